@@ -1,0 +1,88 @@
+import { UserError } from "../errors.ts";
+
+export type CurlClass = "REFUSED" | "TIMEOUT" | "UNREACHABLE" | "DNS" | "HTTP" | "OTHER";
+
+export interface CurlResult {
+  exitCode: number;
+  /** How the exit code was learned: the process status, or `curl: (N)` recovered from stderr. */
+  exitCodeSource: "status" | "stderr" | "write-out";
+  class: CurlClass;
+  /** `HTTP 200`, `REFUSED`, … — the class with the status code for HTTP. */
+  verdict: string;
+  httpCode: number | null;
+  timeTotal: number | null;
+  /** The `curl: (N) …` line, when there is one. */
+  error: string | null;
+}
+
+export interface CurlInput {
+  /** The exit status as the exec layer saw it; null when it was lost (e.g. exec through the apiserver). */
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const UNREACHABLE = /No route to host|Network is unreachable|Host is unreachable/i;
+
+/**
+ * Classifies a curl run made with `-w 'http_code=%{http_code} time_total=%{time_total}'` (bare
+ * `%{http_code} %{time_total}` is accepted too). Exit 7 is REFUSED unless curl said the host or
+ * network was unreachable; 28 is TIMEOUT; 6 is DNS.
+ */
+export function parseCurl(input: CurlInput): CurlResult {
+  const text = `${input.stdout}\n${input.stderr}`;
+  const errLine = /^.*curl: \((\d+)\).*$/m.exec(input.stderr) ?? /^.*curl: \((\d+)\).*$/m.exec(input.stdout);
+  const wo = /exitcode=(\d+)/.exec(input.stdout);
+  let exitCode = input.exitCode;
+  let source: CurlResult["exitCodeSource"] = "status";
+  if (exitCode === null && wo) {
+    exitCode = Number(wo[1]);
+    source = "write-out";
+  }
+  if (exitCode === null && errLine) {
+    exitCode = Number(errLine[1]);
+    source = "stderr";
+  }
+  let httpCode: number | null = null;
+  let timeTotal: number | null = null;
+  const hc = /http_code=(\d{3})/.exec(input.stdout);
+  const tt = /time_total=([\d.]+)/.exec(input.stdout);
+  if (hc) httpCode = Number(hc[1]);
+  if (tt) timeTotal = Number(tt[1]);
+  if (!hc && !tt) {
+    const bare = /(?:^|\s)(\d{3})\s+(\d+\.\d+)\s*$/.exec(input.stdout.trim());
+    if (bare) {
+      httpCode = Number(bare[1]);
+      timeTotal = Number(bare[2]);
+    }
+  }
+  if (exitCode === null) {
+    if (httpCode !== null && httpCode > 0) exitCode = 0;
+    else throw new UserError("curl: no exit status, no `curl: (N)` line and no HTTP code in the output");
+  }
+  if (httpCode === 0) httpCode = null;
+  let cls: CurlClass;
+  if (exitCode === 0 || (exitCode === 22 && httpCode !== null)) cls = "HTTP";
+  else if (exitCode === 7) cls = UNREACHABLE.test(text) ? "UNREACHABLE" : "REFUSED";
+  else if (exitCode === 28) cls = "TIMEOUT";
+  else if (exitCode === 6) cls = "DNS";
+  else cls = "OTHER";
+  const verdict = cls === "HTTP" ? `HTTP ${httpCode ?? "?"}` : cls === "OTHER" ? `OTHER ${exitCode}` : cls;
+  return {
+    exitCode,
+    exitCodeSource: source,
+    class: cls,
+    verdict,
+    httpCode,
+    timeTotal,
+    error: errLine ? (errLine[0] as string).trim() : null,
+  };
+}
+
+/** CLI text form: optional `exit=N` line, then curl's stdout and stderr as captured together. */
+export function parseCurlText(input: string, exitCode: number | null): CurlResult {
+  const m = /^exit=(\d+)\s*$/m.exec(input);
+  const code = exitCode ?? (m ? Number(m[1]) : null);
+  const body = input.replace(/^exit=\d+\s*$/m, "");
+  return parseCurl({ exitCode: code, stdout: body, stderr: body });
+}

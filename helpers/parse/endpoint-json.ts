@@ -1,0 +1,90 @@
+import { ParseError } from "../errors.ts";
+import { isNoise, parseJsonText } from "./lines.ts";
+
+export interface AgentEndpoint {
+  id: number | null;
+  interfaceName: string | null;
+  interfaceIndex: number | null;
+  containerInterfaceName: string | null;
+  namespace: string | null;
+  podName: string | null;
+  state: string | null;
+  identity: number | null;
+  addresses: string[];
+  /** True when read from a grep-filtered fragment rather than a whole JSON document. */
+  excerpt: boolean;
+}
+
+const FORMAT = "endpoint-json";
+type Json = Record<string, unknown>;
+const o = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
+
+/** `cilium-dbg endpoint get <id> [-o json]`: an array with one models.Endpoint (or the object alone). */
+export function parseEndpointJson(input: string): AgentEndpoint {
+  const trimmed = input
+    .split("\n")
+    .filter((l) => !isNoise(l))
+    .join("\n")
+    .trim();
+  if (trimmed.startsWith("[") || trimmed.startsWith("{")) {
+    const doc = parseJsonText(FORMAT, input);
+    const ep = o(Array.isArray(doc) ? doc[0] : doc);
+    const status = o(ep.status);
+    const net = o(status.networking);
+    const ext = o(status["external-identifiers"]);
+    const addressing = Array.isArray(net.addressing) ? (net.addressing as Json[]) : [];
+    return {
+      id: typeof ep.id === "number" ? ep.id : null,
+      interfaceName: typeof net["interface-name"] === "string" ? (net["interface-name"] as string) : null,
+      interfaceIndex: typeof net["interface-index"] === "number" ? (net["interface-index"] as number) : null,
+      containerInterfaceName:
+        typeof net["container-interface-name"] === "string"
+          ? (net["container-interface-name"] as string)
+          : null,
+      namespace: typeof ext["k8s-namespace"] === "string" ? (ext["k8s-namespace"] as string) : null,
+      podName: typeof ext["k8s-pod-name"] === "string" ? (ext["k8s-pod-name"] as string) : null,
+      state: typeof status.state === "string" ? status.state : null,
+      identity: typeof o(status.identity).id === "number" ? (o(status.identity).id as number) : null,
+      addresses: addressing.flatMap((a) =>
+        [a.ipv4, a.ipv6].filter((x): x is string => typeof x === "string"),
+      ),
+      excerpt: false,
+    };
+  }
+  return parseFragment(input);
+}
+
+/** A grep -A excerpt of the JSON (not a whole document): read the known keys line by line. */
+function parseFragment(input: string): AgentEndpoint {
+  const str = (key: string): string | null => {
+    const m = new RegExp(`"${key}":\\s*"([^"]*)"`).exec(input);
+    return m ? (m[1] as string) : null;
+  };
+  const int = (key: string): number | null => {
+    const m = new RegExp(`"${key}":\\s*(\\d+)`).exec(input);
+    return m ? Number(m[1]) : null;
+  };
+  const addresses = [...input.matchAll(/"ipv[46]":\s*"([^"]+)"/g)].map((m) => m[1] as string);
+  const ep: AgentEndpoint = {
+    id: int("id"),
+    interfaceName: str("interface-name"),
+    interfaceIndex: int("interface-index"),
+    containerInterfaceName: str("container-interface-name"),
+    namespace: str("k8s-namespace"),
+    podName: str("k8s-pod-name"),
+    state: str("state"),
+    identity: null,
+    addresses,
+    excerpt: true,
+  };
+  if (ep.interfaceName === null && ep.id === null) {
+    const first = input.split("\n").findIndex((l) => !isNoise(l));
+    throw new ParseError(
+      FORMAT,
+      first + 1,
+      input.split("\n")[first] ?? "",
+      "neither JSON nor an endpoint excerpt",
+    );
+  }
+  return ep;
+}

@@ -1,0 +1,50 @@
+import { parseBpfCtList } from "./bpf-ct-list.ts";
+import { parseBpfLbList, parseBpfLbListJson } from "./bpf-lb-list.ts";
+import { parseBpftoolNet, parseBpftoolNetJson } from "./bpftool-net.ts";
+import { parseConfig } from "./config.ts";
+import { parseCurlText } from "./curl.ts";
+import { parseEndpointJson } from "./endpoint-json.ts";
+import { parseEndpointSliceJson } from "./endpointslice-json.ts";
+import { parseIpRoute } from "./ip-route.ts";
+import { parseIptablesSave } from "./iptables-save.ts";
+import { parseMapList } from "./map-list.ts";
+import { parseNetstat } from "./netstat.ts";
+import { parseServiceList } from "./service-list.ts";
+import { parseServiceListJson } from "./service-list-json.ts";
+import { parseSs } from "./ss.ts";
+import { parseStatus, parseStatusJson } from "./status.ts";
+import { parseTcFilter } from "./tc-filter.ts";
+
+export interface FormatSpec {
+  /** The command whose output this format reads. */
+  command: string;
+  parse: (input: string) => unknown;
+}
+
+/** Every output format the suite reads, by the name the CLI and the evidence bundle use. */
+export const FORMATS: Record<string, FormatSpec> = {
+  "service-list": { command: "cilium-dbg service list", parse: parseServiceList },
+  "service-list-json": { command: "cilium-dbg service list -o json", parse: parseServiceListJson },
+  "bpf-lb-list": { command: "cilium-dbg bpf lb list", parse: parseBpfLbList },
+  "bpf-lb-list-json": { command: "cilium-dbg bpf lb list -o json", parse: parseBpfLbListJson },
+  "bpf-ct-list": { command: "cilium-dbg bpf ct list global", parse: parseBpfCtList },
+  status: { command: "cilium-dbg status [--verbose]", parse: parseStatus },
+  "status-json": { command: "cilium-dbg status -o json", parse: parseStatusJson },
+  config: { command: "cilium-dbg config -a", parse: parseConfig },
+  "endpoint-json": { command: "cilium-dbg endpoint get ID -o json", parse: parseEndpointJson },
+  "map-list": { command: "cilium-dbg map list", parse: parseMapList },
+  "bpftool-net": { command: "bpftool net show [dev X]", parse: parseBpftoolNet },
+  "bpftool-net-json": { command: "bpftool -j net show [dev X]", parse: parseBpftoolNetJson },
+  "tc-filter": { command: "tc filter show dev X ingress", parse: parseTcFilter },
+  "iptables-save": { command: "iptables-save [-c]", parse: parseIptablesSave },
+  ss: { command: "ss -Htln / ss -tn", parse: parseSs },
+  netstat: { command: "netstat -tn (busybox)", parse: parseNetstat },
+  "ip-route": { command: "ip route get ADDR / ip route", parse: parseIpRoute },
+  "endpointslice-json": { command: "kubectl get endpointslices -o json", parse: parseEndpointSliceJson },
+  curl: {
+    command: "curl -w 'http_code=%{http_code} time_total=%{time_total}' (exit=N line or `curl: (N)`)",
+    parse: (input) => parseCurlText(input, null),
+  },
+};
+
+export const FORMAT_NAMES = Object.keys(FORMATS);

@@ -1,0 +1,71 @@
+import { contentLines, fail } from "./lines.ts";
+
+export interface Socket {
+  netid: string | null;
+  state: string;
+  recvQ: number;
+  sendQ: number;
+  local: string;
+  peer: string;
+  process: string | null;
+}
+
+export interface SsOutput {
+  sockets: Socket[];
+}
+
+const FORMAT = "ss";
+const HEADER = /^(Netid\s+)?State\s+Recv-Q\s+Send-Q\s+Local Address:Port\s+Peer Address:Port/;
+const STATES = new Set([
+  "LISTEN",
+  "ESTAB",
+  "SYN-SENT",
+  "SYN-RECV",
+  "FIN-WAIT-1",
+  "FIN-WAIT-2",
+  "TIME-WAIT",
+  "CLOSE-WAIT",
+  "LAST-ACK",
+  "CLOSING",
+  "CLOSE",
+  "UNCONN",
+  "UNKNOWN",
+]);
+
+/** Normalises `[::ffff:10.0.0.1]:80` to `10.0.0.1:80`; everything else is kept as printed. */
+function addr(text: string): string {
+  const mapped = /^\[::ffff:(\d+\.\d+\.\d+\.\d+)\]:(\S+)$/.exec(text);
+  return mapped ? `${mapped[1]}:${mapped[2]}` : text;
+}
+
+/** `ss -Htln …` / `ss -tn` (with or without header, with or without Netid column and `users:(…)`). */
+export function parseSs(input: string): SsOutput {
+  const sockets: Socket[] = [];
+  for (const line of contentLines(input)) {
+    if (HEADER.test(line.text)) continue;
+    const tokens = line.text.trim().split(/\s+/);
+    let netid: string | null = null;
+    if (!STATES.has(tokens[0] as string) && STATES.has(tokens[1] as string)) netid = tokens.shift() as string;
+    const [state, rq, sq, local, peer, ...rest] = tokens;
+    if (
+      !state ||
+      !STATES.has(state) ||
+      !/^\d+$/.test(rq ?? "") ||
+      !/^\d+$/.test(sq ?? "") ||
+      !local ||
+      !peer
+    ) {
+      fail(FORMAT, line, "expected `STATE RECV-Q SEND-Q LOCAL PEER [PROCESS]`");
+    }
+    sockets.push({
+      netid,
+      state,
+      recvQ: Number(rq),
+      sendQ: Number(sq),
+      local: addr(local),
+      peer: addr(peer),
+      process: rest.length > 0 ? rest.join(" ") : null,
+    });
+  }
+  return { sockets };
+}

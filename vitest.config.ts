@@ -1,0 +1,56 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * Four projects, one per layer:
+ * - unit: pure code (parsers, records, judges, profiles, CLI), always runs;
+ * - kernel: real probes against this machine's Linux kernel in network namespaces the tests create (root only);
+ * - replay: every conformance spec end to end on the recorded bundles in suites/bundles (no cluster);
+ * - conformance: the same specs against a real cluster (kind, k3d or an existing one); skipped with the
+ *   reason when no provider can run here.
+ */
+export default defineConfig({
+  test: {
+    reporters: process.env.CI ? ["default", ["junit", { outputFile: "results/junit.xml" }]] : ["default"],
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: [
+            "helpers/**/*.test.ts",
+            "clusters/**/*.test.ts",
+            "cli/**/*.test.ts",
+            "scripts/**/*.test.ts",
+          ],
+          exclude: ["**/*.kernel.test.ts", "node_modules/**"],
+        },
+      },
+      {
+        test: {
+          name: "kernel",
+          include: ["helpers/**/*.kernel.test.ts", "clusters/**/*.kernel.test.ts"],
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: "replay",
+          include: ["suites/**/*.spec.ts"],
+          env: { CLUSTER_PROVIDER: "replay" },
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: "conformance",
+          include: ["suites/**/*.spec.ts"],
+          fileParallelism: false,
+          testTimeout: 15 * 60_000,
+          hookTimeout: 30 * 60_000,
+          globalSetup: ["suites/global-setup.ts"],
+        },
+      },
+    ],
+  },
+});
