@@ -5,6 +5,7 @@ import { parseConfig } from "./config.ts";
 import { parseCurlText } from "./curl.ts";
 import { parseEndpointJson } from "./endpoint-json.ts";
 import { parseEndpointSliceJson } from "./endpointslice-json.ts";
+import { parseIpAddr } from "./ip-addr.ts";
 import { parseIpRoute } from "./ip-route.ts";
 import { parseIptablesSave } from "./iptables-save.ts";
 import { parseMapList } from "./map-list.ts";
@@ -14,6 +15,7 @@ import { parseServiceListJson } from "./service-list-json.ts";
 import { parseSs } from "./ss.ts";
 import { parseStatus, parseStatusJson } from "./status.ts";
 import { parseTcFilter } from "./tc-filter.ts";
+import { parseTcpdump } from "./tcpdump.ts";
 
 export interface FormatSpec {
   /** The command whose output this format reads. */
@@ -40,6 +42,8 @@ export const FORMATS: Record<string, FormatSpec> = {
   ss: { command: "ss -Htln / ss -tn", parse: parseSs },
   netstat: { command: "netstat -tn (busybox)", parse: parseNetstat },
   "ip-route": { command: "ip route get ADDR / ip route", parse: parseIpRoute },
+  "ip-addr": { command: "ip -o addr show", parse: parseIpAddr },
+  tcpdump: { command: "tcpdump -nn -T vxlan udp port 8472", parse: parseTcpdump },
   "endpointslice-json": { command: "kubectl get endpointslices -o json", parse: parseEndpointSliceJson },
   curl: {
     command: "curl -w 'http_code=%{http_code} time_total=%{time_total}' (exit=N line or `curl: (N)`)",

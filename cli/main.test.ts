@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { main } from "./main.ts";
+
+function run(argv: string[], stdin = "") {
+  let out = "";
+  let err = "";
+  const io = {
+    out: (s: string) => void (out += s),
+    err: (s: string) => void (err += s),
+    readStdin: async () => stdin,
+  };
+  return main(argv, io).then((code) => ({ code, out, err }));
+}
+
+describe("datapath-conformance CLI", () => {
+  it("parse reads stdin and prints JSON", async () => {
+    const r = await run(["parse", "ss", "-"], "LISTEN 0 128 0.0.0.0:30780 0.0.0.0:*\n");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out).sockets[0].local).toBe("0.0.0.0:30780");
+  });
+
+  it("unknown format: exit 2, one line listing the formats", async () => {
+    const r = await run(["parse", "nope"]);
+    expect(r.code).toBe(2);
+    expect(r.err.trim().split("\n")).toHaveLength(1);
+    expect(r.err).toMatch(/unknown format "nope"; valid: service-list, .*curl/);
+  });
+
+  it("unparseable input: exit 2, one line with format, line number and text", async () => {
+    const r = await run(
+      ["parse", "bpf-ct-list"],
+      "TCP OUT 1.2.3.4:1 -> 5.6.7.8:2 expires=1 RevNAT=0\nwhat is this\n",
+    );
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      'datapath-conformance parse: bpf-ct-list: line 2: expected `PROTO OUT|IN|SVC SRC -> DST expires=…`: "what is this"\n',
+    );
+  });
+
+  it("parse --transcript strips prompts and fences", async () => {
+    const r = await run(
+      ["parse", "tc-filter", "--transcript"],
+      "```\nroot@kind:/# tc filter show dev lxc1 ingress\n```\n",
+    );
+    expect(JSON.parse(r.out)).toEqual({ filters: [], lineCount: 0 });
+  });
+
+  it("missing file is a one-line error", async () => {
+    const r = await run(["parse", "ss", "/nonexistent/file"]);
+    expect(r).toMatchObject({
+      code: 2,
+      err: "datapath-conformance parse: cannot read /nonexistent/file: ENOENT\n",
+    });
+  });
+
+  it("expectations: markdown for both modes, json per mode and minor, bad values rejected", async () => {
+    const md = await run(["expectations"]);
+    expect(md.out).toContain("| `iptables.kube-svc-lines` |");
+    expect(md.out).toContain("`kpr` | `kube-proxy`");
+    const json = JSON.parse(
+      (await run(["expectations", "--mode", "kube-proxy", "--cilium", "1.18", "--format", "json"])).out,
+    );
+    expect(json.find((r: { id: string }) => r.id === "ghost.wildcard-entry").expected).toEqual({
+      "kube-proxy": "false",
+    });
+    expect((await run(["expectations", "--cilium", "latest"])).err).toContain(
+      "--cilium takes a minor such as 1.20",
+    );
+  });
+
+  it("unknown command lists the commands; no command prints usage with exit 2", async () => {
+    expect((await run(["frobnicate"])).err).toMatch(
+      /unknown command "frobnicate"; valid: parse, formats, expectations/,
+    );
+    expect((await run([])).code).toBe(2);
+  });
+});

@@ -1,0 +1,103 @@
+import { readFileSync } from "node:fs";
+import { UserError } from "../helpers/errors.ts";
+import { FORMAT_NAMES, FORMATS } from "../helpers/parse/index.ts";
+import { stripTranscript } from "../helpers/parse/transcript.ts";
+import { PROPERTIES } from "../helpers/properties/declarations.ts";
+import { MODES } from "../helpers/properties/expectation.ts";
+import { expectationMarkdown, expectationRows } from "../helpers/properties/table.ts";
+import { oneOf, parseArgs } from "./args.ts";
+import { COMMANDS, registerCommand, usage } from "./registry.ts";
+
+registerCommand({
+  name: "parse",
+  summary: "parse FORMAT [FILE|-] [--transcript]  raw command output → JSON on stdout",
+  run: async (argv, io) => {
+    const { positional, flags } = parseArgs(argv, ["transcript"]);
+    const [format, file = "-"] = positional;
+    if (!format) throw new UserError(`parse: which format? valid: ${FORMAT_NAMES.join(", ")}`);
+    const spec = FORMATS[format];
+    if (!spec)
+      throw new UserError(`unknown format ${JSON.stringify(format)}; valid: ${FORMAT_NAMES.join(", ")}`);
+    let input = file === "-" ? await io.readStdin() : readText(file);
+    if (flags.transcript) input = stripTranscript(input);
+    io.out(`${JSON.stringify(spec.parse(input), null, 2)}\n`);
+    return 0;
+  },
+});
+
+registerCommand({
+  name: "formats",
+  summary: "formats  list the output formats `parse` reads",
+  run: async (_argv, io) => {
+    for (const name of FORMAT_NAMES) io.out(`${name.padEnd(20)} ${FORMATS[name]?.command}\n`);
+    return 0;
+  },
+});
+
+registerCommand({
+  name: "expectations",
+  summary: "expectations [--mode kpr|kube-proxy] [--cilium X.Y] [--format md|json]  the expectation table",
+  run: async (argv, io) => {
+    const { flags } = parseArgs(argv);
+    const mode = oneOf("mode", flags.mode, MODES);
+    const format = oneOf("format", flags.format, ["md", "json"] as const) ?? "md";
+    const cilium = flags.cilium === undefined ? undefined : checkMinor(flags.cilium);
+    if (format === "json")
+      io.out(`${JSON.stringify(expectationRows(PROPERTIES, { mode, cilium }), null, 2)}\n`);
+    else io.out(expectationMarkdown(PROPERTIES, { mode, cilium }));
+    return 0;
+  },
+});
+
+function checkMinor(v: string | true): string {
+  if (v === true || !/^1\.\d+$/.test(v))
+    throw new UserError(`--cilium takes a minor such as 1.20, got ${JSON.stringify(v === true ? "" : v)}`);
+  return v;
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}
+
+export interface Io {
+  out(s: string): void;
+  err(s: string): void;
+  readStdin(): Promise<string>;
+}
+
+const processIo: Io = {
+  out: (s) => process.stdout.write(s),
+  err: (s) => process.stderr.write(s),
+  readStdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  },
+};
+
+/** Runs one CLI invocation; user errors print one line and return their exit code (2 by default). */
+export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "help" || name === "--help" || name === "-h") {
+    io.out(usage());
+    return name ? 0 : 2;
+  }
+  const cmd = COMMANDS.get(name);
+  try {
+    if (!cmd)
+      throw new UserError(
+        `unknown command ${JSON.stringify(name)}; valid: ${[...COMMANDS.keys()].join(", ")}`,
+      );
+    return await cmd.run(rest, io);
+  } catch (err) {
+    if (err instanceof UserError) {
+      io.err(`datapath-conformance ${name}: ${err.message}\n`);
+      return err.exitCode;
+    }
+    throw err;
+  }
+}

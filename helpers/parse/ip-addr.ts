@@ -1,0 +1,54 @@
+import { contentLines, fail } from "./lines.ts";
+
+export interface InterfaceAddress {
+  ifindex: number;
+  device: string;
+  family: "inet" | "inet6";
+  /** Address with prefix, e.g. `10.42.0.9/32`. */
+  cidr: string;
+  ip: string;
+}
+
+export interface IpAddrOutput {
+  addresses: InterfaceAddress[];
+}
+
+const FORMAT = "ip-addr";
+const ROW = /^(\d+):\s+(\S+?)(?:@\S+)?\s+(inet6?)\s+(\S+)/;
+
+/** `ip -o addr show` (one line per address; `\` continuation marks are ignored). */
+export function parseIpAddr(input: string): IpAddrOutput {
+  const addresses: InterfaceAddress[] = [];
+  for (const line of contentLines(input)) {
+    const m = ROW.exec(line.text);
+    if (!m) fail(FORMAT, line, "expected `N: DEV inet|inet6 ADDR/PREFIX …` (ip -o addr)");
+    const cidr = m[4] as string;
+    addresses.push({
+      ifindex: Number(m[1]),
+      device: m[2] as string,
+      family: m[3] as "inet" | "inet6",
+      cidr,
+      ip: cidr.split("/")[0] as string,
+    });
+  }
+  return { addresses };
+}
+
+function ipv4ToInt(ip: string): number | null {
+  const p = ip.split(".");
+  if (p.length !== 4 || p.some((x) => !/^\d+$/.test(x) || Number(x) > 255)) return null;
+  return p.reduce((acc, x) => acc * 256 + Number(x), 0);
+}
+
+/** True when an IPv4 prefix (`10.43.0.0/16`, `10.43.0.10`, `default`) contains the address; `default` is excluded. */
+export function prefixContains(prefix: string, ip: string): boolean {
+  if (prefix === "default") return false;
+  const [net, lenText] = prefix.split("/");
+  const len = lenText === undefined ? 32 : Number(lenText);
+  const a = ipv4ToInt(net as string);
+  const b = ipv4ToInt(ip);
+  if (a === null || b === null || len < 0 || len > 32) return false;
+  if (len === 0) return true;
+  const size = 2 ** (32 - len);
+  return Math.floor(a / size) === Math.floor(b / size);
+}

@@ -1,0 +1,51 @@
+import type { LabRecords, RecordName, RecordSet } from "../records/types.ts";
+import type { Mode, ModeExpectation } from "./expectation.ts";
+
+export type Topic =
+  | "iptables"
+  | "service-map"
+  | "scale"
+  | "holder"
+  | "program"
+  | "nodeport"
+  | "ghost"
+  | "report"
+  | "kube-dns"
+  | "host-routing"
+  | "translation"
+  | "vxlan";
+
+/** Where a claim comes from: a step of a field document, or a researched fact with its file and section. */
+export interface Source {
+  doc: "lab" | "notebook" | "knowledge";
+  /** e.g. "step 1", "§7", "clusters.md §4.3". */
+  where: string;
+}
+
+export interface Observation {
+  /** The value compared with the expectation (what the table's "observed" column shows). */
+  value: unknown;
+  /** Raw output lines that support it. */
+  evidence: string[];
+}
+
+/** Records available to an observer; `get` throws a clear error when a needed record is absent. */
+export interface RecordView {
+  get<K extends RecordName>(name: K): LabRecords[K];
+  evidence<K extends RecordName>(name: K, field: keyof LabRecords[K]): string[];
+  set: RecordSet;
+}
+
+export interface Property {
+  id: string;
+  topic: Topic;
+  /** The claim in plain words. */
+  claim: string;
+  source: Source;
+  /** Where the expectation per mode comes from, when it is not the document itself. */
+  why?: string;
+  expect: Record<Mode, ModeExpectation>;
+  needs: RecordName[];
+  /** Pure: records in, observed value and evidence out. */
+  observe(r: RecordView, mode: Mode): Observation;
+}

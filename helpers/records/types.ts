@@ -1,0 +1,198 @@
+/**
+ * The lab's records, with exactly the field names and types of the documents (counts are numbers), and
+ * the records this suite adds for the kube-proxy notebook and for the mode/version differences. Each
+ * record travels with its evidence: for every field, the raw output lines it was read from.
+ */
+
+/** Lab step 1: iptables-save on the node. */
+export interface IptablesRecord {
+  cluster_ip: string;
+  kube_svc_lines: number;
+  cluster_ip_lines: number;
+  cilium_lines: number;
+  kube_proxy_replacement: string;
+}
+
+/** Lab step 2: the web ClusterIP in the agent's service list and BPF LB map. */
+export interface SvcRecord {
+  service_id: number;
+  frontend: string;
+  backends: string[];
+  backend_pods: string[];
+}
+
+/** Lab step 3: after scaling web 2→4. */
+export interface ScaleRecord {
+  backends: string[];
+  new_backends: string[];
+}
+
+/** Lab step 4: the holder's connection seen from the app, the socket table and conntrack. */
+export interface CtRecord {
+  client: string;
+  app_peer: string;
+  socket_peer: string;
+  backend: string;
+  backend_pod: string;
+  svc_entries: number;
+  /** "Full" / "Hostns-only"; null when status --verbose prints no coverage (socket LB off, kube-proxy mode). */
+  socket_lb_coverage: string | null;
+}
+
+/** Lab step 5: the program and policy map on the holder's host-side device. */
+export interface ProgRecord {
+  endpoint_id: number;
+  interface: string;
+  ifindex: number;
+  attach: string;
+  program: string;
+  policy_map: string;
+  tc_filter_lines: number;
+}
+
+/** Lab step 6: NodePort 30780 without a listening socket. */
+export interface NodePortRecord {
+  node_ip: string;
+  node_port: number;
+  http_code: number;
+  iptables_lines: number;
+  listen_sockets: number;
+  /** The agent's entry number of 0.0.0.0:30780 NodePort; null when the agent has none (kube-proxy mode). */
+  service_id: number | null;
+}
+
+/** Lab step 7: a Service with no backends. */
+export interface GhostRecord {
+  cluster_ip: string;
+  backends: number;
+  curl_exit: number;
+  seconds: number;
+  no_backend_response: string;
+}
+
+/** Lab step 8: the seven report.txt keys. */
+export interface ReportRecord {
+  kube_proxy_replacement: string;
+  socket_lb_coverage: string | null;
+  web_backends: number;
+  holder_backend: string;
+  holder_program: string;
+  nodeport_iptables_lines: number;
+  ghost_no_backend_response: string;
+}
+
+/** Ours: what the mode and version differences need beyond the lab's fields. */
+export interface DatapathRecord {
+  cilium_version: string;
+  kernel: string | null;
+  attach_mode: string | null;
+  socket_lb: string | null;
+  routing: string | null;
+  kube_proxy_chains: string[];
+  kubelet_chains: string[];
+  cilium_chains: string[];
+  /** KUBE-SEP chains whose rules mention cca-dp/web (kube-proxy's per-endpoint DNAT). */
+  web_sep_chains: number;
+  /** `<ghost ClusterIP>:0/ANY` wildcard entry in bpf lb list (1.19+). */
+  ghost_wildcard_entry: boolean;
+  /** filter-table REJECT rules kube-proxy writes for cca-dp/ghost ("has no endpoints"). */
+  ghost_reject_rules: number;
+  /** The holder's IP:40404 as seen in the backend Pod's connection table (not SNATed to a node). */
+  backend_sees_client: boolean;
+  /** EndpointSlice ready addresses after the scale, sorted. */
+  scale_endpointslice: string[];
+  /** web Pods' IPs (with target port) by name, after the scale. */
+  scale_pods: Record<string, string>;
+}
+
+/** Notebook §2: kube-dns EndpointSlice vs the agent's backends. */
+export interface DnsRecord {
+  cluster_ip: string;
+  frontend: string;
+  endpointslice_ready: string[];
+  agent_backends: string[];
+}
+
+/** Notebook §4: the ClusterIP is on no interface and has no dedicated route on the node. */
+export interface ClusterIpHostRecord {
+  cluster_ip: string;
+  interfaces_with_ip: string[];
+  routes_to_ip: string[];
+}
+
+/** Notebook §5: route to a Pod on another node. */
+export interface RemoteRouteRecord {
+  destination: string;
+  dev: string | null;
+  src: string | null;
+  mtu: number | null;
+  underlay_mtu: number | null;
+}
+
+/** Notebook §6–7: iptables counters for host-originated vs Pod-originated queries. */
+export interface TranslationRecord {
+  rule: string | null;
+  host_queries: number;
+  host_answers: number;
+  host_packets_before: number | null;
+  host_packets_after: number | null;
+  pod_queries: number;
+  pod_answers: number;
+  pod_packets_before: number | null;
+  pod_packets_after: number | null;
+}
+
+/** Notebook §8: inner addresses of VXLAN packets carrying a Pod's query. */
+export interface VxlanRecord {
+  cluster_ip: string;
+  backend: string;
+  packets: number;
+  inner_destinations: string[];
+}
+
+export interface LabRecords {
+  iptables: IptablesRecord;
+  svc: SvcRecord;
+  scale: ScaleRecord;
+  ct: CtRecord;
+  prog: ProgRecord;
+  nodeport: NodePortRecord;
+  ghost: GhostRecord;
+  report: ReportRecord;
+  datapath: DatapathRecord;
+  dns: DnsRecord;
+  clusterip: ClusterIpHostRecord;
+  route: RemoteRouteRecord;
+  translation: TranslationRecord;
+  vxlan: VxlanRecord;
+}
+
+export type RecordName = keyof LabRecords;
+
+/** For each field, the raw output lines that back it. */
+export type Evidence<T> = { [K in keyof T]?: string[] };
+
+export interface Evidenced<T> {
+  record: T;
+  evidence: Evidence<T>;
+}
+
+export type RecordSet = { [K in RecordName]?: Evidenced<LabRecords[K]> };
+
+/** The file each record is written to in an evidence bundle (the lab's names where it has one). */
+export const RECORD_FILES: Record<RecordName, string> = {
+  iptables: "iptables.json",
+  svc: "svc.json",
+  scale: "scale.json",
+  ct: "ct.json",
+  prog: "prog.json",
+  nodeport: "nodeport.json",
+  ghost: "ghost.json",
+  report: "report.txt",
+  datapath: "datapath.json",
+  dns: "dns.json",
+  clusterip: "clusterip.json",
+  route: "route.json",
+  translation: "translation.json",
+  vxlan: "vxlan.json",
+};
