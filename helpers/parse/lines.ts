@@ -15,6 +15,10 @@ const ELISION = /^\s*(\.\.\.|\[\.\.\.\]|…)\s*$/;
 
 /** True for lines every text parser skips: blank, kubectl container noise, elisions. */
 export function isNoise(text: string): boolean {
+  const c = text.charCodeAt(0);
+  // Only lines starting with D, ., [, …, or white space can be noise: skip the regexes for the rest.
+  if (c !== 68 && c !== 46 && c !== 91 && c !== 0x2026 && c !== 32 && c !== 9 && text.length > 0)
+    return false;
   return text.trim() === "" || KUBECTL_NOISE.test(text) || ELISION.test(text);
 }
 
