@@ -5,8 +5,12 @@ function run(argv: string[], stdin = "") {
   let out = "";
   let err = "";
   const io = {
-    out: (s: string) => void (out += s),
-    err: (s: string) => void (err += s),
+    out: (s: string) => {
+      out += s;
+    },
+    err: (s: string) => {
+      err += s;
+    },
     readStdin: async () => stdin,
   };
   return main(argv, io).then((code) => ({ code, out, err }));
