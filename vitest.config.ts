@@ -20,6 +20,7 @@ export default defineConfig({
             "clusters/**/*.test.ts",
             "cli/**/*.test.ts",
             "scripts/**/*.test.ts",
+            "manifests/**/*.test.ts",
           ],
           exclude: ["**/*.kernel.test.ts", "node_modules/**"],
         },

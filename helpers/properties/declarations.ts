@@ -1,8 +1,16 @@
-import type { Property } from "./types.ts";
+import type { DatapathFields } from "../records/types.ts";
+import type { Property, RecordView } from "./types.ts";
 
 const LAB = (step: number) => ({ doc: "lab" as const, where: `step ${step}` });
 const NB = (section: string) => ({ doc: "notebook" as const, where: section });
 const KN = (where: string) => ({ doc: "knowledge" as const, where });
+
+/** A datapath field a property needs; absent means the topic that observes it did not run. */
+function dp<K extends keyof DatapathFields>(r: RecordView, field: K): DatapathFields[K] {
+  const v = r.get("datapath")[field];
+  if (v === undefined) throw new Error(`datapath.${field} was not collected`);
+  return v as DatapathFields[K];
+}
 
 const sameSet = (a: string[], b: string[]) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
 const ipOf = (addr: string) =>
@@ -72,7 +80,7 @@ export const PROPERTIES: Property[] = [
     expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 3 } },
     needs: ["datapath"],
     observe: (r) => ({
-      value: r.get("datapath").kube_proxy_chains.length,
+      value: dp(r, "kube_proxy_chains").length,
       evidence: r.evidence("datapath", "kube_proxy_chains"),
     }),
   },
@@ -85,8 +93,8 @@ export const PROPERTIES: Property[] = [
     expect: { kpr: { gte: 1 }, "kube-proxy": { gte: 1 } },
     needs: ["datapath"],
     observe: (r) => ({
-      value: r.get("datapath").kubelet_chains.length,
-      evidence: r.get("datapath").kubelet_chains,
+      value: dp(r, "kubelet_chains").length,
+      evidence: dp(r, "kubelet_chains"),
     }),
   },
   // ── lab step 2: the Service map ─────────────────────────────────────────────────────────
@@ -143,7 +151,7 @@ export const PROPERTIES: Property[] = [
     observe: (r) => {
       const s = r.get("scale");
       const old = r.get("svc").backends;
-      const pods = r.get("datapath").scale_pods;
+      const pods = dp(r, "scale_pods");
       const newPods = Object.entries(pods).filter(([, a]) => !old.includes(a));
       const ok =
         s.new_backends.length === 2 &&
@@ -170,7 +178,7 @@ export const PROPERTIES: Property[] = [
     needs: ["scale", "datapath"],
     observe: (r) => {
       const s = r.get("scale").backends;
-      const eps = r.get("datapath").scale_endpointslice;
+      const eps = dp(r, "scale_endpointslice");
       return {
         value: sameSet(s, eps),
         evidence: [`map: ${[...s].sort().join(",")}`, `EndpointSlice ready: ${eps.join(",")}`],
@@ -187,7 +195,7 @@ export const PROPERTIES: Property[] = [
     expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 4 } },
     needs: ["datapath"],
     observe: (r) => ({
-      value: r.get("datapath").web_sep_chains,
+      value: dp(r, "web_sep_chains"),
       evidence: r.evidence("datapath", "web_sep_chains"),
     }),
   },
@@ -261,7 +269,7 @@ export const PROPERTIES: Property[] = [
     expect: { kpr: { eq: "Enabled/Full" }, "kube-proxy": { match: "^Disabled" } },
     needs: ["ct", "datapath"],
     observe: (r) => ({
-      value: `${r.get("datapath").socket_lb ?? "absent"}${r.get("ct").socket_lb_coverage ? `/${r.get("ct").socket_lb_coverage}` : ""}`,
+      value: `${dp(r, "socket_lb") ?? "absent"}${r.get("ct").socket_lb_coverage ? `/${r.get("ct").socket_lb_coverage}` : ""}`,
       evidence: [...r.evidence("datapath", "socket_lb"), ...r.evidence("ct", "socket_lb_coverage")],
     }),
   },
@@ -273,7 +281,7 @@ export const PROPERTIES: Property[] = [
     expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
     needs: ["datapath"],
     observe: (r) => ({
-      value: r.get("datapath").backend_sees_client,
+      value: dp(r, "backend_sees_client"),
       evidence: r.evidence("datapath", "backend_sees_client"),
     }),
   },
@@ -298,7 +306,7 @@ export const PROPERTIES: Property[] = [
     needs: ["prog", "datapath"],
     observe: (r) => {
       const attach = r.get("prog").attach;
-      const mode = r.get("datapath").attach_mode;
+      const mode = dp(r, "attach_mode");
       const ok =
         (mode === "TCX" && attach === "tcx/ingress") || (mode === "Legacy TC" && attach === "clsact/ingress");
       return {
@@ -458,7 +466,7 @@ export const PROPERTIES: Property[] = [
     expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 1 } },
     needs: ["datapath"],
     observe: (r) => ({
-      value: r.get("datapath").ghost_reject_rules,
+      value: dp(r, "ghost_reject_rules"),
       evidence: r.evidence("datapath", "ghost_reject_rules"),
     }),
   },
@@ -480,7 +488,7 @@ export const PROPERTIES: Property[] = [
     },
     needs: ["datapath"],
     observe: (r) => ({
-      value: r.get("datapath").ghost_wildcard_entry,
+      value: dp(r, "ghost_wildcard_entry"),
       evidence: r.evidence("datapath", "ghost_wildcard_entry"),
     }),
   },

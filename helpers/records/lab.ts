@@ -444,61 +444,112 @@ export function parseReport(text: string): ReportRecord {
 
 const KUBELET_CHAIN = /^KUBE-(FIREWALL|KUBELET-CANARY|IPTABLES-HINT)$/;
 
-/** Ours: the facts that differ by mode and version, beyond the lab's fields. */
-export function buildDatapathRecord(input: {
-  status: AgentStatus;
-  kernel: string | null;
+function chainNames(save: IptablesSave): string[] {
+  const chains = new Set<string>();
+  for (const t of Object.values(save.tables)) for (const c of Object.keys(t.chains)) chains.add(c);
+  return [...chains].sort();
+}
+
+/** Ours (iptables topic): kube-proxy, kubelet and Cilium chains on the node. */
+export function buildChainFacts(save: IptablesSave): Evidenced<DatapathRecord> {
+  const chains = chainNames(save);
+  const kp = kubeProxyChains(save);
+  return {
+    record: {
+      kube_proxy_chains: kp,
+      kubelet_chains: chains.filter((c) => KUBELET_CHAIN.test(c)),
+      cilium_chains: chains.filter((c) => c.startsWith("CILIUM_")),
+    },
+    evidence: { kube_proxy_chains: kp.slice(0, 10) },
+  };
+}
+
+/** Ours (scale topic): KUBE-SEP chains of ns/web, the EndpointSlice and the Pods after the scale. */
+export function buildScaleFacts(input: {
   iptables: IptablesSave;
-  lb: LbList;
-  ghostClusterIp: string;
   namespace: string;
-  backendNetstat: NetstatOutput;
-  client: string;
-  endpointSlices: EndpointSlices;
+  slices: EndpointSlices;
   pods: PodRef[];
   targetPort: number;
 }): Evidenced<DatapathRecord> {
-  const chains = new Set<string>();
-  for (const t of Object.values(input.iptables.tables)) for (const c of Object.keys(t.chains)) chains.add(c);
   const rules = Object.values(input.iptables.tables).flatMap((t) => t.rules);
-  const webSeps = new Set(
+  const seps = new Set(
     rules
       .filter((r) => r.chain.startsWith("KUBE-SEP-") && r.comment?.startsWith(`${input.namespace}/web`))
       .map((r) => r.chain),
   );
-  const ghostRejects = rules.filter(
-    (r) => r.target === "REJECT" && r.comment?.startsWith(`${input.namespace}/ghost`),
-  );
-  const wildcard = input.lb.services.find(
-    (s) => s.frontend === formatEndpoint(input.ghostClusterIp, 0) && s.protocol === "ANY",
-  );
+  return {
+    record: {
+      web_sep_chains: seps.size,
+      scale_endpointslice: readyAddresses(input.slices, input.targetPort),
+      scale_pods: Object.fromEntries(input.pods.map((p) => [p.name, formatEndpoint(p.ip, input.targetPort)])),
+    },
+    evidence: { web_sep_chains: [...seps] },
+  };
+}
+
+/** Ours (holder topic): socket LB state and whether the backend saw the holder's own address. */
+export function buildHolderFacts(input: {
+  status: AgentStatus;
+  backendNetstat: NetstatOutput;
+  client: string;
+}): Evidenced<DatapathRecord> {
   const seen = input.backendNetstat.connections.filter((c) => c.foreign === input.client);
-  const kp = kubeProxyChains(input.iptables);
+  return {
+    record: { socket_lb: input.status.socketLb, backend_sees_client: seen.length > 0 },
+    evidence: {
+      backend_sees_client: seen.map((c) => `${c.proto} ${c.local} ${c.foreign} ${c.state ?? ""}`),
+      socket_lb: statusLine(input.status, "KubeProxyReplacement Details/Socket LB"),
+    },
+  };
+}
+
+/** Ours (program topic): the agent's attach mode, version, routing and the node's kernel. */
+export function buildAgentFacts(input: {
+  status: AgentStatus;
+  kernel: string | null;
+}): Evidenced<DatapathRecord> {
   return {
     record: {
       cilium_version: input.status.ciliumVersion ?? "",
       kernel: input.kernel,
       attach_mode: input.status.attachMode,
-      socket_lb: input.status.socketLb,
       routing: input.status.routing,
-      kube_proxy_chains: kp,
-      kubelet_chains: [...chains].filter((c) => KUBELET_CHAIN.test(c)).sort(),
-      cilium_chains: [...chains].filter((c) => c.startsWith("CILIUM_")).sort(),
-      web_sep_chains: webSeps.size,
-      ghost_wildcard_entry: wildcard !== undefined,
-      ghost_reject_rules: ghostRejects.length,
-      backend_sees_client: seen.length > 0,
-      scale_endpointslice: readyAddresses(input.endpointSlices, input.targetPort),
-      scale_pods: Object.fromEntries(input.pods.map((p) => [p.name, formatEndpoint(p.ip, input.targetPort)])),
     },
+    evidence: { attach_mode: statusLine(input.status, "Attach Mode") },
+  };
+}
+
+/** Ours (ghost topic): kube-proxy's REJECT rules for ns/ghost and the 1.19+ `<vip>:0/ANY` entry. */
+export function buildGhostFacts(input: {
+  iptables: IptablesSave;
+  lb: LbList;
+  clusterIp: string;
+  namespace: string;
+}): Evidenced<DatapathRecord> {
+  const rules = Object.values(input.iptables.tables).flatMap((t) => t.rules);
+  const rejects = rules.filter(
+    (r) => r.target === "REJECT" && r.comment?.startsWith(`${input.namespace}/ghost`),
+  );
+  const wildcard = input.lb.services.find(
+    (s) => s.frontend === formatEndpoint(input.clusterIp, 0) && s.protocol === "ANY",
+  );
+  return {
+    record: { ghost_reject_rules: rejects.length, ghost_wildcard_entry: wildcard !== undefined },
     evidence: {
-      kube_proxy_chains: kp.slice(0, 10),
-      web_sep_chains: [...webSeps],
-      ghost_reject_rules: ghostRejects.map((r) => r.text),
+      ghost_reject_rules: rejects.map((r) => r.text),
       ghost_wildcard_entry: wildcard ? [`${wildcard.frontend}/ANY (0) [${wildcard.flags.join(", ")}]`] : [],
-      backend_sees_client: seen.map((c) => `${c.proto} ${c.local} ${c.foreign} ${c.state ?? ""}`),
-      socket_lb: statusLine(input.status, "KubeProxyReplacement Details/Socket LB"),
-      attach_mode: statusLine(input.status, "Attach Mode"),
     },
   };
+}
+
+/** Merges partial datapath records (fields and evidence) from several topics. */
+export function mergeDatapath(parts: (Evidenced<DatapathRecord> | undefined)[]): Evidenced<DatapathRecord> {
+  const out: Evidenced<DatapathRecord> = { record: {}, evidence: {} };
+  for (const p of parts) {
+    if (!p) continue;
+    Object.assign(out.record, p.record);
+    Object.assign(out.evidence, p.evidence);
+  }
+  return out;
 }

@@ -81,8 +81,13 @@ export interface ReportRecord {
   ghost_no_backend_response: string;
 }
 
-/** Ours: what the mode and version differences need beyond the lab's fields. */
-export interface DatapathRecord {
+/**
+ * Ours: what the mode and version differences need beyond the lab's fields. Each topic fills the fields it
+ * observes (the record is merged across topics), so every field is optional.
+ */
+export type DatapathRecord = Partial<DatapathFields>;
+
+export interface DatapathFields {
   cilium_version: string;
   kernel: string | null;
   attach_mode: string | null;

@@ -1,0 +1,73 @@
+import { LocalExecutor } from "./local.ts";
+import type { ExecRequest, ExecResult, Executor } from "./types.ts";
+
+export interface ClusterAccess {
+  /** kubectl context of the run's cluster. */
+  context: string;
+  kubeconfig?: string;
+  /** How a node shell is reached: the node's container (kind/k3d), or a node-shell Pod (existing clusters). */
+  nodeShell:
+    | { kind: "docker"; containerOf: (node: string) => string }
+    | { kind: "pod"; namespace: string; podOf: (node: string) => string };
+  /** A container on the cluster's docker network used as the client outside the nodes. */
+  outsideContainer?: string;
+}
+
+/**
+ * Routes each target to what reaches it: kubectl and docker exec run locally, agents and Pods go through
+ * the Kubernetes API (`pods` executor), node shells through docker exec or an nsenter node-shell Pod.
+ */
+export class ClusterExecutor implements Executor {
+  constructor(
+    private readonly access: ClusterAccess,
+    private readonly pods: Executor,
+    private readonly local: Executor = new LocalExecutor(() => []),
+  ) {}
+
+  run(req: ExecRequest): Promise<ExecResult> {
+    const t = req.target;
+    switch (t.kind) {
+      case "local":
+        return this.local.run(req);
+      case "kubectl": {
+        const cfg = this.access.kubeconfig ? ["--kubeconfig", this.access.kubeconfig] : [];
+        return this.local.run({
+          ...req,
+          argv: ["kubectl", ...cfg, "--context", this.access.context, ...req.argv],
+        });
+      }
+      case "agent":
+      case "pod":
+        return this.pods.run(req);
+      case "node": {
+        const shell = this.access.nodeShell;
+        if (shell.kind === "docker") {
+          const interactive = req.stdin !== undefined ? ["-i"] : [];
+          return this.local.run({
+            ...req,
+            target: { kind: "local" },
+            argv: ["docker", "exec", ...interactive, shell.containerOf(t.node), ...req.argv],
+          });
+        }
+        return this.pods.run({
+          ...req,
+          target: { kind: "pod", namespace: shell.namespace, pod: shell.podOf(t.node) },
+          argv: ["nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--", ...req.argv],
+        });
+      }
+      case "outside": {
+        if (!this.access.outsideContainer)
+          throw new Error("no client container outside the nodes was started for this run");
+        return this.local.run({
+          ...req,
+          target: { kind: "local" },
+          argv: ["docker", "exec", this.access.outsideContainer, ...req.argv],
+        });
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pods.close?.() ?? Promise.resolve();
+  }
+}

@@ -1,0 +1,64 @@
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { callKey, type ExecRequest, type ExecResult, type Executor, targetKey } from "./types.ts";
+
+/** One line of `calls/<topic>.jsonl` in an evidence bundle. */
+export interface CallRecord {
+  seq: number;
+  key: string;
+  target: string;
+  argv: string[];
+  stdin?: string;
+  exitCode: number | null;
+  durationMs: number;
+  at: string;
+  /** Output files, relative to the bundle directory. */
+  stdoutFile: string;
+  stderr: string;
+}
+
+function slug(argv: string[]): string {
+  return argv
+    .join("-")
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/-+/g, "-")
+    .slice(0, 60);
+}
+
+/** Wraps an executor and writes every call (command, stdout, stderr, exit code, time) into the bundle. */
+export class RecordingExecutor implements Executor {
+  private seq = 0;
+  constructor(
+    private readonly inner: Executor,
+    private readonly bundleDir: string,
+    private readonly topic: string,
+  ) {
+    mkdirSync(join(bundleDir, "calls"), { recursive: true });
+    mkdirSync(join(bundleDir, "raw", topic), { recursive: true });
+  }
+
+  async run(req: ExecRequest): Promise<ExecResult> {
+    const result = await this.inner.run(req);
+    this.seq++;
+    const stdoutFile = join("raw", this.topic, `${String(this.seq).padStart(3, "0")}-${slug(req.argv)}.txt`);
+    writeFileSync(join(this.bundleDir, stdoutFile), result.stdout);
+    const rec: CallRecord = {
+      seq: this.seq,
+      key: callKey(req),
+      target: targetKey(req.target),
+      argv: req.argv,
+      ...(req.stdin !== undefined ? { stdin: req.stdin } : {}),
+      exitCode: result.exitCode,
+      durationMs: Math.round(result.durationMs),
+      at: new Date().toISOString(),
+      stdoutFile,
+      stderr: result.stderr,
+    };
+    appendFileSync(join(this.bundleDir, "calls", `${this.topic}.jsonl`), `${JSON.stringify(rec)}\n`);
+    return result;
+  }
+
+  close(): Promise<void> {
+    return this.inner.close?.() ?? Promise.resolve();
+  }
+}

@@ -1,0 +1,61 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { UserError } from "../errors.ts";
+import type { CallRecord } from "./record.ts";
+import { callKey, type ExecRequest, type ExecResult, type Executor } from "./types.ts";
+
+/**
+ * Serves a bundle's recorded calls back. Calls are matched by target and exact argv; the n-th identical
+ * call gets the n-th recording (so polls and before/after reads replay in order), and the last
+ * recording repeats once they run out. A call never recorded is an error naming it.
+ */
+export class ReplayExecutor implements Executor {
+  private readonly byKey = new Map<string, CallRecord[]>();
+  private readonly used = new Map<string, number>();
+
+  constructor(
+    private readonly bundleDir: string,
+    readonly topic: string,
+  ) {
+    const file = join(bundleDir, "calls", `${topic}.jsonl`);
+    if (!existsSync(file))
+      throw new UserError(`bundle ${bundleDir} has no recorded calls for ${topic} (calls/${topic}.jsonl)`);
+    const lines = readFileSync(file, "utf8").split("\n");
+    lines.forEach((line, i) => {
+      if (line.trim() === "") return;
+      let rec: CallRecord;
+      try {
+        rec = JSON.parse(line) as CallRecord;
+      } catch {
+        throw new UserError(`calls/${topic}.jsonl: line ${i + 1} is not JSON`);
+      }
+      const list = this.byKey.get(rec.key) ?? [];
+      list.push(rec);
+      this.byKey.set(rec.key, list);
+    });
+  }
+
+  async run(req: ExecRequest): Promise<ExecResult> {
+    const key = callKey(req);
+    const list = this.byKey.get(key);
+    if (!list || list.length === 0)
+      throw new UserError(`bundle ${this.bundleDir} (${this.topic}) has no recording of ${key}`);
+    const n = this.used.get(key) ?? 0;
+    this.used.set(key, n + 1);
+    const rec = list[Math.min(n, list.length - 1)] as CallRecord;
+    const stdoutPath = join(this.bundleDir, rec.stdoutFile);
+    if (!existsSync(stdoutPath))
+      throw new UserError(`bundle ${this.bundleDir}: ${rec.stdoutFile} is missing`);
+    return {
+      stdout: readFileSync(stdoutPath, "utf8"),
+      stderr: rec.stderr,
+      exitCode: rec.exitCode,
+      durationMs: rec.durationMs,
+    };
+  }
+
+  /** Keys recorded but never asked for: a spec that stopped observing something shows up here. */
+  unused(): string[] {
+    return [...this.byKey.keys()].filter((k) => !this.used.has(k));
+  }
+}

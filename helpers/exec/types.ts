@@ -1,0 +1,79 @@
+/**
+ * Every command the suite runs goes through one Executor, whatever reaches the target: a local process,
+ * `docker exec` into a node container, an exec into a Pod through the Kubernetes API, or a recorded
+ * bundle. Recording wraps any executor; replay serves a bundle back.
+ */
+export type Target =
+  /** A process on this machine (optionally inside a network namespace the suite created). */
+  | { kind: "local"; netns?: string }
+  /** `kubectl …` against the run's cluster context. */
+  | { kind: "kubectl" }
+  /** The cilium-agent container of the agent Pod on `node`. */
+  | { kind: "agent"; node: string }
+  /** A shell on the node itself (host namespaces): docker exec for kind/k3d, a node-shell Pod otherwise. */
+  | { kind: "node"; node: string }
+  /** A container of a Pod. */
+  | { kind: "pod"; namespace: string; pod: string; container?: string }
+  /** A client outside the nodes (a container on the cluster's docker network). */
+  | { kind: "outside" };
+
+export interface ExecRequest {
+  target: Target;
+  argv: string[];
+  stdin?: string;
+  timeoutMs?: number;
+}
+
+export interface ExecResult {
+  stdout: string;
+  stderr: string;
+  /** null when the exit status was lost (e.g. an exec stream that ended without a status). */
+  exitCode: number | null;
+  durationMs: number;
+}
+
+export interface Executor {
+  run(req: ExecRequest): Promise<ExecResult>;
+  close?(): Promise<void>;
+}
+
+export function targetKey(t: Target): string {
+  switch (t.kind) {
+    case "local":
+      return t.netns ? `local@${t.netns}` : "local";
+    case "kubectl":
+    case "outside":
+      return t.kind;
+    case "agent":
+    case "node":
+      return `${t.kind}/${t.node}`;
+    case "pod":
+      return `pod/${t.namespace}/${t.pod}${t.container ? `/${t.container}` : ""}`;
+  }
+}
+
+/** The key replay matches calls on: where, and the exact argv. */
+export function callKey(req: ExecRequest): string {
+  return `${targetKey(req.target)} ${JSON.stringify(req.argv)}`;
+}
+
+/** A command that exited non-zero (or lost its status), with everything needed to explain it. */
+export class ExecError extends Error {
+  constructor(
+    readonly req: ExecRequest,
+    readonly result: ExecResult,
+  ) {
+    const err = result.stderr.trim().split("\n").slice(-3).join(" | ");
+    super(
+      `${targetKey(req.target)}: \`${req.argv.join(" ")}\` exited ${result.exitCode ?? "(status lost)"}${err ? `: ${err}` : ""}`,
+    );
+    this.name = "ExecError";
+  }
+}
+
+/** Runs and insists on exit 0. */
+export async function mustRun(exec: Executor, req: ExecRequest): Promise<ExecResult> {
+  const r = await exec.run(req);
+  if (r.exitCode !== 0) throw new ExecError(req, r);
+  return r;
+}

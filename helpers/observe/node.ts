@@ -1,0 +1,21 @@
+import type { ExecResult } from "../exec/types.ts";
+import { mustRun } from "../exec/types.ts";
+import { parseIptablesSave } from "../parse/iptables-save.ts";
+import type { RunContext } from "./context.ts";
+
+export async function onNode(ctx: RunContext, node: string, argv: string[]): Promise<ExecResult> {
+  return ctx.exec.run({ target: { kind: "node", node }, argv });
+}
+
+/**
+ * iptables-save with the backend the node's rules were written with: `iptables-save` first, and when it
+ * warns that legacy tables are present (rules written by iptables-legacy), the legacy dump as well.
+ */
+export async function iptablesSave(ctx: RunContext, node: string, counters = false): Promise<string> {
+  const args = counters ? ["-c"] : [];
+  const main = await mustRun(ctx.exec, { target: { kind: "node", node }, argv: ["iptables-save", ...args] });
+  const warned = parseIptablesSave(main.stderr).warnings.some((w) => w.includes("legacy tables present"));
+  if (!warned) return main.stdout;
+  const legacy = await mustRun(ctx.exec, { target: { kind: "node", node }, argv: ["iptables-legacy-save", ...args] });
+  return `${main.stdout}${legacy.stdout}`;
+}

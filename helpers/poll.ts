@@ -1,0 +1,66 @@
+/** A wait that reached its deadline: names what it waited for and the last thing it saw. */
+export class DeadlineError extends Error {
+  constructor(
+    readonly what: string,
+    readonly deadlineMs: number,
+    readonly last: string,
+  ) {
+    super(
+      `timed out after ${(deadlineMs / 1000).toFixed(0)} s waiting for ${what}; last observation: ${last}`,
+    );
+    this.name = "DeadlineError";
+  }
+}
+
+export interface PollOptions<T> {
+  /** What is awaited, in words ("4 backend slots for 10.96.44.2:80"). */
+  what: string;
+  deadlineMs: number;
+  intervalMs: number;
+  probe: () => Promise<T>;
+  done: (value: T) => boolean;
+  /** How an observation is shown in progress lines and in the timeout error. */
+  show: (value: T) => string;
+  /** Waits between probes; replay passes a no-op so a recorded poll runs at once. */
+  sleep?: (ms: number) => Promise<void>;
+  /** Progress: called when a wait is still waiting (every `progressEveryMs`). */
+  progress?: (line: string) => void;
+  progressEveryMs?: number;
+  now?: () => number;
+}
+
+const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Polls `probe` until `done`, or until the named deadline; keeps the last observation (and the last
+ * error a probe threw) for the error message. No fixed sleeps: the first probe runs at once.
+ */
+export async function pollUntil<T>(
+  o: PollOptions<T>,
+): Promise<{ value: T; attempts: number; elapsedMs: number }> {
+  const now = o.now ?? (() => performance.now());
+  const sleep = o.sleep ?? realSleep;
+  const start = now();
+  let lastShown = "(no observation yet)";
+  let lastProgress = start;
+  let attempts = 0;
+  for (;;) {
+    attempts++;
+    try {
+      const value = await o.probe();
+      if (o.done(value)) return { value, attempts, elapsedMs: now() - start };
+      lastShown = o.show(value);
+    } catch (err) {
+      lastShown = `error: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    const elapsed = now() - start;
+    if (elapsed >= o.deadlineMs) throw new DeadlineError(o.what, o.deadlineMs, lastShown);
+    if (o.progress && now() - lastProgress >= (o.progressEveryMs ?? 10_000)) {
+      lastProgress = now();
+      o.progress(
+        `still waiting for ${o.what} (${(elapsed / 1000).toFixed(0)} s of ${(o.deadlineMs / 1000).toFixed(0)} s; last: ${lastShown})`,
+      );
+    }
+    await sleep(Math.min(o.intervalMs, Math.max(0, o.deadlineMs - elapsed)));
+  }
+}
