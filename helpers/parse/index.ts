@@ -10,6 +10,7 @@ import { parseIpRoute } from "./ip-route.ts";
 import { parseIptablesSave } from "./iptables-save.ts";
 import { parseMapList } from "./map-list.ts";
 import { parseNetstat } from "./netstat.ts";
+import { parseProcNetTcp } from "./proc-net-tcp.ts";
 import { parseServiceList } from "./service-list.ts";
 import { parseServiceListJson } from "./service-list-json.ts";
 import { parseSs } from "./ss.ts";
@@ -41,6 +42,7 @@ export const FORMATS: Record<string, FormatSpec> = {
   "iptables-save": { command: "iptables-save [-c]", parse: parseIptablesSave },
   ss: { command: "ss -Htln / ss -tn", parse: parseSs },
   netstat: { command: "netstat -tn (busybox)", parse: parseNetstat },
+  "proc-net-tcp": { command: "cat /proc/net/tcp", parse: parseProcNetTcp },
   "ip-route": { command: "ip route get ADDR / ip route", parse: parseIpRoute },
   "ip-addr": { command: "ip -o addr show", parse: parseIpAddr },
   tcpdump: { command: "tcpdump -nn -T vxlan udp port 8472", parse: parseTcpdump },

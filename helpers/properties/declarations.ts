@@ -378,6 +378,20 @@ export const PROPERTIES: Property[] = [
     observe: (r) => ({ value: r.get("nodeport").http_code, evidence: r.evidence("nodeport", "http_code") }),
   },
   {
+    id: "nodeport.outside-http-200",
+    topic: "nodeport",
+    claim: "NodePort 30780 also answers HTTP 200 to a client outside the nodes",
+    source: LAB(6),
+    expect: { kpr: { eq: 200 }, "kube-proxy": { eq: 200 } },
+    needs: ["datapath"],
+    observe: (r) => {
+      const code = dp(r, "nodeport_outside_http");
+      return code === null
+        ? { value: null, evidence: [], skip: "no client outside the nodes could run here (existing cluster without a docker network)" }
+        : { value: code, evidence: r.evidence("datapath", "nodeport_outside_http") };
+    },
+  },
+  {
     id: "nodeport.no-listener",
     topic: "nodeport",
     claim:

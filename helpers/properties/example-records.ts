@@ -74,6 +74,7 @@ const datapath = {
   kubelet_chains: ["KUBE-FIREWALL", "KUBE-KUBELET-CANARY"],
   cilium_chains: ["CILIUM_FORWARD", "CILIUM_INPUT"],
   ghost_wildcard_entry: true,
+  nodeport_outside_http: 200,
   backend_sees_client: true,
   scale_endpointslice: [...scaled].sort(),
   scale_pods: {

@@ -1,6 +1,6 @@
 import type { LabRecords, RecordName, RecordSet } from "../records/types.ts";
 import { describeExpect, type Mode, resolve, satisfies } from "./expectation.ts";
-import type { Property, RecordView } from "./types.ts";
+import type { Observation, Property, RecordView } from "./types.ts";
 
 export interface Verdict {
   id: string;
@@ -71,7 +71,7 @@ export function judge(p: Property, mode: Mode, records: RecordSet, ciliumMinor?:
       message: `${where}: not applicable: ${exp.na}`,
     };
   }
-  let obs: { value: unknown; evidence: string[] };
+  let obs: Observation;
   try {
     obs = p.observe(recordView(records), mode);
   } catch (err) {
@@ -83,6 +83,9 @@ export function judge(p: Property, mode: Mode, records: RecordSet, ciliumMinor?:
       evidence: [],
       message: `${where}: ${p.claim}\n  expected ${base.expected}, but it could not be observed: ${why}`,
     };
+  }
+  if (obs.skip) {
+    return { ...base, status: "skip", observed: "-", evidence: obs.evidence, message: `${where}: skipped: ${obs.skip}` };
   }
   const ok = satisfies(exp, obs.value);
   const observed = show(obs.value);

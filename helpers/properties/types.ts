@@ -27,6 +27,8 @@ export interface Observation {
   value: unknown;
   /** Raw output lines that support it. */
   evidence: string[];
+  /** Set when the observation could not be made in this environment (the verdict is a skip with this reason). */
+  skip?: string;
 }
 
 /** Records available to an observer; `get` throws a clear error when a needed record is absent. */

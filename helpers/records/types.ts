@@ -102,6 +102,8 @@ export interface DatapathFields {
   ghost_wildcard_entry: boolean;
   /** filter-table REJECT rules kube-proxy writes for cca-dp/ghost ("has no endpoints"). */
   ghost_reject_rules: number;
+  /** HTTP code of NodePort 30780 from a client outside the nodes; null when no such client could run. */
+  nodeport_outside_http: number | null;
   /** The holder's IP:40404 as seen in the backend Pod's connection table (not SNATed to a node). */
   backend_sees_client: boolean;
   /** EndpointSlice ready addresses after the scale, sorted. */
