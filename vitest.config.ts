@@ -38,7 +38,7 @@ export default defineConfig({
         test: {
           name: "replay",
           include: ["suites/**/*.spec.ts"],
-          env: { CLUSTER_PROVIDER: "replay" },
+          env: { CLUSTER_PROVIDER: "replay", VITEST_PROJECT_REPLAY: "1" },
           testTimeout: 30_000,
         },
       },

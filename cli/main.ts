@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { checkBundle, formatCheck } from "../helpers/check.ts";
 import { UserError } from "../helpers/errors.ts";
 import { FORMAT_NAMES, FORMATS } from "../helpers/parse/index.ts";
 import { stripTranscript } from "../helpers/parse/transcript.ts";
@@ -46,6 +47,22 @@ registerCommand({
       io.out(`${JSON.stringify(expectationRows(PROPERTIES, { mode, cilium }), null, 2)}\n`);
     else io.out(expectationMarkdown(PROPERTIES, { mode, cilium }));
     return 0;
+  },
+});
+
+registerCommand({
+  name: "check",
+  summary: "check BUNDLE…  re-judge evidence bundles offline; exit 1 when a property fails",
+  run: async (argv, io) => {
+    const { positional } = parseArgs(argv);
+    if (positional.length === 0) throw new UserError("check: which bundle? e.g. suites/bundles/kpr");
+    let failed = false;
+    for (const dir of positional) {
+      const r = await checkBundle(dir);
+      io.out(formatCheck(r));
+      if (r.verdicts.some((v) => v.status === "fail")) failed = true;
+    }
+    return failed ? 1 : 0;
   },
 });
 

@@ -6,7 +6,9 @@ type Json = Record<string, unknown>;
 const o = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
 
 export async function kubectl(ctx: RunContext, argv: string[], stdin?: string): Promise<string> {
-  return (await mustRun(ctx.exec, { target: { kind: "kubectl" }, argv, ...(stdin !== undefined ? { stdin } : {}) })).stdout;
+  return (
+    await mustRun(ctx.exec, { target: { kind: "kubectl" }, argv, ...(stdin !== undefined ? { stdin } : {}) })
+  ).stdout;
 }
 
 export async function kubectlJson(ctx: RunContext, argv: string[]): Promise<Json> {
@@ -36,7 +38,9 @@ export function podInfos(list: Json): PodInfo[] {
       ip: String(status.podIP ?? ""),
       node: String(spec.nodeName ?? ""),
       phase: String(status.phase ?? ""),
-      ready: conds.some((c) => c.type === "Ready" && c.status === "True") && Boolean(meta.deletionTimestamp) === false,
+      ready:
+        conds.some((c) => c.type === "Ready" && c.status === "True") &&
+        Boolean(meta.deletionTimestamp) === false,
     };
   });
 }
@@ -54,7 +58,8 @@ export async function pod(ctx: RunContext, namespace: string, name: string): Pro
 export async function clusterIp(ctx: RunContext, namespace: string, service: string): Promise<string> {
   const svc = await kubectlJson(ctx, ["-n", namespace, "get", "service", service]);
   const ip = o(svc.spec).clusterIP;
-  if (typeof ip !== "string" || ip === "" || ip === "None") throw new Error(`service ${namespace}/${service} has no ClusterIP`);
+  if (typeof ip !== "string" || ip === "" || ip === "None")
+    throw new Error(`service ${namespace}/${service} has no ClusterIP`);
   return ip;
 }
 

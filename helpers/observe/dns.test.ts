@@ -15,12 +15,19 @@ describe("host DNS query", () => {
     const got: Buffer[] = [];
     server.on("message", (msg, rinfo) => {
       got.push(msg);
-      server.send(Buffer.concat([msg.subarray(0, 2), Buffer.from([0x81, 0x80]), msg.subarray(4)]), rinfo.port, rinfo.address);
+      server.send(
+        Buffer.concat([msg.subarray(0, 2), Buffer.from([0x81, 0x80]), msg.subarray(4)]),
+        rinfo.port,
+        rinfo.address,
+      );
     });
     await new Promise<void>((r) => server.bind(0, "127.0.0.1", () => r()));
     const port = (server.address() as { port: number }).port;
     const { execa } = await import("execa");
-    const script = hostDnsScript("127.0.0.1", "kubernetes.default.svc.cluster.local", 7).replace("/53 ", `/${port} `);
+    const script = hostDnsScript("127.0.0.1", "kubernetes.default.svc.cluster.local", 7).replace(
+      "/53 ",
+      `/${port} `,
+    );
     const r = await execa("bash", ["-c", script], { reject: false });
     server.close();
     expect(r.stdout.trim()).toBe("answered");

@@ -1,7 +1,10 @@
 /** A DNS A query in wire format (RFC 1035), for a host-side query that needs no dig/nslookup binary. */
 export function dnsQuery(name: string, id: number): Buffer {
   const labels = name.split(".").filter(Boolean);
-  const qname = Buffer.concat([...labels.map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, "ascii")])), Buffer.from([0])]);
+  const qname = Buffer.concat([
+    ...labels.map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, "ascii")])),
+    Buffer.from([0]),
+  ]);
   const header = Buffer.from([(id >> 8) & 255, id & 255, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]);
   return Buffer.concat([header, qname, Buffer.from([0, 1, 0, 1])]);
 }

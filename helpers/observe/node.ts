@@ -16,6 +16,9 @@ export async function iptablesSave(ctx: RunContext, node: string, counters = fal
   const main = await mustRun(ctx.exec, { target: { kind: "node", node }, argv: ["iptables-save", ...args] });
   const warned = parseIptablesSave(main.stderr).warnings.some((w) => w.includes("legacy tables present"));
   if (!warned) return main.stdout;
-  const legacy = await mustRun(ctx.exec, { target: { kind: "node", node }, argv: ["iptables-legacy-save", ...args] });
+  const legacy = await mustRun(ctx.exec, {
+    target: { kind: "node", node },
+    argv: ["iptables-legacy-save", ...args],
+  });
   return `${main.stdout}${legacy.stdout}`;
 }

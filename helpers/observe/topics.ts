@@ -1,6 +1,6 @@
 import { formatEndpoint } from "../parse/address.ts";
-import { type LbList, parseBpfLbList } from "../parse/bpf-lb-list.ts";
 import { parseBpfCtList } from "../parse/bpf-ct-list.ts";
+import { type LbList, parseBpfLbList } from "../parse/bpf-lb-list.ts";
 import { parseBpftoolNet } from "../parse/bpftool-net.ts";
 import { parseConfig } from "../parse/config.ts";
 import { parseCurl } from "../parse/curl.ts";
@@ -50,7 +50,14 @@ import { clusterIp, endpointId, kubectl, kubectlJson, nodes, type PodInfo, pods 
 import { DEADLINES, type RunContext } from "./context.ts";
 import { hostDnsScript } from "./dns.ts";
 import { iptablesSave, onNode } from "./node.ts";
-import { apply, ensureGhostAndProbe, ensureHolder, ensureWeb, renderManifest, waitPodReady } from "./workloads.ts";
+import {
+  apply,
+  ensureGhostAndProbe,
+  ensureHolder,
+  ensureWeb,
+  renderManifest,
+  waitPodReady,
+} from "./workloads.ts";
 
 const WEB_PORT = 80;
 const TARGET_PORT = 8080;
@@ -63,7 +70,12 @@ async function lbList(ctx: RunContext, node: string): Promise<LbList> {
 }
 
 /** Polls the agent's BPF LB map until the frontend's slots are exactly `want` (ip:port), or the deadline. */
-async function waitSlots(ctx: RunContext, node: string, frontend: string, want: string[]): Promise<{ lb: LbList; elapsedMs: number }> {
+async function waitSlots(
+  ctx: RunContext,
+  node: string,
+  frontend: string,
+  want: string[],
+): Promise<{ lb: LbList; elapsedMs: number }> {
   const wanted = [...want].sort().join(",");
   const { value, elapsedMs } = await pollUntil({
     what: `${want.length} backend slots for ${frontend} in the agent on ${node}`,
@@ -89,8 +101,15 @@ async function kernelOf(ctx: RunContext, node: string): Promise<string | null> {
   return (await nodes(ctx)).find((n) => n.name === node)?.kernel ?? null;
 }
 
-async function curlFrom(ctx: RunContext, target: Parameters<RunContext["exec"]["run"]>[0]["target"], url: string) {
-  const r = await ctx.exec.run({ target, argv: ["curl", "-sS", "-o", "/dev/null", "--max-time", "5", "-w", CURL_WRITE_OUT, url] });
+async function curlFrom(
+  ctx: RunContext,
+  target: Parameters<RunContext["exec"]["run"]>[0]["target"],
+  url: string,
+) {
+  const r = await ctx.exec.run({
+    target,
+    argv: ["curl", "-sS", "-o", "/dev/null", "--max-time", "5", "-w", CURL_WRITE_OUT, url],
+  });
   return parseCurl({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr });
 }
 
@@ -114,7 +133,17 @@ async function observeServiceMap(ctx: RunContext): Promise<RecordSet> {
   const cip = await clusterIp(ctx, ctx.namespace, "web");
   const { lb } = await waitSlots(ctx, node, formatEndpoint(cip, WEB_PORT), backendsOf(web));
   const services = parseServiceListJson(await ciliumDbg(ctx, node, ["service", "list", "-o", "json"]));
-  return { svc: buildSvcRecord({ services, lb, clusterIp: cip, port: WEB_PORT, namespace: ctx.namespace, name: "web", pods: web }) };
+  return {
+    svc: buildSvcRecord({
+      services,
+      lb,
+      clusterIp: cip,
+      port: WEB_PORT,
+      namespace: ctx.namespace,
+      name: "web",
+      pods: web,
+    }),
+  };
 }
 
 /** Lab step 3. */
@@ -128,13 +157,28 @@ async function observeScale(ctx: RunContext): Promise<RecordSet> {
   const node = (web[0] as PodInfo).node;
   const { lb } = await waitSlots(ctx, node, svc.frontend, backendsOf(web));
   const slices = parseEndpointSliceJson(
-    JSON.stringify(await kubectlJson(ctx, ["-n", ctx.namespace, "get", "endpointslices", "-l", "kubernetes.io/service-name=web"])),
+    JSON.stringify(
+      await kubectlJson(ctx, [
+        "-n",
+        ctx.namespace,
+        "get",
+        "endpointslices",
+        "-l",
+        "kubernetes.io/service-name=web",
+      ]),
+    ),
   );
   const ipt = parseIptablesSave(await iptablesSave(ctx, node));
   return {
     svc: before.svc,
     scale: buildScaleRecord({ lb, frontend: formatEndpoint(cip, WEB_PORT), before: svc.backends }),
-    datapath: buildScaleFacts({ iptables: ipt, namespace: ctx.namespace, slices, pods: web, targetPort: TARGET_PORT }),
+    datapath: buildScaleFacts({
+      iptables: ipt,
+      namespace: ctx.namespace,
+      slices,
+      pods: web,
+      targetPort: TARGET_PORT,
+    }),
   };
 }
 
@@ -157,35 +201,70 @@ async function holderState(ctx: RunContext) {
   const cip = await clusterIp(ctx, ctx.namespace, "web");
   const holder = await ensureHolder(ctx, cip);
   const log = await holderConnected(ctx);
-  const netstat = parseNetstat((await ctx.exec.run({ target: { kind: "pod", namespace: ctx.namespace, pod: "holder" }, argv: ["netstat", "-tn"] })).stdout);
+  const netstat = parseNetstat(
+    (
+      await ctx.exec.run({
+        target: { kind: "pod", namespace: ctx.namespace, pod: "holder" },
+        argv: ["netstat", "-tn"],
+      })
+    ).stdout,
+  );
   const ct = parseBpfCtList(await ciliumDbg(ctx, holder.node, ["bpf", "ct", "list", "global"]));
   const status = parseStatus(await ciliumDbg(ctx, holder.node, ["status", "--verbose"]));
-  const ctRec = buildCtRecord({ holderIp: holder.ip, sourcePort: HOLDER_PORT, holderLog: log, holderNetstat: netstat, ct, status, pods: web });
+  const ctRec = buildCtRecord({
+    holderIp: holder.ip,
+    sourcePort: HOLDER_PORT,
+    holderLog: log,
+    holderNetstat: netstat,
+    ct,
+    status,
+    pods: web,
+  });
   return { web, holder, cip, status, ctRec };
 }
 
 /** Lab step 4. */
 async function observeHolder(ctx: RunContext): Promise<RecordSet> {
   await ensureWeb(ctx, 4);
-  const { holder, status, ctRec } = await holderState(ctx);
+  const { holder, status, ctRec, cip } = await holderState(ctx);
   const backendPod = ctRec.record.backend_pod;
   const backendTcp = parseProcNetTcp(
-    (await ctx.exec.run({ target: { kind: "pod", namespace: ctx.namespace, pod: backendPod }, argv: ["cat", "/proc/net/tcp"] })).stdout,
+    (
+      await ctx.exec.run({
+        target: { kind: "pod", namespace: ctx.namespace, pod: backendPod },
+        argv: ["cat", "/proc/net/tcp"],
+      })
+    ).stdout,
   );
   return {
     ct: ctRec,
-    datapath: buildHolderFacts({ status, backendNetstat: backendTcp, client: formatEndpoint(holder.ip, HOLDER_PORT) }),
+    datapath: buildHolderFacts({
+      status,
+      backendNetstat: backendTcp,
+      client: formatEndpoint(holder.ip, HOLDER_PORT),
+      webClusterIp: cip,
+    }),
   };
 }
 
 async function programState(ctx: RunContext, holder: PodInfo) {
   const id = await endpointId(ctx, ctx.namespace, "holder");
-  const endpoint = parseEndpointJson(await ciliumDbg(ctx, holder.node, ["endpoint", "get", String(id), "-o", "json"]));
+  const endpoint = parseEndpointJson(
+    await ciliumDbg(ctx, holder.node, ["endpoint", "get", String(id), "-o", "json"]),
+  );
   const dev = endpoint.interfaceName ?? "";
   const bpftool = parseBpftoolNet(await agentBpftool(ctx, holder.node, ["net", "show", "dev", dev]));
-  const tcFilterRaw = (await onNode(ctx, holder.node, ["tc", "filter", "show", "dev", dev, "ingress"])).stdout;
+  const tcFilterRaw = (await onNode(ctx, holder.node, ["tc", "filter", "show", "dev", dev, "ingress"]))
+    .stdout;
   const maps = parseMapList(await ciliumDbg(ctx, holder.node, ["map", "list"]));
-  return buildProgRecord({ endpointId: id, endpoint, bpftool, tcFilterRaw, tcFilter: parseTcFilter(tcFilterRaw), maps });
+  return buildProgRecord({
+    endpointId: id,
+    endpoint,
+    bpftool,
+    tcFilterRaw,
+    tcFilter: parseTcFilter(tcFilterRaw),
+    maps,
+  });
 }
 
 /** Lab step 5. */
@@ -226,7 +305,15 @@ async function observeNodePort(ctx: RunContext): Promise<RecordSet> {
   const ssRaw = (await onNode(ctx, node, ["ss", "-Htln", `sport = :${NODE_PORT}`])).stdout;
   const services = parseServiceListJson(await ciliumDbg(ctx, node, ["service", "list", "-o", "json"]));
   return {
-    nodeport: buildNodePortRecord({ nodeIp, nodePort: NODE_PORT, curl, iptablesSave: iptablesRaw, ssRaw, ss: parseSs(ssRaw), services }),
+    nodeport: buildNodePortRecord({
+      nodeIp,
+      nodePort: NODE_PORT,
+      curl,
+      iptablesSave: iptablesRaw,
+      ssRaw,
+      ss: parseSs(ssRaw),
+      services,
+    }),
     datapath: {
       record: { nodeport_outside_http: outside?.httpCode ?? null },
       evidence: { nodeport_outside_http: outside ? [`curl from outside the nodes: ${outside.verdict}`] : [] },
@@ -243,7 +330,8 @@ async function observeGhost(ctx: RunContext): Promise<RecordSet> {
     what: `the agent on ${probe.node} to list ${frontend}`,
     deadlineMs: DEADLINES.mapConverged,
     intervalMs: 1000,
-    probe: async () => parseServiceListJson(await ciliumDbg(ctx, probe.node, ["service", "list", "-o", "json"])),
+    probe: async () =>
+      parseServiceListJson(await ciliumDbg(ctx, probe.node, ["service", "list", "-o", "json"])),
     done: (s) => s.services.some((x) => x.frontend === frontend),
     show: (s) => `${s.services.length} services, ${frontend} absent`,
     sleep: ctx.sleep,
@@ -299,9 +387,19 @@ async function observeKubeDns(ctx: RunContext): Promise<RecordSet> {
   const node = (coredns[0] as PodInfo | undefined)?.node ?? (await nodes(ctx))[0]?.name ?? "";
   const services = parseServiceListJson(await ciliumDbg(ctx, node, ["service", "list", "-o", "json"]));
   const slices = parseEndpointSliceJson(
-    JSON.stringify(await kubectlJson(ctx, ["-n", "kube-system", "get", "endpointslices", "-l", "kubernetes.io/service-name=kube-dns"])),
+    JSON.stringify(
+      await kubectlJson(ctx, [
+        "-n",
+        "kube-system",
+        "get",
+        "endpointslices",
+        "-l",
+        "kubernetes.io/service-name=kube-dns",
+      ]),
+    ),
   );
-  return { dns: buildDnsRecord({ clusterIp: ip, port: 53, protocol: "UDP", services, slices }) };
+  const iptables = parseIptablesSave(await iptablesSave(ctx, node));
+  return { dns: buildDnsRecord({ clusterIp: ip, port: 53, protocol: "UDP", services, slices, iptables }) };
 }
 
 /** Notebook §4–5. */
@@ -316,12 +414,20 @@ async function observeHostRouting(ctx: RunContext): Promise<RecordSet> {
   const routeGetRaw = (await onNode(ctx, node, ["ip", "route", "get", target])).stdout;
   let underlayMtu: number | null = null;
   if (others[0]) {
-    const dev = parseIpRoute((await onNode(ctx, node, ["ip", "route", "get", others[0].internalIp])).stdout).routes[0]?.dev;
-    if (dev) underlayMtu = Number((await onNode(ctx, node, ["cat", `/sys/class/net/${dev}/mtu`])).stdout.trim()) || null;
+    const dev = parseIpRoute((await onNode(ctx, node, ["ip", "route", "get", others[0].internalIp])).stdout)
+      .routes[0]?.dev;
+    if (dev)
+      underlayMtu =
+        Number((await onNode(ctx, node, ["cat", `/sys/class/net/${dev}/mtu`])).stdout.trim()) || null;
   }
   return {
     clusterip: buildClusterIpHostRecord({ clusterIp: dnsIp, addrs, routes }),
-    route: buildRemoteRouteRecord({ destination: target, routeGet: parseIpRoute(routeGetRaw), routeGetRaw, underlayMtu }),
+    route: buildRemoteRouteRecord({
+      destination: target,
+      routeGet: parseIpRoute(routeGetRaw),
+      routeGetRaw,
+      underlayMtu,
+    }),
   };
 }
 
@@ -329,7 +435,11 @@ async function observeHostRouting(ctx: RunContext): Promise<RecordSet> {
 async function observeTranslation(ctx: RunContext): Promise<RecordSet> {
   const { probe, dnsIp } = await clientAndRemote(ctx);
   const node = probe.node;
-  const nat = async () => parseIptablesSave((await ctx.exec.run({ target: { kind: "node", node }, argv: ["iptables-save", "-c", "-t", "nat"] })).stdout);
+  const nat = async () =>
+    parseIptablesSave(
+      (await ctx.exec.run({ target: { kind: "node", node }, argv: ["iptables-save", "-c", "-t", "nat"] }))
+        .stdout,
+    );
   const beforeHost = await nat();
   let hostAnswers = 0;
   for (let i = 0; i < 10; i++) {
@@ -339,7 +449,10 @@ async function observeTranslation(ctx: RunContext): Promise<RecordSet> {
   const afterHost = await nat();
   let podAnswers = 0;
   for (let i = 0; i < 5; i++) {
-    const r = await ctx.exec.run({ target: { kind: "pod", namespace: ctx.namespace, pod: "probe" }, argv: ["nslookup", DNS_NAME, dnsIp] });
+    const r = await ctx.exec.run({
+      target: { kind: "pod", namespace: ctx.namespace, pod: "probe" },
+      argv: ["nslookup", DNS_NAME, dnsIp],
+    });
     if (r.exitCode === 0) podAnswers++;
   }
   const afterPod = await nat();
@@ -364,8 +477,13 @@ async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
   if (!remote) throw new Error(`every CoreDNS Pod runs on ${probe.node}: no query would cross the tunnel`);
   await apply(ctx, renderManifest("capture.yaml", ctx.namespace, { NODE: probe.node }));
   await waitPodReady(ctx, "capture");
-  const inCapture = (argv: string[]) => ctx.exec.run({ target: { kind: "pod", namespace: ctx.namespace, pod: "capture" }, argv });
-  await inCapture(["sh", "-c", "rm -f /tmp/cap.txt; (timeout 20 tcpdump -l -nn -i any -T vxlan udp port 8472 > /tmp/cap.txt 2>&1 &)"]);
+  const inCapture = (argv: string[]) =>
+    ctx.exec.run({ target: { kind: "pod", namespace: ctx.namespace, pod: "capture" }, argv });
+  await inCapture([
+    "sh",
+    "-c",
+    "rm -f /tmp/cap.txt; (timeout 20 tcpdump -l -nn -i any -T vxlan udp port 8472 > /tmp/cap.txt 2>&1 &)",
+  ]);
   await pollUntil({
     what: "tcpdump to start listening",
     deadlineMs: 10_000,
@@ -376,7 +494,10 @@ async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
     sleep: ctx.sleep,
   });
   for (let i = 0; i < 10; i++) {
-    await ctx.exec.run({ target: { kind: "pod", namespace: ctx.namespace, pod: "probe" }, argv: ["nslookup", DNS_NAME, dnsIp] });
+    await ctx.exec.run({
+      target: { kind: "pod", namespace: ctx.namespace, pod: "probe" },
+      argv: ["nslookup", DNS_NAME, dnsIp],
+    });
   }
   const { value: capture } = await pollUntil({
     what: `VXLAN packets carrying queries to ${remote.ip}`,

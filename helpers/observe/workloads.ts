@@ -40,7 +40,8 @@ export async function waitPodsReady(ctx: RunContext, selector: string, count: nu
     intervalMs: 2000,
     probe: () => pods(ctx, ctx.namespace, selector),
     done: (ps) => ps.length === count && ps.every((p) => p.ready && p.ip !== ""),
-    show: (ps) => `${ps.filter((p) => p.ready).length}/${ps.length} ready (${ps.map((p) => `${p.name}:${p.phase}`).join(", ")})`,
+    show: (ps) =>
+      `${ps.filter((p) => p.ready).length}/${ps.length} ready (${ps.map((p) => `${p.name}:${p.phase}`).join(", ")})`,
     sleep: ctx.sleep,
     progress: ctx.log,
   });
@@ -83,6 +84,9 @@ export async function ensureHolder(ctx: RunContext, webClusterIp: string): Promi
     metadata: { name: "holder-src", namespace: ctx.namespace },
     data: { "holder.mjs": src },
   };
-  await apply(ctx, `${JSON.stringify(cm)}\n---\n${renderManifest("holder.yaml", ctx.namespace, { WEB_CLUSTER_IP: webClusterIp })}`);
+  await apply(
+    ctx,
+    `${JSON.stringify(cm)}\n---\n${renderManifest("holder.yaml", ctx.namespace, { WEB_CLUSTER_IP: webClusterIp })}`,
+  );
   return waitPodReady(ctx, "holder");
 }

@@ -281,7 +281,14 @@ describe("/proc/net/tcp", () => {
       "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   0: 0902F40A:1F90 0501F40A:9DD4 01 00000000:00000000 00:00000000 00000000     0        0 12345 1 0000000000000000 20 4 30 10 -1\n   1: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1\n",
     );
     expect(out.connections).toEqual([
-      { proto: "tcp", recvQ: 0, sendQ: 0, local: "10.244.2.9:8080", foreign: "10.244.1.5:40404", state: "ESTABLISHED" },
+      {
+        proto: "tcp",
+        recvQ: 0,
+        sendQ: 0,
+        local: "10.244.2.9:8080",
+        foreign: "10.244.1.5:40404",
+        state: "ESTABLISHED",
+      },
       { proto: "tcp", recvQ: 0, sendQ: 0, local: "0.0.0.0:8080", foreign: "0.0.0.0:0", state: "LISTEN" },
     ]);
   });

@@ -33,8 +33,16 @@ export function parseProcNetTcp(input: string): NetstatOutput {
     if (t[0] === "sl") continue;
     const local = hexEndpoint(t[1] ?? "");
     const foreign = hexEndpoint(t[2] ?? "");
-    if (!/^\d+:$/.test(t[0] ?? "") || !local || !foreign) fail(FORMAT, line, "expected `N: LOCAL_HEX:PORT REM_HEX:PORT ST …`");
-    connections.push({ proto: "tcp", recvQ: 0, sendQ: 0, local, foreign, state: STATES[(t[3] ?? "").toUpperCase()] ?? t[3] ?? null });
+    if (!/^\d+:$/.test(t[0] ?? "") || !local || !foreign)
+      fail(FORMAT, line, "expected `N: LOCAL_HEX:PORT REM_HEX:PORT ST …`");
+    connections.push({
+      proto: "tcp",
+      recvQ: 0,
+      sendQ: 0,
+      local,
+      foreign,
+      state: STATES[(t[3] ?? "").toUpperCase()] ?? t[3] ?? null,
+    });
   }
   return { connections };
 }

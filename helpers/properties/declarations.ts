@@ -106,11 +106,11 @@ export const PROPERTIES: Property[] = [
     source: LAB(2),
     why: "KPR=false keeps ClusterIP handling for Pod traffic in eBPF (knowledge clusters.md §4.2)",
     expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
-    needs: ["svc", "iptables"],
+    needs: ["svc"],
     observe: (r) => {
       const svc = r.get("svc");
       return {
-        value: Number.isInteger(svc.service_id) && svc.frontend === `${r.get("iptables").cluster_ip}:80`,
+        value: Number.isInteger(svc.service_id) && svc.frontend.endsWith(":80"),
         evidence: r.evidence("svc", "service_id"),
       };
     },
@@ -207,9 +207,9 @@ export const PROPERTIES: Property[] = [
     source: LAB(4),
     why: "socket LB reverse-translates getpeername (kpr); per-packet DNAT leaves the socket on the VIP (kube-proxy mode)",
     expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
-    needs: ["ct", "iptables"],
+    needs: ["ct", "datapath"],
     observe: (r) => ({
-      value: r.get("ct").app_peer === `${r.get("iptables").cluster_ip}:80`,
+      value: r.get("ct").app_peer === `${dp(r, "web_cluster_ip")}:80`,
       evidence: r.evidence("ct", "app_peer"),
     }),
   },
@@ -221,14 +221,14 @@ export const PROPERTIES: Property[] = [
     source: LAB(4),
     why: "with kube-proxy, KPR=false has no socket LB (socketLB.enabled defaults to false): bpf_lxc translates per packet (knowledge clusters.md §4.2)",
     expect: { kpr: { eq: "backend" }, "kube-proxy": { eq: "cluster-ip" } },
-    needs: ["ct", "iptables"],
+    needs: ["ct", "datapath"],
     observe: (r) => {
       const ct = r.get("ct");
       const peer = ct.socket_peer;
       const value =
         peer === ct.backend
           ? "backend"
-          : peer === `${r.get("iptables").cluster_ip}:80`
+          : peer === `${dp(r, "web_cluster_ip")}:80`
             ? "cluster-ip"
             : `other (${peer})`;
       return { value, evidence: [...r.evidence("ct", "socket_peer"), ...r.evidence("ct", "backend")] };
@@ -387,7 +387,11 @@ export const PROPERTIES: Property[] = [
     observe: (r) => {
       const code = dp(r, "nodeport_outside_http");
       return code === null
-        ? { value: null, evidence: [], skip: "no client outside the nodes could run here (existing cluster without a docker network)" }
+        ? {
+            value: null,
+            evidence: [],
+            skip: "no client outside the nodes could run here (existing cluster without a docker network)",
+          }
         : { value: code, evidence: r.evidence("datapath", "nodeport_outside_http") };
     },
   },
@@ -555,10 +559,14 @@ export const PROPERTIES: Property[] = [
       "kube-proxy represents kube-dns as KUBE-SERVICES → KUBE-SVC-* → KUBE-SEP-* → DNAT to the CoreDNS Pod",
     source: NB("§3"),
     expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 1 } },
-    needs: ["translation"],
+    needs: ["dns"],
     observe: (r) => {
-      const t = r.get("translation");
-      return { value: t.rule ? 1 : 0, evidence: r.evidence("translation", "host_packets_after") };
+      const d = r.get("dns");
+      const dnat = d.kube_proxy_rules.filter(
+        (l) =>
+          l.includes("-j DNAT") && d.endpointslice_ready.some((ep) => l.includes(`--to-destination ${ep}`)),
+      );
+      return { value: dnat.length, evidence: d.kube_proxy_rules };
     },
   },
   {

@@ -36,6 +36,7 @@ function common(): RecordSet {
         cluster_ip: "10.96.0.10",
         frontend: "10.96.0.10:53",
         endpointslice_ready: ["10.244.1.3:53"],
+        kube_proxy_rules: [],
         agent_backends: ["10.244.1.3:53"],
       },
       evidence: {},
@@ -75,6 +76,7 @@ const datapath = {
   cilium_chains: ["CILIUM_FORWARD", "CILIUM_INPUT"],
   ghost_wildcard_entry: true,
   nodeport_outside_http: 200,
+  web_cluster_ip: "10.96.44.2",
   backend_sees_client: true,
   scale_endpointslice: [...scaled].sort(),
   scale_pods: {
@@ -173,6 +175,20 @@ export function kprRecords(): RecordSet {
 export function kubeProxyRecords(): RecordSet {
   return {
     ...common(),
+    dns: {
+      record: {
+        cluster_ip: "10.96.0.10",
+        frontend: "10.96.0.10:53",
+        endpointslice_ready: ["10.244.1.3:53"],
+        agent_backends: ["10.244.1.3:53"],
+        kube_proxy_rules: [
+          '-A KUBE-SERVICES -d 10.96.0.10/32 -p udp -m comment --comment "kube-system/kube-dns:dns cluster IP" -m udp --dport 53 -j KUBE-SVC-TCOU7JCQXEZGVUNU',
+          '-A KUBE-SVC-TCOU7JCQXEZGVUNU -m comment --comment "kube-system/kube-dns:dns -> 10.244.1.3:53" -j KUBE-SEP-L5JRWRCR3OTUNAH5',
+          '-A KUBE-SEP-L5JRWRCR3OTUNAH5 -p udp -m comment --comment "kube-system/kube-dns:dns" -m udp -j DNAT --to-destination 10.244.1.3:53',
+        ],
+      },
+      evidence: {},
+    },
     iptables: {
       record: {
         cluster_ip: "10.96.44.2",

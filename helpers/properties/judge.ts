@@ -85,7 +85,13 @@ export function judge(p: Property, mode: Mode, records: RecordSet, ciliumMinor?:
     };
   }
   if (obs.skip) {
-    return { ...base, status: "skip", observed: "-", evidence: obs.evidence, message: `${where}: skipped: ${obs.skip}` };
+    return {
+      ...base,
+      status: "skip",
+      observed: "-",
+      evidence: obs.evidence,
+      message: `${where}: skipped: ${obs.skip}`,
+    };
   }
   const ok = satisfies(exp, obs.value);
   const observed = show(obs.value);

@@ -493,10 +493,15 @@ export function buildHolderFacts(input: {
   status: AgentStatus;
   backendNetstat: NetstatOutput;
   client: string;
+  webClusterIp: string;
 }): Evidenced<DatapathRecord> {
   const seen = input.backendNetstat.connections.filter((c) => c.foreign === input.client);
   return {
-    record: { socket_lb: input.status.socketLb, backend_sees_client: seen.length > 0 },
+    record: {
+      socket_lb: input.status.socketLb,
+      backend_sees_client: seen.length > 0,
+      web_cluster_ip: input.webClusterIp,
+    },
     evidence: {
       backend_sees_client: seen.map((c) => `${c.proto} ${c.local} ${c.foreign} ${c.state ?? ""}`),
       socket_lb: statusLine(input.status, "KubeProxyReplacement Details/Socket LB"),

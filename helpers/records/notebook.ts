@@ -22,6 +22,7 @@ export function buildDnsRecord(input: {
   protocol: "UDP" | "TCP";
   services: ServiceList;
   slices: EndpointSlices;
+  iptables: IptablesSave;
 }): Evidenced<DnsRecord> {
   const frontend = formatEndpoint(input.clusterIp, input.port);
   const svc = findAgentService(input.services, frontend, { type: "ClusterIP", protocol: input.protocol });
@@ -32,12 +33,28 @@ export function buildDnsRecord(input: {
       `no ${frontend}/${input.protocol} entry in the agent's service list`,
     );
   const ready = readyAddresses(input.slices, input.port);
+  const comment = "kube-system/kube-dns:dns";
+  const rules = Object.values(input.iptables.tables)
+    .flatMap((t) => t.rules)
+    .filter(
+      (r) =>
+        r.comment === `${comment} cluster IP` ||
+        r.comment === comment ||
+        r.comment?.startsWith(`${comment} -> `),
+    )
+    .filter(
+      (r) =>
+        r.chain === "KUBE-SERVICES" || r.chain.startsWith("KUBE-SVC-") || r.chain.startsWith("KUBE-SEP-"),
+    )
+    .filter((r) => r.target !== "KUBE-MARK-MASQ")
+    .map((r) => r.text);
   return {
     record: {
       cluster_ip: input.clusterIp,
       frontend,
       endpointslice_ready: ready,
       agent_backends: svc.backends.map((b) => b.address).sort(),
+      kube_proxy_rules: rules,
     },
     evidence: {
       agent_backends: svc.backends.map(

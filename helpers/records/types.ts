@@ -102,6 +102,8 @@ export interface DatapathFields {
   ghost_wildcard_entry: boolean;
   /** filter-table REJECT rules kube-proxy writes for cca-dp/ghost ("has no endpoints"). */
   ghost_reject_rules: number;
+  /** The web Service's ClusterIP (what the holder dialled). */
+  web_cluster_ip: string;
   /** HTTP code of NodePort 30780 from a client outside the nodes; null when no such client could run. */
   nodeport_outside_http: number | null;
   /** The holder's IP:40404 as seen in the backend Pod's connection table (not SNATed to a node). */
@@ -118,6 +120,8 @@ export interface DnsRecord {
   frontend: string;
   endpointslice_ready: string[];
   agent_backends: string[];
+  /** kube-proxy's chain for kube-dns:dns on the node (KUBE-SERVICES, KUBE-SVC-*, KUBE-SEP-* DNAT lines); empty without kube-proxy. */
+  kube_proxy_rules: string[];
 }
 
 /** Notebook §4: the ClusterIP is on no interface and has no dedicated route on the node. */

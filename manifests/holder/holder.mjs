@@ -9,7 +9,8 @@ const localPort = Number(process.env.SOURCE_PORT ?? "40404");
 const intervalMs = Number(process.env.INTERVAL_MS ?? "2000");
 const paths = (process.env.PATHS ?? "/clientip,/hostname").split(",");
 
-const log = (event, fields = {}) => process.stdout.write(`${JSON.stringify({ event, t: new Date().toISOString(), ...fields })}\n`);
+const log = (event, fields = {}) =>
+  process.stdout.write(`${JSON.stringify({ event, t: new Date().toISOString(), ...fields })}\n`);
 const addr = (ip, p) => (ip?.includes(":") ? `[${ip}]:${p}` : `${ip}:${p}`);
 
 let attempt = 0;

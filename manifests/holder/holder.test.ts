@@ -22,7 +22,10 @@ async function httpServer(): Promise<Seen> {
     seen.clients.push(`${s.remoteAddress}:${s.remotePort}`);
     s.on("error", () => {}); // the holder is killed at the end of each test
     s.on("data", (d) => {
-      for (const req of d.toString().split("\r\n\r\n").filter((x) => x.startsWith("GET"))) {
+      for (const req of d
+        .toString()
+        .split("\r\n\r\n")
+        .filter((x) => x.startsWith("GET"))) {
         const body = req.startsWith("GET /clientip") ? `${s.remoteAddress}:${s.remotePort}` : "web-test-pod";
         s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
       }
@@ -51,7 +54,13 @@ afterEach(() => {
 function startHolder(port: number, sourcePort: number): { log: () => string } {
   let out = "";
   const child = spawn(process.execPath, [HOLDER], {
-    env: { ...process.env, TARGET_HOST: "127.0.0.1", TARGET_PORT: String(port), SOURCE_PORT: String(sourcePort), INTERVAL_MS: "50" },
+    env: {
+      ...process.env,
+      TARGET_HOST: "127.0.0.1",
+      TARGET_PORT: String(port),
+      SOURCE_PORT: String(sourcePort),
+      INTERVAL_MS: "50",
+    },
   });
   children.push(child);
   child.stdout.on("data", (d) => {
@@ -74,10 +83,22 @@ describe("holder (real sockets on loopback)", () => {
     servers.push(srv.server);
     const sourcePort = await freePort();
     const h = startHolder(srv.port, sourcePort);
-    await until(() => h.log().split("\n").filter((l) => l.includes('"reply"')).length >= 3, "three replies");
+    await until(
+      () =>
+        h
+          .log()
+          .split("\n")
+          .filter((l) => l.includes('"reply"')).length >= 3,
+      "three replies",
+    );
     expect(srv.clients).toEqual([`127.0.0.1:${sourcePort}`]);
     const conn = lastHolderConnection(h.log());
-    expect(conn).toMatchObject({ event: "connected", local: `127.0.0.1:${sourcePort}`, peer: `127.0.0.1:${srv.port}`, connection: 1 });
+    expect(conn).toMatchObject({
+      event: "connected",
+      local: `127.0.0.1:${sourcePort}`,
+      peer: `127.0.0.1:${srv.port}`,
+      connection: 1,
+    });
     expect(h.log()).toContain(`"body":"127.0.0.1:${sourcePort}"`);
   });
 

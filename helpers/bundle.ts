@@ -1,0 +1,113 @@
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { UserError } from "./errors.ts";
+import { MODES, type Mode } from "./properties/expectation.ts";
+import type { Verdict } from "./properties/judge.ts";
+import { formatReport, mergeDatapath, parseReport } from "./records/lab.ts";
+import {
+  type Evidenced,
+  RECORD_FILES,
+  type RecordName,
+  type RecordSet,
+  type ReportRecord,
+} from "./records/types.ts";
+
+/**
+ * An evidence bundle: everything one mode's run observed.
+ *   bundle.json            what ran: mode, Cilium/Kubernetes/kernel versions, provider, origin, phase times
+ *   calls/<topic>.jsonl    every command (target, argv, exit code, duration, stderr) in order
+ *   raw/<topic>/NNN-*.txt  every command's stdout
+ *   records/<lab name>     the lab's records (iptables.json … report.txt) and ours; `*.evidence.json` beside
+ *   verdicts.jsonl         every judged property
+ */
+export interface BundleMeta {
+  format: 1;
+  mode: Mode;
+  cilium: string;
+  ciliumMinor: string;
+  kubernetes: string | null;
+  kernel: string | null;
+  attachMode: string | null;
+  provider: string;
+  /** `recorded` from a real cluster, or `hand-made` (with how it was made). */
+  origin: string;
+  runId: string;
+  createdAt: string;
+  phases: Record<string, number>;
+}
+
+export function readMeta(dir: string): BundleMeta {
+  const file = join(dir, "bundle.json");
+  if (!existsSync(file)) throw new UserError(`${dir} is not an evidence bundle (no bundle.json)`);
+  let meta: BundleMeta;
+  try {
+    meta = JSON.parse(readFileSync(file, "utf8")) as BundleMeta;
+  } catch {
+    throw new UserError(`${file} is not valid JSON`);
+  }
+  if (!MODES.includes(meta.mode))
+    throw new UserError(`${file}: unknown mode ${JSON.stringify(meta.mode)}; valid: ${MODES.join(", ")}`);
+  return meta;
+}
+
+export function writeMeta(dir: string, meta: BundleMeta): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "bundle.json"), `${JSON.stringify(meta, null, 2)}\n`);
+}
+
+/** Topics with recorded calls in the bundle. */
+export function bundleTopics(dir: string): string[] {
+  const calls = join(dir, "calls");
+  if (!existsSync(calls)) return [];
+  return readdirSync(calls)
+    .filter((f) => f.endsWith(".jsonl"))
+    .map((f) => f.slice(0, -".jsonl".length));
+}
+
+/** Writes records (report as report.txt, the rest as JSON) and their evidence. Datapath parts merge with what is there. */
+export function writeRecords(dir: string, set: RecordSet): void {
+  const rdir = join(dir, "records");
+  mkdirSync(rdir, { recursive: true });
+  for (const [name, ev] of Object.entries(set) as [RecordName, Evidenced<unknown>][]) {
+    if (!ev) continue;
+    let value = ev;
+    if (name === "datapath")
+      value = mergeDatapath([
+        readRecords(dir).datapath,
+        ev as Evidenced<Record<string, unknown>>,
+      ]) as Evidenced<unknown>;
+    const file = RECORD_FILES[name];
+    writeFileSync(
+      join(rdir, file),
+      name === "report"
+        ? formatReport(value.record as ReportRecord)
+        : `${JSON.stringify(value.record, null, 2)}\n`,
+    );
+    writeFileSync(
+      join(rdir, `${file.replace(/\.(json|txt)$/, "")}.evidence.json`),
+      `${JSON.stringify(value.evidence, null, 2)}\n`,
+    );
+  }
+}
+
+export function readRecords(dir: string): RecordSet {
+  const rdir = join(dir, "records");
+  const out: Record<string, Evidenced<unknown>> = {};
+  if (!existsSync(rdir)) return {};
+  for (const [name, file] of Object.entries(RECORD_FILES)) {
+    const path = join(rdir, file);
+    if (!existsSync(path)) continue;
+    const text = readFileSync(path, "utf8");
+    const evPath = join(rdir, `${file.replace(/\.(json|txt)$/, "")}.evidence.json`);
+    const evidence = existsSync(evPath)
+      ? (JSON.parse(readFileSync(evPath, "utf8")) as Record<string, string[]>)
+      : {};
+    out[name] = { record: name === "report" ? parseReport(text) : JSON.parse(text), evidence };
+  }
+  return out as RecordSet;
+}
+
+export function appendVerdicts(dir: string, verdicts: Verdict[]): void {
+  mkdirSync(dir, { recursive: true });
+  appendFileSync(join(dir, "verdicts.jsonl"), verdicts.map((v) => `${JSON.stringify(v)}\n`).join(""));
+}

@@ -1,0 +1,87 @@
+import { bundleTopics, readMeta } from "./bundle.ts";
+import { ReplayExecutor } from "./exec/replay.ts";
+import { noSleep, type RunContext } from "./observe/context.ts";
+import { mergeRecordSets, OBSERVERS, TOPIC_ORDER } from "./observe/topics.ts";
+import { PROPERTIES } from "./properties/declarations.ts";
+import { judge, type Verdict } from "./properties/judge.ts";
+import type { RecordSet } from "./records/types.ts";
+
+export interface CheckResult {
+  bundle: string;
+  mode: string;
+  cilium: string;
+  origin: string;
+  verdicts: Verdict[];
+  records: RecordSet;
+}
+
+/**
+ * Re-judges a bundle offline: replays every recorded topic through the same observers the specs use (so
+ * an altered raw output changes the records), then judges every declared property.
+ */
+export async function checkBundle(dir: string, log: (line: string) => void = () => {}): Promise<CheckResult> {
+  const meta = readMeta(dir);
+  const recorded = new Set(bundleTopics(dir));
+  let records: RecordSet = {};
+  const failedTopics = new Map<string, string>();
+  for (const topic of TOPIC_ORDER) {
+    if (!recorded.has(topic)) continue;
+    const sofar = records;
+    const ctx: RunContext = {
+      exec: new ReplayExecutor(dir, topic),
+      mode: meta.mode,
+      ciliumMinor: meta.ciliumMinor,
+      namespace: "cca-dp",
+      replay: true,
+      log: (l) => log(`${topic}: ${l}`),
+      sleep: noSleep,
+      earlierRecords: () => sofar,
+    };
+    try {
+      records = mergeRecordSets([records, await OBSERVERS[topic](ctx)]);
+    } catch (err) {
+      failedTopics.set(topic, err instanceof Error ? err.message : String(err));
+    }
+  }
+  const verdicts = PROPERTIES.map((p): Verdict => {
+    if (!recorded.has(p.topic)) {
+      return {
+        id: p.id,
+        topic: p.topic,
+        claim: p.claim,
+        source: "",
+        mode: meta.mode,
+        cilium: meta.ciliumMinor,
+        status: "skip",
+        expected: "",
+        observed: "-",
+        evidence: [],
+        message: `${p.id}: skipped: the bundle has no recorded calls for ${p.topic}`,
+      };
+    }
+    const failed = failedTopics.get(p.topic);
+    const v = judge(p, meta.mode, records, meta.ciliumMinor);
+    if (failed && v.status !== "pass")
+      return {
+        ...v,
+        status: "fail",
+        message: `${v.message}\n  (${p.topic} could not be replayed: ${failed})`,
+      };
+    return v;
+  });
+  return { bundle: dir, mode: meta.mode, cilium: meta.cilium, origin: meta.origin, verdicts, records };
+}
+
+export function formatCheck(r: CheckResult): string {
+  const counts = { pass: 0, fail: 0, skip: 0 };
+  for (const v of r.verdicts) counts[v.status]++;
+  const lines = [`${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`];
+  for (const v of r.verdicts)
+    lines.push(
+      `  ${v.status.toUpperCase().padEnd(4)}  ${v.id.padEnd(44)} expected ${v.expected}, observed ${v.observed}`,
+    );
+  const fails = r.verdicts.filter((v) => v.status === "fail");
+  if (fails.length > 0) lines.push("", ...fails.map((v) => v.message), "");
+  lines.push(`${counts.pass} passed, ${counts.fail} failed, ${counts.skip} skipped`);
+  return `${lines.join("\n")}\n`;
+}

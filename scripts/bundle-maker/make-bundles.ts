@@ -1,0 +1,63 @@
+/**
+ * `npm run bundles`: (re)writes the HAND-MADE bundles in suites/bundles/{kpr,kube-proxy} by driving the
+ * real observers against the scripted cluster (scripted-cluster.ts) through the recording executor.
+ * Replace them with recorded bundles from a real run (`results/<run-id>/<mode>`) when one is available.
+ */
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { readRecords, writeMeta, writeRecords } from "../../helpers/bundle.ts";
+import { RecordingExecutor } from "../../helpers/exec/record.ts";
+import { noSleep, type RunContext } from "../../helpers/observe/context.ts";
+import { OBSERVERS, TOPIC_ORDER } from "../../helpers/observe/topics.ts";
+import { MODES, type Mode } from "../../helpers/properties/expectation.ts";
+import { scenario } from "./scenario.ts";
+import { ScriptedCluster } from "./scripted-cluster.ts";
+
+const ROOT = join(import.meta.dirname, "..", "..", "suites", "bundles");
+
+export const HAND_MADE =
+  "hand-made: written by us with scripts/bundle-maker from the output formats documented in ../shared/knowledge/output-formats.md; addresses and names are illustrative, not captured from a cluster";
+
+export async function makeBundle(mode: Mode, dir: string): Promise<void> {
+  rmSync(dir, { recursive: true, force: true });
+  const s = scenario(mode);
+  const cluster = new ScriptedCluster(s);
+  writeMeta(dir, {
+    format: 1,
+    mode,
+    cilium: s.cilium,
+    ciliumMinor: s.ciliumMinor,
+    kubernetes: s.kubernetes,
+    kernel: s.kernel,
+    attachMode: "TCX",
+    provider: "kind (scripted)",
+    origin: HAND_MADE,
+    runId: `hand-made-${mode}`,
+    createdAt: "2026-12-02T09:00:00.000Z",
+    phases: {},
+  });
+  for (const topic of TOPIC_ORDER) {
+    const ctx: RunContext = {
+      exec: new RecordingExecutor(cluster, dir, topic),
+      mode,
+      ciliumMinor: s.ciliumMinor,
+      namespace: "cca-dp",
+      replay: true,
+      log: () => {},
+      sleep: noSleep,
+      earlierRecords: () => readRecords(dir),
+    };
+    writeRecords(dir, await OBSERVERS[topic](ctx));
+  }
+  writeFileSync(
+    join(dir, "README.md"),
+    `# Hand-made bundle (${mode})\n\n${HAND_MADE}.\n\nCilium ${s.cilium}, Kubernetes ${s.kubernetes}, kernel ${s.kernel}, kind 1 control-plane + 2 workers, tunnel/vxlan, TCX.\nRegenerate with \`npm run bundles\`; replay with \`CLUSTER_PROVIDER=replay BUNDLE=suites/bundles/${mode} npm run test:conformance\`.\n`,
+  );
+}
+
+if (process.argv[1] && import.meta.filename === process.argv[1]) {
+  for (const mode of MODES) {
+    await makeBundle(mode, join(ROOT, mode));
+    process.stdout.write(`wrote ${join(ROOT, mode)}\n`);
+  }
+}

@@ -1,0 +1,113 @@
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { bundleTopics, readMeta, readRecords } from "../helpers/bundle.ts";
+import { ClusterExecutor } from "../helpers/exec/cluster.ts";
+import { KubeExecutor } from "../helpers/exec/kube.ts";
+import { RecordingExecutor } from "../helpers/exec/record.ts";
+import { ReplayExecutor } from "../helpers/exec/replay.ts";
+import type { Executor } from "../helpers/exec/types.ts";
+import { noSleep, type RunContext, realSleep } from "../helpers/observe/context.ts";
+import type { Mode } from "../helpers/properties/expectation.ts";
+import type { RecordSet } from "../helpers/records/types.ts";
+import type { RunState } from "./run-state.ts";
+
+export const SUITES_DIR = resolve(import.meta.dirname);
+export const SHIPPED_BUNDLES = [
+  join(SUITES_DIR, "bundles", "kpr"),
+  join(SUITES_DIR, "bundles", "kube-proxy"),
+];
+
+/** One mode to run a topic against: how to get a context, where its evidence goes. */
+export interface ModeTarget {
+  mode: Mode;
+  ciliumMinor: string;
+  /** Shown in test names: `[replay]`, `[kind]`, … */
+  label: string;
+  /** Why this topic cannot run here (a bundle without that topic), or null. */
+  skipReason(topic: string): string | null;
+  context(topic: string): { ctx: RunContext; outDir: string; close: () => Promise<void> };
+}
+
+function logger(label: string, mode: Mode, topic: string) {
+  return (line: string) => process.stdout.write(`[${label}] [${mode}] ${topic}: ${line}\n`);
+}
+
+export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] {
+  return bundles.map((dir) => {
+    const meta = readMeta(dir);
+    const topics = bundleTopics(dir);
+    return {
+      mode: meta.mode,
+      ciliumMinor: meta.ciliumMinor,
+      label: "replay",
+      skipReason: (topic) =>
+        topics.includes(topic) ? null : `bundle ${dir} has no recorded calls for ${topic}`,
+      context: (topic) => {
+        const exec = new ReplayExecutor(dir, topic);
+        const ctx: RunContext = {
+          exec,
+          mode: meta.mode,
+          ciliumMinor: meta.ciliumMinor,
+          namespace: "cca-dp",
+          replay: true,
+          log: logger("replay", meta.mode, topic),
+          sleep: noSleep,
+          earlierRecords: () => readRecords(dir),
+        };
+        return { ctx, outDir: join(outRoot, meta.mode), close: async () => {} };
+      },
+    };
+  });
+}
+
+export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): ModeTarget[] {
+  return state.targets.map((t) => ({
+    mode: t.mode,
+    ciliumMinor: t.ciliumMinor,
+    label: t.provider,
+    skipReason: () => null,
+    context: (topic) => {
+      const pods = new KubeExecutor(t.context, t.kubeconfig);
+      const inner: Executor = new ClusterExecutor(
+        {
+          context: t.context,
+          ...(t.kubeconfig ? { kubeconfig: t.kubeconfig } : {}),
+          nodeShell:
+            t.nodeShell === "docker"
+              ? { kind: "docker", containerOf: (node) => node }
+              : {
+                  kind: "pod",
+                  namespace: t.nodeShellNamespace ?? t.namespace,
+                  podOf: (node) => `node-shell-${node}`,
+                },
+          ...(t.outsideContainer ? { outsideContainer: t.outsideContainer } : {}),
+        },
+        pods,
+      );
+      const exec = new RecordingExecutor(inner, t.bundleDir, topic);
+      const ctx: RunContext = {
+        exec,
+        mode: t.mode,
+        ciliumMinor: t.ciliumMinor,
+        namespace: t.namespace,
+        replay: false,
+        log: logger(t.provider, t.mode, topic),
+        sleep: realSleep,
+        earlierRecords: (): RecordSet => readRecords(t.bundleDir),
+      };
+      return { ctx, outDir: t.bundleDir, close: () => exec.close() };
+    },
+  }));
+}
+
+/** Bundles named by BUNDLE (comma-separated), else the shipped ones. */
+export function bundlesFromEnv(): string[] {
+  const named = process.env.BUNDLE?.split(",")
+    .map((b) => resolve(b.trim()))
+    .filter(Boolean);
+  const list = named && named.length > 0 ? named : SHIPPED_BUNDLES;
+  for (const b of list)
+    if (!existsSync(join(b, "bundle.json")))
+      throw new Error(`BUNDLE ${b} is not an evidence bundle (no bundle.json)`);
+  return list;
+}
