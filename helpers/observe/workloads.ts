@@ -19,7 +19,7 @@ export function renderManifest(name: string, namespace: string, vars: Record<str
   };
   const text = readFileSync(join(MANIFESTS_DIR, name), "utf8")
     .replace(/^(\s*(?:namespace|name)): cca-dp$/gm, `$1: ${namespace}`)
-    .replace(/\$\{(\w+)\}/g, (m, key: string) => {
+    .replace(/\$\{(\w+)\}/g, (_m, key: string) => {
       const v = all[key];
       if (v === undefined) throw new Error(`manifest ${name} needs \${${key}}`);
       return v;

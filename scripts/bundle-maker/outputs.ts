@@ -227,21 +227,21 @@ export function bpfLbList(s: Scenario, list: Svc[], nodeIps: string[]): string {
     const revnat = x.id + 20;
     const flags = x.type === "NodePort" ? "NodePort, non-routable" : "ClusterIP, non-routable";
     rows.push([`${x.ip}:${x.port}/${x.protocol} (0)`, `0.0.0.0:0 (${revnat}) (0) [${flags}] `]);
-    x.backends.forEach((b, i) =>
+    x.backends.forEach((b, i) => {
       rows.push([
         `${x.ip}:${x.port}/${x.protocol} (${i + 1})`,
         `${b.ip}:${b.port}/${x.protocol} (${revnat}) (${i + 1})`,
-      ]),
-    );
+      ]);
+    });
     if (x.type === "NodePort") {
       for (const nip of nodeIps) {
         rows.push([`${nip}:${x.port}/${x.protocol} (0)`, `0.0.0.0:0 (${revnat + 40}) (0) [NodePort] `]);
-        x.backends.forEach((b, i) =>
+        x.backends.forEach((b, i) => {
           rows.push([
             `${nip}:${x.port}/${x.protocol} (${i + 1})`,
             `${b.ip}:${b.port}/${x.protocol} (${revnat + 40}) (${i + 1})`,
-          ]),
-        );
+          ]);
+        });
       }
     }
   }
