@@ -37,7 +37,9 @@ describe("check BUNDLE", () => {
     const dir = tampered("kpr", "iptables", ["iptables-save"], (t) => t.replace("COMMIT", `${line}\nCOMMIT`));
     let out = "";
     const code = await main(["check", dir], {
-      out: (s) => void (out += s),
+      out: (s) => {
+        out += s;
+      },
       err: () => {},
       readStdin: async () => "",
     });
