@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { formatPlan, makeProfile, parseMode, parseProvider } from "../clusters/profile.ts";
 import { checkBundle, formatCheck } from "../helpers/check.ts";
 import { UserError } from "../helpers/errors.ts";
 import { FORMAT_NAMES, FORMATS } from "../helpers/parse/index.ts";
@@ -63,6 +64,20 @@ registerCommand({
       if (r.verdicts.some((v) => v.status === "fail")) failed = true;
     }
     return failed ? 1 : 0;
+  },
+});
+
+registerCommand({
+  name: "plan",
+  summary:
+    "plan --provider kind|k3d|existing|replay --mode kpr|kube-proxy [--cilium X.Y[.Z]]  what a run would do; runs nothing",
+  run: async (argv, io) => {
+    const { flags } = parseArgs(argv);
+    const provider = parseProvider(flags.provider === true ? "" : flags.provider);
+    const mode = parseMode(flags.mode === true ? "" : flags.mode);
+    const cilium = flags.cilium === true ? "" : flags.cilium;
+    io.out(formatPlan(makeProfile({ provider, mode, ...(cilium !== undefined ? { cilium } : {}) })));
+    return 0;
   },
 });
 

@@ -1,0 +1,298 @@
+import { stringify } from "yaml";
+import { UserError } from "../helpers/errors.ts";
+import { MODES, type Mode } from "../helpers/properties/expectation.ts";
+import { CILIUM_CHART, type CiliumVersion, K3D, KIND, resolveCilium } from "./versions.ts";
+
+export const PROVIDERS = ["kind", "k3d", "existing", "replay"] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** A declared profile: provider × mode × Cilium version, and everything a run derives from it. */
+export interface Profile {
+  provider: Provider;
+  mode: Mode;
+  cilium: CiliumVersion;
+  /** Cluster name (kind/k3d), suffixed per mode so both modes can run side by side. */
+  cluster: string;
+  /** kubectl context of the cluster. */
+  context: string;
+  /** Node names as Kubernetes sees them (= container names for kind and k3d). */
+  nodes: string[];
+  helmValues: Record<string, unknown>;
+  kindConfig?: Record<string, unknown>;
+  k3dArgs?: string[];
+}
+
+export function parseProvider(v: string | undefined): Provider {
+  const p = v ?? "kind";
+  if (!PROVIDERS.includes(p as Provider))
+    throw new UserError(`unknown provider ${JSON.stringify(p)}; valid: ${PROVIDERS.join(", ")}`);
+  return p as Provider;
+}
+
+export function parseMode(v: string | undefined): Mode {
+  if (!v || !MODES.includes(v as Mode))
+    throw new UserError(`unknown mode ${JSON.stringify(v ?? "")}; valid: ${MODES.join(", ")}`);
+  return v as Mode;
+}
+
+const SHORT: Record<Mode, string> = { kpr: "kpr", "kube-proxy": "kp" };
+
+export function helmValues(
+  provider: Provider,
+  mode: Mode,
+  cluster: string,
+  preload: boolean,
+): Record<string, unknown> {
+  const apiServer =
+    provider === "k3d"
+      ? { k8sServiceHost: "127.0.0.1", k8sServicePort: 6444 }
+      : provider === "kind"
+        ? { k8sServiceHost: `${cluster}-control-plane`, k8sServicePort: 6443 }
+        : {};
+  return {
+    kubeProxyReplacement: mode === "kpr",
+    ...apiServer,
+    ipam: { mode: "kubernetes" },
+    operator: {
+      replicas: 1,
+      ...(preload ? { image: { useDigest: false, pullPolicy: "IfNotPresent" } } : {}),
+    },
+    routingMode: "tunnel",
+    tunnelProtocol: "vxlan",
+    // KPR=true turns socket LB on by itself; with kube-proxy it stays off (the chart default), as in the notebook.
+    ...(mode === "kube-proxy" ? { socketLB: { enabled: false } } : {}),
+    // Gateway API would force bpf-lb-sock-hostns-only and change Pod ClusterIP handling (clusters.md P8).
+    gatewayAPI: { enabled: false },
+    ...(preload
+      ? { image: { useDigest: false, pullPolicy: "IfNotPresent" }, envoy: { image: { useDigest: false } } }
+      : {}),
+  };
+}
+
+export function kindConfig(mode: Mode, cluster: string): Record<string, unknown> {
+  return {
+    kind: "Cluster",
+    apiVersion: "kind.x-k8s.io/v1alpha4",
+    name: cluster,
+    nodes: [{ role: "control-plane" }, { role: "worker" }, { role: "worker" }],
+    networking: {
+      disableDefaultCNI: true,
+      kubeProxyMode: mode === "kpr" ? "none" : "iptables",
+      podSubnet: "10.244.0.0/16",
+      serviceSubnet: "10.96.0.0/16",
+    },
+  };
+}
+
+export function k3dArgs(mode: Mode, cluster: string): string[] {
+  const server = (arg: string) => ["--k3s-arg", `${arg}@server:*`];
+  return [
+    "cluster",
+    "create",
+    cluster,
+    "--servers",
+    "1",
+    "--agents",
+    "2",
+    "--image",
+    K3D.image,
+    "--no-lb",
+    ...server("--flannel-backend=none"),
+    ...server("--disable-network-policy"),
+    ...server("--disable=traefik"),
+    ...server("--disable=servicelb"),
+    ...(mode === "kpr" ? server("--disable-kube-proxy") : []),
+    "--wait",
+  ];
+}
+
+export interface ProfileOptions {
+  provider: Provider;
+  mode: Mode;
+  cilium?: string;
+  /** Run suffix for cluster names when several runs share a machine. */
+  suffix?: string;
+  preload?: boolean;
+  /** Context to use for `existing`. */
+  existingContext?: string;
+}
+
+export function makeProfile(o: ProfileOptions): Profile {
+  const cilium = resolveCilium(o.cilium);
+  const cluster = `cdc-${SHORT[o.mode]}${o.suffix ? `-${o.suffix}` : ""}`;
+  switch (o.provider) {
+    case "kind":
+      return {
+        provider: "kind",
+        mode: o.mode,
+        cilium,
+        cluster,
+        context: `kind-${cluster}`,
+        nodes: [`${cluster}-control-plane`, `${cluster}-worker`, `${cluster}-worker2`],
+        helmValues: helmValues("kind", o.mode, cluster, o.preload ?? false),
+        kindConfig: kindConfig(o.mode, cluster),
+      };
+    case "k3d":
+      return {
+        provider: "k3d",
+        mode: o.mode,
+        cilium,
+        cluster,
+        context: `k3d-${cluster}`,
+        nodes: [`k3d-${cluster}-server-0`, `k3d-${cluster}-agent-0`, `k3d-${cluster}-agent-1`],
+        helmValues: helmValues("k3d", o.mode, cluster, o.preload ?? false),
+        k3dArgs: k3dArgs(o.mode, cluster),
+      };
+    case "existing":
+    case "replay":
+      return {
+        provider: o.provider,
+        mode: o.mode,
+        cilium,
+        cluster: o.existingContext ?? "(current context)",
+        context: o.existingContext ?? "",
+        nodes: [],
+        helmValues: {},
+      };
+  }
+}
+
+export interface PlannedStep {
+  phase: string;
+  /** argv of the command, or null for a wait the suite performs itself. */
+  argv: string[] | null;
+  /** Files the step writes first (name → content). */
+  files?: Record<string, string>;
+  note?: string;
+}
+
+/** Every command, generated file and wait of a run, in order; `plan` prints it and runs nothing. */
+export function plan(p: Profile): PlannedStep[] {
+  const values = stringify(p.helmValues);
+  const helm = [
+    "helm",
+    "upgrade",
+    "--install",
+    "cilium",
+    CILIUM_CHART,
+    "--version",
+    p.cilium.version,
+    "--namespace",
+    "kube-system",
+    "--kube-context",
+    p.context,
+    "--values",
+    "cilium-values.yaml",
+  ];
+  const gates: PlannedStep[] = [
+    {
+      phase: "readiness",
+      argv: null,
+      note: "poll until DaemonSet cilium is rolled out and Deployment cilium-operator is available (deadline 5 min)",
+    },
+    { phase: "readiness", argv: null, note: "poll until every node is Ready (deadline 5 min)" },
+    {
+      phase: "readiness",
+      argv: null,
+      note: "poll until `cilium-dbg status --brief` prints OK in every agent (deadline 5 min)",
+    },
+    {
+      phase: "readiness",
+      argv: null,
+      note: "poll until every agent's service list has the kube-dns ClusterIP (deadline 2 min)",
+    },
+  ];
+  switch (p.provider) {
+    case "kind":
+      return [
+        {
+          phase: "create cluster",
+          argv: [
+            "kind",
+            "create",
+            "cluster",
+            "--name",
+            p.cluster,
+            "--config",
+            "kind-config.yaml",
+            "--image",
+            KIND.nodeImage,
+          ],
+          files: { "kind-config.yaml": stringify(p.kindConfig) },
+          note: `kind ${KIND.version}; no --wait: nodes stay NotReady until Cilium runs`,
+        },
+        { phase: "install Cilium", argv: helm, files: { "cilium-values.yaml": values } },
+        ...gates,
+        {
+          phase: "teardown",
+          argv: ["kind", "delete", "cluster", "--name", p.cluster],
+          note: "skipped with KEEP_CLUSTER=1 (the next run reuses the cluster by name)",
+        },
+      ];
+    case "k3d":
+      return [
+        {
+          phase: "create cluster",
+          argv: ["k3d", ...(p.k3dArgs ?? [])],
+          note: `k3d ${K3D.version} (≥ 5.6.1 makes / rshared for Cilium); --wait waits for k3s, not for node Ready`,
+        },
+        { phase: "install Cilium", argv: helm, files: { "cilium-values.yaml": values } },
+        ...gates,
+        {
+          phase: "teardown",
+          argv: ["k3d", "cluster", "delete", p.cluster],
+          note: "skipped with KEEP_CLUSTER=1",
+        },
+      ];
+    case "existing":
+      return [
+        {
+          phase: "check cluster",
+          argv: [
+            "kubectl",
+            "--context",
+            p.context || "(current)",
+            "-n",
+            "kube-system",
+            "get",
+            "ds",
+            "cilium",
+          ],
+          note: "never creates or deletes the cluster; needs CONFORMANCE_EXISTING_OK=1",
+        },
+        {
+          phase: "lock",
+          argv: null,
+          note: "take Lease default/cilium-datapath-conformance (fails if another run holds it)",
+        },
+        {
+          phase: "node access",
+          argv: null,
+          note: "one privileged hostNetwork/hostPID node-shell Pod per node (nsenter) in the run namespace",
+        },
+        ...gates.slice(2),
+        {
+          phase: "teardown",
+          argv: null,
+          note: "delete the run namespace (label app.kubernetes.io/part-of=cilium-datapath-conformance) and release the Lease",
+        },
+      ];
+    case "replay":
+      return [
+        { phase: "replay", argv: null, note: "serve BUNDLE back through the replay executor; no cluster" },
+      ];
+  }
+}
+
+export function formatPlan(p: Profile): string {
+  const out = [
+    `# ${p.provider} × ${p.mode} × Cilium ${p.cilium.version} (cluster ${p.cluster}, context ${p.context || "current"})`,
+  ];
+  for (const step of plan(p)) {
+    out.push("", `## ${step.phase}`);
+    for (const [name, content] of Object.entries(step.files ?? {})) out.push(`# ${name}`, content.trimEnd());
+    if (step.argv) out.push(`$ ${step.argv.map((a) => (/[\s"'*@]/.test(a) ? `'${a}'` : a)).join(" ")}`);
+    if (step.note) out.push(`# ${step.note}`);
+  }
+  return `${out.join("\n")}\n`;
+}

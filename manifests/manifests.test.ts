@@ -1,0 +1,65 @@
+/** The manifests the specs apply, rendered as a run renders them and validated against the Kubernetes API schemas. */
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { renderManifest } from "../helpers/observe/workloads.ts";
+import { IMAGES } from "./images.ts";
+
+const FILES: [string, Record<string, string>][] = [
+  ["web.yaml", {}],
+  ["web-np.yaml", {}],
+  ["ghost.yaml", {}],
+  ["holder.yaml", { WEB_CLUSTER_IP: "10.96.112.41" }],
+  ["capture.yaml", { NODE: "cdc-kpr-worker" }],
+];
+
+async function validate(doc: Record<string, unknown>): Promise<void> {
+  const kind = String(doc.kind);
+  const mod =
+    kind === "Deployment" ? await import("kubernetes-models/apps/v1") : await import("kubernetes-models/v1");
+  const Model = (mod as unknown as Record<string, new (d: unknown) => { validate(): void }>)[kind];
+  if (!Model) throw new Error(`no schema for kind ${kind}`);
+  new Model(doc).validate();
+}
+
+describe("manifests", () => {
+  for (const [file, vars] of FILES) {
+    it(`${file} renders and validates against the Kubernetes schemas`, async () => {
+      const docs = parseAllDocuments(renderManifest(file, "cca-dp-r1234", vars)).map(
+        (d) => d.toJSON() as Record<string, unknown>,
+      );
+      expect(docs.length).toBeGreaterThan(0);
+      for (const doc of docs) {
+        await validate(doc);
+        const meta = doc.metadata as { name: string; namespace?: string };
+        if (doc.kind !== "Namespace") expect(meta.namespace, `${file} ${meta.name}`).toBe("cca-dp-r1234");
+      }
+    });
+  }
+
+  it("a bad manifest is caught by the validation", async () => {
+    await expect(
+      validate({
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "x" },
+        spec: { ports: [{ port: "eighty" }] },
+      }),
+    ).rejects.toThrow(/port/);
+  });
+
+  it("images are pinned: a digest or an exact version tag, never latest", () => {
+    expect(IMAGES.curl).toMatch(/@sha256:[0-9a-f]{64}$/);
+    for (const image of Object.values(IMAGES))
+      expect(image).toMatch(/:(v?\d+(\.\d+)+[\w.-]*)(@sha256:[0-9a-f]{64})?$/);
+  });
+
+  it("the web Service matches the lab: port 80 → 8080, NodePort 30780", () => {
+    const web = parseAllDocuments(renderManifest("web.yaml", "cca-dp")).map((d) => d.toJSON());
+    expect(web.find((d) => d.kind === "Service").spec.ports[0]).toMatchObject({ port: 80, targetPort: 8080 });
+    const np = parseAllDocuments(renderManifest("web-np.yaml", "cca-dp"))[0]?.toJSON();
+    expect(np.spec).toMatchObject({
+      type: "NodePort",
+      ports: [{ port: 80, targetPort: 8080, nodePort: 30780 }],
+    });
+  });
+});
