@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { FileNameSequencer } from "./suites/sequencer.ts";
 
 /**
  * Four projects, one per layer:
@@ -50,6 +51,7 @@ export default defineConfig({
           testTimeout: 15 * 60_000,
           hookTimeout: 30 * 60_000,
           globalSetup: ["suites/global-setup.ts"],
+          sequence: { sequencer: FileNameSequencer },
         },
       },
     ],

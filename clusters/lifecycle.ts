@@ -1,0 +1,405 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { writeMeta } from "../helpers/bundle.ts";
+import { UserError } from "../helpers/errors.ts";
+import { ClusterExecutor } from "../helpers/exec/cluster.ts";
+import { KubeExecutor } from "../helpers/exec/kube.ts";
+import { LocalExecutor } from "../helpers/exec/local.ts";
+import { type Executor, mustRun } from "../helpers/exec/types.ts";
+import { realSleep } from "../helpers/observe/context.ts";
+import { parseStatus } from "../helpers/parse/status.ts";
+import { pollUntil } from "../helpers/poll.ts";
+import type { Mode } from "../helpers/properties/expectation.ts";
+import { IMAGES } from "../manifests/images.ts";
+import type { ClusterTarget } from "../suites/run-state.ts";
+import { checkBinaries, dockerReachable } from "./prereq.ts";
+import { makeProfile, type Profile, type Provider } from "./profile.ts";
+import { agentsOk, ciliumRolledOut, type GateContext, kubeDnsProgrammed, nodesReady } from "./readiness.ts";
+import { CILIUM_CHART, KIND } from "./versions.ts";
+
+export interface ProvisionOptions {
+  provider: Provider;
+  modes: Mode[];
+  cilium?: string;
+  runId: string;
+  resultsDir: string;
+  keep: boolean;
+  preload: boolean;
+  log(line: string): void;
+  /** existing only: the kubectl context (default: current). */
+  context?: string;
+}
+
+export interface Provisioned {
+  targets: ClusterTarget[];
+  teardown(): Promise<void>;
+}
+
+const local = new LocalExecutor();
+
+async function timed<T>(
+  phases: Record<string, number>,
+  name: string,
+  log: (l: string) => void,
+  fn: () => Promise<T>,
+): Promise<T> {
+  log(`${name}…`);
+  const t0 = performance.now();
+  try {
+    return await fn();
+  } finally {
+    const s = (performance.now() - t0) / 1000;
+    phases[name] = Math.round(s * 10) / 10;
+    log(`${name}: ${s.toFixed(1)} s`);
+  }
+}
+
+async function sh(argv: string[], timeoutMs = 600_000): Promise<string> {
+  return (await mustRun(local, { target: { kind: "local" }, argv, timeoutMs })).stdout;
+}
+
+function gateContext(p: Profile, log: (l: string) => void): GateContext & { exec: Executor } {
+  const exec = new ClusterExecutor(
+    { context: p.context, nodeShell: { kind: "docker", containerOf: (n) => n } },
+    new KubeExecutor(p.context || undefined),
+  );
+  return { exec, log, sleep: realSleep };
+}
+
+async function clusterExists(p: Profile): Promise<boolean> {
+  if (p.provider === "kind") return (await sh(["kind", "get", "clusters"])).split("\n").includes(p.cluster);
+  const list = JSON.parse(await sh(["k3d", "cluster", "list", "-o", "json"])) as { name: string }[];
+  return list.some((c) => c.name === p.cluster);
+}
+
+async function createCluster(p: Profile, dir: string, log: (l: string) => void): Promise<void> {
+  if (await clusterExists(p)) {
+    log(`reusing the existing cluster ${p.cluster} (kept by an earlier run with KEEP_CLUSTER=1)`);
+    return;
+  }
+  if (p.provider === "kind") {
+    const cfg = join(dir, "kind-config.yaml");
+    writeFileSync(cfg, stringify(p.kindConfig));
+    await sh(["kind", "create", "cluster", "--name", p.cluster, "--config", cfg, "--image", KIND.nodeImage]);
+  } else {
+    await sh(["k3d", ...(p.k3dArgs ?? [])]);
+  }
+}
+
+async function installCilium(p: Profile, dir: string): Promise<void> {
+  const values = join(dir, "cilium-values.yaml");
+  writeFileSync(values, stringify(p.helmValues));
+  await sh([
+    "helm",
+    "upgrade",
+    "--install",
+    "cilium",
+    CILIUM_CHART,
+    "--version",
+    p.cilium.version,
+    "--namespace",
+    "kube-system",
+    "--kube-context",
+    p.context,
+    "--values",
+    values,
+  ]);
+}
+
+/** A curl container on the cluster's docker network: the NodePort client outside the nodes. */
+async function outsideClient(
+  p: Profile,
+  log: (l: string) => void,
+): Promise<{ name: string; stop: () => Promise<void> } | null> {
+  try {
+    const { GenericContainer } = await import("testcontainers");
+    const network = p.provider === "kind" ? "kind" : `k3d-${p.cluster}`;
+    const c = await new GenericContainer(IMAGES.curl)
+      .withNetworkMode(network)
+      .withEntrypoint(["sleep"])
+      .withCommand(["3600"])
+      .start();
+    return { name: c.getName().replace(/^\//, ""), stop: async () => void (await c.stop()) };
+  } catch (err) {
+    log(
+      `could not start a client outside the nodes: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`,
+    );
+    return null;
+  }
+}
+
+async function clusterVersions(g: GateContext & { exec: Executor }, nodes: string[]) {
+  const nodeList = JSON.parse(
+    (await mustRun(g.exec, { target: { kind: "kubectl" }, argv: ["get", "nodes", "-o", "json"] })).stdout,
+  ) as {
+    items: { status: { nodeInfo: { kernelVersion: string; kubeletVersion: string } } }[];
+  };
+  const info = nodeList.items[0]?.status.nodeInfo;
+  const status = parseStatus(
+    (
+      await mustRun(g.exec, {
+        target: { kind: "agent", node: nodes[0] as string },
+        argv: ["cilium-dbg", "status"],
+      })
+    ).stdout,
+  );
+  return {
+    kernel: info?.kernelVersion ?? null,
+    kubernetes: info?.kubeletVersion ?? null,
+    cilium: status.ciliumVersion,
+    kpr: status.kubeProxyReplacement,
+    attachMode: status.attachMode,
+  };
+}
+
+/** kind / k3d: create (or reuse) one cluster per mode, install Cilium, wait for the readiness gates. */
+async function provisionLocal(o: ProvisionOptions): Promise<Provisioned> {
+  checkBinaries(o.provider);
+  const docker = await dockerReachable(local);
+  if (!docker.ok) throw new UserError(`CLUSTER_PROVIDER=${o.provider}: ${docker.why}`);
+  const targets: ClusterTarget[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+  const profiles: Profile[] = [];
+  try {
+    for (const mode of o.modes) {
+      const p = makeProfile({
+        provider: o.provider,
+        mode,
+        ...(o.cilium ? { cilium: o.cilium } : {}),
+        preload: o.preload,
+      });
+      profiles.push(p);
+      const dir = join(o.resultsDir, o.runId, mode);
+      mkdirSync(dir, { recursive: true });
+      const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);
+      const phases: Record<string, number> = {};
+      await timed(phases, "create cluster", log, () => createCluster(p, dir, log));
+      await timed(phases, "install Cilium", log, () => installCilium(p, dir));
+      const g = gateContext(p, log);
+      const nodes = await timed(phases, "Cilium ready", log, async () => {
+        await ciliumRolledOut(g);
+        const ns = await nodesReady(g);
+        await agentsOk(g, ns);
+        await kubeDnsProgrammed(g, ns);
+        return ns;
+      });
+      const v = await clusterVersions(g, nodes);
+      const expected = mode === "kpr" ? "True" : "False";
+      if (v.kpr !== expected)
+        log(`warning: the agent reports KubeProxyReplacement ${v.kpr}, the profile asked for ${expected}`);
+      const outside = await outsideClient(p, log);
+      if (outside) cleanups.push(outside.stop);
+      writeMeta(dir, {
+        format: 1,
+        mode,
+        cilium: v.cilium ?? p.cilium.version,
+        ciliumMinor: p.cilium.minor,
+        kubernetes: v.kubernetes,
+        kernel: v.kernel,
+        attachMode: v.attachMode,
+        provider: o.provider,
+        origin: "recorded",
+        runId: o.runId,
+        createdAt: new Date().toISOString(),
+        phases,
+      });
+      targets.push({
+        mode,
+        ciliumMinor: p.cilium.minor,
+        provider: o.provider,
+        context: p.context,
+        namespace: "cca-dp",
+        nodeShell: "docker",
+        ...(outside ? { outsideContainer: outside.name } : {}),
+        bundleDir: dir,
+      });
+    }
+  } catch (err) {
+    await teardownLocal(o, profiles, cleanups);
+    throw err;
+  }
+  return { targets, teardown: () => teardownLocal(o, profiles, cleanups) };
+}
+
+async function teardownLocal(
+  o: ProvisionOptions,
+  profiles: Profile[],
+  cleanups: (() => Promise<void>)[],
+): Promise<void> {
+  for (const c of cleanups) await c().catch(() => {});
+  if (o.keep) {
+    o.log(
+      `KEEP_CLUSTER=1: keeping ${profiles.map((p) => p.cluster).join(", ")} (the next run reuses them by name)`,
+    );
+    return;
+  }
+  for (const p of profiles) {
+    o.log(`deleting cluster ${p.cluster}`);
+    const argv =
+      p.provider === "kind"
+        ? ["kind", "delete", "cluster", "--name", p.cluster]
+        : ["k3d", "cluster", "delete", p.cluster];
+    const r = await local.run({ target: { kind: "local" }, argv, timeoutMs: 300_000 });
+    if (r.exitCode !== 0) o.log(`could not delete ${p.cluster}: ${r.stderr.trim().split("\n").pop()}`);
+  }
+}
+
+const LEASE = "cilium-datapath-conformance";
+
+/** existing: the current (or given) context, never created or deleted; only the run's namespace and Lease are. */
+async function provisionExisting(o: ProvisionOptions): Promise<Provisioned> {
+  checkBinaries("existing");
+  if (process.env.CONFORMANCE_EXISTING_OK !== "1") {
+    throw new UserError(
+      "CLUSTER_PROVIDER=existing runs workloads and privileged node shells in your current cluster; set CONFORMANCE_EXISTING_OK=1 to allow it",
+    );
+  }
+  const context = o.context ?? (await sh(["kubectl", "config", "current-context"])).trim();
+  const ns = `cca-dp-${o.runId}`;
+  const kubectl = (argv: string[], stdin?: string) =>
+    mustRun(local, {
+      target: { kind: "local" },
+      argv: ["kubectl", "--context", context, ...argv],
+      ...(stdin !== undefined ? { stdin } : {}),
+    });
+  const lease = await local.run({
+    target: { kind: "local" },
+    argv: ["kubectl", "--context", context, "-n", "default", "get", "lease", LEASE, "-o", "json"],
+  });
+  if (lease.exitCode === 0) {
+    const spec =
+      (
+        JSON.parse(lease.stdout) as {
+          spec?: { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number };
+        }
+      ).spec ?? {};
+    const until = Date.parse(spec.renewTime ?? "") + (spec.leaseDurationSeconds ?? 0) * 1000;
+    if (until > Date.now())
+      throw new UserError(
+        `another run (${spec.holderIdentity}) holds Lease default/${LEASE} on ${context} until ${new Date(until).toISOString()}`,
+      );
+  }
+  const now = new Date().toISOString().replace(/\.\d+Z$/, ".000000Z");
+  await kubectl(
+    ["apply", "-f", "-"],
+    JSON.stringify({
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: LEASE, namespace: "default" },
+      spec: { holderIdentity: o.runId, leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
+    }),
+  );
+  await kubectl(["create", "namespace", ns]);
+  await kubectl([
+    "label",
+    "namespace",
+    ns,
+    "app.kubernetes.io/part-of=cilium-datapath-conformance",
+    `cilium-datapath-conformance/run=${o.runId}`,
+  ]);
+  const teardown = async () => {
+    o.log(`deleting namespace ${ns} and releasing the Lease (the cluster itself is left as it was)`);
+    await local.run({
+      target: { kind: "local" },
+      argv: ["kubectl", "--context", context, "delete", "namespace", ns, "--wait=false"],
+    });
+    await local.run({
+      target: { kind: "local" },
+      argv: ["kubectl", "--context", context, "-n", "default", "delete", "lease", LEASE],
+    });
+  };
+  try {
+    const nodes = (
+      JSON.parse((await kubectl(["get", "nodes", "-o", "json"])).stdout) as {
+        items: { metadata: { name: string } }[];
+      }
+    ).items.map((n) => n.metadata.name);
+    for (const node of nodes) {
+      const pod = {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: `node-shell-${node}`, namespace: ns },
+        spec: {
+          nodeName: node,
+          hostNetwork: true,
+          hostPID: true,
+          tolerations: [{ operator: "Exists" }],
+          containers: [
+            {
+              name: "shell",
+              image: IMAGES.netshoot,
+              command: ["sleep", "86400"],
+              securityContext: { privileged: true },
+            },
+          ],
+        },
+      };
+      await kubectl(["apply", "-f", "-"], JSON.stringify(pod));
+    }
+    await pollUntil({
+      what: `${nodes.length} node-shell Pods Running in ${ns}`,
+      deadlineMs: 180_000,
+      intervalMs: 2000,
+      probe: async () =>
+        (
+          JSON.parse((await kubectl(["-n", ns, "get", "pods", "-o", "json"])).stdout) as {
+            items: { status: { phase?: string } }[];
+          }
+        ).items.filter((x) => x.status.phase === "Running").length,
+      done: (n) => n === nodes.length,
+      show: (n) => `${n}/${nodes.length} Running`,
+      sleep: realSleep,
+      progress: o.log,
+    });
+    const p = makeProfile({ provider: "existing", mode: "kpr", existingContext: context });
+    const g = gateContext(p, o.log);
+    await agentsOk(g, nodes);
+    const v = await clusterVersions(g, nodes);
+    const mode: Mode = v.kpr === "True" ? "kpr" : "kube-proxy";
+    if (o.modes.length === 1 && o.modes[0] !== mode)
+      throw new UserError(
+        `CONFORMANCE_MODE=${o.modes[0]} but the cluster's agents report KubeProxyReplacement ${v.kpr} (mode ${mode})`,
+      );
+    const minor = /^(\d+\.\d+)/.exec(v.cilium ?? "")?.[1] ?? "";
+    const dir = join(o.resultsDir, o.runId, mode);
+    writeMeta(dir, {
+      format: 1,
+      mode,
+      cilium: v.cilium ?? "",
+      ciliumMinor: minor,
+      kubernetes: v.kubernetes,
+      kernel: v.kernel,
+      attachMode: v.attachMode,
+      provider: "existing",
+      origin: "recorded",
+      runId: o.runId,
+      createdAt: new Date().toISOString(),
+      phases: {},
+    });
+    return {
+      targets: [
+        {
+          mode,
+          ciliumMinor: minor,
+          provider: "existing",
+          context,
+          namespace: ns,
+          nodeShell: "pod",
+          nodeShellNamespace: ns,
+          bundleDir: dir,
+        },
+      ],
+      teardown,
+    };
+  } catch (err) {
+    await teardown();
+    throw err;
+  }
+}
+
+export async function provision(o: ProvisionOptions): Promise<Provisioned> {
+  if (o.provider === "existing") return provisionExisting(o);
+  if (o.provider === "kind" || o.provider === "k3d") return provisionLocal(o);
+  throw new UserError(`provider ${o.provider} does not provision clusters`);
+}

@@ -1,0 +1,133 @@
+import type { Executor } from "../helpers/exec/types.ts";
+import { mustRun } from "../helpers/exec/types.ts";
+import { parseServiceListJson } from "../helpers/parse/service-list-json.ts";
+import { pollUntil } from "../helpers/poll.ts";
+
+export interface GateContext {
+  exec: Executor;
+  log(line: string): void;
+  sleep(ms: number): Promise<void>;
+}
+
+type Json = Record<string, unknown>;
+const o = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
+
+async function json(g: GateContext, argv: string[]): Promise<Json> {
+  return o(
+    JSON.parse(
+      (await mustRun(g.exec, { target: { kind: "kubectl" }, argv: [...argv, "-o", "json"] })).stdout,
+    ),
+  );
+}
+
+export const GATE_DEADLINES = {
+  rollout: 300_000,
+  nodesReady: 300_000,
+  agentsOk: 300_000,
+  kubeDns: 120_000,
+} as const;
+
+/** DaemonSet cilium rolled out and Deployment cilium-operator available. */
+export async function ciliumRolledOut(g: GateContext): Promise<void> {
+  await pollUntil({
+    what: "DaemonSet kube-system/cilium rolled out and Deployment cilium-operator available",
+    deadlineMs: GATE_DEADLINES.rollout,
+    intervalMs: 3000,
+    probe: async () => {
+      const ds = o((await json(g, ["-n", "kube-system", "get", "daemonset", "cilium"])).status);
+      const op = o((await json(g, ["-n", "kube-system", "get", "deployment", "cilium-operator"])).status);
+      return {
+        desired: Number(ds.desiredNumberScheduled ?? -1),
+        ready: Number(ds.numberReady ?? 0),
+        updated: Number(ds.updatedNumberScheduled ?? 0),
+        operator: Number(op.availableReplicas ?? 0),
+      };
+    },
+    done: (s) => s.desired > 0 && s.ready === s.desired && s.updated === s.desired && s.operator >= 1,
+    show: (s) =>
+      `cilium ${s.ready}/${s.desired} ready (${s.updated} updated), operator available ${s.operator}`,
+    sleep: g.sleep,
+    progress: g.log,
+  });
+}
+
+export async function nodesReady(g: GateContext): Promise<string[]> {
+  const { value } = await pollUntil({
+    what: "every node Ready (they stay NotReady until the CNI runs)",
+    deadlineMs: GATE_DEADLINES.nodesReady,
+    intervalMs: 3000,
+    probe: async () =>
+      ((await json(g, ["get", "nodes"])).items as Json[]).map((n) => ({
+        name: String(o(n.metadata).name),
+        ready: ((o(n.status).conditions ?? []) as Json[]).some(
+          (c) => c.type === "Ready" && c.status === "True",
+        ),
+      })),
+    done: (ns) => ns.length > 0 && ns.every((n) => n.ready),
+    show: (ns) => ns.map((n) => `${n.name}=${n.ready ? "Ready" : "NotReady"}`).join(", "),
+    sleep: g.sleep,
+    progress: g.log,
+  });
+  return value.map((n) => n.name);
+}
+
+/** `cilium-dbg status --brief` prints OK in every agent. */
+export async function agentsOk(g: GateContext, nodes: string[]): Promise<void> {
+  await pollUntil({
+    what: `cilium-dbg status --brief OK on ${nodes.length} agents`,
+    deadlineMs: GATE_DEADLINES.agentsOk,
+    intervalMs: 3000,
+    probe: async () =>
+      Promise.all(
+        nodes.map(async (node) => {
+          const r = await g.exec.run({
+            target: { kind: "agent", node },
+            argv: ["cilium-dbg", "status", "--brief"],
+          });
+          return {
+            node,
+            ok: r.exitCode === 0 && r.stdout.trim() === "OK",
+            said: (r.stdout || r.stderr).trim().split("\n")[0] ?? "",
+          };
+        }),
+      ),
+    done: (rs) => rs.every((r) => r.ok),
+    show: (rs) => rs.map((r) => `${r.node}: ${r.said}`).join("; "),
+    sleep: g.sleep,
+    progress: g.log,
+  });
+}
+
+/** Every agent's service list holds the kube-dns ClusterIP (the LB map is programmed). */
+export async function kubeDnsProgrammed(g: GateContext, nodes: string[]): Promise<void> {
+  const svc = await json(g, ["-n", "kube-system", "get", "service", "kube-dns"]);
+  const ip = String(o(svc.spec).clusterIP ?? "");
+  await pollUntil({
+    what: `kube-dns ${ip}:53 in every agent's service list`,
+    deadlineMs: GATE_DEADLINES.kubeDns,
+    intervalMs: 2000,
+    probe: async () =>
+      Promise.all(
+        nodes.map(async (node) => {
+          const r = await mustRun(g.exec, {
+            target: { kind: "agent", node },
+            argv: ["cilium-dbg", "service", "list", "-o", "json"],
+          });
+          return {
+            node,
+            has: parseServiceListJson(r.stdout).services.some(
+              (s) => s.frontend === `${ip}:53` && s.backends.length > 0,
+            ),
+          };
+        }),
+      ),
+    done: (rs) => rs.every((r) => r.has),
+    show: (rs) =>
+      rs
+        .filter((r) => !r.has)
+        .map((r) => `${r.node} lacks it`)
+        .join(", ") || "all have it",
+    sleep: g.sleep,
+    progress: g.log,
+  });
+}

@@ -1,0 +1,85 @@
+/**
+ * Global setup of the `conformance` project: decides what the specs run against and provides it.
+ * - CLUSTER_PROVIDER unset: kind when a Docker daemon answers, otherwise every spec is skipped with the reason;
+ * - CLUSTER_PROVIDER=kind|k3d|existing: prerequisites are checked first and a missing one fails in seconds;
+ * - CLUSTER_PROVIDER=replay: BUNDLE (or the shipped bundles) are served back.
+ * Teardown always runs (also on Ctrl-C); KEEP_CLUSTER=1 keeps kind/k3d clusters for the next run.
+ */
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { type Provisioned, provision } from "../clusters/lifecycle.ts";
+import { dockerReachable } from "../clusters/prereq.ts";
+import { parseMode, parseProvider } from "../clusters/profile.ts";
+import { UserError } from "../helpers/errors.ts";
+import { LocalExecutor } from "../helpers/exec/local.ts";
+import { MODES, type Mode } from "../helpers/properties/expectation.ts";
+import { bundlesFromEnv } from "./environment.ts";
+import type { RunState } from "./run-state.ts";
+
+const RESULTS = join(import.meta.dirname, "..", "results");
+const log = (line: string) => process.stdout.write(`[conformance] ${line}\n`);
+
+async function decide(): Promise<{ state: RunState; provisioned?: Provisioned }> {
+  const env = process.env;
+  if (env.CLUSTER_PROVIDER === "replay")
+    return {
+      state: { kind: "replay", bundles: bundlesFromEnv(), outDir: join(RESULTS, `replay-${Date.now()}`) },
+    };
+  let provider = env.CLUSTER_PROVIDER ? parseProvider(env.CLUSTER_PROVIDER) : null;
+  if (!provider) {
+    const docker = await dockerReachable(new LocalExecutor(), 5000);
+    if (!docker.ok) {
+      return {
+        state: {
+          kind: "skip",
+          reason: `no cluster: CLUSTER_PROVIDER is unset and ${docker.why}; set CLUSTER_PROVIDER=kind|k3d|existing, or replay a bundle with CLUSTER_PROVIDER=replay`,
+        },
+      };
+    }
+    provider = "kind";
+    log(`CLUSTER_PROVIDER unset and ${docker.why} answers: using kind`);
+  }
+  const modes: Mode[] = env.CONFORMANCE_MODE ? [parseMode(env.CONFORMANCE_MODE)] : [...MODES];
+  const runId = env.RUN_ID ?? new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "").toLowerCase();
+  const provisioned = await provision({
+    provider,
+    modes,
+    ...(env.CILIUM_VERSION ? { cilium: env.CILIUM_VERSION } : {}),
+    runId,
+    resultsDir: RESULTS,
+    keep: env.KEEP_CLUSTER === "1",
+    preload: env.PRELOAD_IMAGES === "1",
+    log,
+  });
+  return { state: { kind: "cluster", runId, targets: provisioned.targets }, provisioned };
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  let provisioned: Provisioned | undefined;
+  let done = false;
+  const teardown = async () => {
+    if (done) return;
+    done = true;
+    await provisioned?.teardown();
+  };
+  const onSignal = (sig: NodeJS.Signals) => {
+    log(`${sig}: tearing down before exit`);
+    void teardown().finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    const decided = await decide();
+    provisioned = decided.provisioned;
+    if (decided.state.kind === "skip") log(`every conformance spec is skipped: ${decided.state.reason}`);
+    project.provide("runState", decided.state);
+  } catch (err) {
+    await teardown();
+    if (err instanceof UserError) {
+      // one line, no stack: what is missing or wrong
+      throw new Error(err.message);
+    }
+    throw err;
+  }
+  return teardown;
+}
