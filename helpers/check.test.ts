@@ -56,6 +56,7 @@ describe("check BUNDLE", () => {
       [
         "curl",
         "-sS",
+        "-v",
         "-o",
         "/dev/null",
         "--max-time",

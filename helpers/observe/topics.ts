@@ -108,7 +108,7 @@ async function curlFrom(
 ) {
   const r = await ctx.exec.run({
     target,
-    argv: ["curl", "-sS", "-o", "/dev/null", "--max-time", "5", "-w", CURL_WRITE_OUT, url],
+    argv: ["curl", "-sS", "-v", "-o", "/dev/null", "--max-time", "5", "-w", CURL_WRITE_OUT, url],
   });
   return parseCurl({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr });
 }
@@ -343,7 +343,10 @@ async function observeGhost(ctx: RunContext): Promise<RecordSet> {
   const lb = await lbList(ctx, probe.node);
   return {
     ghost: buildGhostRecord({ clusterIp: cip, port: WEB_PORT, services, curl, config }),
-    datapath: buildGhostFacts({ iptables: ipt, lb, clusterIp: cip, namespace: ctx.namespace }),
+    datapath: mergeDatapath([
+      buildGhostFacts({ iptables: ipt, lb, clusterIp: cip, namespace: ctx.namespace }),
+      { record: { ghost_errno: curl.errno }, evidence: { ghost_errno: curl.error ? [curl.error] : [] } },
+    ]),
   };
 }
 

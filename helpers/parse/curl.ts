@@ -1,6 +1,6 @@
 import { UserError } from "../errors.ts";
 
-export type CurlClass = "REFUSED" | "TIMEOUT" | "UNREACHABLE" | "DNS" | "HTTP" | "OTHER";
+export type CurlClass = "REFUSED" | "TIMEOUT" | "UNREACHABLE" | "CONNECT_FAILED" | "DNS" | "HTTP" | "OTHER";
 
 export interface CurlResult {
   exitCode: number;
@@ -13,6 +13,8 @@ export interface CurlResult {
   timeTotal: number | null;
   /** The `curl: (N) …` line, when there is one. */
   error: string | null;
+  /** The connect() errno curl -v reported (`* connect to … failed: Connection refused`), when it did. */
+  errno: "ECONNREFUSED" | "EHOSTUNREACH" | "ENETUNREACH" | null;
 }
 
 export interface CurlInput {
@@ -22,12 +24,17 @@ export interface CurlInput {
   stderr: string;
 }
 
-const UNREACHABLE = /No route to host|Network is unreachable|Host is unreachable/i;
+const ERRNO: [RegExp, CurlResult["errno"]][] = [
+  [/failed: Connection refused/i, "ECONNREFUSED"],
+  [/failed: No route to host|failed: Host is unreachable/i, "EHOSTUNREACH"],
+  [/failed: Network is unreachable/i, "ENETUNREACH"],
+];
 
 /**
- * Classifies a curl run made with `-w 'http_code=%{http_code} time_total=%{time_total}'` (bare
- * `%{http_code} %{time_total}` is accepted too). Exit 7 is REFUSED unless curl said the host or
- * network was unreachable; 28 is TIMEOUT; 6 is DNS.
+ * Classifies a curl run made with `-v -w 'http_code=%{http_code} time_total=%{time_total}'` (bare
+ * `%{http_code} %{time_total}` is accepted too). Exit 7 is REFUSED or UNREACHABLE by the errno that
+ * `-v` printed (curl's own message says "Couldn't connect to server" for both), CONNECT_FAILED when
+ * there is no errno line; 28 is TIMEOUT; 6 is DNS.
  */
 export function parseCurl(input: CurlInput): CurlResult {
   const text = `${input.stdout}\n${input.stderr}`;
@@ -61,9 +68,11 @@ export function parseCurl(input: CurlInput): CurlResult {
     else throw new UserError("curl: no exit status, no `curl: (N)` line and no HTTP code in the output");
   }
   if (httpCode === 0) httpCode = null;
+  const errno = ERRNO.find(([re]) => re.test(text))?.[1] ?? null;
   let cls: CurlClass;
   if (exitCode === 0 || (exitCode === 22 && httpCode !== null)) cls = "HTTP";
-  else if (exitCode === 7) cls = UNREACHABLE.test(text) ? "UNREACHABLE" : "REFUSED";
+  else if (exitCode === 7)
+    cls = errno === "ECONNREFUSED" ? "REFUSED" : errno ? "UNREACHABLE" : "CONNECT_FAILED";
   else if (exitCode === 28) cls = "TIMEOUT";
   else if (exitCode === 6) cls = "DNS";
   else cls = "OTHER";
@@ -76,6 +85,7 @@ export function parseCurl(input: CurlInput): CurlResult {
     httpCode,
     timeTotal,
     error: errLine ? (errLine[0] as string).trim() : null,
+    errno,
   };
 }
 

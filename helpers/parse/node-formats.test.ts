@@ -234,28 +234,42 @@ describe("endpointslice-json", () => {
 });
 
 describe("curl classes", () => {
-  it("HTTP, REFUSED, TIMEOUT, UNREACHABLE", () => {
+  it("HTTP, REFUSED, TIMEOUT, UNREACHABLE, CONNECT_FAILED (curl 7.88 -v layouts)", () => {
     expect(parseCurl({ exitCode: 0, stdout: "http_code=200 time_total=0.003547", stderr: "" })).toMatchObject(
-      { class: "HTTP", verdict: "HTTP 200", timeTotal: 0.003547 },
+      {
+        class: "HTTP",
+        verdict: "HTTP 200",
+        timeTotal: 0.003547,
+      },
     );
-    expect(
-      parseCurl({
-        exitCode: 7,
-        stdout: "http_code=000 time_total=0.000359",
-        stderr: "curl: (7) Failed to connect to 10.200.0.2 port 9001 after 0 ms: Couldn't connect to server",
-      }),
-    ).toMatchObject({ class: "REFUSED", httpCode: null, error: expect.stringContaining("curl: (7)") });
+    const refused = parseCurl({
+      exitCode: 7,
+      stdout: "http_code=000 time_total=0.000359",
+      stderr:
+        "* connect to 10.200.0.2 port 9001 failed: Connection refused\ncurl: (7) Failed to connect to 10.200.0.2 port 9001 after 0 ms: Couldn't connect to server",
+    });
+    expect(refused).toMatchObject({
+      class: "REFUSED",
+      errno: "ECONNREFUSED",
+      httpCode: null,
+      error: expect.stringContaining("curl: (7)"),
+    });
     expect(parseCurl({ exitCode: 28, stdout: "000 5.001687", stderr: "" })).toMatchObject({
       class: "TIMEOUT",
       timeTotal: 5.001687,
     });
-    expect(
-      parseCurl({
-        exitCode: 7,
-        stdout: "",
-        stderr: "curl: (7) Failed to connect to 10.96.1.2 port 80 after 1 ms: No route to host",
-      }).class,
-    ).toBe("UNREACHABLE");
+    const unreachable = parseCurl({
+      exitCode: 7,
+      stdout: "",
+      stderr: "* connect to 10.96.1.2 port 80 failed: No route to host\ncurl: (7) Failed",
+    });
+    expect(unreachable).toMatchObject({ class: "UNREACHABLE", errno: "EHOSTUNREACH" });
+    const bare = parseCurl({
+      exitCode: 7,
+      stdout: "",
+      stderr: "curl: (7) Failed to connect to 10.201.0.1 port 80 after 0 ms: Couldn't connect to server",
+    });
+    expect(bare).toMatchObject({ class: "CONNECT_FAILED", errno: null });
   });
   it("recovers a lost exit status from `curl: (N)` on stderr", () => {
     const r = parseCurl({
@@ -263,7 +277,7 @@ describe("curl classes", () => {
       stdout: "http_code=000 time_total=0.001",
       stderr: "curl: (7) Failed to connect",
     });
-    expect(r).toMatchObject({ exitCode: 7, exitCodeSource: "stderr", class: "REFUSED" });
+    expect(r).toMatchObject({ exitCode: 7, exitCodeSource: "stderr", class: "CONNECT_FAILED" });
   });
   it("text form with exit=N; nothing to go on is a one-line error", () => {
     expect(parseCurlText("exit=28\nhttp_code=000 time_total=5.0", null)).toMatchObject({

@@ -455,6 +455,25 @@ export const PROPERTIES: Property[] = [
     observe: (r) => ({ value: r.get("ghost").curl_exit, evidence: r.evidence("ghost", "curl_exit") }),
   },
   {
+    id: "ghost.errno",
+    topic: "ghost",
+    claim:
+      "The fast failure differs by path: socket LB refuses connect() with EHOSTUNREACH, per-packet LB answers an ICMP reject (ECONNREFUSED)",
+    source: KN("clusters.md §4.2, P12 (bpf_sock.c returns -EHOSTUNREACH when a service has no backends)"),
+    expect: { kpr: { eq: "EHOSTUNREACH" }, "kube-proxy": { eq: "ECONNREFUSED" } },
+    needs: ["datapath"],
+    observe: (r) => {
+      const errno = dp(r, "ghost_errno");
+      return errno === null
+        ? {
+            value: null,
+            evidence: [],
+            skip: "curl printed no connect() errno (it needs -v); the exit code is judged by ghost.fails-fast",
+          }
+        : { value: errno, evidence: r.evidence("datapath", "ghost_errno") };
+    },
+  },
+  {
     id: "ghost.seconds",
     topic: "ghost",
     claim: "The failure takes well under the 5 s limit",

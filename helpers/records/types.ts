@@ -100,6 +100,8 @@ export interface DatapathFields {
   web_sep_chains: number;
   /** `<ghost ClusterIP>:0/ANY` wildcard entry in bpf lb list (1.19+). */
   ghost_wildcard_entry: boolean;
+  /** The connect() errno curl -v reported for the ghost ClusterIP (null when it printed none). */
+  ghost_errno: string | null;
   /** filter-table REJECT rules kube-proxy writes for cca-dp/ghost ("has no endpoints"). */
   ghost_reject_rules: number;
   /** The web Service's ClusterIP (what the holder dialled). */

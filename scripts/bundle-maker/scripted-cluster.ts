@@ -317,12 +317,12 @@ export class ScriptedCluster implements Executor {
       return s.mode === "kpr"
         ? fail(
             7,
-            `curl: (7) Failed to connect to ${s.ips.ghost} port 80 after 0 ms: Could not connect to server\n`,
+            `*   Trying ${s.ips.ghost}:80...\n* connect to ${s.ips.ghost} port 80 failed: No route to host\n* Failed to connect to ${s.ips.ghost} port 80 after 0 ms: Could not connect to server\n* closing connection #0\ncurl: (7) Failed to connect to ${s.ips.ghost} port 80 after 0 ms: Could not connect to server\n`,
             "http_code=000 time_total=0.000412",
           )
         : fail(
             7,
-            `curl: (7) Failed to connect to ${s.ips.ghost} port 80 after 1 ms: Could not connect to server\n`,
+            `*   Trying ${s.ips.ghost}:80...\n* connect to ${s.ips.ghost} port 80 failed: Connection refused\n* Failed to connect to ${s.ips.ghost} port 80 after 1 ms: Could not connect to server\n* closing connection #0\ncurl: (7) Failed to connect to ${s.ips.ghost} port 80 after 1 ms: Could not connect to server\n`,
             "http_code=000 time_total=0.001187",
           );
     }
