@@ -307,3 +307,26 @@ describe("/proc/net/tcp", () => {
     ]);
   });
 });
+
+describe("tcpdump -T vxlan", () => {
+  it("pairs each tunnel packet with its inner frame (IP, IP6, ARP); -i any direction columns", async () => {
+    const { parseTcpdump } = await import("./tcpdump.ts");
+    const cap = parseTcpdump(
+      [
+        "tcpdump: verbose output suppressed, use -v[v]... for full protocol decode",
+        "listening on any, link-type LINUX_SLL2 (Linux cooked v2), snapshot length 262144 bytes",
+        "09:24:37.677715 IP 10.200.251.1.48201 > 10.200.251.2.8472: VXLAN, flags [I] (0x08), vni 42",
+        "ARP, Request who-has 10.203.0.2 tell 10.203.0.1, length 28",
+        "09:24:37.677763 eth0  Out IP 10.200.251.1.52658 > 10.200.251.2.8472: VXLAN, flags [I] (0x08), vni 42",
+        "IP 10.203.0.1.39046 > 10.203.0.2.9: Flags [S], seq 841382684, win 64860, length 0",
+        "09:24:38.406413 IP 10.200.251.2.42213 > 10.200.251.1.8472: VXLAN, flags [I] (0x08), vni 42",
+        "IP6 fe80::58a1:39ff:fe8f:a467 > ff02::16: HBH ICMP6, multicast listener report v2, 1 group record(s), length 28",
+      ].join("\n"),
+    );
+    expect(cap.packets.map((p) => [p.outer.dst, p.inner?.proto, p.inner?.dst])).toEqual([
+      ["10.200.251.2:8472", "ARP", ""],
+      ["10.200.251.2:8472", "IP", "10.203.0.2:9"],
+      ["10.200.251.1:8472", "IP6", "ff02::16"],
+    ]);
+  });
+});

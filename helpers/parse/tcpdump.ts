@@ -1,6 +1,9 @@
 import { contentLines, fail } from "./lines.ts";
 
 export interface Packet {
+  /** `IP`, `IP6`, `ARP`, … (the first word tcpdump prints for the frame). */
+  proto: string;
+  /** `a.b.c.d:port` (tcpdump's `a.b.c.d.port` normalised); empty for frames without addresses (ARP). */
   src: string;
   dst: string;
   /** Text after the addresses, e.g. `VXLAN, flags [I] (0x08), vni 2` or `12345+ A? kubernetes… (54)`. */
@@ -17,55 +20,55 @@ export interface TcpdumpOutput {
 }
 
 const FORMAT = "tcpdump";
-const IP_LINE = /(?:^|\s)IP6? (\S+) > (\S+?):\s*(.*)$/;
+const TIMESTAMP = /^\d{2}:\d{2}:\d{2}\.\d+\s+(?:\S+\s+(?:In|Out|B|M|P)\s+)?/;
+const IP_LINE = /^(IP6?) (\S+) > (\S+?):\s*(.*)$/;
 const NOISE = /^(tcpdump: |listening on |dropped privs|\d+ packets (captured|received|dropped))/;
 
-/** tcpdump prints `a.b.c.d.port`; we normalise to `a.b.c.d:port`. */
+/** tcpdump prints `a.b.c.d.port`; we normalise to `a.b.c.d:port` (IPv6 and port-less addresses stay as printed). */
 function hostPort(text: string): string {
   const at = text.lastIndexOf(".");
-  if (at < 0 || !/^\d+$/.test(text.slice(at + 1))) return text;
+  if (!/^\d+\.\d+\.\d+\.\d+\.\d+$/.test(text) || at < 0) return text;
   return `${text.slice(0, at)}:${text.slice(at + 1)}`;
 }
 
+function packet(text: string): Packet {
+  const m = IP_LINE.exec(text);
+  if (m)
+    return {
+      proto: m[1] as string,
+      src: hostPort(m[2] as string),
+      dst: hostPort(m[3] as string),
+      info: (m[4] as string).trim(),
+    };
+  return { proto: (text.split(/[ ,]/)[0] ?? "").trim(), src: "", dst: "", info: text };
+}
+
 function isTunnel(p: Packet): boolean {
-  return /^VXLAN|^Geneve|^OTV/.test(p.info) || /:(8472|4789|6081)$/.test(p.dst);
+  return /^(VXLAN|Geneve|OTV)\b/.test(p.info) || /:(8472|4789|6081)$/.test(p.dst);
 }
 
 /**
- * `tcpdump -nn [-T vxlan] [-v] udp port 8472`. A tunnel packet's line is followed by the inner packet's
- * `IP src > dst:` line (tcpdump decodes VXLAN on 4789, and on 8472 with `-T vxlan`); each outer packet is
- * paired with the inner one that follows it.
+ * `tcpdump -nn [-T vxlan] [-i any] udp port 8472`. tcpdump prints a tunnel packet's outer line with a
+ * timestamp and the decoded inner frame on the next line without one (tcpdump decodes VXLAN on 4789, and
+ * on 8472 with `-T vxlan`); each outer packet is paired with that inner frame (IP, IP6, ARP, …).
  */
 export function parseTcpdump(input: string): TcpdumpOutput {
   const packets: EncapsulatedPacket[] = [];
   for (const line of contentLines(input)) {
-    if (NOISE.test(line.text.trim())) continue;
-    const m = IP_LINE.exec(line.text);
-    if (!m) {
-      if (/^\s/.test(line.text) || /^\d{2}:\d{2}:\d{2}/.test(line.text)) continue; // -v detail or non-IP frame
-      fail(FORMAT, line, "expected a tcpdump `IP SRC > DST:` line");
-    }
-    const p: Packet = {
-      src: hostPort(m[1] as string),
-      dst: hostPort(m[2] as string),
-      info: (m[3] as string).trim(),
-    };
+    const text = line.text.trim();
+    if (NOISE.test(text) || /^\s/.test(line.text)) continue; // banner, or -v continuation lines
+    const ts = TIMESTAMP.exec(line.text);
+    const body = ts ? line.text.slice(ts[0].length) : line.text;
     const last = packets[packets.length - 1];
-    if (isTunnel(p)) {
-      packets.push({ outer: p, inner: null });
-      const inner = IP_LINE.exec(p.info);
-      if (inner && packets.length > 0) {
-        (packets[packets.length - 1] as EncapsulatedPacket).inner = {
-          src: hostPort(inner[1] as string),
-          dst: hostPort(inner[2] as string),
-          info: (inner[3] as string).trim(),
-        };
-      }
-    } else if (last && last.inner === null) {
-      last.inner = p;
-    } else {
-      packets.push({ outer: p, inner: null });
+    if (!ts && last && last.inner === null && isTunnel(last.outer)) {
+      last.inner = packet(body);
+      continue;
     }
+    if (!ts && !IP_LINE.test(body))
+      fail(FORMAT, line, "expected a timestamped frame or the inner frame of a tunnel packet");
+    const p = packet(body);
+    if (p.proto !== "IP" && p.proto !== "IP6") continue; // a non-IP frame on the capture device
+    packets.push({ outer: p, inner: null });
   }
   return { packets };
 }

@@ -177,7 +177,7 @@ export function buildVxlanRecord(input: {
   backend: string;
   capture: TcpdumpOutput;
 }): Evidenced<VxlanRecord> {
-  const inner = input.capture.packets.filter((p) => p.inner !== null);
+  const inner = input.capture.packets.filter((p) => p.inner?.proto === "IP");
   return {
     record: {
       cluster_ip: input.clusterIp,
