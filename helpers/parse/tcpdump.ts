@@ -21,7 +21,7 @@ export interface TcpdumpOutput {
 
 const FORMAT = "tcpdump";
 const TIMESTAMP = /^\d{2}:\d{2}:\d{2}\.\d+\s+(?:\S+\s+(?:In|Out|B|M|P)\s+)?/;
-const IP_LINE = /^(IP6?) (\S+) > (\S+?):\s*(.*)$/;
+const IP_LINE = /^(IP6?) (\S+) > (\S+?):(?:\s+|$)(.*)$/;
 const NOISE = /^(tcpdump: |listening on |dropped privs|\d+ packets (captured|received|dropped))/;
 
 /** tcpdump prints `a.b.c.d.port`; we normalise to `a.b.c.d:port` (IPv6 and port-less addresses stay as printed). */
