@@ -35,6 +35,7 @@ export async function checkBundle(dir: string, log: (line: string) => void = () 
       replay: true,
       log: (l) => log(`${topic}: ${l}`),
       sleep: noSleep,
+      runStartedAt: meta.createdAt,
       earlierRecords: () => sofar,
     };
     try {

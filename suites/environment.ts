@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { bundleTopics, readMeta, readRecords } from "../helpers/bundle.ts";
+import { type BundleMeta, bundleTopics, readMeta, readRecords } from "../helpers/bundle.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";
 import { RecordingExecutor } from "../helpers/exec/record.ts";
@@ -23,6 +23,8 @@ export interface ModeTarget {
   ciliumMinor: string;
   /** Shown in test names: `[replay]`, `[kind]`, … */
   label: string;
+  /** What ran: versions, kernel, attach mode (bundle.json). */
+  meta(): BundleMeta;
   /** Why this topic cannot run here (a bundle without that topic), or null. */
   skipReason(topic: string): string | null;
   context(topic: string): { ctx: RunContext; outDir: string; close: () => Promise<void> };
@@ -40,6 +42,7 @@ export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] 
       mode: meta.mode,
       ciliumMinor: meta.ciliumMinor,
       label: "replay",
+      meta: () => meta,
       skipReason: (topic) =>
         topics.includes(topic) ? null : `bundle ${dir} has no recorded calls for ${topic}`,
       context: (topic) => {
@@ -52,6 +55,7 @@ export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] 
           replay: true,
           log: logger("replay", meta.mode, topic),
           sleep: noSleep,
+          runStartedAt: meta.createdAt,
           earlierRecords: () => readRecords(dir),
         };
         return { ctx, outDir: join(outRoot, meta.mode), close: async () => {} };
@@ -65,6 +69,7 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
     mode: t.mode,
     ciliumMinor: t.ciliumMinor,
     label: t.provider,
+    meta: () => readMeta(t.bundleDir),
     skipReason: () => null,
     context: (topic) => {
       const pods = new KubeExecutor(t.context, t.kubeconfig);
@@ -93,6 +98,7 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
         replay: false,
         log: logger(t.provider, t.mode, topic),
         sleep: realSleep,
+        runStartedAt: readMeta(t.bundleDir).createdAt,
         earlierRecords: (): RecordSet => readRecords(t.bundleDir),
       };
       return { ctx, outDir: t.bundleDir, close: () => exec.close() };

@@ -22,6 +22,8 @@ export interface RunContext {
   replay: boolean;
   log(line: string): void;
   sleep(ms: number): Promise<void>;
+  /** When the run started (ISO time): agent logs are read from then on. */
+  runStartedAt: string;
   /** Records written by earlier topics of the same run (report.txt compares against them). */
   earlierRecords(): RecordSet;
 }

@@ -10,6 +10,7 @@ import { parseIpAddr } from "../parse/ip-addr.ts";
 import { parseIpRoute } from "../parse/ip-route.ts";
 import { parseIptablesSave } from "../parse/iptables-save.ts";
 import { parseMapList } from "../parse/map-list.ts";
+import { dropReasons, errorLines, parseMetricsJson } from "../parse/metrics-json.ts";
 import { parseNetstat } from "../parse/netstat.ts";
 import { parseProcNetTcp } from "../parse/proc-net-tcp.ts";
 import { parseServiceListJson } from "../parse/service-list-json.ts";
@@ -514,6 +515,58 @@ async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
   return { vxlan: buildVxlanRecord({ clusterIp: dnsIp, backend: formatEndpoint(remote.ip, 53), capture }) };
 }
 
+/** Drop reasons a healthy run produces by design (ghost's reject, background noise of a kind network). */
+export const EXPECTED_DROP_REASONS = [
+  "Service backend not found",
+  "Unsupported L2 protocol",
+  "Unsupported L3 protocol",
+  "Stale or unroutable IP",
+  "Invalid source ip",
+  "Unknown L3 target address",
+  "Host datapath not ready",
+];
+/** Error lines known to be harmless. */
+const EXPECTED_ERRORS = [/The kernel does not support --service-no-backend-response=reject/];
+
+/** Global invariants: drop reasons in every agent's metrics, error lines in every agent's log since the run started. */
+async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
+  const agents = (await pods(ctx, "kube-system", "k8s-app=cilium")).sort((a, b) =>
+    a.node.localeCompare(b.node),
+  );
+  const drops: Record<string, number> = {};
+  const errors: string[] = [];
+  for (const agent of agents) {
+    for (const [reason, n] of Object.entries(
+      dropReasons(parseMetricsJson(await ciliumDbg(ctx, agent.node, ["metrics", "list", "-o", "json"]))),
+    )) {
+      drops[reason] = (drops[reason] ?? 0) + n;
+    }
+    const log = await kubectl(ctx, [
+      "-n",
+      "kube-system",
+      "logs",
+      agent.name,
+      "-c",
+      "cilium-agent",
+      `--since-time=${ctx.runStartedAt}`,
+    ]);
+    for (const line of errorLines(log))
+      if (!EXPECTED_ERRORS.some((re) => re.test(line))) errors.push(`${agent.node}: ${line}`);
+  }
+  return {
+    invariants: {
+      record: {
+        drop_reasons: drops,
+        unexpected_drops: Object.keys(drops)
+          .filter((r) => !EXPECTED_DROP_REASONS.includes(r))
+          .sort(),
+        error_lines: errors,
+      },
+      evidence: { drop_reasons: Object.entries(drops).map(([k, v]) => `${k}: ${v}`) },
+    },
+  };
+}
+
 export const OBSERVERS: Record<Topic, (ctx: RunContext) => Promise<RecordSet>> = {
   iptables: observeIptables,
   "service-map": observeServiceMap,
@@ -527,6 +580,7 @@ export const OBSERVERS: Record<Topic, (ctx: RunContext) => Promise<RecordSet>> =
   "host-routing": observeHostRouting,
   translation: observeTranslation,
   vxlan: observeVxlan,
+  invariants: observeInvariants,
 };
 
 /** The topics in the lab's order, then the notebook's. */
@@ -543,6 +597,7 @@ export const TOPIC_ORDER: Topic[] = [
   "host-routing",
   "translation",
   "vxlan",
+  "invariants",
 ];
 
 /** Merges topic outputs: later records replace earlier ones; datapath fields are merged. */

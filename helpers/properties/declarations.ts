@@ -717,6 +717,35 @@ export const PROPERTIES: Property[] = [
       return { value, evidence: r.evidence("vxlan", "inner_destinations") };
     },
   },
+  // ── global invariants (cilium-cli's final checks) ───────────────────────────────────────
+  {
+    id: "invariants.no-unexpected-drops",
+    topic: "invariants",
+    claim:
+      "The agents' cilium_drop_count_total has no reason outside the allowlist (e.g. 'Service backend not found' from ghost is expected)",
+    source: KN("peers-and-pitfalls.md §0, §5 (cilium connectivity test's no-unexpected-packet-drops)"),
+    expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
+    needs: ["invariants"],
+    observe: (r) => {
+      const i = r.get("invariants");
+      return {
+        value: i.unexpected_drops,
+        evidence: Object.entries(i.drop_reasons).map(([k, v]) => `${k}: ${v}`),
+      };
+    },
+  },
+  {
+    id: "invariants.no-agent-errors",
+    topic: "invariants",
+    claim: "No agent logged an error-level line during the run",
+    source: KN("peers-and-pitfalls.md §0, §5 (cilium connectivity test's check-log-errors)"),
+    expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 0 } },
+    needs: ["invariants"],
+    observe: (r) => {
+      const i = r.get("invariants");
+      return { value: i.error_lines.length, evidence: i.error_lines.slice(0, 10) };
+    },
+  },
 ];
 
 export function propertyById(id: string): Property {

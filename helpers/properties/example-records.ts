@@ -9,6 +9,10 @@ const scaled = [...web, "10.244.1.8:8080", "10.244.2.10:8080"];
 
 function common(): RecordSet {
   return {
+    invariants: {
+      record: { drop_reasons: { "Service backend not found": 1 }, unexpected_drops: [], error_lines: [] },
+      evidence: {},
+    },
     svc: {
       record: {
         service_id: 12,

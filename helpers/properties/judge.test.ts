@@ -127,6 +127,23 @@ describe("failing records produce expected vs observed with the evidence line", 
     expect(v.observed).toContain("eBPF");
   });
 
+  it("an unexpected drop reason and an agent error line fail the invariants", () => {
+    const records = withRecord(kprRecords(), (s) => {
+      if (s.invariants) {
+        s.invariants.record.unexpected_drops = ["Policy denied"];
+        s.invariants.record.error_lines = [
+          'cdc-kpr-worker: time=… level=ERROR msg="Unable to update ipcache map entry"',
+        ];
+      }
+    });
+    expect(judge(propertyById("invariants.no-unexpected-drops"), "kpr", records).observed).toBe(
+      '["Policy denied"]',
+    );
+    const errors = judge(propertyById("invariants.no-agent-errors"), "kpr", records);
+    expect(errors.status).toBe("fail");
+    expect(errors.message).toContain("Unable to update ipcache map entry");
+  });
+
   it("ClusterIP inside the tunnel fails", () => {
     const records = withRecord(kubeProxyRecords(), (s) => {
       if (s.vxlan) s.vxlan.record.inner_destinations = ["10.96.0.10:53"];

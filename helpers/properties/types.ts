@@ -13,7 +13,8 @@ export type Topic =
   | "kube-dns"
   | "host-routing"
   | "translation"
-  | "vxlan";
+  | "vxlan"
+  | "invariants";
 
 /** Where a claim comes from: a step of a field document, or a researched fact with its file and section. */
 export interface Source {

@@ -163,6 +163,16 @@ export interface VxlanRecord {
   inner_destinations: string[];
 }
 
+/** Ours: global invariants over the run (cilium-cli's final checks). */
+export interface InvariantsRecord {
+  /** cilium_drop_count_total by reason, summed over agents. */
+  drop_reasons: Record<string, number>;
+  /** Reasons not in the allowlist. */
+  unexpected_drops: string[];
+  /** Agent log lines at error level since the run started (allowlisted ones removed). */
+  error_lines: string[];
+}
+
 export interface LabRecords {
   iptables: IptablesRecord;
   svc: SvcRecord;
@@ -178,6 +188,7 @@ export interface LabRecords {
   route: RemoteRouteRecord;
   translation: TranslationRecord;
   vxlan: VxlanRecord;
+  invariants: InvariantsRecord;
 }
 
 export type RecordName = keyof LabRecords;
@@ -208,4 +219,5 @@ export const RECORD_FILES: Record<RecordName, string> = {
   route: "route.json",
   translation: "translation.json",
   vxlan: "vxlan.json",
+  invariants: "invariants.json",
 };

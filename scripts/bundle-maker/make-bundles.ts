@@ -15,6 +15,8 @@ import { ScriptedCluster } from "./scripted-cluster.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..", "suites", "bundles");
 
+const CREATED_AT = "2026-12-02T09:00:00.000Z";
+
 export const HAND_MADE =
   "hand-made: written by us with scripts/bundle-maker from the output formats documented in ../shared/knowledge/output-formats.md; addresses and names are illustrative, not captured from a cluster";
 
@@ -33,7 +35,7 @@ export async function makeBundle(mode: Mode, dir: string): Promise<void> {
     provider: "kind (scripted)",
     origin: HAND_MADE,
     runId: `hand-made-${mode}`,
-    createdAt: "2026-12-02T09:00:00.000Z",
+    createdAt: CREATED_AT,
     phases: {},
   });
   for (const topic of TOPIC_ORDER) {
@@ -45,6 +47,7 @@ export async function makeBundle(mode: Mode, dir: string): Promise<void> {
       replay: true,
       log: () => {},
       sleep: noSleep,
+      runStartedAt: CREATED_AT,
       earlierRecords: () => readRecords(dir),
     };
     writeRecords(dir, await OBSERVERS[topic](ctx));

@@ -553,3 +553,27 @@ export function iptablesSave(
   if (c?.natOnly) return `${natText.join("\n")}\n`;
   return `${[...natText, ...filter, ...filterRules.map((r) => `${z}${r}`), "COMMIT", "# Completed on Wed Dec  2 09:12:40 2026"].join("\n")}\n`;
 }
+
+export function metricsJson(s: Scenario): string {
+  const drops =
+    s.mode === "kpr"
+      ? [{ reason: "Unsupported L3 protocol", direction: "EGRESS", value: 3 }]
+      : [
+          { reason: "Service backend not found", direction: "EGRESS", value: 1 },
+          { reason: "Unsupported L3 protocol", direction: "EGRESS", value: 3 },
+        ];
+  const metrics = [
+    {
+      name: "cilium_agent_api_process_time_seconds",
+      labels: { method: "GET", path: "/v1/healthz", return_code: "200" },
+      value: 0.012,
+    },
+    ...drops.map((d) => ({
+      name: "cilium_drop_count_total",
+      labels: { direction: d.direction, reason: d.reason },
+      value: d.value,
+    })),
+    { name: "cilium_endpoint_state", labels: { endpoint_state: "ready" }, value: 7 },
+  ];
+  return `${JSON.stringify(metrics, null, 2)}\n`;
+}

@@ -112,6 +112,25 @@ export class ScriptedCluster implements Executor {
         this.webPods().map((p, i) => this.podJson(p, i < 2 || this.podPolls > 1, { app: "web" })),
       );
     }
+    if (cmd === "-n kube-system get pods -l k8s-app=cilium -o json") {
+      return this.list(
+        s.nodes.map((n, i) =>
+          this.podJson({ name: `cilium-${["x7k2p", "m4q9t", "z8r5w"][i]}`, ip: n.ip, node: n.name }, true, {
+            "k8s-app": "cilium",
+          }),
+        ),
+      );
+    }
+    const logs = /^-n kube-system logs (cilium-\w+) -c cilium-agent --since-time=(\S+)$/.exec(cmd);
+    if (logs) {
+      return ok(
+        [
+          `time=2026-12-02T09:12:44.101Z level=INFO source=/go/src/github.com/cilium/cilium/pkg/endpoint/endpoint.go:2101 msg="Rewrote endpoint BPF program" ciliumEndpointName=cca-dp/holder endpointID=${s.holderEndpointId}`,
+          'time=2026-12-02T09:13:20.877Z level=WARN source=/go/src/github.com/cilium/cilium/pkg/hubble/observer/local_observer.go:263 msg="Hubble ring buffer is full, oldest flows dropped"',
+          "",
+        ].join("\n"),
+      );
+    }
     if (cmd === "-n kube-system get pods -l k8s-app=kube-dns -o json") {
       return this.list(s.coredns.map((p) => this.podJson(p, true, { "k8s-app": "kube-dns" })));
     }
@@ -227,6 +246,7 @@ export class ScriptedCluster implements Executor {
     if (cmd === "cilium-dbg config -a") return ok(out.configAll());
     if (cmd === `cilium-dbg endpoint get ${s.holderEndpointId} -o json`) return ok(out.endpointGet(s));
     if (cmd === "cilium-dbg map list") return ok(out.mapList(s));
+    if (cmd === "cilium-dbg metrics list -o json") return ok(out.metricsJson(s));
     if (cmd === `bpftool net show dev ${s.holderDev}`) return ok(out.bpftoolNetDev(s));
     throw new Error(`scripted cluster: no answer for agent ${cmd}`);
   }
