@@ -71,6 +71,13 @@ export function topicSpec(topic: Topic): void {
           }
           if (failure) throw new Error(`${topic} could not be observed: ${failure.message}`);
           const v = judge(p, target.mode, records, target.ciliumMinor);
+          // JUnit properties (name = annotation type): what ran, where
+          const meta = target.meta();
+          t.annotate(target.mode, "mode");
+          t.annotate(meta.cilium, "cilium");
+          t.annotate(meta.kubernetes ?? "unknown", "kubernetes");
+          t.annotate(meta.kernel ?? "unknown", "kernel");
+          t.annotate(meta.attachMode ?? "unknown", "attach-mode");
           t.annotate(`expected ${v.expected}, observed ${v.observed}`, {
             body: v.evidence.join("\n") || "(no evidence lines)",
           });
