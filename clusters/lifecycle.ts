@@ -13,6 +13,7 @@ import { pollUntil } from "../helpers/poll.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
 import type { ClusterTarget } from "../suites/run-state.ts";
+import { acquireLease } from "./lease.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
 import { makeProfile, type Profile, type Provider } from "./profile.ts";
 import { agentsOk, ciliumRolledOut, type GateContext, kubeDnsProgrammed, nodesReady } from "./readiness.ts";
@@ -184,6 +185,7 @@ async function provisionLocal(o: ProvisionOptions): Promise<Provisioned> {
         await kubeDnsProgrammed(g, ns);
         return ns;
       });
+      cleanups.push(await acquireLease(g.exec, o.runId));
       const v = await clusterVersions(g, nodes);
       const expected = mode === "kpr" ? "True" : "False";
       if (v.kpr !== expected)
@@ -245,8 +247,6 @@ async function teardownLocal(
   }
 }
 
-const LEASE = "cilium-datapath-conformance";
-
 /** existing: the current (or given) context, never created or deleted; only the run's namespace and Lease are. */
 async function provisionExisting(o: ProvisionOptions): Promise<Provisioned> {
   checkBinaries("existing");
@@ -263,33 +263,11 @@ async function provisionExisting(o: ProvisionOptions): Promise<Provisioned> {
       argv: ["kubectl", "--context", context, ...argv],
       ...(stdin !== undefined ? { stdin } : {}),
     });
-  const lease = await local.run({
-    target: { kind: "local" },
-    argv: ["kubectl", "--context", context, "-n", "default", "get", "lease", LEASE, "-o", "json"],
-  });
-  if (lease.exitCode === 0) {
-    const spec =
-      (
-        JSON.parse(lease.stdout) as {
-          spec?: { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number };
-        }
-      ).spec ?? {};
-    const until = Date.parse(spec.renewTime ?? "") + (spec.leaseDurationSeconds ?? 0) * 1000;
-    if (until > Date.now())
-      throw new UserError(
-        `another run (${spec.holderIdentity}) holds Lease default/${LEASE} on ${context} until ${new Date(until).toISOString()}`,
-      );
-  }
-  const now = new Date().toISOString().replace(/\.\d+Z$/, ".000000Z");
-  await kubectl(
-    ["apply", "-f", "-"],
-    JSON.stringify({
-      apiVersion: "coordination.k8s.io/v1",
-      kind: "Lease",
-      metadata: { name: LEASE, namespace: "default" },
-      spec: { holderIdentity: o.runId, leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
-    }),
+  const kubectlExec = new ClusterExecutor(
+    { context, nodeShell: { kind: "docker", containerOf: (n) => n } },
+    new KubeExecutor(context),
   );
+  const releaseLease = await acquireLease(kubectlExec, o.runId);
   await kubectl(["create", "namespace", ns]);
   await kubectl([
     "label",
@@ -304,10 +282,7 @@ async function provisionExisting(o: ProvisionOptions): Promise<Provisioned> {
       target: { kind: "local" },
       argv: ["kubectl", "--context", context, "delete", "namespace", ns, "--wait=false"],
     });
-    await local.run({
-      target: { kind: "local" },
-      argv: ["kubectl", "--context", context, "-n", "default", "delete", "lease", LEASE],
-    });
+    await releaseLease();
   };
   try {
     const nodes = (

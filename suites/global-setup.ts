@@ -40,7 +40,10 @@ async function decide(): Promise<{ state: RunState; provisioned?: Provisioned }>
     log(`CLUSTER_PROVIDER unset and ${docker.why} answers: using kind`);
   }
   const modes: Mode[] = env.CONFORMANCE_MODE ? [parseMode(env.CONFORMANCE_MODE)] : [...MODES];
-  const runId = env.RUN_ID ?? new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "").toLowerCase();
+  // unique per invocation, so two runs on one machine (e.g. one per mode) never share a results folder
+  const runId =
+    env.RUN_ID ??
+    `${new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "").toLowerCase()}-${process.pid}`;
   const provisioned = await provision({
     provider,
     modes,
