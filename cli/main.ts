@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { formatPlan, makeProfile, parseMode, parseProvider } from "../clusters/profile.ts";
 import { checkBundle, formatCheck } from "../helpers/check.ts";
+import { compareBundles, formatComparison } from "../helpers/compare.ts";
 import { UserError } from "../helpers/errors.ts";
 import { FORMAT_NAMES, FORMATS } from "../helpers/parse/index.ts";
 import { stripTranscript } from "../helpers/parse/transcript.ts";
@@ -64,6 +65,21 @@ registerCommand({
       if (r.verdicts.some((v) => v.status === "fail")) failed = true;
     }
     return failed ? 1 : 0;
+  },
+});
+
+registerCommand({
+  name: "compare",
+  summary:
+    "compare BUNDLE_A BUNDLE_B  property-by-property comparison (markdown); exit 1 when a verdict changed or a property disappeared",
+  run: async (argv, io) => {
+    const { positional } = parseArgs(argv);
+    const [a, b] = positional;
+    if (!a || !b || positional.length !== 2)
+      throw new UserError("compare needs two bundles: compare BUNDLE_A BUNDLE_B");
+    const c = await compareBundles(a, b);
+    io.out(formatComparison(c));
+    return c.regressed ? 1 : 0;
   },
 });
 

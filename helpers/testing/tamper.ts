@@ -1,0 +1,53 @@
+/** Test helper: copies of the shipped bundles with one recorded output edited, to prove checks can fail. */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { CallRecord } from "../exec/record.ts";
+
+/** The ghost probe's curl as the observers run it (the replay key). */
+export const GHOST_CURL = [
+  "curl",
+  "-sS",
+  "-v",
+  "-o",
+  "/dev/null",
+  "--max-time",
+  "5",
+  "-w",
+  "http_code=%{http_code} time_total=%{time_total}",
+  "http://10.96.201.7/",
+];
+/** A kube-proxy rule for the web ClusterIP of the shipped bundles. */
+export const KUBE_SVC_LINE =
+  '-A KUBE-SERVICES -d 10.96.112.41/32 -p tcp -m comment --comment "cca-dp/web:http cluster IP" -m tcp --dport 80 -j KUBE-SVC-XGLOHA7QRQ3V22RZ';
+
+export const BUNDLES_DIR = join(import.meta.dirname, "..", "..", "suites", "bundles");
+
+export class BundleCopies {
+  private readonly root = mkdtempSync(join(tmpdir(), "dpc-bundles-"));
+  private n = 0;
+
+  copy(mode: string): string {
+    const dir = join(this.root, `${mode}-${++this.n}`);
+    cpSync(join(BUNDLES_DIR, mode), dir, { recursive: true });
+    return dir;
+  }
+
+  /** A copy whose recorded stdout of `argv` (in `topic`) is replaced by `edit(stdout)`. */
+  tampered(mode: string, topic: string, argv: string[], edit: (text: string) => string): string {
+    const dir = this.copy(mode);
+    const calls = readFileSync(join(dir, "calls", `${topic}.jsonl`), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as CallRecord);
+    const call = calls.find((c) => JSON.stringify(c.argv) === JSON.stringify(argv));
+    if (!call) throw new Error(`no ${argv.join(" ")} in ${topic}`);
+    const file = join(dir, call.stdoutFile);
+    writeFileSync(file, edit(readFileSync(file, "utf8")));
+    return dir;
+  }
+
+  cleanup(): void {
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
