@@ -7,7 +7,7 @@ import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
 import { type Executor, mustRun } from "../helpers/exec/types.ts";
-import { realSleep } from "../helpers/observe/context.ts";
+import { realSleep, type UpgradePlan } from "../helpers/observe/context.ts";
 import { parseStatus } from "../helpers/parse/status.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
@@ -17,7 +17,7 @@ import { acquireLease } from "./lease.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
 import { makeProfile, type Profile, type Provider } from "./profile.ts";
 import { agentsOk, ciliumRolledOut, type GateContext, kubeDnsProgrammed, nodesReady } from "./readiness.ts";
-import { CILIUM_CHART, KIND } from "./versions.ts";
+import { CILIUM_CHART, KIND, resolveCilium } from "./versions.ts";
 
 export interface ProvisionOptions {
   provider: Provider;
@@ -30,6 +30,34 @@ export interface ProvisionOptions {
   log(line: string): void;
   /** existing only: the kubectl context (default: current). */
   context?: string;
+  /** UPGRADE_TO: the next minor (or a patch of it) to upgrade to in the upgrade leg. */
+  upgradeTo?: string;
+}
+
+/** The upgrade leg: only to the next minor, the one path Cilium tests (clusters.md §6). */
+export function planUpgrade(p: Profile, upgradeTo: string, valuesFile: string): UpgradePlan {
+  const to = resolveCilium(upgradeTo);
+  const [maj, min] = p.cilium.minor.split(".").map(Number);
+  const next = `${maj}.${(min ?? 0) + 1}`;
+  if (to.minor !== next) {
+    throw new UserError(
+      `UPGRADE_TO=${upgradeTo}: Cilium supports upgrades between consecutive minors only; from ${p.cilium.minor} that is ${next}`,
+    );
+  }
+  const v = p.helmValues as {
+    kubeProxyReplacement?: boolean;
+    k8sServiceHost?: string;
+    k8sServicePort?: number;
+  };
+  return {
+    fromMinor: p.cilium.minor,
+    to: to.version,
+    toMinor: to.minor,
+    valuesFile,
+    ...(v.kubeProxyReplacement && v.k8sServiceHost
+      ? { k8sServiceHost: v.k8sServiceHost, k8sServicePort: v.k8sServicePort ?? 6443 }
+      : {}),
+  };
 }
 
 export interface Provisioned {
@@ -172,6 +200,7 @@ async function provisionLocal(o: ProvisionOptions): Promise<Provisioned> {
       });
       profiles.push(p);
       const dir = join(o.resultsDir, o.runId, mode);
+      const upgrade = o.upgradeTo ? planUpgrade(p, o.upgradeTo, join(dir, "cilium-values.yaml")) : undefined;
       mkdirSync(dir, { recursive: true });
       const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);
       const phases: Record<string, number> = {};
@@ -205,6 +234,8 @@ async function provisionLocal(o: ProvisionOptions): Promise<Provisioned> {
         runId: o.runId,
         createdAt: new Date().toISOString(),
         phases,
+        kubeContext: p.context,
+        ...(upgrade ? { upgrade } : {}),
       });
       targets.push({
         mode,
@@ -215,6 +246,7 @@ async function provisionLocal(o: ProvisionOptions): Promise<Provisioned> {
         nodeShell: "docker",
         ...(outside ? { outsideContainer: outside.name } : {}),
         bundleDir: dir,
+        ...(upgrade ? { upgrade } : {}),
       });
     }
   } catch (err) {

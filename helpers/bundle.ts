@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "./errors.ts";
+import type { UpgradePlan } from "./observe/context.ts";
 import { MODES, type Mode } from "./properties/expectation.ts";
 import type { Verdict } from "./properties/judge.ts";
 import { formatReport, mergeDatapath, parseReport } from "./records/lab.ts";
@@ -34,6 +35,10 @@ export interface BundleMeta {
   runId: string;
   createdAt: string;
   phases: Record<string, number>;
+  /** The cluster's kubectl context (helm runs against it in the upgrade leg). */
+  kubeContext?: string;
+  /** The upgrade leg this run was asked for (UPGRADE_TO), so a replay can run it again. */
+  upgrade?: UpgradePlan;
 }
 
 export function readMeta(dir: string): BundleMeta {

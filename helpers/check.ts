@@ -36,6 +36,8 @@ export async function checkBundle(dir: string, log: (line: string) => void = () 
       log: (l) => log(`${topic}: ${l}`),
       sleep: noSleep,
       runStartedAt: meta.createdAt,
+      ...(meta.upgrade ? { upgrade: meta.upgrade } : {}),
+      ...(meta.kubeContext ? { kubeContext: meta.kubeContext } : {}),
       earlierRecords: () => sofar,
     };
     try {

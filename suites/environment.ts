@@ -56,6 +56,8 @@ export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] 
           log: logger("replay", meta.mode, topic),
           sleep: noSleep,
           runStartedAt: meta.createdAt,
+          ...(meta.upgrade ? { upgrade: meta.upgrade } : {}),
+          ...(meta.kubeContext ? { kubeContext: meta.kubeContext } : {}),
           earlierRecords: () => readRecords(dir),
         };
         return { ctx, outDir: join(outRoot, meta.mode), close: async () => {} };
@@ -70,7 +72,10 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
     ciliumMinor: t.ciliumMinor,
     label: t.provider,
     meta: () => readMeta(t.bundleDir),
-    skipReason: () => null,
+    skipReason: (topic) =>
+      topic === "upgrade" && !t.upgrade
+        ? "no upgrade leg in this run: set UPGRADE_TO to the next minor (e.g. CILIUM_VERSION=1.19 UPGRADE_TO=1.20)"
+        : null,
     context: (topic) => {
       const pods = new KubeExecutor(t.context, t.kubeconfig);
       const inner: Executor = new ClusterExecutor(
@@ -99,6 +104,8 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
         log: logger(t.provider, t.mode, topic),
         sleep: realSleep,
         runStartedAt: readMeta(t.bundleDir).createdAt,
+        kubeContext: t.context,
+        ...(t.upgrade ? { upgrade: t.upgrade } : {}),
         earlierRecords: (): RecordSet => readRecords(t.bundleDir),
       };
       return { ctx, outDir: t.bundleDir, close: () => exec.close() };

@@ -52,6 +52,7 @@ async function decide(): Promise<{ state: RunState; provisioned?: Provisioned }>
     resultsDir: RESULTS,
     keep: env.KEEP_CLUSTER === "1",
     preload: env.PRELOAD_IMAGES === "1",
+    ...(env.UPGRADE_TO ? { upgradeTo: env.UPGRADE_TO } : {}),
     log,
   });
   return { state: { kind: "cluster", runId, targets: provisioned.targets }, provisioned };

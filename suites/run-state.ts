@@ -1,3 +1,4 @@
+import type { UpgradePlan } from "../helpers/observe/context.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 
 /** What the conformance project's global setup hands to the specs (through vitest's provide/inject). */
@@ -13,6 +14,8 @@ export interface ClusterTarget {
   nodeShellNamespace?: string;
   outsideContainer?: string;
   bundleDir: string;
+  /** Set when UPGRADE_TO asks for the upgrade leg: where the chart values are and what to upgrade to. */
+  upgrade?: UpgradePlan;
 }
 
 export type RunState =

@@ -11,6 +11,18 @@ export const DEADLINES = {
   nodePortAnswers: 30_000,
 } as const;
 
+/** The upgrade leg of a run: from the installed minor to the next one, along Cilium's documented path. */
+export interface UpgradePlan {
+  fromMinor: string;
+  to: string;
+  toMinor: string;
+  /** The run's helm values file (reused in full: no --reuse-values across minors). */
+  valuesFile: string;
+  /** For the preflight chart in KPR mode (the upgrade guide passes the API server to it too). */
+  k8sServiceHost?: string;
+  k8sServicePort?: number;
+}
+
 export interface RunContext {
   exec: Executor;
   mode: Mode;
@@ -22,6 +34,10 @@ export interface RunContext {
   replay: boolean;
   log(line: string): void;
   sleep(ms: number): Promise<void>;
+  /** The upgrade leg, when this run has one (cluster runs with UPGRADE_TO). */
+  upgrade?: UpgradePlan;
+  /** kubectl context (for helm), when there is a cluster. */
+  kubeContext?: string;
   /** When the run started (ISO time): agent logs are read from then on. */
   runStartedAt: string;
   /** Records written by earlier topics of the same run (report.txt compares against them). */

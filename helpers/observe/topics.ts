@@ -51,6 +51,7 @@ import { clusterIp, endpointId, kubectl, kubectlJson, nodes, type PodInfo, pods 
 import { DEADLINES, type RunContext } from "./context.ts";
 import { hostDnsScript } from "./dns.ts";
 import { iptablesSave, onNode } from "./node.ts";
+import { observeUpgrade } from "./upgrade.ts";
 import {
   apply,
   ensureGhostAndProbe,
@@ -581,6 +582,7 @@ export const OBSERVERS: Record<Topic, (ctx: RunContext) => Promise<RecordSet>> =
   translation: observeTranslation,
   vxlan: observeVxlan,
   invariants: observeInvariants,
+  upgrade: observeUpgrade,
 };
 
 /** The topics in the lab's order, then the notebook's. */
@@ -598,6 +600,7 @@ export const TOPIC_ORDER: Topic[] = [
   "translation",
   "vxlan",
   "invariants",
+  "upgrade",
 ];
 
 /** Merges topic outputs: later records replace earlier ones; datapath fields are merged. */

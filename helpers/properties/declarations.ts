@@ -746,6 +746,52 @@ export const PROPERTIES: Property[] = [
       return { value: i.error_lines.length, evidence: i.error_lines.slice(0, 10) };
     },
   },
+  // ── upgrade leg (issue: Cilium-upgrade regression) ─────────────────────────────────────
+  {
+    id: "upgrade.holder-connection-survives",
+    topic: "upgrade",
+    claim: "The holder's TCP connection survives a Cilium minor upgrade: same connection, no close",
+    source: KN("clusters.md §6 (BPF maps stay pinned while agents restart; Cilium's conn-disrupt test)"),
+    expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+    needs: ["upgrade"],
+    observe: (r) => {
+      const u = r.get("upgrade");
+      return {
+        value: u.connection_before > 0 && u.connection_after === u.connection_before && u.closed_events === 0,
+        evidence: r.evidence("upgrade", "connection_after"),
+      };
+    },
+  },
+  {
+    id: "upgrade.same-backend",
+    topic: "upgrade",
+    claim: "The connection's conntrack entry points at the same backend after the upgrade",
+    source: KN("clusters.md §6"),
+    expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+    needs: ["upgrade"],
+    observe: (r) => {
+      const u = r.get("upgrade");
+      return {
+        value: u.backend_before !== null && u.backend_after === u.backend_before,
+        evidence: r.evidence("upgrade", "backend_after"),
+      };
+    },
+  },
+  {
+    id: "upgrade.new-version-running",
+    topic: "upgrade",
+    claim: "After the upgrade the agents run the new minor",
+    source: KN("clusters.md §6"),
+    expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+    needs: ["upgrade"],
+    observe: (r) => {
+      const u = r.get("upgrade");
+      return {
+        value: u.cilium_after.startsWith(u.to.split(".").slice(0, 2).join(".")),
+        evidence: [`Cilium ${u.cilium_after} (asked for ${u.to})`],
+      };
+    },
+  },
 ];
 
 export function propertyById(id: string): Property {

@@ -9,6 +9,19 @@ const scaled = [...web, "10.244.1.8:8080", "10.244.2.10:8080"];
 
 function common(): RecordSet {
   return {
+    upgrade: {
+      record: {
+        from_minor: "1.19",
+        to: "1.20.1",
+        cilium_after: "1.20.1",
+        connection_before: 1,
+        connection_after: 1,
+        closed_events: 0,
+        backend_before: "10.244.2.9:8080",
+        backend_after: "10.244.2.9:8080",
+      },
+      evidence: {},
+    },
     invariants: {
       record: { drop_reasons: { "Service backend not found": 1 }, unexpected_drops: [], error_lines: [] },
       evidence: {},

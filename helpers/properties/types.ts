@@ -14,7 +14,8 @@ export type Topic =
   | "host-routing"
   | "translation"
   | "vxlan"
-  | "invariants";
+  | "invariants"
+  | "upgrade";
 
 /** Where a claim comes from: a step of a field document, or a researched fact with its file and section. */
 export interface Source {

@@ -173,6 +173,18 @@ export interface InvariantsRecord {
   error_lines: string[];
 }
 
+/** Ours: the upgrade leg (holder connection and conntrack backend before and after). */
+export interface UpgradeRecord {
+  from_minor: string;
+  to: string;
+  cilium_after: string;
+  connection_before: number;
+  connection_after: number;
+  closed_events: number;
+  backend_before: string | null;
+  backend_after: string | null;
+}
+
 export interface LabRecords {
   iptables: IptablesRecord;
   svc: SvcRecord;
@@ -189,6 +201,7 @@ export interface LabRecords {
   translation: TranslationRecord;
   vxlan: VxlanRecord;
   invariants: InvariantsRecord;
+  upgrade: UpgradeRecord;
 }
 
 export type RecordName = keyof LabRecords;
@@ -220,4 +233,5 @@ export const RECORD_FILES: Record<RecordName, string> = {
   translation: "translation.json",
   vxlan: "vxlan.json",
   invariants: "invariants.json",
+  upgrade: "upgrade.json",
 };

@@ -7,7 +7,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readRecords, writeMeta, writeRecords } from "../../helpers/bundle.ts";
 import { RecordingExecutor } from "../../helpers/exec/record.ts";
-import { noSleep, type RunContext } from "../../helpers/observe/context.ts";
+import { noSleep, type RunContext, type UpgradePlan } from "../../helpers/observe/context.ts";
 import { OBSERVERS, TOPIC_ORDER } from "../../helpers/observe/topics.ts";
 import { MODES, type Mode } from "../../helpers/properties/expectation.ts";
 import { scenario } from "./scenario.ts";
@@ -24,6 +24,12 @@ export async function makeBundle(mode: Mode, dir: string): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
   const s = scenario(mode);
   const cluster = new ScriptedCluster(s);
+  const kubeContext = `kind-${s.cluster}`;
+  // the kube-proxy bundle also carries an upgrade leg (1.19 → 1.20), the kpr bundle none
+  const upgrade: UpgradePlan | undefined =
+    mode === "kube-proxy"
+      ? { fromMinor: s.ciliumMinor, to: "1.20.1", toMinor: "1.20", valuesFile: "cilium-values.yaml" }
+      : undefined;
   writeMeta(dir, {
     format: 1,
     mode,
@@ -37,8 +43,11 @@ export async function makeBundle(mode: Mode, dir: string): Promise<void> {
     runId: `hand-made-${mode}`,
     createdAt: CREATED_AT,
     phases: {},
+    kubeContext,
+    ...(upgrade ? { upgrade } : {}),
   });
   for (const topic of TOPIC_ORDER) {
+    if (topic === "upgrade" && !upgrade) continue;
     const ctx: RunContext = {
       exec: new RecordingExecutor(cluster, dir, topic),
       mode,
@@ -48,6 +57,8 @@ export async function makeBundle(mode: Mode, dir: string): Promise<void> {
       log: () => {},
       sleep: noSleep,
       runStartedAt: CREATED_AT,
+      kubeContext,
+      ...(upgrade ? { upgrade } : {}),
       earlierRecords: () => readRecords(dir),
     };
     writeRecords(dir, await OBSERVERS[topic](ctx));

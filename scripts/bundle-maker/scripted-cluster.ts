@@ -25,8 +25,13 @@ export class ScriptedCluster implements Executor {
   private readonly applied = new Set<string>();
   private hostDnsQueries = 0;
   private captureStarted = false;
+  /** The Cilium version the agents run: changes when the upgrade leg runs `helm upgrade cilium`. */
+  private ciliumNow: string;
+  private preflightPolls = 0;
 
-  constructor(private readonly s: Scenario) {}
+  constructor(private readonly s: Scenario) {
+    this.ciliumNow = s.cilium;
+  }
 
   private webPods(): PodSpec[] {
     return this.s.web.slice(0, this.replicas);
@@ -75,6 +80,9 @@ export class ScriptedCluster implements Executor {
         return this.node(req.target.node, a);
       case "pod":
         return this.pod(req.target.pod, a);
+      case "local":
+        if (a[0] === "helm") return this.helm(a);
+        break;
       case "outside":
         if (a[0] === "curl") return ok("http_code=200 time_total=0.002913");
         break;
@@ -82,6 +90,20 @@ export class ScriptedCluster implements Executor {
         break;
     }
     throw new Error(`scripted cluster: no answer for ${targetKey(req.target)} ${cmd}`);
+  }
+
+  private helm(a: string[]): ExecResult {
+    if (a[1] === "upgrade" && a[2] === "cilium") {
+      this.ciliumNow = a[a.indexOf("--version") + 1] as string;
+      return ok(
+        `Release "cilium" has been upgraded. Happy Helming!\nNAME: cilium\nNAMESPACE: kube-system\nSTATUS: deployed\nREVISION: 2\n`,
+      );
+    }
+    if (a[1] === "upgrade" && a[2] === "--install" && a[3] === "cilium-preflight")
+      return ok(`Release "cilium-preflight" does not exist. Installing it now.\nSTATUS: deployed\n`);
+    if (a[1] === "uninstall" && a[2] === "cilium-preflight")
+      return ok(`release "cilium-preflight" uninstalled\n`);
+    throw new Error(`scripted cluster: no answer for ${a.join(" ")}`);
   }
 
   private kubectl(a: string[], stdin: string): ExecResult {
@@ -110,6 +132,18 @@ export class ScriptedCluster implements Executor {
       this.podPolls++;
       return this.list(
         this.webPods().map((p, i) => this.podJson(p, i < 2 || this.podPolls > 1, { app: "web" })),
+      );
+    }
+    if (cmd === "-n kube-system get daemonset cilium-pre-flight-check -o json") {
+      this.preflightPolls++;
+      const ready = this.preflightPolls > 1 ? 3 : 1;
+      return ok(
+        `${JSON.stringify({ kind: "DaemonSet", metadata: { name: "cilium-pre-flight-check" }, status: { desiredNumberScheduled: 3, numberReady: ready } }, null, 2)}\n`,
+      );
+    }
+    if (cmd === "-n kube-system get deployment cilium-pre-flight-check -o json") {
+      return ok(
+        `${JSON.stringify({ kind: "Deployment", metadata: { name: "cilium-pre-flight-check" }, status: { readyReplicas: 1 } }, null, 2)}\n`,
       );
     }
     if (cmd === "-n kube-system get pods -l k8s-app=cilium -o json") {
@@ -229,8 +263,10 @@ export class ScriptedCluster implements Executor {
     const s = this.s;
     const cmd = a.join(" ");
     const node = s.holder.node;
-    if (cmd === "cilium-dbg status") return ok(out.status(s, node, false));
-    if (cmd === "cilium-dbg status --verbose") return ok(out.status(s, node, true));
+    const now = { ...s, cilium: this.ciliumNow };
+    if (cmd === "cilium-dbg status") return ok(out.status(now, node, false));
+    if (cmd === "cilium-dbg status --verbose") return ok(out.status(now, node, true));
+    if (cmd === "cilium-dbg status --brief") return ok("OK\n");
     if (cmd === "cilium-dbg service list -o json") return ok(out.serviceListJson(this.svcList()));
     if (cmd === "cilium-dbg bpf lb list") {
       this.lbPolls++;
