@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { formatPlan, makeProfile, parseMode, parseProvider } from "../clusters/profile.ts";
-import { checkBundle, formatCheck } from "../helpers/check.ts";
+import { checkBundle, formatCheck, formatCheckMarkdown } from "../helpers/check.ts";
 import { compareBundles, formatComparison } from "../helpers/compare.ts";
 import { UserError } from "../helpers/errors.ts";
 import { FORMAT_NAMES, FORMATS } from "../helpers/parse/index.ts";
@@ -54,14 +54,14 @@ registerCommand({
 
 registerCommand({
   name: "check",
-  summary: "check BUNDLE…  re-judge evidence bundles offline; exit 1 when a property fails",
+  summary: "check BUNDLE… [--markdown]  re-judge evidence bundles offline; exit 1 when a property fails",
   run: async (argv, io) => {
-    const { positional } = parseArgs(argv);
+    const { positional, flags } = parseArgs(argv, ["markdown"]);
     if (positional.length === 0) throw new UserError("check: which bundle? e.g. suites/bundles/kpr");
     let failed = false;
     for (const dir of positional) {
       const r = await checkBundle(dir);
-      io.out(formatCheck(r));
+      io.out(flags.markdown ? formatCheckMarkdown(r) : formatCheck(r));
       if (r.verdicts.some((v) => v.status === "fail")) failed = true;
     }
     return failed ? 1 : 0;

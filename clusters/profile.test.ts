@@ -83,3 +83,27 @@ describe("profiles", () => {
     );
   });
 });
+
+describe("upgrade plan", () => {
+  it("goes to the next minor only, with the run's full values and the API server for the KPR preflight", async () => {
+    const { planUpgrade } = await import("./lifecycle.ts");
+    const p = makeProfile({ provider: "kind", mode: "kpr", cilium: "1.19" });
+    expect(planUpgrade(p, "1.20", "/r/cilium-values.yaml")).toEqual({
+      fromMinor: "1.19",
+      to: "1.20.1",
+      toMinor: "1.20",
+      valuesFile: "/r/cilium-values.yaml",
+      k8sServiceHost: "cdc-kpr-control-plane",
+      k8sServicePort: 6443,
+    });
+    expect(() => planUpgrade(p, "1.19", "v")).toThrowError(
+      /consecutive minors only; from 1\.19 that is 1\.20/,
+    );
+    expect(() =>
+      planUpgrade(makeProfile({ provider: "kind", mode: "kube-proxy", cilium: "1.18" }), "1.20", "v"),
+    ).toThrowError(/from 1\.18 that is 1\.19/);
+    expect(
+      planUpgrade(makeProfile({ provider: "kind", mode: "kube-proxy", cilium: "1.18" }), "1.19.2", "v"),
+    ).not.toHaveProperty("k8sServiceHost");
+  });
+});

@@ -75,6 +75,25 @@ export async function checkBundle(dir: string, log: (line: string) => void = () 
   return { bundle: dir, mode: meta.mode, cilium: meta.cilium, origin: meta.origin, verdicts, records };
 }
 
+/** The step-summary form: the expectation, the observed value and the verdict per property. */
+export function formatCheckMarkdown(r: CheckResult): string {
+  const mark = { pass: "✅ pass", fail: "❌ fail", skip: "⏭ skip" } as const;
+  const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
+  const counts = { pass: 0, fail: 0, skip: 0 };
+  for (const v of r.verdicts) counts[v.status]++;
+  return [
+    `### ${r.mode} · Cilium ${r.cilium} — ${counts.pass} passed, ${counts.fail} failed, ${counts.skip} skipped`,
+    "",
+    "| property | claim | expected | observed | verdict |",
+    "|---|---|---|---|---|",
+    ...r.verdicts.map(
+      (v) =>
+        `| \`${v.id}\` | ${cell(v.claim)} | ${cell(v.expected)} | ${cell(v.observed)} | ${mark[v.status]} |`,
+    ),
+    "",
+  ].join("\n");
+}
+
 export function formatCheck(r: CheckResult): string {
   const counts = { pass: 0, fail: 0, skip: 0 };
   for (const v of r.verdicts) counts[v.status]++;

