@@ -27,8 +27,10 @@ export async function checkBundle(dir: string, log: (line: string) => void = () 
   for (const topic of TOPIC_ORDER) {
     if (!recorded.has(topic)) continue;
     const sofar = records;
+    const exec = new ReplayExecutor(dir, topic);
     const ctx: RunContext = {
-      exec: new ReplayExecutor(dir, topic),
+      exec,
+      now: () => exec.now(),
       mode: meta.mode,
       ciliumMinor: meta.ciliumMinor,
       namespace: "cca-dp",

@@ -49,6 +49,7 @@ export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] 
         const exec = new ReplayExecutor(dir, topic);
         const ctx: RunContext = {
           exec,
+          now: () => exec.now(),
           mode: meta.mode,
           ciliumMinor: meta.ciliumMinor,
           namespace: "cca-dp",
@@ -97,6 +98,7 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
       const exec = new RecordingExecutor(inner, t.bundleDir, topic);
       const ctx: RunContext = {
         exec,
+        now: Date.now,
         mode: t.mode,
         ciliumMinor: t.ciliumMinor,
         namespace: t.namespace,

@@ -32,6 +32,8 @@ export class RecordingExecutor implements Executor {
     private readonly inner: Executor,
     private readonly bundleDir: string,
     private readonly topic: string,
+    /** Stamps `at` (the end of each call); the bundle maker passes a simulated clock. */
+    private readonly clock: () => number = Date.now,
   ) {
     mkdirSync(join(bundleDir, "calls"), { recursive: true });
     mkdirSync(join(bundleDir, "raw", topic), { recursive: true });
@@ -50,7 +52,7 @@ export class RecordingExecutor implements Executor {
       ...(req.stdin !== undefined ? { stdin: req.stdin } : {}),
       exitCode: result.exitCode,
       durationMs: Math.round(result.durationMs),
-      at: new Date().toISOString(),
+      at: new Date(this.clock()).toISOString(),
       stdoutFile,
       stderr: result.stderr,
     };

@@ -12,6 +12,7 @@ import { callKey, type ExecRequest, type ExecResult, type Executor } from "./typ
 export class ReplayExecutor implements Executor {
   private readonly byKey = new Map<string, CallRecord[]>();
   private readonly used = new Map<string, number>();
+  private lastAt: number | null = null;
 
   constructor(
     private readonly bundleDir: string,
@@ -43,6 +44,7 @@ export class ReplayExecutor implements Executor {
     const n = this.used.get(key) ?? 0;
     this.used.set(key, n + 1);
     const rec = list[Math.min(n, list.length - 1)] as CallRecord;
+    this.lastAt = Date.parse(rec.at);
     const stdoutPath = join(this.bundleDir, rec.stdoutFile);
     if (!existsSync(stdoutPath))
       throw new UserError(`bundle ${this.bundleDir}: ${rec.stdoutFile} is missing`);
@@ -52,6 +54,11 @@ export class ReplayExecutor implements Executor {
       exitCode: rec.exitCode,
       durationMs: rec.durationMs,
     };
+  }
+
+  /** The recorded end time of the last call served (ms since the epoch); 0 before any call. */
+  now(): number {
+    return this.lastAt ?? 0;
   }
 
   /** Keys recorded but never asked for: a spec that stopped observing something shows up here. */

@@ -34,6 +34,11 @@ export interface RunContext {
   replay: boolean;
   log(line: string): void;
   sleep(ms: number): Promise<void>;
+  /**
+   * The run's clock (ms since the epoch): the wall clock on a cluster; in a replay, the recorded time of the
+   * last call served, so measured latencies come from the recording, not from how fast it replays.
+   */
+  now(): number;
   /** The upgrade leg, when this run has one (cluster runs with UPGRADE_TO). */
   upgrade?: UpgradePlan;
   /** kubectl context (for helm), when there is a cluster. */

@@ -87,6 +87,7 @@ async function waitSlots(
     done: (lb) => slotAddresses(lb, frontend).sort().join(",") === wanted,
     show: (lb) => `slots [${slotAddresses(lb, frontend).join(", ")}]`,
     sleep: ctx.sleep,
+    now: ctx.now,
     progress: ctx.log,
   });
   ctx.log(`${frontend}: ${want.length} backend slots in the map after ${(elapsedMs / 1000).toFixed(1)} s`);
@@ -193,6 +194,7 @@ async function holderConnected(ctx: RunContext): Promise<string> {
     done: (log) => lastHolderConnection(log) !== null,
     show: (log) => log.trim().split("\n").slice(-1)[0] ?? "(empty log)",
     sleep: ctx.sleep,
+    now: ctx.now,
     progress: ctx.log,
   });
   return value;
@@ -297,6 +299,7 @@ async function observeNodePort(ctx: RunContext): Promise<RecordSet> {
     done: (c) => c.httpCode === 200,
     show: (c) => `${c.verdict}${c.error ? ` (${c.error})` : ""}`,
     sleep: ctx.sleep,
+    now: ctx.now,
     progress: ctx.log,
   });
   const outside = await curlFrom(ctx, { kind: "outside" }, url).catch((err: Error) => {
@@ -337,6 +340,7 @@ async function observeGhost(ctx: RunContext): Promise<RecordSet> {
     done: (s) => s.services.some((x) => x.frontend === frontend),
     show: (s) => `${s.services.length} services, ${frontend} absent`,
     sleep: ctx.sleep,
+    now: ctx.now,
     progress: ctx.log,
   });
   const curl = await curlFrom(ctx, { kind: "pod", namespace: ctx.namespace, pod: "probe" }, `http://${cip}/`);
@@ -497,6 +501,7 @@ async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
     done: (t) => t.includes("listening on"),
     show: (t) => t.trim() || "(no output yet)",
     sleep: ctx.sleep,
+    now: ctx.now,
   });
   for (let i = 0; i < 10; i++) {
     await ctx.exec.run({
@@ -512,6 +517,7 @@ async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
     done: (c) => c.packets.some((p) => p.inner?.dst.startsWith(`${remote.ip}:`)),
     show: (c) => `${c.packets.length} tunnel packets`,
     sleep: ctx.sleep,
+    now: ctx.now,
   });
   return { vxlan: buildVxlanRecord({ clusterIp: dnsIp, backend: formatEndpoint(remote.ip, 53), capture }) };
 }

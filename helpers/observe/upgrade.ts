@@ -111,6 +111,7 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
     done: (s) => s.desired > 0 && s.ready === s.desired && s.dep >= 1,
     show: (s) => `preflight ${s.ready}/${s.desired}, deployment ${s.dep}/1`,
     sleep: ctx.sleep,
+    now: ctx.now,
     progress: ctx.log,
   });
   await helm(ctx, ["uninstall", "cilium-preflight"]);
@@ -140,6 +141,7 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
     done: (s) => s.ok && s.version.startsWith(plan.toMinor),
     show: (s) => `Cilium ${s.version || "?"}, status ${s.ok ? "OK" : "not OK"}`,
     sleep: ctx.sleep,
+    now: ctx.now,
     progress: ctx.log,
   });
   const after = await holderSnapshot(ctx, node, client);

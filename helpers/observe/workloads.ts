@@ -43,6 +43,7 @@ export async function waitPodsReady(ctx: RunContext, selector: string, count: nu
     show: (ps) =>
       `${ps.filter((p) => p.ready).length}/${ps.length} ready (${ps.map((p) => `${p.name}:${p.phase}`).join(", ")})`,
     sleep: ctx.sleep,
+    now: ctx.now,
     progress: ctx.log,
   });
   ctx.log(`${count} Pods ${selector} ready after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -58,6 +59,7 @@ export async function waitPodReady(ctx: RunContext, name: string): Promise<PodIn
     done: (p) => p.ready && p.ip !== "",
     show: (p) => `${p.phase}, ready=${p.ready}`,
     sleep: ctx.sleep,
+    now: ctx.now,
     progress: ctx.log,
   });
   return value;

@@ -7,7 +7,8 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readRecords, writeMeta, writeRecords } from "../../helpers/bundle.ts";
 import { RecordingExecutor } from "../../helpers/exec/record.ts";
-import { noSleep, type RunContext, type UpgradePlan } from "../../helpers/observe/context.ts";
+import type { Executor } from "../../helpers/exec/types.ts";
+import type { RunContext, UpgradePlan } from "../../helpers/observe/context.ts";
 import { OBSERVERS, TOPIC_ORDER } from "../../helpers/observe/topics.ts";
 import { MODES, type Mode } from "../../helpers/properties/expectation.ts";
 import { scenario } from "./scenario.ts";
@@ -46,16 +47,28 @@ export async function makeBundle(mode: Mode, dir: string): Promise<void> {
     kubeContext,
     ...(upgrade ? { upgrade } : {}),
   });
+  // simulated time: each scripted call takes its scripted duration, each wait its requested time
+  let t = Date.parse(CREATED_AT);
+  const timed: Executor = {
+    run: async (req) => {
+      const r = await cluster.run(req);
+      t += r.durationMs;
+      return r;
+    },
+  };
   for (const topic of TOPIC_ORDER) {
     if (topic === "upgrade" && !upgrade) continue;
     const ctx: RunContext = {
-      exec: new RecordingExecutor(cluster, dir, topic),
+      exec: new RecordingExecutor(timed, dir, topic, () => t),
+      now: () => t,
       mode,
       ciliumMinor: s.ciliumMinor,
       namespace: "cca-dp",
       replay: true,
       log: () => {},
-      sleep: noSleep,
+      sleep: async (ms: number) => {
+        t += ms;
+      },
       runStartedAt: CREATED_AT,
       kubeContext,
       ...(upgrade ? { upgrade } : {}),
