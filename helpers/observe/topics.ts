@@ -50,6 +50,7 @@ import { agentBpftool, ciliumDbg } from "./agent.ts";
 import { clusterIp, endpointId, kubectl, kubectlJson, nodes, type PodInfo, pods } from "./cluster.ts";
 import { DEADLINES, type RunContext } from "./context.ts";
 import { hostDnsScript } from "./dns.ts";
+import { observeLatency, observeScaling } from "./measure.ts";
 import { iptablesSave, onNode } from "./node.ts";
 import { observeUpgrade } from "./upgrade.ts";
 import {
@@ -589,6 +590,8 @@ export const OBSERVERS: Record<Topic, (ctx: RunContext) => Promise<RecordSet>> =
   vxlan: observeVxlan,
   invariants: observeInvariants,
   upgrade: observeUpgrade,
+  "measure-scale": observeScaling,
+  "measure-latency": observeLatency,
 };
 
 /** The topics in the lab's order, then the notebook's. */
@@ -605,6 +608,8 @@ export const TOPIC_ORDER: Topic[] = [
   "host-routing",
   "translation",
   "vxlan",
+  "measure-scale",
+  "measure-latency",
   "invariants",
   "upgrade",
 ];

@@ -792,6 +792,120 @@ export const PROPERTIES: Property[] = [
       };
     },
   },
+  // ── measurements (rule growth, convergence, fail-fast time) ───────────────────────────────
+  {
+    id: "measure.kube-proxy-lines",
+    topic: "measure-scale",
+    claim:
+      "kube-proxy's iptables lines grow linearly with Services (1, 50, 200 × 4 endpoints); without kube-proxy there are none",
+    source: LAB(1),
+    why: "the lab's 'rules grow with every Service and endpoint'; per-Service shape 1 + 2N (peers-and-pitfalls.md §4.3)",
+    expect: { kpr: { eq: "none" }, "kube-proxy": { eq: "linear" } },
+    needs: ["scaling"],
+    observe: (r) => {
+      const m = r.get("scaling");
+      const max = Math.max(...m.points.map((p) => p.kube_proxy_lines));
+      const value =
+        max === 0
+          ? "none"
+          : m.kube_proxy_r2 >= 0.99 && m.kube_proxy_per_service > 0
+            ? "linear"
+            : `not linear (r²=${m.kube_proxy_r2})`;
+      return {
+        value,
+        evidence: [
+          `${m.kube_proxy_per_service} lines per Service (r²=${m.kube_proxy_r2})`,
+          ...r.evidence("scaling", "points"),
+        ],
+      };
+    },
+  },
+  {
+    id: "measure.kube-proxy-lines-per-service",
+    topic: "measure-scale",
+    claim:
+      "Lines kube-proxy writes per Service with 4 endpoints (KUBE-SERVICES match, KUBE-SVC rules, 2 rules per KUBE-SEP)",
+    source: KN("peers-and-pitfalls.md §4.3"),
+    expect: { kpr: { eq: 0 }, "kube-proxy": { between: [5, 30] } },
+    needs: ["scaling"],
+    observe: (r) => ({
+      value: r.get("scaling").kube_proxy_per_service,
+      evidence: r.evidence("scaling", "points"),
+    }),
+  },
+  {
+    id: "measure.lb-entries-per-service",
+    topic: "measure-scale",
+    claim:
+      "Cilium keeps a Service as a few map entries (slot 0 + one per backend, + the 1.19+ wildcard), in both modes",
+    source: LAB(1),
+    why: "the lab's 'each Service as a hash map entry'; KPR=false keeps ClusterIP entries too (clusters.md §4.2)",
+    expect: { kpr: { between: [5, 6] }, "kube-proxy": { between: [5, 6] } },
+    needs: ["scaling"],
+    observe: (r) => {
+      const m = r.get("scaling");
+      return {
+        value: m.lb_per_service,
+        evidence: [
+          `${m.lb_per_service} entries per Service (r²=${m.lb_r2})`,
+          ...r.evidence("scaling", "points"),
+        ],
+      };
+    },
+  },
+  {
+    id: "measure.map-convergence-p90",
+    topic: "measure-latency",
+    claim:
+      "From EndpointSlice update to the backend slot in every agent's map: p90 over 10 events, generous ceiling 10 s (kind)",
+    source: LAB(3),
+    why: "the lab's 'when you add replicas, the map knows first'; measured, so a regression shows in `compare`",
+    expect: { kpr: { lte: 10_000 }, "kube-proxy": { lte: 10_000 } },
+    needs: ["latency"],
+    observe: (r) => {
+      const l = r.get("latency");
+      return {
+        value: l.map_p90_ms,
+        evidence: [
+          `p50 ${l.map_p50_ms} ms, p90 ${l.map_p90_ms} ms over ${l.events.length} events`,
+          ...r.evidence("latency", "events"),
+        ],
+      };
+    },
+  },
+  {
+    id: "measure.kube-proxy-convergence-p90",
+    topic: "measure-latency",
+    claim:
+      "From EndpointSlice update to the KUBE-SEP DNAT rule on the node: p90 over 10 events, ceiling 10 s",
+    source: NB("§3"),
+    expect: { kpr: { na: "no kube-proxy in this mode" }, "kube-proxy": { lte: 10_000 } },
+    needs: ["latency"],
+    observe: (r) => {
+      const l = r.get("latency");
+      return {
+        value: l.kube_proxy_p90_ms,
+        evidence: [`p50 ${l.kube_proxy_p50_ms} ms, p90 ${l.kube_proxy_p90_ms} ms`],
+      };
+    },
+  },
+  {
+    id: "measure.ghost-fail-fast-p90",
+    topic: "measure-latency",
+    claim:
+      "Over 20 probes, a Service without backends fails in well under a second (p90 ≤ 1 s), every probe with exit 7",
+    source: LAB(7),
+    expect: { kpr: { lte: 1 }, "kube-proxy": { lte: 1 } },
+    needs: ["latency"],
+    observe: (r) => {
+      const l = r.get("latency");
+      const allSeven = l.ghost_exit_codes.length === 1 && l.ghost_exit_codes[0] === 7;
+      return {
+        value: allSeven ? l.ghost_p90_s : `exit codes ${l.ghost_exit_codes.join(",")}`,
+        evidence: r.evidence("latency", "ghost_seconds"),
+      };
+    },
+  },
 ];
 
 export function propertyById(id: string): Property {

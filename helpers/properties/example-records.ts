@@ -9,6 +9,41 @@ const scaled = [...web, "10.244.1.8:8080", "10.244.2.10:8080"];
 
 function common(): RecordSet {
   return {
+    scaling: {
+      record: {
+        endpoints_per_service: 4,
+        points: [
+          { services: 1, endpoints: 4, kube_proxy_lines: 0, lb_entries: { n1: 6 }, programmed_ms: 900 },
+          { services: 50, endpoints: 200, kube_proxy_lines: 0, lb_entries: { n1: 300 }, programmed_ms: 1800 },
+          {
+            services: 200,
+            endpoints: 800,
+            kube_proxy_lines: 0,
+            lb_entries: { n1: 1200 },
+            programmed_ms: 4100,
+          },
+        ],
+        kube_proxy_per_service: 0,
+        kube_proxy_r2: 1,
+        lb_per_service: 6,
+        lb_r2: 1,
+      },
+      evidence: {},
+    },
+    latency: {
+      record: {
+        events: [],
+        map_p50_ms: 420,
+        map_p90_ms: 1300,
+        kube_proxy_p50_ms: null,
+        kube_proxy_p90_ms: null,
+        ghost_seconds: [0.001, 0.002],
+        ghost_p50_s: 0.001,
+        ghost_p90_s: 0.002,
+        ghost_exit_codes: [7],
+      },
+      evidence: {},
+    },
     upgrade: {
       record: {
         from_minor: "1.19",
@@ -193,6 +228,47 @@ export function kprRecords(): RecordSet {
 export function kubeProxyRecords(): RecordSet {
   return {
     ...common(),
+    scaling: {
+      record: {
+        endpoints_per_service: 4,
+        points: [
+          { services: 1, endpoints: 4, kube_proxy_lines: 14, lb_entries: { n1: 6 }, programmed_ms: 900 },
+          {
+            services: 50,
+            endpoints: 200,
+            kube_proxy_lines: 700,
+            lb_entries: { n1: 300 },
+            programmed_ms: 2100,
+          },
+          {
+            services: 200,
+            endpoints: 800,
+            kube_proxy_lines: 2800,
+            lb_entries: { n1: 1200 },
+            programmed_ms: 6300,
+          },
+        ],
+        kube_proxy_per_service: 14,
+        kube_proxy_r2: 1,
+        lb_per_service: 6,
+        lb_r2: 1,
+      },
+      evidence: {},
+    },
+    latency: {
+      record: {
+        events: [],
+        map_p50_ms: 420,
+        map_p90_ms: 1300,
+        kube_proxy_p50_ms: 800,
+        kube_proxy_p90_ms: 2100,
+        ghost_seconds: [0.001, 0.002],
+        ghost_p50_s: 0.001,
+        ghost_p90_s: 0.002,
+        ghost_exit_codes: [7],
+      },
+      evidence: {},
+    },
     dns: {
       record: {
         cluster_ip: "10.96.0.10",

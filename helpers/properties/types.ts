@@ -15,7 +15,9 @@ export type Topic =
   | "translation"
   | "vxlan"
   | "invariants"
-  | "upgrade";
+  | "upgrade"
+  | "measure-scale"
+  | "measure-latency";
 
 /** Where a claim comes from: a step of a field document, or a researched fact with its file and section. */
 export interface Source {

@@ -185,6 +185,45 @@ export interface UpgradeRecord {
   backend_after: string | null;
 }
 
+/** Ours: rule and map growth with the number of Services (4 endpoints each, EndpointSlices without Pods). */
+export interface MeasureScaleRecord {
+  endpoints_per_service: number;
+  points: {
+    services: number;
+    endpoints: number;
+    /** iptables-save lines naming the measurement Services (KUBE-SERVICES, KUBE-SVC-*, KUBE-SEP-* rules). */
+    kube_proxy_lines: number;
+    /** bpf lb list rows of the measurement frontends, per node. */
+    lb_entries: Record<string, number>;
+    /** Time from apply to programmed everywhere (ms, the run's clock). */
+    programmed_ms: number;
+  }[];
+  /** Least-squares slope and fit of kube-proxy lines against the number of Services. */
+  kube_proxy_per_service: number;
+  kube_proxy_r2: number;
+  /** The same for the BPF LB entries (first node). */
+  lb_per_service: number;
+  lb_r2: number;
+}
+
+/** Ours: convergence and fail-fast latencies over repeated events. */
+export interface MeasureLatencyRecord {
+  events: {
+    index: number;
+    address: string;
+    map_ms: Record<string, number | null>;
+    kube_proxy_ms: number | null;
+  }[];
+  map_p50_ms: number | null;
+  map_p90_ms: number | null;
+  kube_proxy_p50_ms: number | null;
+  kube_proxy_p90_ms: number | null;
+  ghost_seconds: number[];
+  ghost_p50_s: number | null;
+  ghost_p90_s: number | null;
+  ghost_exit_codes: number[];
+}
+
 export interface LabRecords {
   iptables: IptablesRecord;
   svc: SvcRecord;
@@ -202,6 +241,8 @@ export interface LabRecords {
   vxlan: VxlanRecord;
   invariants: InvariantsRecord;
   upgrade: UpgradeRecord;
+  scaling: MeasureScaleRecord;
+  latency: MeasureLatencyRecord;
 }
 
 export type RecordName = keyof LabRecords;
@@ -234,4 +275,6 @@ export const RECORD_FILES: Record<RecordName, string> = {
   vxlan: "vxlan.json",
   invariants: "invariants.json",
   upgrade: "upgrade.json",
+  scaling: "measure-scale.json",
+  latency: "measure-latency.json",
 };

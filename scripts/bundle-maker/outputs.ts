@@ -88,7 +88,7 @@ export function status(s: Scenario, node: string, verbose: boolean): string {
   return `${lines.join("\n")}\n`;
 }
 
-interface Svc {
+export interface Svc {
   id: number;
   ip: string;
   port: number;
@@ -350,7 +350,12 @@ export function bpftoolNetDev(s: Scenario): string {
 export function iptablesSave(
   s: Scenario,
   web: PodSpec[],
-  o: { ghost: boolean; nodePort: boolean; counters?: { dnsUdp: number; natOnly?: boolean } },
+  o: {
+    ghost: boolean;
+    nodePort: boolean;
+    counters?: { dnsUdp: number; natOnly?: boolean };
+    measure?: MeasureSvc[];
+  },
 ): string {
   const c = o.counters;
   const cnt = (n: number) => (c ? `[${n}:${n * 105}] ` : "");
@@ -477,6 +482,16 @@ export function iptablesSave(
         eps: web.map((x) => `${x.ip}:8080`),
       },
     ];
+    for (const m of o.measure ?? [])
+      svcs.push({
+        ns: "cca-dp",
+        name: m.name,
+        port: "http",
+        ip: m.ip,
+        p: 80,
+        proto: "tcp",
+        eps: m.endpoints.map((e) => `${e}:8080`),
+      });
     if (o.nodePort)
       svcs.push({
         ns: "cca-dp",
@@ -576,4 +591,25 @@ export function metricsJson(s: Scenario): string {
     { name: "cilium_endpoint_state", labels: { endpoint_state: "ready" }, value: 7 },
   ];
   return `${JSON.stringify(metrics, null, 2)}\n`;
+}
+
+/** A measurement Service (issue 6): no Pods, endpoints straight from an EndpointSlice. */
+export interface MeasureSvc {
+  id: number;
+  name: string;
+  ip: string;
+  endpoints: string[];
+}
+
+export function measureServices(list: MeasureSvc[]): Svc[] {
+  return list.map((m) => ({
+    id: m.id,
+    ip: m.ip,
+    port: 80,
+    protocol: "TCP",
+    type: "ClusterIP",
+    ns: "cca-dp",
+    name: m.name,
+    backends: m.endpoints.map((e) => ({ ip: e, port: 8080, node: "" })),
+  }));
 }

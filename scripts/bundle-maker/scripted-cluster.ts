@@ -43,11 +43,64 @@ export class ScriptedCluster implements Executor {
     return this.s.web.slice(0, n);
   }
 
-  private svcList() {
-    return out.services(this.s, this.mapWeb(), {
-      ghost: this.applied.has("ghost"),
-      nodePort: this.applied.has("web-np"),
+  /** Measurement Services (issue 6): name → ClusterIP and endpoint addresses. */
+  private readonly measure = new Map<string, { ip: string; endpoints: string[] }>();
+  /** bpf lb list polls per node since the latency Service's slice last changed. */
+  private readonly latencyPolls = new Map<string, number>();
+  private latencyKubeProxyPolls = 0;
+
+  /** The latency Service's newest endpoint reaches node i's map on its (i+1)-th poll (and kube-proxy on the 2nd). */
+  private measureSvcs(node: string | null, forKubeProxy = false): out.MeasureSvc[] {
+    let id = 100;
+    return [...this.measure.entries()].map(([name, m]) => {
+      let eps = m.endpoints;
+      if (name === "dpc-c") {
+        const seen = forKubeProxy
+          ? this.latencyKubeProxyPolls >= 2
+          : (this.latencyPolls.get(node ?? "") ?? 0) >= this.s.nodes.findIndex((n) => n.name === node) + 1;
+        if (!seen) eps = eps.slice(0, -1);
+      }
+      return { id: id++, name, ip: m.ip, endpoints: eps };
     });
+  }
+
+  private svcList(node: string | null = null) {
+    return [
+      ...out.services(this.s, this.mapWeb(), {
+        ghost: this.applied.has("ghost"),
+        nodePort: this.applied.has("web-np"),
+      }),
+      ...out.measureServices(this.measureSvcs(node)),
+    ];
+  }
+
+  private applyMeasure(stdin: string): string[] {
+    const doc = JSON.parse(stdin) as { kind: string; items?: Record<string, unknown>[] } & Record<
+      string,
+      unknown
+    >;
+    const items = doc.kind === "List" ? (doc.items ?? []) : [doc];
+    const made: string[] = [];
+    for (const it of items) {
+      const meta = it.metadata as { name: string; labels?: Record<string, string> };
+      if (it.kind === "Service") {
+        if (!this.measure.has(meta.name))
+          this.measure.set(meta.name, {
+            ip: `10.96.${150 + (this.measure.size >> 8)}.${this.measure.size & 255}`,
+            endpoints: [],
+          });
+      } else if (it.kind === "EndpointSlice") {
+        const svc = meta.labels?.["kubernetes.io/service-name"] ?? "";
+        const m = this.measure.get(svc);
+        if (m) m.endpoints = (it.endpoints as { addresses: string[] }[]).map((e) => e.addresses[0] as string);
+        if (svc === "dpc-c") {
+          this.latencyPolls.clear();
+          this.latencyKubeProxyPolls = 0;
+        }
+      }
+      made.push(`${String(it.kind).toLowerCase()}/${meta.name} configured`);
+    }
+    return made;
   }
 
   private podJson(p: PodSpec, ready: boolean, labels: Record<string, string>) {
@@ -75,7 +128,7 @@ export class ScriptedCluster implements Executor {
       case "kubectl":
         return this.kubectl(a, req.stdin ?? "");
       case "agent":
-        return this.agent(a);
+        return this.agent(a, req.target.node);
       case "node":
         return this.node(req.target.node, a);
       case "pod":
@@ -109,6 +162,17 @@ export class ScriptedCluster implements Executor {
   private kubectl(a: string[], stdin: string): ExecResult {
     const s = this.s;
     const cmd = a.join(" ");
+    if (cmd === "apply -f -" && stdin.trimStart().startsWith("{") && stdin.includes('"dpc-measure"')) {
+      return ok(`${this.applyMeasure(stdin).join("\n")}\n`);
+    }
+    const del = /^-n cca-dp delete services,endpointslices -l dpc-measure=(scale|latency) --wait=true$/.exec(
+      cmd,
+    );
+    if (del) {
+      for (const name of [...this.measure.keys()])
+        if ((del[1] === "scale") === name.startsWith("dpc-m-")) this.measure.delete(name);
+      return ok("deleted\n");
+    }
     if (cmd === "apply -f -") {
       const made: string[] = [];
       for (const [, kind, name] of stdin.matchAll(/"?kind"?:\s*"?(\w+)"?[\s\S]*?"?name"?:\s*"?([\w-]+)"?/g)) {
@@ -180,9 +244,10 @@ export class ScriptedCluster implements Executor {
     }
     const svc = /^-n (\S+) get service (\S+) -o json$/.exec(cmd);
     if (svc) {
-      const ip = { web: s.ips.web, ghost: s.ips.ghost, "web-np": s.ips.webNp, "kube-dns": s.ips.kubeDns }[
-        svc[2] as string
-      ];
+      const ip =
+        { web: s.ips.web, ghost: s.ips.ghost, "web-np": s.ips.webNp, "kube-dns": s.ips.kubeDns }[
+          svc[2] as string
+        ] ?? this.measure.get(svc[2] as string)?.ip;
       if (!ip) return fail(1, `Error from server (NotFound): services "${svc[2]}" not found\n`);
       return ok(
         `${JSON.stringify({ apiVersion: "v1", kind: "Service", metadata: { name: svc[2], namespace: svc[1] }, spec: { clusterIP: ip } }, null, 2)}\n`,
@@ -259,7 +324,7 @@ export class ScriptedCluster implements Executor {
     throw new Error(`scripted cluster: no answer for kubectl ${cmd}`);
   }
 
-  private agent(a: string[]): ExecResult {
+  private agent(a: string[], agentNode: string): ExecResult {
     const s = this.s;
     const cmd = a.join(" ");
     const node = s.holder.node;
@@ -267,13 +332,14 @@ export class ScriptedCluster implements Executor {
     if (cmd === "cilium-dbg status") return ok(out.status(now, node, false));
     if (cmd === "cilium-dbg status --verbose") return ok(out.status(now, node, true));
     if (cmd === "cilium-dbg status --brief") return ok("OK\n");
-    if (cmd === "cilium-dbg service list -o json") return ok(out.serviceListJson(this.svcList()));
+    if (cmd === "cilium-dbg service list -o json") return ok(out.serviceListJson(this.svcList(agentNode)));
     if (cmd === "cilium-dbg bpf lb list") {
       this.lbPolls++;
+      this.latencyPolls.set(agentNode, (this.latencyPolls.get(agentNode) ?? 0) + 1);
       return ok(
         out.bpfLbList(
           s,
-          this.svcList(),
+          this.svcList(agentNode),
           s.nodes.map((n) => n.ip),
         ),
       );
@@ -291,7 +357,10 @@ export class ScriptedCluster implements Executor {
     const s = this.s;
     const cmd = a.join(" ");
     const opts = { ghost: this.applied.has("ghost"), nodePort: this.applied.has("web-np") };
-    if (cmd === "iptables-save") return ok(out.iptablesSave(s, this.webPods(), opts));
+    if (cmd === "iptables-save") {
+      this.latencyKubeProxyPolls++;
+      return ok(out.iptablesSave(s, this.webPods(), { ...opts, measure: this.measureSvcs(null, true) }));
+    }
     if (cmd === "iptables-save -c -t nat")
       return ok(
         out.iptablesSave(s, this.webPods(), {
