@@ -1,8 +1,10 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { formatPlan, makeProfile, parseMode, parseProvider } from "../clusters/profile.ts";
+import { readMeta } from "../helpers/bundle.ts";
 import { checkBundle, formatCheck, formatCheckMarkdown } from "../helpers/check.ts";
 import { compareBundles, formatComparison } from "../helpers/compare.ts";
 import { UserError } from "../helpers/errors.ts";
+import { type MeasuredBundle, summaryMarkdown, summarySvg } from "../helpers/measure/summary.ts";
 import { FORMAT_NAMES, FORMATS } from "../helpers/parse/index.ts";
 import { stripTranscript } from "../helpers/parse/transcript.ts";
 import { PROPERTIES } from "../helpers/properties/declarations.ts";
@@ -80,6 +82,36 @@ registerCommand({
     const c = await compareBundles(a, b);
     io.out(formatComparison(c));
     return c.regressed ? 1 : 0;
+  },
+});
+
+registerCommand({
+  name: "summary",
+  summary:
+    "summary BUNDLE… [--svg FILE]  measurements as a markdown table, and an SVG chart (rules vs Services, latencies)",
+  run: async (argv, io) => {
+    const { positional, flags } = parseArgs(argv);
+    if (positional.length === 0)
+      throw new UserError(
+        "summary: which bundle(s)? e.g. summary results/<run-id>/kpr results/<run-id>/kube-proxy",
+      );
+    const measured: MeasuredBundle[] = [];
+    for (const dir of positional) {
+      const r = await checkBundle(dir);
+      const meta = readMeta(dir);
+      measured.push({
+        label: `${meta.mode} ${meta.cilium}`,
+        meta,
+        ...(r.records.scaling ? { scaling: r.records.scaling.record } : {}),
+        ...(r.records.latency ? { latency: r.records.latency.record } : {}),
+      });
+    }
+    io.out(summaryMarkdown(measured));
+    if (typeof flags.svg === "string") {
+      writeFileSync(flags.svg, summarySvg(measured));
+      io.err(`wrote ${flags.svg}\n`);
+    }
+    return 0;
   },
 });
 

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type BundleMeta, bundleTopics, readMeta, readRecords } from "../helpers/bundle.ts";
+import { type BundleMeta, bundleTopics, readMeta, readRecords, writeMeta } from "../helpers/bundle.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";
 import { RecordingExecutor } from "../helpers/exec/record.ts";
@@ -25,6 +25,8 @@ export interface ModeTarget {
   label: string;
   /** What ran: versions, kernel, attach mode (bundle.json). */
   meta(): BundleMeta;
+  /** Adds a phase timing (seconds) to the run's bundle.json; a replay leaves its bundle untouched. */
+  recordPhase(name: string, seconds: number): void;
   /** Why this topic cannot run here (a bundle without that topic), or null. */
   skipReason(topic: string): string | null;
   context(topic: string): { ctx: RunContext; outDir: string; close: () => Promise<void> };
@@ -43,6 +45,7 @@ export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] 
       ciliumMinor: meta.ciliumMinor,
       label: "replay",
       meta: () => meta,
+      recordPhase: () => {},
       skipReason: (topic) =>
         topics.includes(topic) ? null : `bundle ${dir} has no recorded calls for ${topic}`,
       context: (topic) => {
@@ -73,6 +76,10 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
     ciliumMinor: t.ciliumMinor,
     label: t.provider,
     meta: () => readMeta(t.bundleDir),
+    recordPhase: (name, seconds) => {
+      const meta = readMeta(t.bundleDir);
+      writeMeta(t.bundleDir, { ...meta, phases: { ...meta.phases, [name]: Math.round(seconds * 10) / 10 } });
+    },
     skipReason: (topic) =>
       topic === "upgrade" && !t.upgrade
         ? "no upgrade leg in this run: set UPGRADE_TO to the next minor (e.g. CILIUM_VERSION=1.19 UPGRADE_TO=1.20)"

@@ -60,7 +60,9 @@ export function topicSpec(topic: Topic): void {
         } catch (err) {
           failure = err instanceof Error ? err : new Error(String(err));
         }
-        ctx.log(`observed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+        const seconds = (performance.now() - t0) / 1000;
+        target.recordPhase(`spec ${topic}`, seconds);
+        ctx.log(`observed in ${seconds.toFixed(1)} s`);
       });
       afterAll(() => close());
       for (const p of props) {
