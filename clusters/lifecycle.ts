@@ -30,6 +30,8 @@ export interface ProvisionOptions {
   log(line: string): void;
   /** existing only: the kubectl context (default: current). */
   context?: string;
+  /** NO_BACKEND_RESPONSE=drop: the opt-in profile. */
+  noBackendResponse?: "reject" | "drop";
   /** UPGRADE_TO: the next minor (or a patch of it) to upgrade to in the upgrade leg. */
   upgradeTo?: string;
 }
@@ -197,6 +199,7 @@ async function provisionLocal(o: ProvisionOptions): Promise<Provisioned> {
         mode,
         ...(o.cilium ? { cilium: o.cilium } : {}),
         preload: o.preload,
+        ...(o.noBackendResponse ? { noBackendResponse: o.noBackendResponse } : {}),
       });
       profiles.push(p);
       const dir = join(o.resultsDir, o.runId, mode);

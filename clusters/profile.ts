@@ -42,6 +42,7 @@ export function helmValues(
   mode: Mode,
   cluster: string,
   preload: boolean,
+  noBackendResponse: "reject" | "drop" = "reject",
 ): Record<string, unknown> {
   const apiServer =
     provider === "k3d"
@@ -63,6 +64,8 @@ export function helmValues(
     ...(mode === "kube-proxy" ? { socketLB: { enabled: false } } : {}),
     // Gateway API would force bpf-lb-sock-hostns-only and change Pod ClusterIP handling (clusters.md P8).
     gatewayAPI: { enabled: false },
+    // the chart default is reject; `drop` is the opt-in profile that shows the client timeout reject avoids
+    ...(noBackendResponse === "drop" ? { serviceNoBackendResponse: "drop" } : {}),
     ...(preload
       ? { image: { useDigest: false, pullPolicy: "IfNotPresent" }, envoy: { image: { useDigest: false } } }
       : {}),
@@ -113,6 +116,8 @@ export interface ProfileOptions {
   /** Run suffix for cluster names when several runs share a machine. */
   suffix?: string;
   preload?: boolean;
+  /** Opt-in: serviceNoBackendResponse=drop (NO_BACKEND_RESPONSE=drop). */
+  noBackendResponse?: "reject" | "drop";
   /** Context to use for `existing`. */
   existingContext?: string;
 }
@@ -129,7 +134,7 @@ export function makeProfile(o: ProfileOptions): Profile {
         cluster,
         context: `kind-${cluster}`,
         nodes: [`${cluster}-control-plane`, `${cluster}-worker`, `${cluster}-worker2`],
-        helmValues: helmValues("kind", o.mode, cluster, o.preload ?? false),
+        helmValues: helmValues("kind", o.mode, cluster, o.preload ?? false, o.noBackendResponse),
         kindConfig: kindConfig(o.mode, cluster),
       };
     case "k3d":
@@ -140,7 +145,7 @@ export function makeProfile(o: ProfileOptions): Profile {
         cluster,
         context: `k3d-${cluster}`,
         nodes: [`k3d-${cluster}-server-0`, `k3d-${cluster}-agent-0`, `k3d-${cluster}-agent-1`],
-        helmValues: helmValues("k3d", o.mode, cluster, o.preload ?? false),
+        helmValues: helmValues("k3d", o.mode, cluster, o.preload ?? false, o.noBackendResponse),
         k3dArgs: k3dArgs(o.mode, cluster),
       };
     case "existing":

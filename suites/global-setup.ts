@@ -19,6 +19,12 @@ import type { RunState } from "./run-state.ts";
 const RESULTS = join(import.meta.dirname, "..", "results");
 const log = (line: string) => process.stdout.write(`[conformance] ${line}\n`);
 
+function parseNoBackendResponse(v: string): "reject" | "drop" {
+  if (v !== "reject" && v !== "drop")
+    throw new UserError(`NO_BACKEND_RESPONSE=${v}: valid values are reject (default) and drop`);
+  return v;
+}
+
 async function decide(): Promise<{ state: RunState; provisioned?: Provisioned }> {
   const env = process.env;
   if (env.CLUSTER_PROVIDER === "replay")
@@ -53,6 +59,9 @@ async function decide(): Promise<{ state: RunState; provisioned?: Provisioned }>
     keep: env.KEEP_CLUSTER === "1",
     preload: env.PRELOAD_IMAGES === "1",
     ...(env.UPGRADE_TO ? { upgradeTo: env.UPGRADE_TO } : {}),
+    ...(env.NO_BACKEND_RESPONSE
+      ? { noBackendResponse: parseNoBackendResponse(env.NO_BACKEND_RESPONSE) }
+      : {}),
     log,
   });
   return { state: { kind: "cluster", runId, targets: provisioned.targets }, provisioned };

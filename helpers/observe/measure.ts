@@ -1,6 +1,7 @@
 import { fitLine, percentile } from "../measure/stats.ts";
 import { formatEndpoint } from "../parse/address.ts";
 import { parseBpfLbList } from "../parse/bpf-lb-list.ts";
+import { parseConfig } from "../parse/config.ts";
 import { parseCurl } from "../parse/curl.ts";
 import { linesContaining } from "../parse/iptables-save.ts";
 import { parseServiceListJson } from "../parse/service-list-json.ts";
@@ -286,6 +287,7 @@ export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
     seconds.push(c.timeTotal ?? Number.NaN);
     exits.push(c.exitCode);
   }
+  const config = parseConfig(await ciliumDbg(ctx, node, ["config", "-a"]));
   const all = events.flatMap((e) => Object.values(e.map_ms).map((v) => v ?? Number.POSITIVE_INFINITY));
   const kp = events.map((e) => e.kube_proxy_ms).filter((v): v is number => v !== null);
   const nodeCount = (await nodes(ctx)).length;
@@ -307,6 +309,7 @@ export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
         ghost_p50_s: percentile(seconds, 50),
         ghost_p90_s: percentile(seconds, 90),
         ghost_exit_codes: [...new Set(exits)].sort(),
+        no_backend_response: config.options.ServiceNoBackendResponse ?? null,
       },
       evidence: {
         events: events.map(

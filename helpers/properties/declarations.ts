@@ -12,6 +12,15 @@ function dp<K extends keyof DatapathFields>(r: RecordView, field: K): DatapathFi
   return v as DatapathFields[K];
 }
 
+const DROP_PROFILE =
+  "the opt-in drop profile (NO_BACKEND_RESPONSE=drop) makes a Service without backends time out by design; measure.ghost-drop-timeout judges it";
+
+/** True when the agent ran with serviceNoBackendResponse=drop (the opt-in profile). */
+function dropProfile(r: RecordView): boolean {
+  const g = r.set.ghost?.record.no_backend_response ?? r.set.latency?.record.no_backend_response;
+  return g === "drop";
+}
+
 const sameSet = (a: string[], b: string[]) => JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
 const ipOf = (addr: string) =>
   addr.startsWith("[") ? addr.slice(1, addr.indexOf("]")) : addr.slice(0, addr.lastIndexOf(":"));
@@ -452,7 +461,10 @@ export const PROPERTIES: Property[] = [
     why: "socket LB answers EHOSTUNREACH at connect(); per-packet LB answers an ICMP reject (knowledge clusters.md §4.2, P12)",
     expect: { kpr: { eq: 7 }, "kube-proxy": { eq: 7 } },
     needs: ["ghost"],
-    observe: (r) => ({ value: r.get("ghost").curl_exit, evidence: r.evidence("ghost", "curl_exit") }),
+    observe: (r) => {
+      if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+      return { value: r.get("ghost").curl_exit, evidence: r.evidence("ghost", "curl_exit") };
+    },
   },
   {
     id: "ghost.errno",
@@ -463,6 +475,7 @@ export const PROPERTIES: Property[] = [
     expect: { kpr: { eq: "EHOSTUNREACH" }, "kube-proxy": { eq: "ECONNREFUSED" } },
     needs: ["datapath"],
     observe: (r) => {
+      if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
       const errno = dp(r, "ghost_errno");
       return errno === null
         ? {
@@ -480,7 +493,10 @@ export const PROPERTIES: Property[] = [
     source: LAB(7),
     expect: { kpr: { lte: 1 }, "kube-proxy": { lte: 1 } },
     needs: ["ghost"],
-    observe: (r) => ({ value: r.get("ghost").seconds, evidence: r.evidence("ghost", "curl_exit") }),
+    observe: (r) => {
+      if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+      return { value: r.get("ghost").seconds, evidence: r.evidence("ghost", "curl_exit") };
+    },
   },
   {
     id: "ghost.no-backend-response",
@@ -489,10 +505,13 @@ export const PROPERTIES: Property[] = [
     source: LAB(7),
     expect: { kpr: { eq: "reject" }, "kube-proxy": { eq: "reject" } },
     needs: ["ghost"],
-    observe: (r) => ({
-      value: r.get("ghost").no_backend_response,
-      evidence: r.evidence("ghost", "no_backend_response"),
-    }),
+    observe: (r) => {
+      if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+      return {
+        value: r.get("ghost").no_backend_response,
+        evidence: r.evidence("ghost", "no_backend_response"),
+      };
+    },
   },
   {
     id: "ghost.kube-proxy-reject-rule",
@@ -898,12 +917,34 @@ export const PROPERTIES: Property[] = [
     expect: { kpr: { lte: 1 }, "kube-proxy": { lte: 1 } },
     needs: ["latency"],
     observe: (r) => {
+      if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
       const l = r.get("latency");
       const allSeven = l.ghost_exit_codes.length === 1 && l.ghost_exit_codes[0] === 7;
       return {
         value: allSeven ? l.ghost_p90_s : `exit codes ${l.ghost_exit_codes.join(",")}`,
         evidence: r.evidence("latency", "ghost_seconds"),
       };
+    },
+  },
+  {
+    id: "measure.ghost-drop-timeout",
+    topic: "measure-latency",
+    claim:
+      "Opt-in drop profile: with serviceNoBackendResponse=drop the same probe waits for curl's 5 s limit, the delay reject avoids",
+    source: LAB(7),
+    why: "the lab's 'if the datapath silently drops the packet, the client waits until the timeout'",
+    expect: { kpr: { gte: 4.5 }, "kube-proxy": { gte: 4.5 } },
+    needs: ["latency"],
+    observe: (r) => {
+      const l = r.get("latency");
+      if (l.no_backend_response !== "drop") {
+        return {
+          value: null,
+          evidence: [],
+          skip: "runs in the opt-in drop profile only (NO_BACKEND_RESPONSE=drop); the default reject profile fails fast",
+        };
+      }
+      return { value: l.ghost_p50_s, evidence: r.evidence("latency", "ghost_seconds") };
     },
   },
 ];

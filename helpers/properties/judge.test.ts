@@ -44,7 +44,8 @@ describe("judges on records that satisfy the documents (written by us)", () => {
   ] as const)("%s: every property passes (skips only where the mode's expectation is n/a)", (mode, records) => {
     const verdicts = judgeAll(PROPERTIES, mode, records, "1.20");
     expect(verdicts.filter((v) => v.status === "fail").map((v) => v.message)).toEqual([]);
-    for (const v of verdicts.filter((x) => x.status === "skip")) expect(v.message).toMatch(/not applicable/);
+    for (const v of verdicts.filter((x) => x.status === "skip"))
+      expect(v.message).toMatch(/not applicable|opt-in drop profile only/);
   });
 
   it("the other mode's records fail the mode-specific properties", () => {
@@ -143,6 +144,39 @@ describe("failing records produce expected vs observed with the evidence line", 
     const errors = judge(propertyById("invariants.no-agent-errors"), "kpr", records);
     expect(errors.status).toBe("fail");
     expect(errors.message).toContain("Unable to update ipcache map entry");
+  });
+
+  it("the opt-in drop profile: reject-only properties skip with the reason, the timeout is judged instead", () => {
+    const drop = withRecord(kubeProxyRecords(), (s) => {
+      if (s.ghost)
+        Object.assign(s.ghost.record, { no_backend_response: "drop", curl_exit: 28, seconds: 5.003 });
+      if (s.latency)
+        Object.assign(s.latency.record, {
+          no_backend_response: "drop",
+          ghost_p50_s: 5.002,
+          ghost_p90_s: 5.004,
+          ghost_exit_codes: [28],
+        });
+    });
+    for (const id of [
+      "ghost.fails-fast",
+      "ghost.seconds",
+      "ghost.errno",
+      "ghost.no-backend-response",
+      "measure.ghost-fail-fast-p90",
+    ]) {
+      const v = judge(propertyById(id), "kube-proxy", drop);
+      expect(v.status, id).toBe("skip");
+      expect(v.message).toContain("opt-in drop profile");
+    }
+    expect(judge(propertyById("measure.ghost-drop-timeout"), "kube-proxy", drop)).toMatchObject({
+      status: "pass",
+      observed: "5.002",
+    });
+    const fast = withRecord(drop, (s) => {
+      if (s.latency) s.latency.record.ghost_p50_s = 0.002;
+    });
+    expect(judge(propertyById("measure.ghost-drop-timeout"), "kube-proxy", fast).status).toBe("fail");
   });
 
   it("ClusterIP inside the tunnel fails", () => {

@@ -222,6 +222,8 @@ export interface MeasureLatencyRecord {
   ghost_p50_s: number | null;
   ghost_p90_s: number | null;
   ghost_exit_codes: number[];
+  /** ServiceNoBackendResponse of the agent during the probes: `reject` (default) or `drop` (opt-in profile). */
+  no_backend_response: string | null;
 }
 
 export interface LabRecords {
