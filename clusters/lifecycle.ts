@@ -15,9 +15,9 @@ import { IMAGES } from "../manifests/images.ts";
 import type { ClusterTarget } from "../suites/run-state.ts";
 import { acquireLease } from "./lease.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
-import { makeProfile, type Profile, type Provider } from "./profile.ts";
+import { ciliumInstallArgv, makeProfile, type Profile, type Provider } from "./profile.ts";
 import { agentsOk, ciliumRolledOut, type GateContext, kubeDnsProgrammed, nodesReady } from "./readiness.ts";
-import { CILIUM_CHART, KIND, resolveCilium } from "./versions.ts";
+import { KIND, resolveCilium } from "./versions.ts";
 
 export interface ProvisionOptions {
   provider: Provider;
@@ -121,21 +121,7 @@ async function createCluster(p: Profile, dir: string, log: (l: string) => void):
 async function installCilium(p: Profile, dir: string): Promise<void> {
   const values = join(dir, "cilium-values.yaml");
   writeFileSync(values, stringify(p.helmValues));
-  await sh([
-    "helm",
-    "upgrade",
-    "--install",
-    "cilium",
-    CILIUM_CHART,
-    "--version",
-    p.cilium.version,
-    "--namespace",
-    "kube-system",
-    "--kube-context",
-    p.context,
-    "--values",
-    values,
-  ]);
+  await sh(ciliumInstallArgv(p, values));
 }
 
 /** A curl container on the cluster's docker network: the NodePort client outside the nodes. */

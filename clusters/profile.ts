@@ -172,9 +172,9 @@ export interface PlannedStep {
 }
 
 /** Every command, generated file and wait of a run, in order; `plan` prints it and runs nothing. */
-export function plan(p: Profile): PlannedStep[] {
-  const values = stringify(p.helmValues);
-  const helm = [
+/** `helm upgrade --install cilium …` for a profile, with the values file at `valuesFile`. */
+export function ciliumInstallArgv(p: Profile, valuesFile: string): string[] {
+  return [
     "helm",
     "upgrade",
     "--install",
@@ -187,8 +187,13 @@ export function plan(p: Profile): PlannedStep[] {
     "--kube-context",
     p.context,
     "--values",
-    "cilium-values.yaml",
+    valuesFile,
   ];
+}
+
+export function plan(p: Profile): PlannedStep[] {
+  const values = stringify(p.helmValues);
+  const helm = ciliumInstallArgv(p, "cilium-values.yaml");
   const gates: PlannedStep[] = [
     {
       phase: "readiness",

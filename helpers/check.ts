@@ -1,6 +1,5 @@
 import { bundleTopics, readMeta } from "./bundle.ts";
-import { ReplayExecutor } from "./exec/replay.ts";
-import { noSleep, type RunContext } from "./observe/context.ts";
+import { replayContext } from "./observe/replay-context.ts";
 import { mergeRecordSets, OBSERVERS, TOPIC_ORDER } from "./observe/topics.ts";
 import { PROPERTIES } from "./properties/declarations.ts";
 import { judge, type Verdict } from "./properties/judge.ts";
@@ -27,21 +26,10 @@ export async function checkBundle(dir: string, log: (line: string) => void = () 
   for (const topic of TOPIC_ORDER) {
     if (!recorded.has(topic)) continue;
     const sofar = records;
-    const exec = new ReplayExecutor(dir, topic);
-    const ctx: RunContext = {
-      exec,
-      now: () => exec.now(),
-      mode: meta.mode,
-      ciliumMinor: meta.ciliumMinor,
-      namespace: "cca-dp",
-      replay: true,
+    const ctx = replayContext(dir, meta, topic, {
       log: (l) => log(`${topic}: ${l}`),
-      sleep: noSleep,
-      runStartedAt: meta.createdAt,
-      ...(meta.upgrade ? { upgrade: meta.upgrade } : {}),
-      ...(meta.kubeContext ? { kubeContext: meta.kubeContext } : {}),
       earlierRecords: () => sofar,
-    };
+    });
     try {
       records = mergeRecordSets([records, await OBSERVERS[topic](ctx)]);
     } catch (err) {

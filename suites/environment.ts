@@ -4,9 +4,9 @@ import { type BundleMeta, bundleTopics, readMeta, readRecords, writeMeta } from 
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";
 import { RecordingExecutor } from "../helpers/exec/record.ts";
-import { ReplayExecutor } from "../helpers/exec/replay.ts";
 import type { Executor } from "../helpers/exec/types.ts";
-import { noSleep, type RunContext, realSleep } from "../helpers/observe/context.ts";
+import { type RunContext, realSleep } from "../helpers/observe/context.ts";
+import { replayContext } from "../helpers/observe/replay-context.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import type { RecordSet } from "../helpers/records/types.ts";
 import type { RunState } from "./run-state.ts";
@@ -49,21 +49,10 @@ export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] 
       skipReason: (topic) =>
         topics.includes(topic) ? null : `bundle ${dir} has no recorded calls for ${topic}`,
       context: (topic) => {
-        const exec = new ReplayExecutor(dir, topic);
-        const ctx: RunContext = {
-          exec,
-          now: () => exec.now(),
-          mode: meta.mode,
-          ciliumMinor: meta.ciliumMinor,
-          namespace: "cca-dp",
-          replay: true,
+        const ctx = replayContext(dir, meta, topic, {
           log: logger("replay", meta.mode, topic),
-          sleep: noSleep,
-          runStartedAt: meta.createdAt,
-          ...(meta.upgrade ? { upgrade: meta.upgrade } : {}),
-          ...(meta.kubeContext ? { kubeContext: meta.kubeContext } : {}),
           earlierRecords: () => readRecords(dir),
-        };
+        });
         return { ctx, outDir: join(outRoot, meta.mode), close: async () => {} };
       },
     };

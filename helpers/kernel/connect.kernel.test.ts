@@ -4,7 +4,7 @@
  * `ss -Htln`, and `ip route get` with a tunnel-sized MTU.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CurlResult, parseCurl } from "../parse/curl.ts";
+import { type CurlResult, curlArgv, parseCurl } from "../parse/curl.ts";
 import { parseIpRoute } from "../parse/ip-route.ts";
 import { parseSs } from "../parse/ss.ts";
 import { NetnsLab } from "./netns-lab.ts";
@@ -26,18 +26,7 @@ describe.skipIf(why !== null)(`connections on the real kernel${why ? ` (skipped:
   afterAll(() => lab?.destroy());
 
   async function curl(url: string, maxTime = 5): Promise<CurlResult> {
-    const r = await lab.run(lab.a, [
-      "curl",
-      "-sS",
-      "-v",
-      "-o",
-      "/dev/null",
-      "--max-time",
-      String(maxTime),
-      "-w",
-      "http_code=%{http_code} time_total=%{time_total}",
-      url,
-    ]);
+    const r = await lab.run(lab.a, curlArgv(url, { maxTime }));
     return parseCurl({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr });
   }
 

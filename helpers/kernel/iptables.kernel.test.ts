@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { noSleep, type RunContext } from "../observe/context.ts";
 import { iptablesSave } from "../observe/node.ts";
-import { parseCurl } from "../parse/curl.ts";
+import { curlArgv, parseCurl } from "../parse/curl.ts";
 import { kubeProxyChains, linesContaining, parseIptablesSave } from "../parse/iptables-save.ts";
 import { parseStatus } from "../parse/status.ts";
 import { buildIptablesRecord } from "../records/lab.ts";
@@ -131,18 +131,7 @@ describe.skipIf(why !== null)(`iptables on the real kernel${why ? ` (skipped: ${
       parseIptablesSave((await lab.must(lab.a, ["iptables-save", "-c", "-t", "nat"])).stdout),
       COMMENT,
     );
-    const r = await lab.run(lab.a, [
-      "curl",
-      "-sS",
-      "-v",
-      "-o",
-      "/dev/null",
-      "--max-time",
-      "5",
-      "-w",
-      "http_code=%{http_code} time_total=%{time_total}",
-      `http://${VIP}/`,
-    ]);
+    const r = await lab.run(lab.a, curlArgv(`http://${VIP}/`));
     expect(parseCurl({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr }).verdict).toBe("HTTP 200");
     const after = ruleCounter(
       parseIptablesSave((await lab.must(lab.a, ["iptables-save", "-c", "-t", "nat"])).stdout),

@@ -2,7 +2,7 @@ import { fitLine, percentile } from "../measure/stats.ts";
 import { formatEndpoint } from "../parse/address.ts";
 import { parseBpfLbList } from "../parse/bpf-lb-list.ts";
 import { parseConfig } from "../parse/config.ts";
-import { parseCurl } from "../parse/curl.ts";
+import { curlArgv, parseCurl } from "../parse/curl.ts";
 import { linesContaining } from "../parse/iptables-save.ts";
 import { parseServiceListJson } from "../parse/service-list-json.ts";
 import { pollUntil } from "../poll.ts";
@@ -271,17 +271,7 @@ export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
   for (let i = 0; i < GHOST_PROBES; i++) {
     const r = await ctx.exec.run({
       target: { kind: "pod", namespace: ctx.namespace, pod: "probe" },
-      argv: [
-        "curl",
-        "-sS",
-        "-o",
-        "/dev/null",
-        "--max-time",
-        "5",
-        "-w",
-        "http_code=%{http_code} time_total=%{time_total}",
-        `http://${ghost}/`,
-      ],
+      argv: curlArgv(`http://${ghost}/`, { verbose: false }),
     });
     const c = parseCurl({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr });
     seconds.push(c.timeTotal ?? Number.NaN);

@@ -3,7 +3,7 @@ import { parseBpfCtList } from "../parse/bpf-ct-list.ts";
 import { type LbList, parseBpfLbList } from "../parse/bpf-lb-list.ts";
 import { parseBpftoolNet } from "../parse/bpftool-net.ts";
 import { parseConfig } from "../parse/config.ts";
-import { parseCurl } from "../parse/curl.ts";
+import { curlArgv, parseCurl } from "../parse/curl.ts";
 import { parseEndpointJson } from "../parse/endpoint-json.ts";
 import { parseEndpointSliceJson } from "../parse/endpointslice-json.ts";
 import { parseIpAddr } from "../parse/ip-addr.ts";
@@ -66,7 +66,6 @@ const WEB_PORT = 80;
 const TARGET_PORT = 8080;
 const NODE_PORT = 30780;
 const HOLDER_PORT = 40404;
-const CURL_WRITE_OUT = "http_code=%{http_code} time_total=%{time_total}";
 
 async function lbList(ctx: RunContext, node: string): Promise<LbList> {
   return parseBpfLbList(await ciliumDbg(ctx, node, ["bpf", "lb", "list"]));
@@ -112,7 +111,7 @@ async function curlFrom(
 ) {
   const r = await ctx.exec.run({
     target,
-    argv: ["curl", "-sS", "-v", "-o", "/dev/null", "--max-time", "5", "-w", CURL_WRITE_OUT, url],
+    argv: curlArgv(url),
   });
   return parseCurl({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr });
 }

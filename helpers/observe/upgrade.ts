@@ -1,3 +1,4 @@
+import { CILIUM_CHART } from "../../clusters/versions.ts";
 import { mustRun } from "../exec/types.ts";
 import { parseStatus } from "../parse/status.ts";
 import { pollUntil } from "../poll.ts";
@@ -6,8 +7,6 @@ import type { RecordSet, UpgradeRecord } from "../records/types.ts";
 import { ciliumDbg } from "./agent.ts";
 import { kubectl, kubectlJson } from "./cluster.ts";
 import type { RunContext } from "./context.ts";
-
-const CHART = "oci://quay.io/cilium/charts/cilium";
 
 function events(log: string): HolderEvent[] {
   return log
@@ -72,7 +71,7 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
     "upgrade",
     "--install",
     "cilium-preflight",
-    CHART,
+    CILIUM_CHART,
     "--version",
     plan.to,
     "--set",
@@ -118,7 +117,7 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
   await helm(ctx, [
     "upgrade",
     "cilium",
-    CHART,
+    CILIUM_CHART,
     "--version",
     plan.to,
     "--values",

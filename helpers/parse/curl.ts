@@ -1,5 +1,27 @@
 import { UserError } from "../errors.ts";
 
+/** The `-w` format `parseCurl` reads. */
+export const CURL_WRITE_OUT = "http_code=%{http_code} time_total=%{time_total}";
+
+/**
+ * The probe command every check uses: silent but for errors, `-v` so the connect() errno is printed, the
+ * body discarded, a hard time limit, and the write-out `parseCurl` reads.
+ */
+export function curlArgv(url: string, opts: { maxTime?: number; verbose?: boolean } = {}): string[] {
+  return [
+    "curl",
+    "-sS",
+    ...(opts.verbose === false ? [] : ["-v"]),
+    "-o",
+    "/dev/null",
+    "--max-time",
+    String(opts.maxTime ?? 5),
+    "-w",
+    CURL_WRITE_OUT,
+    url,
+  ];
+}
+
 export type CurlClass = "REFUSED" | "TIMEOUT" | "UNREACHABLE" | "CONNECT_FAILED" | "DNS" | "HTTP" | "OTHER";
 
 export interface CurlResult {

@@ -3,20 +3,10 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CallRecord } from "../exec/record.ts";
+import { curlArgv } from "../parse/curl.ts";
 
 /** The ghost probe's curl as the observers run it (the replay key). */
-export const GHOST_CURL = [
-  "curl",
-  "-sS",
-  "-v",
-  "-o",
-  "/dev/null",
-  "--max-time",
-  "5",
-  "-w",
-  "http_code=%{http_code} time_total=%{time_total}",
-  "http://10.96.201.7/",
-];
+export const GHOST_CURL = curlArgv("http://10.96.201.7/");
 /** A kube-proxy rule for the web ClusterIP of the shipped bundles. */
 export const KUBE_SVC_LINE =
   '-A KUBE-SERVICES -d 10.96.112.41/32 -p tcp -m comment --comment "cca-dp/web:http cluster IP" -m tcp --dport 80 -j KUBE-SVC-XGLOHA7QRQ3V22RZ';

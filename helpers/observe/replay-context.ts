@@ -1,0 +1,28 @@
+import type { BundleMeta } from "../bundle.ts";
+import { ReplayExecutor } from "../exec/replay.ts";
+import type { RecordSet } from "../records/types.ts";
+import { noSleep, type RunContext } from "./context.ts";
+
+/** The context a topic runs in when its calls are served back from a bundle (specs in replay, and `check`). */
+export function replayContext(
+  dir: string,
+  meta: BundleMeta,
+  topic: string,
+  opts: { log: (line: string) => void; earlierRecords: () => RecordSet },
+): RunContext {
+  const exec = new ReplayExecutor(dir, topic);
+  return {
+    exec,
+    now: () => exec.now(),
+    mode: meta.mode,
+    ciliumMinor: meta.ciliumMinor,
+    namespace: "cca-dp",
+    replay: true,
+    log: opts.log,
+    sleep: noSleep,
+    runStartedAt: meta.createdAt,
+    ...(meta.upgrade ? { upgrade: meta.upgrade } : {}),
+    ...(meta.kubeContext ? { kubeContext: meta.kubeContext } : {}),
+    earlierRecords: opts.earlierRecords,
+  };
+}
