@@ -68,6 +68,7 @@ export function topicSpec(topic: Topic): void {
       for (const p of props) {
         it(`${p.id} [${target.label}] [${target.mode}]`, (t) => {
           if (skip) {
+            process.stdout.write(`[${target.label}] [${target.mode}] ${p.id}: skipped: ${skip}\n`);
             t.skip(skip);
             return;
           }
@@ -84,6 +85,7 @@ export function topicSpec(topic: Topic): void {
             body: v.evidence.join("\n") || "(no evidence lines)",
           });
           if (v.status === "skip") {
+            process.stdout.write(`${v.message}\n`);
             t.skip(v.message);
             return;
           }
