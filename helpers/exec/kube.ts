@@ -43,6 +43,13 @@ export class KubeExecutor implements Executor {
     return pod;
   }
 
+  private async firstContainer(namespace: string, pod: string): Promise<string> {
+    const p = await this.core.readNamespacedPod({ namespace, name: pod });
+    const name = p.spec?.containers[0]?.name;
+    if (!name) throw new Error(`pod ${namespace}/${pod} has no containers`);
+    return name;
+  }
+
   async run(req: ExecRequest): Promise<ExecResult> {
     let namespace: string;
     let pod: string;
@@ -54,7 +61,8 @@ export class KubeExecutor implements Executor {
     } else if (req.target.kind === "pod") {
       namespace = req.target.namespace;
       pod = req.target.pod;
-      container = req.target.container;
+      // the exec API wants a container name: default to the Pod's first container, as kubectl does
+      container = req.target.container ?? (await this.firstContainer(namespace, pod));
     } else throw new Error(`KubeExecutor cannot reach target ${req.target.kind}`);
     const out = new PassThrough();
     const err = new PassThrough();
