@@ -67,7 +67,29 @@ export interface Provisioned {
   teardown(): Promise<void>;
 }
 
-const local = new LocalExecutor();
+/**
+ * What provisioning acts through: local commands (kind, k3d, helm, kubectl, docker), an executor for the
+ * new cluster (kubectl and agents), waits, and the client outside the nodes. Tests pass their own.
+ */
+export interface Host {
+  exec: Executor;
+  cluster(context: string): Executor;
+  sleep(ms: number): Promise<void>;
+  outside(p: Profile, log: (l: string) => void): Promise<{ name: string; stop: () => Promise<void> } | null>;
+}
+
+export function realHost(): Host {
+  return {
+    exec: new LocalExecutor(),
+    cluster: (context) =>
+      new ClusterExecutor(
+        { context, nodeShell: { kind: "docker", containerOf: (n) => n } },
+        new KubeExecutor(context || undefined),
+      ),
+    sleep: realSleep,
+    outside: outsideClient,
+  };
+}
 
 async function timed<T>(
   phases: Record<string, number>,
@@ -86,42 +108,49 @@ async function timed<T>(
   }
 }
 
-async function sh(argv: string[], timeoutMs = 600_000): Promise<string> {
-  return (await mustRun(local, { target: { kind: "local" }, argv, timeoutMs })).stdout;
+async function sh(h: Host, argv: string[], timeoutMs = 600_000): Promise<string> {
+  return (await mustRun(h.exec, { target: { kind: "local" }, argv, timeoutMs })).stdout;
 }
 
-function gateContext(p: Profile, log: (l: string) => void): GateContext & { exec: Executor } {
-  const exec = new ClusterExecutor(
-    { context: p.context, nodeShell: { kind: "docker", containerOf: (n) => n } },
-    new KubeExecutor(p.context || undefined),
-  );
-  return { exec, log, sleep: realSleep };
+function gateContext(h: Host, p: Profile, log: (l: string) => void): GateContext & { exec: Executor } {
+  return { exec: h.cluster(p.context), log, sleep: h.sleep };
 }
 
-async function clusterExists(p: Profile): Promise<boolean> {
-  if (p.provider === "kind") return (await sh(["kind", "get", "clusters"])).split("\n").includes(p.cluster);
-  const list = JSON.parse(await sh(["k3d", "cluster", "list", "-o", "json"])) as { name: string }[];
+async function clusterExists(h: Host, p: Profile): Promise<boolean> {
+  if (p.provider === "kind")
+    return (await sh(h, ["kind", "get", "clusters"])).split("\n").includes(p.cluster);
+  const list = JSON.parse(await sh(h, ["k3d", "cluster", "list", "-o", "json"])) as { name: string }[];
   return list.some((c) => c.name === p.cluster);
 }
 
-async function createCluster(p: Profile, dir: string, log: (l: string) => void): Promise<void> {
-  if (await clusterExists(p)) {
+async function createCluster(h: Host, p: Profile, dir: string, log: (l: string) => void): Promise<void> {
+  if (await clusterExists(h, p)) {
     log(`reusing the existing cluster ${p.cluster} (kept by an earlier run with KEEP_CLUSTER=1)`);
     return;
   }
   if (p.provider === "kind") {
     const cfg = join(dir, "kind-config.yaml");
     writeFileSync(cfg, stringify(p.kindConfig));
-    await sh(["kind", "create", "cluster", "--name", p.cluster, "--config", cfg, "--image", KIND.nodeImage]);
+    await sh(h, [
+      "kind",
+      "create",
+      "cluster",
+      "--name",
+      p.cluster,
+      "--config",
+      cfg,
+      "--image",
+      KIND.nodeImage,
+    ]);
   } else {
-    await sh(["k3d", ...(p.k3dArgs ?? [])]);
+    await sh(h, ["k3d", ...(p.k3dArgs ?? [])]);
   }
 }
 
-async function installCilium(p: Profile, dir: string): Promise<void> {
+async function installCilium(h: Host, p: Profile, dir: string): Promise<void> {
   const values = join(dir, "cilium-values.yaml");
   writeFileSync(values, stringify(p.helmValues));
-  await sh(ciliumInstallArgv(p, values));
+  await sh(h, ciliumInstallArgv(p, values));
 }
 
 /** A curl container on the cluster's docker network: the NodePort client outside the nodes. */
@@ -171,9 +200,9 @@ async function clusterVersions(g: GateContext & { exec: Executor }, nodes: strin
 }
 
 /** kind / k3d: create (or reuse) one cluster per mode, install Cilium, wait for the readiness gates. */
-async function provisionLocal(o: ProvisionOptions): Promise<Provisioned> {
+async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned> {
   checkBinaries(o.provider);
-  const docker = await dockerReachable(local);
+  const docker = await dockerReachable(h.exec);
   if (!docker.ok) throw new UserError(`CLUSTER_PROVIDER=${o.provider}: ${docker.why}`);
   const targets: ClusterTarget[] = [];
   const cleanups: (() => Promise<void>)[] = [];
@@ -193,9 +222,9 @@ async function provisionLocal(o: ProvisionOptions): Promise<Provisioned> {
       mkdirSync(dir, { recursive: true });
       const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);
       const phases: Record<string, number> = {};
-      await timed(phases, "create cluster", log, () => createCluster(p, dir, log));
-      await timed(phases, "install Cilium", log, () => installCilium(p, dir));
-      const g = gateContext(p, log);
+      await timed(phases, "create cluster", log, () => createCluster(h, p, dir, log));
+      await timed(phases, "install Cilium", log, () => installCilium(h, p, dir));
+      const g = gateContext(h, p, log);
       const nodes = await timed(phases, "Cilium ready", log, async () => {
         await ciliumRolledOut(g);
         const ns = await nodesReady(g);
@@ -208,7 +237,7 @@ async function provisionLocal(o: ProvisionOptions): Promise<Provisioned> {
       const expected = mode === "kpr" ? "True" : "False";
       if (v.kpr !== expected)
         log(`warning: the agent reports KubeProxyReplacement ${v.kpr}, the profile asked for ${expected}`);
-      const outside = await outsideClient(p, log);
+      const outside = await h.outside(p, log);
       if (outside) cleanups.push(outside.stop);
       writeMeta(dir, {
         format: 1,
@@ -239,14 +268,15 @@ async function provisionLocal(o: ProvisionOptions): Promise<Provisioned> {
       });
     }
   } catch (err) {
-    await teardownLocal(o, profiles, cleanups);
+    await teardownLocal(o, h, profiles, cleanups);
     throw err;
   }
-  return { targets, teardown: () => teardownLocal(o, profiles, cleanups) };
+  return { targets, teardown: () => teardownLocal(o, h, profiles, cleanups) };
 }
 
 async function teardownLocal(
   o: ProvisionOptions,
+  h: Host,
   profiles: Profile[],
   cleanups: (() => Promise<void>)[],
 ): Promise<void> {
@@ -263,32 +293,28 @@ async function teardownLocal(
       p.provider === "kind"
         ? ["kind", "delete", "cluster", "--name", p.cluster]
         : ["k3d", "cluster", "delete", p.cluster];
-    const r = await local.run({ target: { kind: "local" }, argv, timeoutMs: 300_000 });
+    const r = await h.exec.run({ target: { kind: "local" }, argv, timeoutMs: 300_000 });
     if (r.exitCode !== 0) o.log(`could not delete ${p.cluster}: ${r.stderr.trim().split("\n").pop()}`);
   }
 }
 
 /** existing: the current (or given) context, never created or deleted; only the run's namespace and Lease are. */
-async function provisionExisting(o: ProvisionOptions): Promise<Provisioned> {
+async function provisionExisting(o: ProvisionOptions, h: Host): Promise<Provisioned> {
   checkBinaries("existing");
   if (process.env.CONFORMANCE_EXISTING_OK !== "1") {
     throw new UserError(
       "CLUSTER_PROVIDER=existing runs workloads and privileged node shells in your current cluster; set CONFORMANCE_EXISTING_OK=1 to allow it",
     );
   }
-  const context = o.context ?? (await sh(["kubectl", "config", "current-context"])).trim();
+  const context = o.context ?? (await sh(h, ["kubectl", "config", "current-context"])).trim();
   const ns = `cca-dp-${o.runId}`;
   const kubectl = (argv: string[], stdin?: string) =>
-    mustRun(local, {
+    mustRun(h.exec, {
       target: { kind: "local" },
       argv: ["kubectl", "--context", context, ...argv],
       ...(stdin !== undefined ? { stdin } : {}),
     });
-  const kubectlExec = new ClusterExecutor(
-    { context, nodeShell: { kind: "docker", containerOf: (n) => n } },
-    new KubeExecutor(context),
-  );
-  const releaseLease = await acquireLease(kubectlExec, o.runId);
+  const releaseLease = await acquireLease(h.cluster(context), o.runId);
   await kubectl(["create", "namespace", ns]);
   await kubectl([
     "label",
@@ -299,7 +325,7 @@ async function provisionExisting(o: ProvisionOptions): Promise<Provisioned> {
   ]);
   const teardown = async () => {
     o.log(`deleting namespace ${ns} and releasing the Lease (the cluster itself is left as it was)`);
-    await local.run({
+    await h.exec.run({
       target: { kind: "local" },
       argv: ["kubectl", "--context", context, "delete", "namespace", ns, "--wait=false"],
     });
@@ -345,11 +371,11 @@ async function provisionExisting(o: ProvisionOptions): Promise<Provisioned> {
         ).items.filter((x) => x.status.phase === "Running").length,
       done: (n) => n === nodes.length,
       show: (n) => `${n}/${nodes.length} Running`,
-      sleep: realSleep,
+      sleep: h.sleep,
       progress: o.log,
     });
     const p = makeProfile({ provider: "existing", mode: "kpr", existingContext: context });
-    const g = gateContext(p, o.log);
+    const g = gateContext(h, p, o.log);
     await agentsOk(g, nodes);
     const v = await clusterVersions(g, nodes);
     const mode: Mode = v.kpr === "True" ? "kpr" : "kube-proxy";
@@ -394,8 +420,8 @@ async function provisionExisting(o: ProvisionOptions): Promise<Provisioned> {
   }
 }
 
-export async function provision(o: ProvisionOptions): Promise<Provisioned> {
-  if (o.provider === "existing") return provisionExisting(o);
-  if (o.provider === "kind" || o.provider === "k3d") return provisionLocal(o);
+export async function provision(o: ProvisionOptions, h: Host = realHost()): Promise<Provisioned> {
+  if (o.provider === "existing") return provisionExisting(o, h);
+  if (o.provider === "kind" || o.provider === "k3d") return provisionLocal(o, h);
   throw new UserError(`provider ${o.provider} does not provision clusters`);
 }
