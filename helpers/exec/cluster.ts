@@ -24,7 +24,7 @@ export class ClusterExecutor implements Executor {
     private readonly local: Executor = new LocalExecutor(() => []),
   ) {}
 
-  run(req: ExecRequest): Promise<ExecResult> {
+  async run(req: ExecRequest): Promise<ExecResult> {
     const t = req.target;
     switch (t.kind) {
       case "local":

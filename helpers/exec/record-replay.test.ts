@@ -1,0 +1,106 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ClusterExecutor } from "./cluster.ts";
+import { RecordingExecutor } from "./record.ts";
+import { ReplayExecutor } from "./replay.ts";
+import type { ExecRequest, ExecResult, Executor } from "./types.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "dpc-rr-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** An executor WRITTEN BY US for the test: answers with a counter so every call differs. */
+function counting(): Executor & { seen: ExecRequest[] } {
+  const seen: ExecRequest[] = [];
+  return {
+    seen,
+    run: async (req) => {
+      seen.push(req);
+      return {
+        stdout: `${req.argv.join(" ")} #${seen.length}\n`,
+        stderr: seen.length === 2 ? "warn\n" : "",
+        exitCode: seen.length === 3 ? 7 : 0,
+        durationMs: 5,
+      };
+    },
+  };
+}
+
+describe("record and replay", () => {
+  it("records every call with its output, and replays them in order; the last recording repeats", async () => {
+    let t = Date.parse("2026-12-02T09:00:00Z");
+    const rec = new RecordingExecutor(counting(), dir, "topic", () => (t += 100));
+    const iptables = { target: { kind: "node", node: "n1" }, argv: ["iptables-save"] } as const;
+    await rec.run(iptables);
+    await rec.run(iptables);
+    await rec.run({ target: { kind: "agent", node: "n1" }, argv: ["cilium-dbg", "status"] });
+    const calls = readFileSync(join(dir, "calls", "topic.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(calls.map((c) => [c.seq, c.target, c.exitCode, c.at])).toEqual([
+      [1, "node/n1", 0, "2026-12-02T09:00:00.100Z"],
+      [2, "node/n1", 0, "2026-12-02T09:00:00.200Z"],
+      [3, "agent/n1", 7, "2026-12-02T09:00:00.300Z"],
+    ]);
+    const replay = new ReplayExecutor(dir, "topic");
+    expect((await replay.run(iptables)).stdout).toBe("iptables-save #1\n");
+    expect(await replay.run(iptables)).toMatchObject({ stdout: "iptables-save #2\n", stderr: "warn\n" });
+    expect((await replay.run(iptables)).stdout).toBe("iptables-save #2\n");
+    expect(replay.now()).toBe(Date.parse("2026-12-02T09:00:00.200Z"));
+    expect(replay.unused()).toEqual(['agent/n1 ["cilium-dbg","status"]']);
+    await expect(
+      replay.run({ target: { kind: "node", node: "n2" }, argv: ["iptables-save"] }),
+    ).rejects.toThrow(/has no recording of node\/n2 \["iptables-save"\]/);
+  });
+
+  it("a topic the bundle never recorded is a one-line error", () => {
+    expect(() => new ReplayExecutor(dir, "nope")).toThrow(
+      /has no recorded calls for nope \(calls\/nope\.jsonl\)/,
+    );
+  });
+});
+
+describe("cluster routing", () => {
+  const ok = async (): Promise<ExecResult> => ({ stdout: "", stderr: "", exitCode: 0, durationMs: 1 });
+  it("kubectl gets the context, kind/k3d node shells are docker exec, existing node shells nsenter from a Pod", async () => {
+    const local = counting();
+    const pods = counting();
+    const kind = new ClusterExecutor(
+      {
+        context: "kind-cdc-kpr",
+        nodeShell: { kind: "docker", containerOf: (n) => n },
+        outsideContainer: "curl-1",
+      },
+      pods,
+      local,
+    );
+    await kind.run({ target: { kind: "kubectl" }, argv: ["get", "nodes"] });
+    await kind.run({ target: { kind: "node", node: "cdc-kpr-worker" }, argv: ["iptables-save"] });
+    await kind.run({ target: { kind: "outside" }, argv: ["curl", "http://172.18.0.3:30780/"] });
+    await kind.run({ target: { kind: "agent", node: "cdc-kpr-worker" }, argv: ["cilium-dbg", "status"] });
+    expect(local.seen.map((r) => r.argv.join(" "))).toEqual([
+      "kubectl --context kind-cdc-kpr get nodes",
+      "docker exec cdc-kpr-worker iptables-save",
+      "docker exec curl-1 curl http://172.18.0.3:30780/",
+    ]);
+    expect(pods.seen[0]?.target).toEqual({ kind: "agent", node: "cdc-kpr-worker" });
+    const existing = new ClusterExecutor(
+      {
+        context: "prod",
+        nodeShell: { kind: "pod", namespace: "cca-dp-r1", podOf: (n) => `node-shell-${n}` },
+      },
+      pods,
+      { run: ok },
+    );
+    await existing.run({ target: { kind: "node", node: "n1" }, argv: ["ss", "-Htln"] });
+    expect(pods.seen[1]).toMatchObject({
+      target: { kind: "pod", namespace: "cca-dp-r1", pod: "node-shell-n1" },
+      argv: ["nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--", "ss", "-Htln"],
+    });
+    await expect(existing.run({ target: { kind: "outside" }, argv: ["curl"] })).rejects.toThrow(
+      /no client container outside the nodes/,
+    );
+  });
+});
