@@ -30,8 +30,12 @@ function counting(): Executor & { seen: ExecRequest[] } {
 describe("record and replay", () => {
   it("records every call with its output, and replays them in order; the last recording repeats", async () => {
     let t = Date.parse("2026-12-02T09:00:00Z");
-    const rec = new RecordingExecutor(counting(), dir, "topic", () => (t += 100));
-    const iptables = { target: { kind: "node", node: "n1" }, argv: ["iptables-save"] } as const;
+    const clock = () => {
+      t += 100;
+      return t;
+    };
+    const rec = new RecordingExecutor(counting(), dir, "topic", clock);
+    const iptables: ExecRequest = { target: { kind: "node", node: "n1" }, argv: ["iptables-save"] };
     await rec.run(iptables);
     await rec.run(iptables);
     await rec.run({ target: { kind: "agent", node: "n1" }, argv: ["cilium-dbg", "status"] });
