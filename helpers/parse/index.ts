@@ -9,6 +9,7 @@ import { parseIpAddr } from "./ip-addr.ts";
 import { parseIpRoute } from "./ip-route.ts";
 import { parseIptablesSave } from "./iptables-save.ts";
 import { parseMapList } from "./map-list.ts";
+import { parseMetricsJson } from "./metrics-json.ts";
 import { parseNetstat } from "./netstat.ts";
 import { parseProcNetTcp } from "./proc-net-tcp.ts";
 import { parseServiceList } from "./service-list.ts";
@@ -36,6 +37,7 @@ export const FORMATS: Record<string, FormatSpec> = {
   config: { command: "cilium-dbg config -a", parse: parseConfig },
   "endpoint-json": { command: "cilium-dbg endpoint get ID -o json", parse: parseEndpointJson },
   "map-list": { command: "cilium-dbg map list", parse: parseMapList },
+  "metrics-json": { command: "cilium-dbg metrics list -o json", parse: parseMetricsJson },
   "bpftool-net": { command: "bpftool net show [dev X]", parse: parseBpftoolNet },
   "bpftool-net-json": { command: "bpftool -j net show [dev X]", parse: parseBpftoolNetJson },
   "tc-filter": { command: "tc filter show dev X ingress", parse: parseTcFilter },
