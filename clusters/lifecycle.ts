@@ -15,9 +15,9 @@ import { IMAGES } from "../manifests/images.ts";
 import type { ClusterTarget } from "../suites/run-state.ts";
 import { acquireLease } from "./lease.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
-import { ciliumInstallArgv, makeProfile, type Profile, type Provider } from "./profile.ts";
+import { ciliumInstallArgv, kindCreateArgv, makeProfile, type Profile, type Provider } from "./profile.ts";
 import { agentsOk, ciliumRolledOut, type GateContext, kubeDnsProgrammed, nodesReady } from "./readiness.ts";
-import { KIND, resolveCilium } from "./versions.ts";
+import { resolveCilium } from "./versions.ts";
 
 export interface ProvisionOptions {
   provider: Provider;
@@ -131,17 +131,7 @@ async function createCluster(h: Host, p: Profile, dir: string, log: (l: string) 
   if (p.provider === "kind") {
     const cfg = join(dir, "kind-config.yaml");
     writeFileSync(cfg, stringify(p.kindConfig));
-    await sh(h, [
-      "kind",
-      "create",
-      "cluster",
-      "--name",
-      p.cluster,
-      "--config",
-      cfg,
-      "--image",
-      KIND.nodeImage,
-    ]);
+    await sh(h, kindCreateArgv(p, cfg));
   } else {
     await sh(h, ["k3d", ...(p.k3dArgs ?? [])]);
   }

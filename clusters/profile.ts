@@ -172,6 +172,21 @@ export interface PlannedStep {
 }
 
 /** Every command, generated file and wait of a run, in order; `plan` prints it and runs nothing. */
+/** `kind create cluster …` for a profile, with its config at `configFile` (no --wait: nodes stay NotReady until the CNI). */
+export function kindCreateArgv(p: Profile, configFile: string): string[] {
+  return [
+    "kind",
+    "create",
+    "cluster",
+    "--name",
+    p.cluster,
+    "--config",
+    configFile,
+    "--image",
+    KIND.nodeImage,
+  ];
+}
+
 /** `helm upgrade --install cilium …` for a profile, with the values file at `valuesFile`. */
 export function ciliumInstallArgv(p: Profile, valuesFile: string): string[] {
   return [
@@ -217,17 +232,7 @@ export function plan(p: Profile): PlannedStep[] {
       return [
         {
           phase: "create cluster",
-          argv: [
-            "kind",
-            "create",
-            "cluster",
-            "--name",
-            p.cluster,
-            "--config",
-            "kind-config.yaml",
-            "--image",
-            KIND.nodeImage,
-          ],
+          argv: kindCreateArgv(p, "kind-config.yaml"),
           files: { "kind-config.yaml": stringify(p.kindConfig) },
           note: `kind ${KIND.version}; no --wait: nodes stay NotReady until Cilium runs`,
         },

@@ -77,6 +77,11 @@ export function scaleManifest(ns: string, services: number): string {
   return JSON.stringify({ apiVersion: "v1", kind: "List", items });
 }
 
+/** Removes the measurement Services and their EndpointSlices (by label), waiting for the API to finish. */
+async function deleteMeasurement(ctx: RunContext, label: string): Promise<void> {
+  await kubectl(ctx, ["-n", ctx.namespace, "delete", "services,endpointslices", "-l", label, "--wait=true"]);
+}
+
 async function agentNodes(ctx: RunContext): Promise<string[]> {
   return (await pods(ctx, "kube-system", "k8s-app=cilium")).map((p) => p.node).sort();
 }
@@ -155,15 +160,7 @@ export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
       lb_entries: lbEntries,
       programmed_ms: programmedMs,
     });
-    await kubectl(ctx, [
-      "-n",
-      ctx.namespace,
-      "delete",
-      "services,endpointslices",
-      "-l",
-      SCALE_LABEL,
-      "--wait=true",
-    ]);
+    await deleteMeasurement(ctx, SCALE_LABEL);
     for (const a of agents) {
       await pollUntil({
         what: `the measurement Services gone from the agent on ${a}`,
@@ -255,15 +252,7 @@ export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
       `event ${k - 1}: ${address} in the maps after ${JSON.stringify(mapMs)} ms${ctx.mode === "kube-proxy" ? `, KUBE-SEP after ${kpMs} ms` : ""}`,
     );
   }
-  await kubectl(ctx, [
-    "-n",
-    ctx.namespace,
-    "delete",
-    "services,endpointslices",
-    "-l",
-    LATENCY_LABEL,
-    "--wait=true",
-  ]);
+  await deleteMeasurement(ctx, LATENCY_LABEL);
   await ensureGhostAndProbe(ctx);
   const ghost = await clusterIp(ctx, ctx.namespace, "ghost");
   const seconds: number[] = [];
