@@ -10,6 +10,7 @@ const FILES: [string, Record<string, string>][] = [
   ["ghost.yaml", {}],
   ["holder.yaml", { WEB_CLUSTER_IP: "10.96.112.41" }],
   ["capture.yaml", { NODE: "cdc-kpr-worker" }],
+  ["dns-client.yaml", { NODE: "cdc-kpr-worker" }],
 ];
 
 async function validate(doc: Record<string, unknown>): Promise<void> {

@@ -382,12 +382,22 @@ async function kubeDns(ctx: RunContext) {
   return { ip, coredns };
 }
 
-/** The client node: the probe's node; the remote CoreDNS Pod: one on another node. */
+/**
+ * The notebook's client: a Pod pinned to a node that runs no CoreDNS Pod (3 nodes, 2 CoreDNS replicas: there
+ * is one), so every query to kube-dns is answered from another node; `remote` is a CoreDNS Pod elsewhere.
+ */
 async function clientAndRemote(ctx: RunContext) {
-  const probe = await ensureGhostAndProbe(ctx);
   const { ip, coredns } = await kubeDns(ctx);
-  const remote = coredns.find((p) => p.node !== probe.node && p.ready);
-  return { probe, dnsIp: ip, coredns, remote };
+  const busy = new Set(coredns.map((p) => p.node));
+  const free = (await nodes(ctx)).map((n) => n.name).find((n) => !busy.has(n));
+  if (!free)
+    throw new Error(
+      `every node runs a CoreDNS Pod (${[...busy].join(", ")}): no node for a client whose queries cross the tunnel`,
+    );
+  await apply(ctx, renderManifest("dns-client.yaml", ctx.namespace, { NODE: free }));
+  const client = await waitPodReady(ctx, "dns-client");
+  const remote = coredns.find((p) => p.node !== client.node && p.ready);
+  return { client, dnsIp: ip, coredns, remote };
 }
 
 /** Notebook §2. */
@@ -413,8 +423,8 @@ async function observeKubeDns(ctx: RunContext): Promise<RecordSet> {
 
 /** Notebook §4–5. */
 async function observeHostRouting(ctx: RunContext): Promise<RecordSet> {
-  const { probe, dnsIp, remote } = await clientAndRemote(ctx);
-  const node = probe.node;
+  const { client, dnsIp, remote } = await clientAndRemote(ctx);
+  const node = client.node;
   const addrs = parseIpAddr((await onNode(ctx, node, ["ip", "-o", "addr", "show"])).stdout);
   const routes = parseIpRoute((await onNode(ctx, node, ["ip", "route", "show", "table", "all"])).stdout);
   const others = (await nodes(ctx)).filter((n) => n.name !== node);
@@ -442,8 +452,8 @@ async function observeHostRouting(ctx: RunContext): Promise<RecordSet> {
 
 /** Notebook §6–7. */
 async function observeTranslation(ctx: RunContext): Promise<RecordSet> {
-  const { probe, dnsIp } = await clientAndRemote(ctx);
-  const node = probe.node;
+  const { client, dnsIp } = await clientAndRemote(ctx);
+  const node = client.node;
   const nat = async () =>
     parseIptablesSave(
       (await ctx.exec.run({ target: { kind: "node", node }, argv: ["iptables-save", "-c", "-t", "nat"] }))
@@ -459,7 +469,7 @@ async function observeTranslation(ctx: RunContext): Promise<RecordSet> {
   let podAnswers = 0;
   for (let i = 0; i < 5; i++) {
     const r = await ctx.exec.run({
-      target: { kind: "pod", namespace: ctx.namespace, pod: "probe" },
+      target: { kind: "pod", namespace: ctx.namespace, pod: "dns-client" },
       argv: ["nslookup", DNS_NAME, dnsIp],
     });
     if (r.exitCode === 0) podAnswers++;
@@ -482,9 +492,10 @@ async function observeTranslation(ctx: RunContext): Promise<RecordSet> {
 
 /** Notebook §8. */
 async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
-  const { probe, dnsIp, remote } = await clientAndRemote(ctx);
-  if (!remote) throw new Error(`every CoreDNS Pod runs on ${probe.node}: no query would cross the tunnel`);
-  await apply(ctx, renderManifest("capture.yaml", ctx.namespace, { NODE: probe.node }));
+  const { client, dnsIp, remote } = await clientAndRemote(ctx);
+  if (!remote)
+    throw new Error(`no ready CoreDNS Pod outside ${client.node}: no query would cross the tunnel`);
+  await apply(ctx, renderManifest("capture.yaml", ctx.namespace, { NODE: client.node }));
   await waitPodReady(ctx, "capture");
   const inCapture = (argv: string[]) =>
     ctx.exec.run({ target: { kind: "pod", namespace: ctx.namespace, pod: "capture" }, argv });
@@ -505,7 +516,7 @@ async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
   });
   for (let i = 0; i < 10; i++) {
     await ctx.exec.run({
-      target: { kind: "pod", namespace: ctx.namespace, pod: "probe" },
+      target: { kind: "pod", namespace: ctx.namespace, pod: "dns-client" },
       argv: ["nslookup", DNS_NAME, dnsIp],
     });
   }

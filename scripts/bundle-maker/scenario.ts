@@ -22,6 +22,8 @@ export interface Scenario {
   web: PodSpec[];
   holder: PodSpec;
   probe: PodSpec;
+  /** The notebook's client, on a node without CoreDNS. */
+  dnsClient: PodSpec;
   coredns: PodSpec[];
   ips: { web: string; ghost: string; webNp: string; kubeDns: string; kubernetes: string };
   holderEndpointId: number;
@@ -58,6 +60,7 @@ export function scenario(mode: Mode): Scenario {
     web,
     holder: { name: "holder", ip: "10.244.1.20", node: w1 },
     probe: { name: "probe", ip: "10.244.1.21", node: w1 },
+    dnsClient: { name: "dns-client", ip: "10.244.1.22", node: w1 },
     coredns: [
       { name: "coredns-7c65d6cfc9-jbq4m", ip: "10.244.0.5", node: nodes[0]?.name as string },
       { name: "coredns-7c65d6cfc9-xk2dn", ip: "10.244.0.6", node: nodes[0]?.name as string },

@@ -237,7 +237,8 @@ export class ScriptedCluster implements Executor {
       const p = [
         s.holder,
         s.probe,
-        { name: "capture", ip: s.nodes[1]?.ip as string, node: s.probe.node },
+        s.dnsClient,
+        { name: "capture", ip: s.nodes[1]?.ip as string, node: s.dnsClient.node },
       ].find((x) => x.name === one[1]);
       if (!p) return fail(1, `Error from server (NotFound): pods "${one[1]}" not found\n`);
       return ok(`${JSON.stringify(this.podJson(p, true, { app: p.name }), null, 2)}\n`);
@@ -451,7 +452,7 @@ export class ScriptedCluster implements Executor {
             "http_code=000 time_total=0.001187",
           );
     }
-    if (pod === "probe" && a[0] === "nslookup") {
+    if ((pod === "probe" || pod === "dns-client") && a[0] === "nslookup") {
       return ok(
         `Server:\t\t${s.ips.kubeDns}\nAddress:\t${s.ips.kubeDns}:53\n\n\nName:\tkubernetes.default.svc.cluster.local\nAddress: ${s.ips.kubernetes}\n\n`,
       );
@@ -463,7 +464,7 @@ export class ScriptedCluster implements Executor {
     if (pod === "capture" && cmd === "cat /tmp/cap.txt") {
       if (!this.captureStarted) return fail(1, "cat: can't open '/tmp/cap.txt': No such file or directory\n");
       const remote = s.coredns[0] as PodSpec;
-      const w = s.nodes.find((n) => n.name === s.probe.node)?.ip;
+      const w = s.nodes.find((n) => n.name === s.dnsClient.node)?.ip;
       const r = s.nodes.find((n) => n.name === remote.node)?.ip;
       return ok(
         [
@@ -471,9 +472,9 @@ export class ScriptedCluster implements Executor {
           "tcpdump: verbose output suppressed, use -v[v]... for full protocol decode",
           "listening on any, link-type LINUX_SLL2 (Linux cooked v2), snapshot length 262144 bytes",
           `09:13:41.512203 eth0  Out IP ${w}.41374 > ${r}.8472: VXLAN, flags [I] (0x08), vni 4`,
-          `IP ${s.probe.ip}.43615 > ${remote.ip}.53: 51722+ A? kubernetes.default.svc.cluster.local. (54)`,
+          `IP ${s.dnsClient.ip}.43615 > ${remote.ip}.53: 51722+ A? kubernetes.default.svc.cluster.local. (54)`,
           `09:13:41.512981 eth0  In  IP ${r}.52133 > ${w}.8472: VXLAN, flags [I] (0x08), vni 6`,
-          `IP ${remote.ip}.53 > ${s.probe.ip}.43615: 51722*- 1/0/0 A ${s.ips.kubernetes} (106)`,
+          `IP ${remote.ip}.53 > ${s.dnsClient.ip}.43615: 51722*- 1/0/0 A ${s.ips.kubernetes} (106)`,
           "",
         ].join("\n"),
       );
