@@ -10,7 +10,7 @@ import { parseBpftoolNet } from "./bpftool-net.ts";
 import { parseConfig } from "./config.ts";
 import { parseEndpointJson } from "./endpoint-json.ts";
 import { FORMATS } from "./index.ts";
-import { kubeProxyChains, linesContaining, parseIptablesSave } from "./iptables-save.ts";
+import { allRules, kubeProxyChains, linesContaining, parseIptablesSave } from "./iptables-save.ts";
 import { findPolicyMap, parseMapList } from "./map-list.ts";
 import { parseServiceList } from "./service-list.ts";
 import { parseServiceListJson } from "./service-list-json.ts";
@@ -301,7 +301,7 @@ describe.skipIf(!samplesAvailable)(
     it("iptables-save kube-proxy: KUBE-SERVICES → KUBE-SVC → KUBE-SEP → DNAT", () => {
       const s = sample("iptables-save", "2-");
       const save = parseIptablesSave(s.output);
-      const rules = Object.values(save.tables).flatMap((t) => t.rules);
+      const rules = allRules(save);
       const svc = rules.find((r) => r.chain === "KUBE-SERVICES" && r.comment === "default/nginx cluster IP");
       expect(svc).toMatchObject({ destination: "10.0.11.45/32", target: "KUBE-SVC-2CMXP7HKUVJN7L6M" });
       const dnat = rules.find((r) => r.target === "DNAT");
@@ -312,9 +312,9 @@ describe.skipIf(!samplesAvailable)(
     it("iptables-save with Cilium and kube-proxy: filter REJECT for services without endpoints", () => {
       const s = sample("iptables-save", "3-");
       const save = parseIptablesSave(s.output);
-      const rejects = Object.values(save.tables)
-        .flatMap((t) => t.rules)
-        .filter((r) => r.target === "REJECT" && r.comment?.endsWith("has no endpoints"));
+      const rejects = allRules(save).filter(
+        (r) => r.target === "REJECT" && r.comment?.endsWith("has no endpoints"),
+      );
       expect(rejects).toHaveLength(4);
       expect(save.tables.nat?.chains["KUBE-SVC-TCOU7JCQXEZGVUNU"]).toBeDefined();
       expect(save.tables.nat?.chains["KUBE-KUBELET-CANARY"]).toBeDefined();

@@ -7,7 +7,7 @@ import type { CurlResult } from "../parse/curl.ts";
 import type { AgentEndpoint } from "../parse/endpoint-json.ts";
 import type { EndpointSlices } from "../parse/endpointslice-json.ts";
 import { readyAddresses } from "../parse/endpointslice-json.ts";
-import { type IptablesSave, kubeProxyChains, linesContaining } from "../parse/iptables-save.ts";
+import { allRules, type IptablesSave, kubeProxyChains, linesContaining } from "../parse/iptables-save.ts";
 import { findPolicyMap, type MapList } from "../parse/map-list.ts";
 import type { NetstatOutput } from "../parse/netstat.ts";
 import type { AgentService, ServiceList } from "../parse/service-list.ts";
@@ -472,7 +472,7 @@ export function buildScaleFacts(input: {
   pods: PodRef[];
   targetPort: number;
 }): Evidenced<DatapathRecord> {
-  const rules = Object.values(input.iptables.tables).flatMap((t) => t.rules);
+  const rules = allRules(input.iptables);
   const seps = new Set(
     rules
       .filter((r) => r.chain.startsWith("KUBE-SEP-") && r.comment?.startsWith(`${input.namespace}/web`))
@@ -532,7 +532,7 @@ export function buildGhostFacts(input: {
   clusterIp: string;
   namespace: string;
 }): Evidenced<DatapathRecord> {
-  const rules = Object.values(input.iptables.tables).flatMap((t) => t.rules);
+  const rules = allRules(input.iptables);
   const rejects = rules.filter(
     (r) => r.target === "REJECT" && r.comment?.startsWith(`${input.namespace}/ghost`),
   );

@@ -2,7 +2,7 @@ import { formatEndpoint } from "../parse/address.ts";
 import { type EndpointSlices, readyAddresses } from "../parse/endpointslice-json.ts";
 import { type IpAddrOutput, prefixContains } from "../parse/ip-addr.ts";
 import type { IpRouteOutput } from "../parse/ip-route.ts";
-import type { IptablesSave } from "../parse/iptables-save.ts";
+import { allRules, type IptablesSave } from "../parse/iptables-save.ts";
 import type { ServiceList } from "../parse/service-list.ts";
 import type { TcpdumpOutput } from "../parse/tcpdump.ts";
 import { findAgentService, RecordError } from "./lab.ts";
@@ -34,8 +34,7 @@ export function buildDnsRecord(input: {
     );
   const ready = readyAddresses(input.slices, input.port);
   const comment = "kube-system/kube-dns:dns";
-  const rules = Object.values(input.iptables.tables)
-    .flatMap((t) => t.rules)
+  const rules = allRules(input.iptables)
     .filter(
       (r) =>
         r.comment === `${comment} cluster IP` ||
@@ -127,11 +126,8 @@ export function ruleCounter(
   save: IptablesSave,
   comment: string,
 ): { packets: number | null; text: string } | null {
-  for (const t of Object.values(save.tables)) {
-    const r = t.rules.find((x) => x.chain === "KUBE-SERVICES" && x.comment === comment);
-    if (r) return { packets: r.packets, text: r.text };
-  }
-  return null;
+  const r = allRules(save).find((x) => x.chain === "KUBE-SERVICES" && x.comment === comment);
+  return r ? { packets: r.packets, text: r.text } : null;
 }
 
 /** Notebook §6–7: counters of the kube-dns rule around host queries and around Pod queries. */
