@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from "node:fs";
+import { LAB_SCRIPT, labEnabled, readLab } from "../clusters/lab.ts";
 import { formatPlan, makeProfile, parseMode, parseProvider } from "../clusters/profile.ts";
 import { readMeta } from "../helpers/bundle.ts";
 import { checkBundle, formatCheck, formatCheckMarkdown } from "../helpers/check.ts";
@@ -124,8 +125,29 @@ registerCommand({
     const provider = parseProvider(flags.provider === true ? "" : flags.provider);
     const mode = parseMode(flags.mode === true ? "" : flags.mode);
     const cilium = flags.cilium === true ? "" : flags.cilium;
-    io.out(formatPlan(makeProfile({ provider, mode, ...(cilium !== undefined ? { cilium } : {}) })));
+    const lab = labEnabled() ? readLab() : undefined;
+    io.out(
+      formatPlan(
+        makeProfile({ provider, mode, ...(cilium !== undefined ? { cilium } : {}), ...(lab ? { lab } : {}) }),
+      ),
+    );
     return 0;
+  },
+});
+
+registerCommand({
+  name: "lab",
+  summary:
+    "lab images [STEP…] | up | down | status  the offline lab: build kind/Kubernetes/Cilium images from Go modules and Debian packages (root, Linux)",
+  run: async (argv, io) => {
+    const [sub] = argv;
+    if (!sub || !["images", "up", "down", "status"].includes(sub))
+      throw new UserError("lab: which step? valid: images [STEP…], up, down, status");
+    if (process.platform !== "linux") throw new UserError("lab: the offline lab builds on Linux only");
+    const { execa } = await import("execa");
+    const r = await execa("bash", [LAB_SCRIPT, ...argv], { stdio: "inherit", reject: false });
+    if (r.exitCode !== 0) io.err(`datapath-conformance lab ${sub}: exited ${r.exitCode}\n`);
+    return r.exitCode ?? 1;
   },
 });
 

@@ -13,9 +13,17 @@ import { pollUntil } from "../helpers/poll.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
 import type { ClusterTarget } from "../suites/run-state.ts";
+import { type Lab, labEnabled, labPath, readLab } from "./lab.ts";
 import { acquireLease } from "./lease.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
-import { ciliumInstallArgv, kindCreateArgv, makeProfile, type Profile, type Provider } from "./profile.ts";
+import {
+  ciliumInstallArgv,
+  kindCreateArgv,
+  kindLoadArgv,
+  makeProfile,
+  type Profile,
+  type Provider,
+} from "./profile.ts";
 import { agentsOk, ciliumRolledOut, type GateContext, kubeDnsProgrammed, nodesReady } from "./readiness.ts";
 import { resolveCilium } from "./versions.ts";
 
@@ -34,6 +42,22 @@ export interface ProvisionOptions {
   noBackendResponse?: "reject" | "drop";
   /** UPGRADE_TO: the next minor (or a patch of it) to upgrade to in the upgrade leg. */
   upgradeTo?: string;
+  /** LAB_IMAGES=1: the offline lab's images (kind only); read from the environment when not given. */
+  lab?: Lab;
+}
+
+/** Lab images that docker does not have, with the command that builds them. */
+async function checkLabImages(h: Host, p: Profile): Promise<void> {
+  if (!p.lab) return;
+  const missing: string[] = [];
+  for (const image of [p.lab.nodeImage, ...p.lab.load]) {
+    const r = await h.exec.run({ target: { kind: "local" }, argv: ["docker", "image", "inspect", image] });
+    if (r.exitCode !== 0) missing.push(image);
+  }
+  if (missing.length > 0)
+    throw new UserError(
+      `LAB_IMAGES=1: docker has no ${missing.join(", ")}; build them with: npx datapath-conformance lab images`,
+    );
 }
 
 /** The upgrade leg: only to the next minor, the one path Cilium tests (clusters.md §6). */
@@ -191,6 +215,12 @@ async function clusterVersions(g: GateContext & { exec: Executor }, nodes: strin
 
 /** kind / k3d: create (or reuse) one cluster per mode, install Cilium, wait for the readiness gates. */
 async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned> {
+  const lab = o.lab ?? (labEnabled() ? readLab() : undefined);
+  if (lab) {
+    // kind, helm and kubectl as the lab built them; testcontainers' reaper image cannot be pulled here
+    process.env.PATH = labPath(lab);
+    process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
+  }
   checkBinaries(o.provider);
   const docker = await dockerReachable(h.exec);
   if (!docker.ok) throw new UserError(`CLUSTER_PROVIDER=${o.provider}: ${docker.why}`);
@@ -205,7 +235,9 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
         ...(o.cilium ? { cilium: o.cilium } : {}),
         preload: o.preload,
         ...(o.noBackendResponse ? { noBackendResponse: o.noBackendResponse } : {}),
+        ...(lab ? { lab } : {}),
       });
+      await checkLabImages(h, p);
       profiles.push(p);
       const dir = join(o.resultsDir, o.runId, mode);
       const upgrade = o.upgradeTo ? planUpgrade(p, o.upgradeTo, join(dir, "cilium-values.yaml")) : undefined;
@@ -213,6 +245,8 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
       const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);
       const phases: Record<string, number> = {};
       await timed(phases, "create cluster", log, () => createCluster(h, p, dir, log));
+      const load = kindLoadArgv(p);
+      if (load) await timed(phases, "load images", log, () => sh(h, load));
       await timed(phases, "install Cilium", log, () => installCilium(h, p, dir));
       const g = gateContext(h, p, log);
       const nodes = await timed(phases, "Cilium ready", log, async () => {
@@ -244,6 +278,18 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
         phases,
         kubeContext: p.context,
         ...(upgrade ? { upgrade } : {}),
+        ...(p.lab && lab
+          ? {
+              lab: {
+                note: "offline lab: every image built on this machine from Go modules and Debian packages (clusters/lab/lab.sh)",
+                ciliumImage: p.lab.ciliumImage,
+                ciliumSource: `github.com/cilium/cilium v${p.cilium.version} (Go module)`,
+                patch: p.lab.patch ?? "unknown",
+                kubernetesSource: `k8s.io/kubernetes ${lab.kubernetes} (Go module)`,
+                nodeImage: p.lab.nodeImage,
+              },
+            }
+          : {}),
       });
       targets.push({
         mode,

@@ -1,6 +1,14 @@
 import { stringify } from "yaml";
 import { UserError } from "../helpers/errors.ts";
 import { MODES, type Mode } from "../helpers/properties/expectation.ts";
+import {
+  LAB_KUBEADM_PATCHES,
+  type Lab,
+  type LabProfile,
+  labHelmValues,
+  labProfile,
+  labVersionFor,
+} from "./lab.ts";
 import { CILIUM_CHART, type CiliumVersion, K3D, KIND, resolveCilium } from "./versions.ts";
 
 export const PROVIDERS = ["kind", "k3d", "existing", "replay"] as const;
@@ -20,6 +28,21 @@ export interface Profile {
   helmValues: Record<string, unknown>;
   kindConfig?: Record<string, unknown>;
   k3dArgs?: string[];
+  /** LAB_IMAGES=1: images, chart and values from the offline lab (kind only). */
+  lab?: LabProfile;
+}
+
+type Values = Record<string, unknown>;
+const isObject = (v: unknown): v is Values => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Helm-style values merge: objects merge key by key, anything else in `over` replaces. */
+export function mergeValues(base: Values, over: Values): Values {
+  const out: Values = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = isObject(b) && isObject(v) ? mergeValues(b, v) : v;
+  }
+  return out;
 }
 
 export function parseProvider(v: string | undefined): Provider {
@@ -72,12 +95,13 @@ export function helmValues(
   };
 }
 
-export function kindConfig(mode: Mode, cluster: string): Record<string, unknown> {
+export function kindConfig(mode: Mode, cluster: string, lab = false): Record<string, unknown> {
   return {
     kind: "Cluster",
     apiVersion: "kind.x-k8s.io/v1alpha4",
     name: cluster,
     nodes: [{ role: "control-plane" }, { role: "worker" }, { role: "worker" }],
+    ...(lab ? { kubeadmConfigPatches: LAB_KUBEADM_PATCHES } : {}),
     networking: {
       disableDefaultCNI: true,
       kubeProxyMode: mode === "kpr" ? "none" : "iptables",
@@ -120,13 +144,28 @@ export interface ProfileOptions {
   noBackendResponse?: "reject" | "drop";
   /** Context to use for `existing`. */
   existingContext?: string;
+  /** LAB_IMAGES=1: the offline lab's images (kind only). */
+  lab?: Lab;
+}
+
+/** The Cilium version a run installs: as asked, or with the lab the lab's build of the asked (or default) minor. */
+function ciliumFor(o: ProfileOptions): CiliumVersion {
+  const asked = resolveCilium(o.cilium);
+  if (!o.lab) return asked;
+  const patchGiven = /^v?\d+\.\d+\.\d+$/.test(o.cilium ?? "");
+  const version = patchGiven ? asked.version : (labVersionFor(o.lab, asked.minor) ?? asked.version);
+  return { version, minor: asked.minor };
 }
 
 export function makeProfile(o: ProfileOptions): Profile {
-  const cilium = resolveCilium(o.cilium);
+  if (o.lab && o.provider !== "kind")
+    throw new UserError(`LAB_IMAGES=1 works with CLUSTER_PROVIDER=kind only (got ${o.provider})`);
+  const cilium = ciliumFor(o);
   const cluster = `cdc-${SHORT[o.mode]}${o.suffix ? `-${o.suffix}` : ""}`;
   switch (o.provider) {
-    case "kind":
+    case "kind": {
+      const lab = o.lab ? labProfile(o.lab, cilium.version) : undefined;
+      const values = helmValues("kind", o.mode, cluster, o.preload ?? false, o.noBackendResponse);
       return {
         provider: "kind",
         mode: o.mode,
@@ -134,9 +173,11 @@ export function makeProfile(o: ProfileOptions): Profile {
         cluster,
         context: `kind-${cluster}`,
         nodes: [`${cluster}-control-plane`, `${cluster}-worker`, `${cluster}-worker2`],
-        helmValues: helmValues("kind", o.mode, cluster, o.preload ?? false, o.noBackendResponse),
-        kindConfig: kindConfig(o.mode, cluster),
+        helmValues: lab ? mergeValues(values, labHelmValues(lab)) : values,
+        kindConfig: kindConfig(o.mode, cluster, lab !== undefined),
+        ...(lab ? { lab } : {}),
       };
+    }
     case "k3d":
       return {
         provider: "k3d",
@@ -183,8 +224,14 @@ export function kindCreateArgv(p: Profile, configFile: string): string[] {
     "--config",
     configFile,
     "--image",
-    KIND.nodeImage,
+    p.lab?.nodeImage ?? KIND.nodeImage,
   ];
+}
+
+/** `kind load docker-image …` of the lab's Cilium images onto every node (no registry to pull from). */
+export function kindLoadArgv(p: Profile): string[] | null {
+  if (!p.lab) return null;
+  return ["kind", "load", "docker-image", "--name", p.cluster, ...p.lab.load];
 }
 
 /** `helm upgrade --install cilium …` for a profile, with the values file at `valuesFile`. */
@@ -194,9 +241,7 @@ export function ciliumInstallArgv(p: Profile, valuesFile: string): string[] {
     "upgrade",
     "--install",
     "cilium",
-    CILIUM_CHART,
-    "--version",
-    p.cilium.version,
+    ...(p.lab ? [p.lab.chart] : [CILIUM_CHART, "--version", p.cilium.version]),
     "--namespace",
     "kube-system",
     "--kube-context",
@@ -209,6 +254,7 @@ export function ciliumInstallArgv(p: Profile, valuesFile: string): string[] {
 export function plan(p: Profile): PlannedStep[] {
   const values = stringify(p.helmValues);
   const helm = ciliumInstallArgv(p, "cilium-values.yaml");
+  const load = kindLoadArgv(p);
   const gates: PlannedStep[] = [
     {
       phase: "readiness",
@@ -234,8 +280,17 @@ export function plan(p: Profile): PlannedStep[] {
           phase: "create cluster",
           argv: kindCreateArgv(p, "kind-config.yaml"),
           files: { "kind-config.yaml": stringify(p.kindConfig) },
-          note: `kind ${KIND.version}; no --wait: nodes stay NotReady until Cilium runs`,
+          note: `kind ${KIND.version}${p.lab ? ` with the lab's node image (Kubernetes built from source)` : ""}; no --wait: nodes stay NotReady until Cilium runs`,
         },
+        ...(load
+          ? [
+              {
+                phase: "load images",
+                argv: load,
+                note: `lab images built from source (Cilium patch: ${p.lab?.patch ?? "build not run yet"})`,
+              },
+            ]
+          : []),
         { phase: "install Cilium", argv: helm, files: { "cilium-values.yaml": values } },
         ...gates,
         {

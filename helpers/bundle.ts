@@ -39,6 +39,16 @@ export interface BundleMeta {
   kubeContext?: string;
   /** The upgrade leg this run was asked for (UPGRADE_TO), so a replay can run it again. */
   upgrade?: UpgradePlan;
+  /** Recorded with the offline lab's images (LAB_IMAGES=1): where they came from and the Cilium patch label. */
+  lab?: {
+    note: string;
+    ciliumImage: string;
+    ciliumSource: string;
+    /** clusters/lab/patch-cilium.sh's label: `none: …` when Cilium's code was built unchanged. */
+    patch: string;
+    kubernetesSource: string;
+    nodeImage: string;
+  };
 }
 
 export function readMeta(dir: string): BundleMeta {

@@ -1,0 +1,146 @@
+/**
+ * The offline lab as an image source for the kind provider (LAB_IMAGES=1): a node image, Kubernetes component
+ * images, Cilium agent/operator images and the workload images, all built on this machine by
+ * clusters/lab/lab.sh from Go modules and Debian packages into a cache folder outside the repository.
+ *
+ * Nothing here applies without LAB_IMAGES=1: what a user with a registry gets does not change.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { delimiter, join } from "node:path";
+import { UserError } from "../helpers/errors.ts";
+
+export const LAB_DIR = join(import.meta.dirname, "lab");
+export const LAB_SCRIPT = join(LAB_DIR, "lab.sh");
+
+/** KEY=VALUE lines of clusters/lab/versions.env (comments and blank lines skipped; quotes stripped). */
+export function parseEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const m = /^\s*([A-Z][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (!m?.[1]) continue;
+    out[m[1]] = (m[2] ?? "").trim().replace(/^"(.*)"$/, "$1");
+  }
+  return out;
+}
+
+export interface Lab {
+  cache: string;
+  /** kind, helm and kubectl as the lab built them. */
+  binDir: string;
+  kubernetes: string;
+  nodeImage: string;
+  agnhostImage: string;
+  toolsImage: string;
+  /** Cilium versions the lab builds, newest first. */
+  ciliumVersions: string[];
+}
+
+export function labEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.LAB_IMAGES === "1";
+}
+
+export function readLab(env: NodeJS.ProcessEnv = process.env): Lab {
+  const v = parseEnvFile(readFileSync(join(LAB_DIR, "versions.env"), "utf8"));
+  const need = (k: string): string => {
+    const value = v[k];
+    if (!value) throw new Error(`clusters/lab/versions.env has no ${k}`);
+    return value;
+  };
+  const cache = env.LAB_CACHE ?? join(homedir(), ".cache", "datapath-conformance", "lab");
+  return {
+    cache,
+    binDir: join(cache, "bin"),
+    kubernetes: need("K8S_VERSION"),
+    nodeImage: need("LAB_NODE_IMAGE"),
+    agnhostImage: need("LAB_AGNHOST_IMAGE"),
+    toolsImage: need("LAB_TOOLS_IMAGE"),
+    ciliumVersions: need("CILIUM_VERSIONS").split(/\s+/).filter(Boolean),
+  };
+}
+
+/** What a profile needs of the lab for one Cilium version. */
+export interface LabProfile {
+  nodeImage: string;
+  ciliumImage: string;
+  operatorImage: string;
+  /** The chart from the Cilium module the images were built from (no OCI registry here). */
+  chart: string;
+  /** Images `kind load docker-image` puts on every node before the install. */
+  load: string[];
+  /** The patch label of the Cilium build (clusters/lab/patch-cilium.sh), once the build has run. */
+  patch: string | null;
+}
+
+export function labCiliumImage(version: string): string {
+  return `localhost/lab/cilium:v${version}-src`;
+}
+
+export function labOperatorImage(version: string): string {
+  return `localhost/lab/operator-generic:v${version}-src`;
+}
+
+/** The lab's build of a minor: the version versions.env names for it. */
+export function labVersionFor(lab: Lab, minor: string): string | undefined {
+  return lab.ciliumVersions.find((v) => v.startsWith(`${minor}.`));
+}
+
+export function labProfile(lab: Lab, ciliumVersion: string): LabProfile {
+  if (!lab.ciliumVersions.includes(ciliumVersion)) {
+    throw new UserError(
+      `LAB_IMAGES=1: the lab builds Cilium ${lab.ciliumVersions.join(", ")}, not ${ciliumVersion} (clusters/lab/versions.env)`,
+    );
+  }
+  const out = join(lab.cache, "out", `cilium-${ciliumVersion}`);
+  const patchFile = join(lab.cache, "out", `cilium-${ciliumVersion}.patch.txt`);
+  const ciliumImage = labCiliumImage(ciliumVersion);
+  const operatorImage = labOperatorImage(ciliumVersion);
+  return {
+    nodeImage: lab.nodeImage,
+    ciliumImage,
+    operatorImage,
+    chart: join(out, "chart"),
+    load: [ciliumImage, operatorImage],
+    patch: existsSync(patchFile) ? (readFileSync(patchFile, "utf8").split("\n")[0] ?? null) : null,
+  };
+}
+
+/** The agent's and clean-state init container's capability lists without SYS_RESOURCE (not in this kernel's bounding set). */
+const AGENT_CAPS = [
+  "CHOWN",
+  "KILL",
+  "NET_ADMIN",
+  "NET_RAW",
+  "IPC_LOCK",
+  "SYS_MODULE",
+  "SYS_ADMIN",
+  "DAC_OVERRIDE",
+  "FOWNER",
+  "SETGID",
+  "SETUID",
+  "SYSLOG",
+];
+const CLEAN_STATE_CAPS = ["NET_ADMIN", "SYS_MODULE", "SYS_ADMIN"];
+
+/** The Helm values this machine needs on top of the profile's (merged last). */
+export function labHelmValues(lp: LabProfile): Record<string, unknown> {
+  return {
+    image: { override: lp.ciliumImage, pullPolicy: "Never", useDigest: false },
+    operator: { image: { override: lp.operatorImage, pullPolicy: "Never", useDigest: false } },
+    securityContext: { capabilities: { ciliumAgent: AGENT_CAPS, cleanCiliumState: CLEAN_STATE_CAPS } },
+    // no Envoy image is built: no L7 proxy; Hubble relay and UI stay off (the chart default)
+    l7Proxy: false,
+    envoy: { enabled: false },
+    hubble: { relay: { enabled: false }, ui: { enabled: false } },
+    // three agents compile the datapath at once on two cores
+    startupProbe: { failureThreshold: 600, periodSeconds: 2 },
+  };
+}
+
+/** kind on a cgroup v1 host: kubelet ≥ 1.35 refuses cgroup v1 unless told otherwise. */
+export const LAB_KUBEADM_PATCHES = ["kind: KubeletConfiguration\nfailCgroupV1: false\n"];
+
+/** PATH with the lab's bin directory first (kind, helm, kubectl as the lab built them). */
+export function labPath(lab: Lab, path = process.env.PATH ?? ""): string {
+  return [lab.binDir, ...path.split(delimiter).filter((d) => d && d !== lab.binDir)].join(delimiter);
+}

@@ -1,0 +1,411 @@
+#!/usr/bin/env bash
+# The offline lab: builds a kind node image, Kubernetes component images and Cilium images from Go modules
+# and Debian packages, into one cache folder outside the repository. Every step is idempotent (a finished
+# step leaves a stamp and is skipped) and prints its phase and timing; timings land in $LAB_CACHE/timings.tsv.
+#
+#   clusters/lab/lab.sh images      build everything (or: lab.sh images STEP… to run named steps)
+#   clusters/lab/lab.sh up          start the lab's container engine (our address ranges, egress blocked)
+#   clusters/lab/lab.sh down        stop it
+#   clusters/lab/lab.sh status      what is built, what runs, the cache's size
+#
+# The only change to third-party code is the /proc/modules patch to Cilium (see patch-cilium.sh).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+LAB_CACHE=${LAB_CACHE:-$HOME/.cache/datapath-conformance/lab}
+# shellcheck source=versions.env
+. "$HERE/versions.env"
+
+export GOMODCACHE="$LAB_CACHE/gomod" GOCACHE="$LAB_CACHE/gocache" GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
+# Only the module proxy is reachable here and its checksum-database lookups answer for some modules only, so
+# the lab does not consult the checksum database (GOSUMDB=off): modules are taken as the proxy serves them.
+export GOSUMDB=off
+BIN="$LAB_CACHE/bin" OUT="$LAB_CACHE/out" SRC="$LAB_CACHE/src" STAMPS="$LAB_CACHE/stamps" LOGS="$LAB_CACHE/log"
+mkdir -p "$BIN" "$OUT" "$SRC" "$STAMPS" "$LOGS"
+export PATH="$BIN:$PATH"
+
+say() { printf '[lab %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# step NAME FUNCTION [ARGS…]: run FUNCTION unless NAME's stamp exists; log to $LOGS/NAME.log; record the time.
+step() {
+  local name=$1; shift
+  exec 9>"$STAMPS/.$name.lock"
+  flock -n 9 || { say "$name: another lab run is building it; waiting"; flock 9; }
+  if [ -e "$STAMPS/$name" ]; then say "$name: done earlier ($(cat "$STAMPS/$name")), skipped"; return 0; fi
+  say "$name: started (log: $LOGS/$name.log)"
+  local t0=$SECONDS
+  # run in the background and wait: a function called as an `if` condition would run without errexit
+  ( "$@" ) >"$LOGS/$name.log" 2>&1 &
+  if ! wait $!; then
+    say "$name: FAILED after $((SECONDS - t0)) s; last lines of $LOGS/$name.log:"
+    tail -n 15 "$LOGS/$name.log" >&2
+    exit 1
+  fi
+  local took=$((SECONDS - t0))
+  printf '%s s on %s\n' "$took" "$(date -u +%FT%TZ)" >"$STAMPS/$name"
+  printf '%s\t%s\t%s\n' "$name" "$took" "$(date -u +%FT%TZ)" >>"$LAB_CACHE/timings.tsv"
+  say "$name: done in $((took / 60)) min $((took % 60)) s"
+}
+
+# image_step NAME IMAGE FUNCTION [ARGS…]: like step, but a stamp whose image is gone (a wiped docker data root)
+# does not count.
+image_step() {
+  local name=$1 image=$2; shift 2
+  if [ -e "$STAMPS/$name" ] && ! docker image inspect "$image" >/dev/null 2>&1; then rm -f "$STAMPS/$name"; fi
+  step "$name" "$@"
+}
+
+# Only the steps named on the command line (all when none is named).
+wanted() { [ ${#ONLY[@]} -eq 0 ] && return 0; local w; for w in "${ONLY[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
+
+# ---- Go builds -------------------------------------------------------------------------------------------
+
+k8s_minor() { local v=${K8S_VERSION#v}; echo "${v%.*}"; }
+
+# A wrapper module: k8s.io/kubernetes replaces its staging modules with ./staging/…, which the module zip
+# lacks; the wrapper pins each staging module at its published v0.Y.Z instead.
+build_kubernetes() {
+  local w="$SRC/k8s-wrapper" kmod v0 ldflags bd
+  rm -rf "$w"; mkdir -p "$w"; cd "$w"
+  go mod init lab.local/k8s-wrapper
+  go mod download -json "k8s.io/kubernetes@$K8S_VERSION" >/dev/null
+  kmod="$GOMODCACHE/cache/download/k8s.io/kubernetes/@v/$K8S_VERSION.mod"
+  v0="v0.${K8S_VERSION#v1.}"
+  go mod edit -require "k8s.io/kubernetes@$K8S_VERSION"
+  for m in $(go mod edit -json "$kmod" | jq -r '.Replace[] | select(.New.Path | startswith("./")) | .Old.Path'); do
+    go mod edit -replace "$m=$m@$v0"
+  done
+  bd=$(date -u +%FT%TZ)
+  local minor; minor=$(k8s_minor); minor=${minor#1.}
+  ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitCommit=0000000000000000000000000000000000000000 -X $pkg.gitTreeState=clean -X $pkg.buildDate=$bd"
+  done
+  mkdir -p "$OUT/k8s"
+  go build -trimpath -ldflags "$ldflags" -o "$OUT/k8s/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubelet \
+    k8s.io/kubernetes/cmd/kubeadm k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/test/images/agnhost
+  "$OUT/k8s/kubeadm" version -o short
+  "$OUT/k8s/kubeadm" config images list --kubernetes-version "$K8S_VERSION" | tee "$OUT/k8s/images.txt"
+}
+
+build_tools() {
+  GOBIN="$BIN" go install "sigs.k8s.io/kind@$KIND_VERSION"
+  GOBIN="$BIN" go install -ldflags "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  kind version; helm version --short
+}
+
+# etcd's server module replaces its sibling modules with ../…: a wrapper module pins them at the same version
+# and a three-line main of ours calls etcdmain, as etcd's own main does.
+build_etcd() {
+  local w="$SRC/etcd-wrapper" v="v${ETCD_VERSION%-*}"
+  rm -rf "$w"; mkdir -p "$w"; cd "$w"
+  go mod init lab.local/etcd-wrapper
+  go mod edit -require "go.etcd.io/etcd/server/v3@$v"
+  for m in go.etcd.io/etcd/api/v3 go.etcd.io/etcd/client/pkg/v3 go.etcd.io/etcd/client/v3 go.etcd.io/etcd/pkg/v3; do
+    go mod edit -replace "$m=$m@$v"
+  done
+  printf 'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n' >main.go
+  mkdir -p "$OUT/etcd"
+  go build -trimpath -ldflags "-s -w" -o "$OUT/etcd/etcd" .
+  "$OUT/etcd/etcd" --version
+}
+
+build_coredns() {
+  mkdir -p "$OUT/coredns"
+  GOBIN="$OUT/coredns" go install -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+  "$OUT/coredns/coredns" -version
+}
+
+# pause: its C source ships in the kubernetes module; a static binary, as upstream builds it.
+build_pause() {
+  mkdir -p "$OUT/pause"
+  gcc -Os -Wall -Werror -static -DVERSION="v$PAUSE_VERSION-lab" -o "$OUT/pause/pause" \
+    "$GOMODCACHE/k8s.io/kubernetes@$K8S_VERSION/build/pause/linux/pause.c"
+  strip "$OUT/pause/pause"
+}
+
+# Cilium from its module: a writable copy, the lab patch check, the agent's binaries and the generic operator.
+build_cilium() {
+  local v=$1 src="$SRC/cilium-$v" root="$OUT/cilium-$v/root" info rev date ver
+  go mod download -json "github.com/cilium/cilium@v$v" >/dev/null
+  rm -rf "$src" "$OUT/cilium-$v"; cp -r "$GOMODCACHE/github.com/cilium/cilium@v$v" "$src"; chmod -R u+w "$src"
+  bash "$HERE/patch-cilium.sh" "$src" | tee "$OUT/cilium-$v.patch.txt"
+  info="$GOMODCACHE/cache/download/github.com/cilium/cilium/@v/v$v.info"
+  rev=$(jq -r '.Origin.Hash // "module" | .[0:9]' "$info"); date=$(jq -r .Time "$info")
+  ver="$v $rev $date"
+  cd "$src"
+  mkdir -p "$root/usr/bin" "$root/opt/cni/bin" "$root/cni" "$root/var/lib/cilium" "$OUT/cilium-$v/tmp"
+  local ld="-s -w -X 'github.com/cilium/cilium/pkg/version.ciliumVersion=$ver'"
+  go build -trimpath -tags osusergo -ldflags "$ld" -o "$OUT/cilium-$v/tmp/" \
+    ./daemon ./cilium-dbg ./cilium-health ./cilium-health/responder ./bugtool ./tools/mount ./tools/sysctlfix \
+    ./plugins/cilium-cni
+  local t="$OUT/cilium-$v/tmp"
+  mv "$t/daemon" "$root/usr/bin/cilium-agent"; mv "$t/cilium-dbg" "$root/usr/bin/cilium-dbg"
+  ln -sf cilium-dbg "$root/usr/bin/cilium"
+  mv "$t/cilium-health" "$root/usr/bin/cilium-health"; mv "$t/responder" "$root/usr/bin/cilium-health-responder"
+  mv "$t/bugtool" "$root/usr/bin/cilium-bugtool"; mv "$t/mount" "$root/usr/bin/cilium-mount"
+  mv "$t/sysctlfix" "$root/usr/bin/cilium-sysctlfix"; mv "$t/cilium-cni" "$root/opt/cni/bin/cilium-cni"
+  go build -trimpath -tags osusergo,ipam_provider_operator -ldflags "$ld" -o "$OUT/cilium-$v/cilium-operator-generic" ./operator
+  cp -r bpf "$root/var/lib/cilium/bpf"
+  install -m 0755 images/cilium/init-container.sh plugins/cilium-cni/install-plugin.sh plugins/cilium-cni/cni-uninstall.sh "$root/"
+  cp -r install/kubernetes/cilium "$OUT/cilium-$v/chart"
+  "$root/usr/bin/cilium-dbg" version --client 2>/dev/null || "$root/usr/bin/cilium-dbg" version || true
+}
+
+# ---- images ----------------------------------------------------------------------------------------------
+
+# docker build with the legacy builder (docker.io 20.10 has no buildx) from a context directory.
+dbuild() { DOCKER_BUILDKIT=0 docker build -q -t "$1" "$2"; }
+
+ctx() { local d="$LAB_CACHE/ctx/$1"; rm -rf "$d"; mkdir -p "$d"; echo "$d"; }
+
+LAB_LABEL="org.opencontainers.image.description=built by cilium-datapath-conformance's offline lab"
+
+image_component() { # $1 name: a kube-* binary on PATH, on the lab base
+  local d; d=$(ctx "$1")
+  cp "$OUT/k8s/$1" "$d/"
+  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY %s /usr/local/bin/%s\nLABEL "%s"\n' "$DEBIAN_SUITE" "$1" "$1" "$LAB_LABEL" >"$d/Dockerfile"
+  dbuild "registry.k8s.io/$1:$K8S_VERSION" "$d"
+}
+
+image_etcd() {
+  local d; d=$(ctx etcd); cp "$OUT/etcd/etcd" "$d/"
+  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY etcd /usr/local/bin/etcd\nLABEL "%s"\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
+  dbuild "registry.k8s.io/etcd:$ETCD_VERSION" "$d"
+}
+
+image_coredns() {
+  local d; d=$(ctx coredns); cp "$OUT/coredns/coredns" "$d/"
+  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY coredns /coredns\nENTRYPOINT ["/coredns"]\nLABEL "%s"\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
+  dbuild "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" "$d"
+}
+
+image_pause() {
+  local d; d=$(ctx pause); cp "$OUT/pause/pause" "$d/"
+  printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\nLABEL "%s"\n' "$LAB_LABEL" >"$d/Dockerfile"
+  dbuild "registry.k8s.io/pause:$PAUSE_VERSION" "$d"
+}
+
+image_agnhost() {
+  local d; d=$(ctx agnhost); cp "$OUT/k8s/agnhost" "$d/"
+  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY agnhost /agnhost\nENTRYPOINT ["/agnhost"]\nLABEL "%s"\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
+  dbuild "$LAB_AGNHOST_IMAGE" "$d"
+}
+
+# The suite's curl, holder (node) and capture (tcpdump) Pods all run the lab base.
+image_tools() { docker tag "localhost/lab/rootfs-base:$DEBIAN_SUITE" "$LAB_TOOLS_IMAGE"; }
+
+image_cilium() {
+  local v=$1 d patch; d=$(ctx "cilium-$v")
+  cp -a "$OUT/cilium-$v/root" "$d/root"; cp "$OUT/cilium-$v/cilium-operator-generic" "$d/"
+  patch=$(head -n 1 "$OUT/cilium-$v.patch.txt")
+  # /cni/loopback: install-plugin.sh copies it to the host's CNI directory
+  cat >"$d/Dockerfile" <<DOCKERFILE
+FROM localhost/lab/rootfs-cilium:$DEBIAN_SUITE
+COPY root/ /
+RUN ln -sf /usr/lib/cni/loopback /cni/loopback 2>/dev/null || true; mkdir -p /home/cilium
+ENV INITSYSTEM=SYSTEMD HUBBLE_SERVER=unix:///var/run/cilium/hubble.sock
+WORKDIR /home/cilium
+LABEL "$LAB_LABEL" "io.cilium.lab.source=github.com/cilium/cilium v$v (Go module)" "io.cilium.lab.patch=$patch"
+CMD ["/usr/bin/cilium-dbg"]
+DOCKERFILE
+  dbuild "$(lab_cilium_image "$v")" "$d"
+  local o; o=$(ctx "operator-$v"); cp "$OUT/cilium-$v/cilium-operator-generic" "$o/"
+  cat >"$o/Dockerfile" <<DOCKERFILE
+FROM localhost/lab/rootfs-base:$DEBIAN_SUITE
+COPY cilium-operator-generic /usr/bin/cilium-operator-generic
+LABEL "$LAB_LABEL" "io.cilium.lab.source=github.com/cilium/cilium v$v (Go module)" "io.cilium.lab.patch=$patch"
+CMD ["/usr/bin/cilium-operator-generic"]
+DOCKERFILE
+  dbuild "$(lab_operator_image "$v")" "$o"
+}
+lab_cilium_image() { echo "localhost/lab/cilium:v$1-src"; }
+lab_operator_image() { echo "localhost/lab/operator-generic:v$1-src"; }
+
+# kind's base image, by hand: Debian's systemd, containerd and runc, kind's own files from its module, and the
+# runc wrapper as containerd's runc.
+image_node_base() {
+  local d; d=$(ctx node-base)
+  cp -r "$GOMODCACHE/sigs.k8s.io/kind@$KIND_VERSION/images/base/files" "$d/files"; chmod -R u+w "$d/files"
+  chmod 0755 "$d/files/usr/local/bin/"* "$d/files/kind/bin/"*
+  cp "$HERE/files/runc-nosysres" "$d/files/usr/local/sbin-runc-nosysres"
+  cat >"$d/Dockerfile" <<DOCKERFILE
+FROM localhost/lab/rootfs-node:$DEBIAN_SUITE
+COPY files/ /
+RUN set -e; mkdir -p /usr/local/sbin; mv /usr/local/sbin-runc-nosysres /usr/local/sbin/runc-nosysres; \\
+    find /lib/systemd/system/sysinit.target.wants/ -name systemd-tmpfiles-setup.service -delete; \\
+    rm -f /lib/systemd/system/multi-user.target.wants/* /etc/systemd/system/*.wants/* \\
+      /lib/systemd/system/local-fs.target.wants/* /lib/systemd/system/sockets.target.wants/*udev* \\
+      /lib/systemd/system/sockets.target.wants/*initctl* /lib/systemd/system/basic.target.wants/*; \\
+    echo ReadKMsg=no >>/etc/systemd/journald.conf; \\
+    [ -e /sbin/init ] || ln -s /lib/systemd/systemd /sbin/init; \\
+    systemctl enable kubelet.service containerd.service undo-mount-hacks.service; systemctl mask systemd-binfmt.service; \\
+    mkdir -p /etc/kubernetes/manifests /opt/cni/bin; cp -a /usr/lib/cni/. /opt/cni/bin/; \\
+    ln -sf /usr/bin/containerd /usr/local/bin/containerd; \\
+    ctr oci spec | jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' \\
+      | jq 'del(.process.rlimits)' >/etc/containerd/cri-base.json; \\
+    sed -i -e 's|^\(\s*\)SystemdCgroup = true|&\n\1BinaryName = "/usr/local/sbin/runc-nosysres"|' \\
+      -e 's|sandbox_image = .*|sandbox_image = "registry.k8s.io/pause:$PAUSE_VERSION"|' /etc/containerd/config.toml
+ENV container=docker
+STOPSIGNAL SIGRTMIN+3
+ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]
+LABEL "$LAB_LABEL"
+DOCKERFILE
+  dbuild "localhost/lab/node-base:$DEBIAN_SUITE" "$d"
+}
+
+# kind's node-image contract: the kubeadm/kubelet/kubectl binaries, /kind/version, and every image kubeadm
+# lists already in containerd's k8s.io namespace (kind never pulls them). The suite's workload images too.
+image_node() {
+  local c=lab-node-build
+  docker rm -f "$c" >/dev/null 2>&1 || true
+  docker run -d --name "$c" --privileged --entrypoint sleep "localhost/lab/node-base:$DEBIAN_SUITE" infinity
+  trap 'docker rm -f lab-node-build >/dev/null 2>&1 || true' RETURN
+  local b; for b in kubeadm kubelet kubectl; do docker cp "$OUT/k8s/$b" "$c:/usr/bin/$b"; done
+  docker exec "$c" sh -c "mkdir -p /kind && echo $K8S_VERSION >/kind/version"
+  docker exec -d "$c" sh -c 'containerd >/var/log/containerd-build.log 2>&1'
+  local i; for i in $(seq 1 30); do docker exec "$c" ctr version >/dev/null 2>&1 && break; sleep 1; done
+  local images=()
+  for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do images+=("registry.k8s.io/$b:$K8S_VERSION"); done
+  images+=("registry.k8s.io/etcd:$ETCD_VERSION" "registry.k8s.io/coredns/coredns:$COREDNS_VERSION"
+    "registry.k8s.io/pause:$PAUSE_VERSION" "$LAB_AGNHOST_IMAGE" "$LAB_TOOLS_IMAGE")
+  docker save "${images[@]}" | docker exec -i "$c" ctr -n k8s.io images import --all-platforms --no-unpack --digests -
+  docker exec "$c" sh -c 'for i in $(ctr -n k8s.io images ls -q); do ctr -n k8s.io images label "$i" io.cri-containerd.pinned=pinned >/dev/null; done; ctr -n k8s.io images ls -q'
+  docker exec "$c" sh -c 'pkill containerd; sleep 2; rm -f /var/log/containerd-build.log'
+  docker commit --change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]' --change 'CMD []' "$c" "$LAB_NODE_IMAGE"
+}
+
+# ---- Debian root filesystems (mmdebstrap) and their images ------------------------------------------------
+
+# The host's own Debian sources (mmdebstrap reads a sources file given as its mirror argument).
+debian_sources() {
+  local f
+  for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do [ -s "$f" ] && { echo "$f"; return; }; done
+  die "no Debian sources on this host"
+}
+
+host_packages() {
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends docker.io mmdebstrap clang-19 llvm-19 bpftool iproute2 iptables \
+    jq gcc libc6-dev
+}
+
+# The lab's workload and component base: what kube-proxy needs (iptables, conntrack), and what the suite's
+# Pods run (curl, tcpdump, node for the holder, iproute2, ss): one base, shared layers.
+BASE_PACKAGES=ca-certificates,bash,iptables,nftables,conntrack,iproute2,ipset,kmod,procps,util-linux,jq,curl,tcpdump,nodejs,netcat-openbsd,bpftool,ethtool,iputils-ping
+# Cilium's agent image needs clang/llc (the datapath is compiled at run time; Debian 12's clang-19 is 19.1.7,
+# the version upstream builds with).
+CILIUM_PACKAGES=$BASE_PACKAGES,clang-19,llvm-19,libelf1
+# A kind node as kind's base image has it, with Debian's containerd and runc.
+NODE_PACKAGES=systemd,systemd-sysv,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,bash,ca-certificates,curl,jq,procps,containerd,runc,containernetworking-plugins,bpftool
+
+rootfs() { # $1 name, $2 packages
+  local tar="$OUT/rootfs-$1.tar"; rm -rf "$tar"
+  mmdebstrap --variant=minbase --include="$2" --aptopt='Acquire::Retries "3"' \
+    --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/*' \
+    --customize-hook='for v in 19; do [ -e "$1/usr/bin/clang-$v" ] && ln -sf "clang-$v" "$1/usr/bin/clang" && ln -sf "llc-$v" "$1/usr/bin/llc" && ln -sf "llvm-objcopy-$v" "$1/usr/bin/llvm-objcopy"; done; true' \
+    "$DEBIAN_SUITE" "$tar" "$(debian_sources)"
+  docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' "$tar" "localhost/lab/rootfs-$1:$DEBIAN_SUITE"
+  rm -f "$tar"
+}
+
+# ---- the container engine --------------------------------------------------------------------------------
+
+DOCKER_ROOT="$LAB_CACHE/docker" DOCKER_PID="$LAB_CACHE/dockerd.pid"
+RUNC_WRAPPER=/usr/local/sbin/runc-nosysres
+# Every address the lab's containers get is ours: the default bridge, the pool for new networks, and kind's
+# network, created here with an explicit subnet before kind would pick one.
+LAB_BIP=172.31.250.1/24 LAB_POOL=172.31.0.0/16 KIND_SUBNET=172.31.100.0/24
+
+docker_up() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
+
+cmd_up() {
+  command -v dockerd >/dev/null || die "dockerd is missing: run '$0 images host-packages' (apt-get install docker.io)"
+  install -m 0755 "$HERE/files/runc-nosysres" "$RUNC_WRAPPER"
+  if docker_up; then say "docker is already running ($(docker version --format '{{.Server.Version}}'))"
+  else
+    mkdir -p /etc/docker "$DOCKER_ROOT"
+    jq -n --arg root "$DOCKER_ROOT" --arg bip "$LAB_BIP" --arg pool "$LAB_POOL" --arg runc "$RUNC_WRAPPER" '{
+      "data-root": $root, "bip": $bip, "default-address-pools": [{"base": $pool, "size": 24}],
+      "ip-masq": false, "ipv6": false, "ip6tables": false,
+      "runtimes": {"runc-nosysres": {"path": $runc}}, "default-runtime": "runc-nosysres",
+      "log-driver": "json-file", "log-opts": {"max-size": "10m"}}' >/etc/docker/daemon.json
+    say "starting dockerd (data root $DOCKER_ROOT, log $LOGS/dockerd.log)"
+    nohup dockerd --pidfile "$DOCKER_PID" >"$LOGS/dockerd.log" 2>&1 &
+    local i; for i in $(seq 1 60); do docker_up && break; sleep 1; done
+    docker_up || die "dockerd did not answer within 60 s; see $LOGS/dockerd.log"
+    say "docker $(docker version --format '{{.Server.Version}}') is up"
+  fi
+  block_egress
+  if ! docker network inspect kind >/dev/null 2>&1; then
+    docker network create --driver bridge --subnet "$KIND_SUBNET" \
+      -o com.docker.network.bridge.enable_ip_masquerade=false \
+      -o com.docker.network.driver.mtu=1500 kind >/dev/null
+  fi
+  say "kind network: $(docker network inspect kind --format '{{range .IPAM.Config}}{{.Subnet}} {{end}}')"
+  say "egress from containers is dropped (DOCKER-USER -o $(uplink) -j DROP); stop everything with: $0 down"
+}
+
+uplink() { ip -o route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") print $(i + 1)}' | head -n 1; }
+
+# Nothing a container sends may leave through the host's uplink.
+block_egress() {
+  local dev; dev=$(uplink)
+  [ -n "$dev" ] || return 0
+  iptables -C DOCKER-USER -o "$dev" -j DROP 2>/dev/null || iptables -I DOCKER-USER -o "$dev" -j DROP
+}
+
+cmd_down() {
+  if command -v kind >/dev/null && docker_up; then
+    local c; for c in $(kind get clusters 2>/dev/null); do say "deleting kind cluster $c"; kind delete cluster --name "$c"; done
+  fi
+  if [ -f "$DOCKER_PID" ] && kill -0 "$(cat "$DOCKER_PID")" 2>/dev/null; then
+    say "stopping dockerd"; kill "$(cat "$DOCKER_PID")"
+    local i; for i in $(seq 1 30); do kill -0 "$(cat "$DOCKER_PID")" 2>/dev/null || break; sleep 1; done
+  fi
+  say "down (the cache stays in $LAB_CACHE)"
+}
+
+cmd_images() {
+  ONLY=("$@")
+  local t0=$SECONDS v
+  wanted host-packages && step host-packages host_packages
+  docker_up || cmd_up
+  # Go builds first for the rootfs steps are mostly downloads; the order keeps both busy when run twice.
+  wanted rootfs-base && image_step rootfs-base "localhost/lab/rootfs-base:$DEBIAN_SUITE" rootfs base "$BASE_PACKAGES"
+  wanted tools && step tools build_tools
+  wanted kubernetes && step kubernetes build_kubernetes
+  wanted etcd && step etcd build_etcd
+  wanted coredns && step coredns build_coredns
+  wanted pause && step pause build_pause
+  wanted rootfs-node && image_step rootfs-node "localhost/lab/rootfs-node:$DEBIAN_SUITE" rootfs node "$NODE_PACKAGES"
+  wanted rootfs-cilium && image_step rootfs-cilium "localhost/lab/rootfs-cilium:$DEBIAN_SUITE" rootfs cilium "$CILIUM_PACKAGES"
+  local b
+  for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do
+    wanted "image-$b" && image_step "image-$b" "registry.k8s.io/$b:$K8S_VERSION" image_component "$b"
+  done
+  wanted image-etcd && image_step image-etcd "registry.k8s.io/etcd:$ETCD_VERSION" image_etcd
+  wanted image-coredns && image_step image-coredns "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" image_coredns
+  wanted image-pause && image_step image-pause "registry.k8s.io/pause:$PAUSE_VERSION" image_pause
+  wanted image-agnhost && image_step image-agnhost "$LAB_AGNHOST_IMAGE" image_agnhost
+  wanted image-tools && image_step image-tools "$LAB_TOOLS_IMAGE" image_tools
+  wanted image-node-base && image_step image-node-base "localhost/lab/node-base:$DEBIAN_SUITE" image_node_base
+  wanted image-node && image_step image-node "$LAB_NODE_IMAGE" image_node
+  for v in $CILIUM_VERSIONS; do
+    wanted "cilium-$v" && step "cilium-$v" build_cilium "$v"
+    wanted "image-cilium-$v" && image_step "image-cilium-$v" "$(lab_cilium_image "$v")" image_cilium "$v"
+  done
+  say "images: finished in $(((SECONDS - t0) / 60)) min $(((SECONDS - t0) % 60)) s; cache $(du -sh "$LAB_CACHE" 2>/dev/null | cut -f1) in $LAB_CACHE"
+}
+
+case "${1:-}" in
+  images) shift; cmd_images "$@" ;;
+  up) cmd_up ;;
+  down) cmd_down ;;
+  *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
