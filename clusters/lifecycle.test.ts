@@ -41,9 +41,21 @@ function fakeHost(opts: { helmFails?: boolean; existing?: string[] } = {}) {
       const cmd = `${req.target.kind} ${req.argv.join(" ")}`;
       cluster.push(cmd);
       if (cmd === "kubectl -n kube-system get daemonset cilium -o json")
-        return json({ status: { desiredNumberScheduled: 3, numberReady: 3, updatedNumberScheduled: 3 } });
+        return json({
+          metadata: { generation: 1 },
+          status: {
+            observedGeneration: 1,
+            desiredNumberScheduled: 3,
+            numberReady: 3,
+            numberAvailable: 3,
+            updatedNumberScheduled: 3,
+          },
+        });
       if (cmd === "kubectl -n kube-system get deployment cilium-operator -o json")
-        return json({ status: { availableReplicas: 1 } });
+        return json({
+          metadata: { generation: 1 },
+          status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+        });
       if (cmd === "kubectl get nodes -o json") {
         return json({
           items: ["cdc-kpr-control-plane", "cdc-kpr-worker", "cdc-kpr-worker2"].map((name) => ({

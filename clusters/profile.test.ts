@@ -79,7 +79,7 @@ describe("profiles", () => {
       /unsupported Cilium version "1.16"; valid: 1.18, 1.19, 1.20/,
     );
     expect(() => parseProvider("minikube")).toThrowError(
-      /unknown provider "minikube"; valid: kind, k3d, existing, replay/,
+      /unknown provider "minikube"; valid: kind, k3d, existing, replay, none/,
     );
   });
 });

@@ -48,7 +48,7 @@ export function mergeValues(base: Values, over: Values): Values {
 export function parseProvider(v: string | undefined): Provider {
   const p = v ?? "kind";
   if (!PROVIDERS.includes(p as Provider))
-    throw new UserError(`unknown provider ${JSON.stringify(p)}; valid: ${PROVIDERS.join(", ")}`);
+    throw new UserError(`unknown provider ${JSON.stringify(p)}; valid: ${PROVIDERS.join(", ")}, none`);
   return p as Provider;
 }
 

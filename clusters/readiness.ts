@@ -27,25 +27,78 @@ export const GATE_DEADLINES = {
   kubeDns: 120_000,
 } as const;
 
-/** DaemonSet cilium rolled out and Deployment cilium-operator available. */
+export interface RolloutState {
+  ds: {
+    generation: number;
+    observed: number;
+    desired: number;
+    updated: number;
+    available: number;
+    ready: number;
+  };
+  op: { generation: number; observed: number; replicas: number; updated: number; available: number };
+}
+
+export function rolloutState(ds: Json, dep: Json): RolloutState {
+  const n = (v: unknown, d = 0) => (typeof v === "number" ? v : d);
+  const dsm = o(ds.metadata);
+  const dss = o(ds.status);
+  const opm = o(dep.metadata);
+  const ops = o(dep.status);
+  return {
+    ds: {
+      generation: n(dsm.generation),
+      observed: n(dss.observedGeneration),
+      desired: n(dss.desiredNumberScheduled, -1),
+      updated: n(dss.updatedNumberScheduled),
+      available: n(dss.numberAvailable),
+      ready: n(dss.numberReady),
+    },
+    op: {
+      generation: n(opm.generation),
+      observed: n(ops.observedGeneration),
+      replicas: n(ops.replicas),
+      updated: n(ops.updatedReplicas),
+      available: n(ops.availableReplicas),
+    },
+  };
+}
+
+/**
+ * What `kubectl rollout status` waits for: the controller has observed the newest generation (otherwise
+ * the status describes the old spec, e.g. a kept cluster re-installed with another Cilium), every Pod is
+ * updated and available, and the Deployment has no old replicas left.
+ */
+export function rolloutDone(s: RolloutState): boolean {
+  const ds =
+    s.ds.observed >= s.ds.generation &&
+    s.ds.desired > 0 &&
+    s.ds.updated === s.ds.desired &&
+    s.ds.available === s.ds.desired &&
+    s.ds.ready === s.ds.desired;
+  const op =
+    s.op.observed >= s.op.generation &&
+    s.op.updated >= 1 &&
+    s.op.replicas === s.op.updated &&
+    s.op.available >= s.op.updated;
+  return ds && op;
+}
+
+/** DaemonSet cilium rolled out and Deployment cilium-operator available, both at their newest generation. */
 export async function ciliumRolledOut(g: GateContext): Promise<void> {
   await pollUntil({
     what: "DaemonSet kube-system/cilium rolled out and Deployment cilium-operator available",
     deadlineMs: GATE_DEADLINES.rollout,
     intervalMs: 3000,
-    probe: async () => {
-      const ds = o((await json(g, ["-n", "kube-system", "get", "daemonset", "cilium"])).status);
-      const op = o((await json(g, ["-n", "kube-system", "get", "deployment", "cilium-operator"])).status);
-      return {
-        desired: Number(ds.desiredNumberScheduled ?? -1),
-        ready: Number(ds.numberReady ?? 0),
-        updated: Number(ds.updatedNumberScheduled ?? 0),
-        operator: Number(op.availableReplicas ?? 0),
-      };
-    },
-    done: (s) => s.desired > 0 && s.ready === s.desired && s.updated === s.desired && s.operator >= 1,
+    probe: async () =>
+      rolloutState(
+        await json(g, ["-n", "kube-system", "get", "daemonset", "cilium"]),
+        await json(g, ["-n", "kube-system", "get", "deployment", "cilium-operator"]),
+      ),
+    done: rolloutDone,
     show: (s) =>
-      `cilium ${s.ready}/${s.desired} ready (${s.updated} updated), operator available ${s.operator}`,
+      `cilium ${s.ds.ready}/${s.ds.desired} ready (${s.ds.updated} updated, generation ${s.ds.observed}/${s.ds.generation}), ` +
+      `operator ${s.op.available}/${s.op.replicas} available (${s.op.updated} updated, generation ${s.op.observed}/${s.op.generation})`,
     sleep: g.sleep,
     progress: g.log,
   });

@@ -70,4 +70,12 @@ describe("workflows", () => {
     const steps = workflow("ci.yml").jobs.offline?.steps as { run?: string }[];
     expect(steps.some((s) => s.run?.includes("bash .ci/run"))).toBe(true);
   });
+
+  it("the offline CI never provisions clusters: .ci/run and ci.yml set CLUSTER_PROVIDER=none", () => {
+    expect(readFileSync(join(DIR, "..", "..", ".ci", "run"), "utf8")).toMatch(
+      /^export CLUSTER_PROVIDER=none$/m,
+    );
+    const steps = workflow("ci.yml").jobs.offline?.steps as { env?: Record<string, string> }[];
+    expect(steps.some((s) => s.env?.CLUSTER_PROVIDER === "none")).toBe(true);
+  });
 });

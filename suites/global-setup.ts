@@ -2,7 +2,9 @@
  * Global setup of the `conformance` project: decides what the specs run against and provides it.
  * - CLUSTER_PROVIDER unset: kind when a Docker daemon answers, otherwise every spec is skipped with the reason;
  * - CLUSTER_PROVIDER=kind|k3d|existing: prerequisites are checked first and a missing one fails in seconds;
- * - CLUSTER_PROVIDER=replay: BUNDLE (or the shipped bundles) are served back.
+ * - CLUSTER_PROVIDER=replay: BUNDLE (or the shipped bundles) are served back;
+ * - CLUSTER_PROVIDER=none: every cluster spec is skipped with that reason, whatever this machine has (the
+ *   offline CI: a runner with Docker and kind preinstalled must not create clusters behind its back).
  * Teardown always runs (also on Ctrl-C); KEEP_CLUSTER=1 keeps kind/k3d clusters for the next run.
  */
 import { join } from "node:path";
@@ -30,6 +32,14 @@ async function decide(): Promise<{ state: RunState; provisioned?: Provisioned }>
   if (env.CLUSTER_PROVIDER === "replay")
     return {
       state: { kind: "replay", bundles: bundlesFromEnv(), outDir: join(RESULTS, `replay-${Date.now()}`) },
+    };
+  if (env.CLUSTER_PROVIDER === "none")
+    return {
+      state: {
+        kind: "skip",
+        reason:
+          "CLUSTER_PROVIDER=none: cluster specs are off for this run (set CLUSTER_PROVIDER=kind|k3d|existing to run them)",
+      },
     };
   let provider = env.CLUSTER_PROVIDER ? parseProvider(env.CLUSTER_PROVIDER) : null;
   if (!provider) {

@@ -1,3 +1,4 @@
+import { DEFAULT_EXEC_TIMEOUT_MS } from "./kube.ts";
 import { LocalExecutor } from "./local.ts";
 import type { ExecRequest, ExecResult, Executor } from "./types.ts";
 
@@ -24,8 +25,13 @@ export class ClusterExecutor implements Executor {
     private readonly local: Executor = new LocalExecutor(() => []),
   ) {}
 
-  async run(req: ExecRequest): Promise<ExecResult> {
-    const t = req.target;
+  async run(request: ExecRequest): Promise<ExecResult> {
+    const t = request.target;
+    // node, agent, Pod and outside execs always have a deadline; local and kubectl calls keep theirs
+    const req =
+      request.timeoutMs === undefined && t.kind !== "local" && t.kind !== "kubectl"
+        ? { ...request, timeoutMs: DEFAULT_EXEC_TIMEOUT_MS }
+        : request;
     switch (t.kind) {
       case "local":
         return this.local.run(req);

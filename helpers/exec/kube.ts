@@ -1,5 +1,5 @@
 import { PassThrough, Readable } from "node:stream";
-import { CoreV1Api, Exec, KubeConfig, type V1Status } from "@kubernetes/client-node";
+import { CoreV1Api, Exec, KubeConfig, type V1Pod, type V1Status } from "@kubernetes/client-node";
 import type { ExecRequest, ExecResult, Executor } from "./types.ts";
 
 /** Exit code from the exec status channel: Success → 0, NonZeroExitCode → the ExitCode cause. */
@@ -11,40 +11,66 @@ export function exitCodeFromStatus(status: V1Status | undefined): number | null 
   return null;
 }
 
+/** Every exec gets a deadline: a hung command must not hold a spec until vitest's own timeout. */
+export const DEFAULT_EXEC_TIMEOUT_MS = 120_000;
+
+/** What the executor needs of client-node (tests pass their own). */
+export interface KubeApi {
+  listPods(namespace: string, labelSelector: string, fieldSelector: string): Promise<V1Pod[]>;
+  readPod(namespace: string, name: string): Promise<V1Pod>;
+  exec(
+    namespace: string,
+    pod: string,
+    container: string,
+    argv: string[],
+    out: PassThrough,
+    err: PassThrough,
+    stdin: Readable | null,
+    onStatus: (s: V1Status) => void,
+  ): Promise<{ close(): void; on(event: "close", fn: () => void): unknown }>;
+}
+
+function clientNodeApi(context?: string, kubeconfig?: string): KubeApi {
+  const kc = new KubeConfig();
+  if (kubeconfig) kc.loadFromFile(kubeconfig);
+  else kc.loadFromDefault();
+  if (context) kc.setCurrentContext(context);
+  const core = kc.makeApiClient(CoreV1Api);
+  return {
+    listPods: async (namespace, labelSelector, fieldSelector) =>
+      (await core.listNamespacedPod({ namespace, labelSelector, fieldSelector })).items,
+    readPod: (namespace, name) => core.readNamespacedPod({ namespace, name }),
+    exec: (namespace, pod, container, argv, out, err, stdin, onStatus) =>
+      new Exec(kc).exec(namespace, pod, container, argv, out, err, stdin, false, onStatus),
+  };
+}
+
 /**
  * Exec into Pods through the Kubernetes API (@kubernetes/client-node): the cilium-agent container of the
  * agent on a node, or any Pod container. Returns stdout, stderr and the exit code from the status channel.
  */
 export class KubeExecutor implements Executor {
-  private readonly kc: KubeConfig;
-  private readonly core: CoreV1Api;
-  private readonly agents = new Map<string, string>();
+  private readonly api: KubeApi;
 
-  constructor(context?: string, kubeconfig?: string) {
-    this.kc = new KubeConfig();
-    if (kubeconfig) this.kc.loadFromFile(kubeconfig);
-    else this.kc.loadFromDefault();
-    if (context) this.kc.setCurrentContext(context);
-    this.core = this.kc.makeApiClient(CoreV1Api);
+  constructor(context?: string, kubeconfig?: string, api?: KubeApi) {
+    this.api = api ?? clientNodeApi(context, kubeconfig);
   }
 
-  /** The cilium agent Pod scheduled on `node`. */
+  /**
+   * The cilium agent Pod running on `node`, resolved on every call (a field-selected list is cheap): after a
+   * `helm upgrade` rolls the DaemonSet the old Pod is gone, and a cached name would be exec'd until a deadline.
+   * A Pod that is being deleted does not count.
+   */
   async agentPod(node: string): Promise<string> {
-    const cached = this.agents.get(node);
-    if (cached) return cached;
-    const list = await this.core.listNamespacedPod({
-      namespace: "kube-system",
-      labelSelector: "k8s-app=cilium",
-      fieldSelector: `spec.nodeName=${node}`,
-    });
-    const pod = list.items.find((p) => p.status?.phase === "Running")?.metadata?.name;
+    const items = await this.api.listPods("kube-system", "k8s-app=cilium", `spec.nodeName=${node}`);
+    const pod = items.find((p) => p.status?.phase === "Running" && !p.metadata?.deletionTimestamp)?.metadata
+      ?.name;
     if (!pod) throw new Error(`no running cilium agent Pod on node ${node}`);
-    this.agents.set(node, pod);
     return pod;
   }
 
   private async firstContainer(namespace: string, pod: string): Promise<string> {
-    const p = await this.core.readNamespacedPod({ namespace, name: pod });
+    const p = await this.api.readPod(namespace, pod);
     const name = p.spec?.containers[0]?.name;
     if (!name) throw new Error(`pod ${namespace}/${pod} has no containers`);
     return name;
@@ -71,9 +97,18 @@ export class KubeExecutor implements Executor {
     out.on("data", (c: Buffer) => chunks.push(c));
     err.on("data", (c: Buffer) => errChunks.push(c));
     const t0 = performance.now();
+    const timeoutMs = req.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
+    let timedOut = false;
     const status = await new Promise<V1Status | undefined>((resolve, reject) => {
-      const timer = req.timeoutMs ? setTimeout(() => resolve(undefined), req.timeoutMs) : null;
-      new Exec(this.kc)
+      let socket: { close(): void } | undefined;
+      // on timeout the WebSocket is closed too: otherwise the remote command goes on running
+      // (client-node issue 2532) and the socket keeps the process alive
+      const timer = setTimeout(() => {
+        timedOut = true;
+        socket?.close();
+        resolve(undefined);
+      }, timeoutMs);
+      this.api
         .exec(
           namespace,
           pod,
@@ -82,19 +117,33 @@ export class KubeExecutor implements Executor {
           out,
           err,
           req.stdin !== undefined ? Readable.from([req.stdin]) : null,
-          false,
           (s) => {
-            if (timer) clearTimeout(timer);
+            clearTimeout(timer);
             resolve(s);
           },
         )
-        .then((ws) => ws.on("close", () => setTimeout(() => resolve(undefined), 2000)))
-        .catch(reject);
+        .then((ws) => {
+          socket = ws;
+          if (timedOut) ws.close();
+          ws.on("close", () =>
+            setTimeout(() => {
+              clearTimeout(timer);
+              resolve(undefined);
+            }, 2000),
+          );
+        })
+        .catch((e: unknown) => {
+          clearTimeout(timer);
+          reject(e);
+        });
     });
+    const stderr = Buffer.concat(errChunks).toString("utf8");
     return {
       stdout: Buffer.concat(chunks).toString("utf8"),
-      stderr: Buffer.concat(errChunks).toString("utf8"),
-      exitCode: exitCodeFromStatus(status),
+      stderr: timedOut
+        ? `${stderr}timed out after ${timeoutMs} ms: ${pod}/${container}: ${req.argv.join(" ")}\n`
+        : stderr,
+      exitCode: timedOut ? null : exitCodeFromStatus(status),
       durationMs: performance.now() - t0,
     };
   }
