@@ -36,6 +36,7 @@ function fakeHost(opts: { helmFails?: boolean; existing?: string[] } = {}) {
       throw new Error(`fake host: ${cmd}`);
     },
   };
+  let leaseHolder: string | null = null;
   const clusterExec: Executor = {
     run: async (req: ExecRequest) => {
       const cmd = `${req.target.kind} ${req.argv.join(" ")}`;
@@ -70,8 +71,18 @@ function fakeHost(opts: { helmFails?: boolean; existing?: string[] } = {}) {
       if (cmd === "kubectl -n kube-system get service kube-dns -o json")
         return json({ spec: { clusterIP: "10.96.0.10" } });
       if (cmd === "kubectl -n default get lease cilium-datapath-conformance -o json")
-        return { stdout: "", stderr: "NotFound", exitCode: 1, durationMs: 1 };
-      if (cmd === "kubectl apply -f -" || cmd.startsWith("kubectl -n default delete lease")) return ok();
+        return leaseHolder
+          ? json({ spec: { holderIdentity: leaseHolder } })
+          : { stdout: "", stderr: "NotFound", exitCode: 1, durationMs: 1 };
+      if (cmd === "kubectl create -f -") {
+        leaseHolder = (JSON.parse(req.stdin ?? "{}") as { spec: { holderIdentity: string } }).spec
+          .holderIdentity;
+        return ok();
+      }
+      if (cmd.startsWith("kubectl -n default delete lease")) {
+        leaseHolder = null;
+        return ok();
+      }
       if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
       if (cmd === "agent cilium-dbg status")
         return ok(
@@ -183,5 +194,71 @@ describe("provisioning kind", () => {
       /^CLUSTER_PROVIDER=kind needs docker, kind, helm, kubectl on PATH/,
     );
     expect(f.local).toEqual([]);
+  });
+});
+
+describe("provisioning an existing cluster", () => {
+  function existingHost(opts: { namespaceFails?: boolean }) {
+    const local: { cmd: string; stdin?: string }[] = [];
+    let leaseHolder: string | null = null;
+    const lease: Executor = {
+      run: async (req) => {
+        const cmd = req.argv.join(" ");
+        if (cmd === "create -f -") {
+          leaseHolder = (JSON.parse(req.stdin ?? "{}") as { spec: { holderIdentity: string } }).spec
+            .holderIdentity;
+          return ok();
+        }
+        if (cmd.includes("get lease"))
+          return leaseHolder
+            ? json({ spec: { holderIdentity: leaseHolder } })
+            : { stdout: "", stderr: "NotFound", exitCode: 1, durationMs: 1 };
+        if (cmd.includes("delete lease")) {
+          leaseHolder = null;
+          return ok();
+        }
+        throw new Error(`fake lease: ${cmd}`);
+      },
+    };
+    const exec: Executor = {
+      run: async (req) => {
+        const cmd = req.argv.join(" ");
+        local.push({ cmd, ...(req.stdin !== undefined ? { stdin: req.stdin } : {}) });
+        if (cmd === "kubectl --context ctx create -f -" && opts.namespaceFails)
+          return { stdout: "", stderr: 'namespaces "x" is forbidden', exitCode: 1, durationMs: 1 };
+        if (cmd === "kubectl --context ctx create -f -") return ok();
+        if (cmd.startsWith("kubectl --context ctx get nodes")) return json({ items: [] });
+        if (cmd.startsWith("kubectl --context ctx -n kube-system get pods")) return json({ items: [] });
+        if (cmd.startsWith("kubectl --context ctx delete namespace")) return ok();
+        throw new Error(`fake host: ${cmd}`);
+      },
+    };
+    const host: Host = { exec, cluster: () => lease, sleep: async () => {}, outside: async () => null };
+    return { host, local, holder: () => leaseHolder };
+  }
+  const existing = (runId: string) => ({ ...options(runId), provider: "existing" as const, context: "ctx" });
+
+  it("creates a DNS-1123 run namespace labelled privileged for Pod Security Admission; releases all on failure", async () => {
+    process.env.CONFORMANCE_EXISTING_OK = "1";
+    const f = existingHost({});
+    await expect(provision(existing("run-KPR-1.20"), f.host)).rejects.toThrow(
+      "no Linux node of this cluster runs a Cilium agent",
+    );
+    const ns = JSON.parse(f.local.find((c) => c.cmd.endsWith("create -f -"))?.stdin ?? "{}") as {
+      metadata: { name: string; labels: Record<string, string> };
+    };
+    expect(ns.metadata.name).toBe("cca-dp-run-kpr-1-20");
+    expect(ns.metadata.labels["pod-security.kubernetes.io/enforce"]).toBe("privileged");
+    expect(f.local.at(-1)?.cmd).toBe(
+      "kubectl --context ctx delete namespace cca-dp-run-kpr-1-20 --wait=false",
+    );
+    expect(f.holder()).toBeNull();
+  });
+
+  it("a namespace that cannot be created leaves no Lease behind", async () => {
+    process.env.CONFORMANCE_EXISTING_OK = "1";
+    const f = existingHost({ namespaceFails: true });
+    await expect(provision(existing("r2"), f.host)).rejects.toThrow("forbidden");
+    expect(f.holder()).toBeNull();
   });
 });

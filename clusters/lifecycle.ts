@@ -14,7 +14,7 @@ import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
 import type { ClusterTarget } from "../suites/run-state.ts";
 import { type Lab, labEnabled, labPath, readLab } from "./lab.ts";
-import { acquireLease } from "./lease.ts";
+import { acquireLease, dnsLabel } from "./lease.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
 import {
   ciliumInstallArgv,
@@ -334,6 +334,46 @@ async function teardownLocal(
   }
 }
 
+/** The run namespace on an existing cluster: labelled for cleanup and privileged for Pod Security Admission. */
+export function runNamespace(name: string, runId: string): Record<string, unknown> {
+  return {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: {
+      name,
+      labels: {
+        "app.kubernetes.io/part-of": "cilium-datapath-conformance",
+        "cilium-datapath-conformance/run": dnsLabel(runId),
+        "pod-security.kubernetes.io/enforce": "privileged",
+        "pod-security.kubernetes.io/audit": "privileged",
+        "pod-security.kubernetes.io/warn": "privileged",
+      },
+    },
+  };
+}
+
+type Kubectl = (argv: string[]) => Promise<{ stdout: string }>;
+
+/** Linux nodes that run a Cilium agent: the only ones that get a node shell and an agent gate. */
+export async function ciliumNodes(kubectl: Kubectl): Promise<string[]> {
+  const linux = (
+    JSON.parse((await kubectl(["get", "nodes", "-l", "kubernetes.io/os=linux", "-o", "json"])).stdout) as {
+      items: { metadata: { name: string } }[];
+    }
+  ).items.map((n) => n.metadata.name);
+  const agents = (
+    JSON.parse(
+      (await kubectl(["-n", "kube-system", "get", "pods", "-l", "k8s-app=cilium", "-o", "json"])).stdout,
+    ) as { items: { spec?: { nodeName?: string } }[] }
+  ).items.map((p) => p.spec?.nodeName);
+  const nodes = linux.filter((n) => agents.includes(n));
+  if (nodes.length === 0)
+    throw new UserError(
+      "no Linux node of this cluster runs a Cilium agent (kube-system pods -l k8s-app=cilium)",
+    );
+  return nodes;
+}
+
 /** existing: the current (or given) context, never created or deleted; only the run's namespace and Lease are. */
 async function provisionExisting(o: ProvisionOptions, h: Host): Promise<Provisioned> {
   checkBinaries("existing");
@@ -343,36 +383,32 @@ async function provisionExisting(o: ProvisionOptions, h: Host): Promise<Provisio
     );
   }
   const context = o.context ?? (await sh(h, ["kubectl", "config", "current-context"])).trim();
-  const ns = `cca-dp-${o.runId}`;
+  // a namespace name is a DNS-1123 label: run ids such as the workflow's `…-1.20` are sanitised
+  const ns = `cca-dp-${dnsLabel(o.runId, 63 - "cca-dp-".length)}`;
   const kubectl = (argv: string[], stdin?: string) =>
     mustRun(h.exec, {
       target: { kind: "local" },
       argv: ["kubectl", "--context", context, ...argv],
       ...(stdin !== undefined ? { stdin } : {}),
     });
-  const releaseLease = await acquireLease(h.cluster(context), o.runId);
-  await kubectl(["create", "namespace", ns]);
-  await kubectl([
-    "label",
-    "namespace",
-    ns,
-    "app.kubernetes.io/part-of=cilium-datapath-conformance",
-    `cilium-datapath-conformance/run=${o.runId}`,
-  ]);
+  // everything taken is released on every failure path, in reverse order
+  const cleanups: (() => Promise<void>)[] = [];
   const teardown = async () => {
     o.log(`deleting namespace ${ns} and releasing the Lease (the cluster itself is left as it was)`);
-    await h.exec.run({
-      target: { kind: "local" },
-      argv: ["kubectl", "--context", context, "delete", "namespace", ns, "--wait=false"],
-    });
-    await releaseLease();
+    for (const c of cleanups.reverse()) await c().catch(() => {});
   };
+  cleanups.push(await acquireLease(h.cluster(context), o.runId));
   try {
-    const nodes = (
-      JSON.parse((await kubectl(["get", "nodes", "-o", "json"])).stdout) as {
-        items: { metadata: { name: string } }[];
-      }
-    ).items.map((n) => n.metadata.name);
+    // Pod Security Admission: the node shells and the capture Pod are privileged, hostNetwork and hostPID;
+    // a Baseline or Restricted default would reject them (labels set at creation, before any Pod)
+    await kubectl(["create", "-f", "-"], JSON.stringify(runNamespace(ns, o.runId)));
+    cleanups.push(async () => {
+      await h.exec.run({
+        target: { kind: "local" },
+        argv: ["kubectl", "--context", context, "delete", "namespace", ns, "--wait=false"],
+      });
+    });
+    const nodes = await ciliumNodes(kubectl);
     for (const node of nodes) {
       const pod = {
         apiVersion: "v1",

@@ -281,11 +281,16 @@ image_node() {
 
 # ---- Debian root filesystems (mmdebstrap) and their images ------------------------------------------------
 
-# The host's own Debian sources (mmdebstrap reads a sources file given as its mirror argument).
+# The host's own Debian sources (mmdebstrap reads a sources file given as its mirror argument), plus the
+# suite's backports from the same mirror: Cilium's agent image needs a bpftool that sees tcx links (Debian 12's
+# 7.1 does not; bookworm-backports has 7.5).
 debian_sources() {
-  local f
-  for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do [ -s "$f" ] && { echo "$f"; return; }; done
-  die "no Debian sources on this host"
+  local f uri out="$LAB_CACHE/debian.sources"
+  for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do [ -s "$f" ] && break; done
+  [ -s "$f" ] || die "no Debian sources on this host"
+  uri=$(awk '/^URIs:/ {print $2; exit} /^deb / {print $2; exit}' "$f")
+  { cat "$f"; printf '\nTypes: deb\nURIs: %s\nSuites: %s-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$uri" "$DEBIAN_SUITE"; } >"$out"
+  echo "$out"
 }
 
 host_packages() {
@@ -300,7 +305,7 @@ host_packages() {
 BASE_PACKAGES=ca-certificates,bash,iptables,nftables,conntrack,iproute2,ipset,kmod,procps,util-linux,jq,curl,tcpdump,nodejs,netcat-openbsd,bpftool,ethtool,iputils-ping
 # Cilium's agent image needs clang/llc (the datapath is compiled at run time; Debian 12's clang-19 is 19.1.7,
 # the version upstream builds with).
-CILIUM_PACKAGES=$BASE_PACKAGES,clang-19,llvm-19,libelf1
+CILIUM_PACKAGES=${BASE_PACKAGES/bpftool/bpftool\/$DEBIAN_SUITE-backports},clang-19,llvm-19,libelf1
 # A kind node as kind's base image has it, with Debian's containerd and runc.
 NODE_PACKAGES=systemd,systemd-sysv,dbus,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,bash,ca-certificates,curl,jq,procps,containerd,runc,containernetworking-plugins,bpftool
 
