@@ -14,15 +14,19 @@ import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
 import type { ClusterTarget } from "../suites/run-state.ts";
 import { type Lab, labEnabled, labPath, readLab } from "./lab.ts";
-import { acquireLease, dnsLabel } from "./lease.ts";
+import { acquireLease } from "./lease.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
 import {
   ciliumInstallArgv,
   kindCreateArgv,
   kindLoadArgv,
   makeProfile,
+  NODE_TOOLS_PREFIX,
+  nodeToolsArgv,
   type Profile,
   type Provider,
+  runNamespace,
+  runNamespaceName,
 } from "./profile.ts";
 import { agentsOk, ciliumRolledOut, type GateContext, kubeDnsProgrammed, nodesReady } from "./readiness.ts";
 import { resolveCilium } from "./versions.ts";
@@ -174,7 +178,9 @@ async function outsideClient(
 ): Promise<{ name: string; stop: () => Promise<void> } | null> {
   try {
     const { GenericContainer } = await import("testcontainers");
-    const network = p.provider === "kind" ? "kind" : `k3d-${p.cluster}`;
+    // kind puts its nodes on KIND_EXPERIMENTAL_DOCKER_NETWORK when set, on "kind" otherwise
+    const network =
+      p.provider === "kind" ? (process.env.KIND_EXPERIMENTAL_DOCKER_NETWORK ?? "kind") : `k3d-${p.cluster}`;
     const c = await new GenericContainer(IMAGES.curl)
       .withNetworkMode(network)
       .withEntrypoint(["sleep"])
@@ -211,6 +217,32 @@ async function clusterVersions(g: GateContext & { exec: Executor }, nodes: strin
     kpr: status.kubeProxyReplacement,
     attachMode: status.attachMode,
   };
+}
+
+/**
+ * k3d: one tools container per node, joined to the node's network and PID namespaces. The rancher/k3s image
+ * is FROM scratch with k3s-root's busybox (ash, no bash, no ss applet, wget without HTTPS instead of curl),
+ * so node probes run here instead; they see the node's sockets, routes and iptables rules.
+ */
+async function startNodeTools(
+  h: Host,
+  nodes: string[],
+  log: (l: string) => void,
+): Promise<() => Promise<void>> {
+  const names = nodes.map((n) => `${NODE_TOOLS_PREFIX}${n}`);
+  const stop = async () => {
+    await h.exec.run({ target: { kind: "local" }, argv: ["docker", "rm", "-f", ...names] });
+  };
+  try {
+    for (const node of nodes) {
+      await sh(h, nodeToolsArgv(node));
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  log(`node probes run in ${names.join(", ")} (tools containers in the nodes' network and PID namespaces)`);
+  return stop;
 }
 
 /** kind / k3d: create (or reuse) one cluster per mode, install Cilium, wait for the readiness gates. */
@@ -263,6 +295,7 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
         log(`warning: the agent reports KubeProxyReplacement ${v.kpr}, the profile asked for ${expected}`);
       const outside = await h.outside(p, log);
       if (outside) cleanups.push(outside.stop);
+      if (p.provider === "k3d") cleanups.push(await startNodeTools(h, nodes, log));
       writeMeta(dir, {
         format: 1,
         mode,
@@ -298,6 +331,7 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
         context: p.context,
         namespace: "cca-dp",
         nodeShell: "docker",
+        ...(p.provider === "k3d" ? { nodeShellPrefix: NODE_TOOLS_PREFIX } : {}),
         ...(outside ? { outsideContainer: outside.name } : {}),
         bundleDir: dir,
         ...(upgrade ? { upgrade } : {}),
@@ -334,24 +368,6 @@ async function teardownLocal(
   }
 }
 
-/** The run namespace on an existing cluster: labelled for cleanup and privileged for Pod Security Admission. */
-export function runNamespace(name: string, runId: string): Record<string, unknown> {
-  return {
-    apiVersion: "v1",
-    kind: "Namespace",
-    metadata: {
-      name,
-      labels: {
-        "app.kubernetes.io/part-of": "cilium-datapath-conformance",
-        "cilium-datapath-conformance/run": dnsLabel(runId),
-        "pod-security.kubernetes.io/enforce": "privileged",
-        "pod-security.kubernetes.io/audit": "privileged",
-        "pod-security.kubernetes.io/warn": "privileged",
-      },
-    },
-  };
-}
-
 type Kubectl = (argv: string[]) => Promise<{ stdout: string }>;
 
 /** Linux nodes that run a Cilium agent: the only ones that get a node shell and an agent gate. */
@@ -384,7 +400,7 @@ async function provisionExisting(o: ProvisionOptions, h: Host): Promise<Provisio
   }
   const context = o.context ?? (await sh(h, ["kubectl", "config", "current-context"])).trim();
   // a namespace name is a DNS-1123 label: run ids such as the workflow's `…-1.20` are sanitised
-  const ns = `cca-dp-${dnsLabel(o.runId, 63 - "cca-dp-".length)}`;
+  const ns = runNamespaceName(o.runId);
   const kubectl = (argv: string[], stdin?: string) =>
     mustRun(h.exec, {
       target: { kind: "local" },

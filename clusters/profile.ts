@@ -1,6 +1,7 @@
 import { stringify } from "yaml";
 import { UserError } from "../helpers/errors.ts";
 import { MODES, type Mode } from "../helpers/properties/expectation.ts";
+import { IMAGES } from "../manifests/images.ts";
 import {
   LAB_KUBEADM_PATCHES,
   type Lab,
@@ -9,6 +10,7 @@ import {
   labProfile,
   labVersionFor,
 } from "./lab.ts";
+import { dnsLabel } from "./lease.ts";
 import { CILIUM_CHART, type CiliumVersion, K3D, KIND, resolveCilium } from "./versions.ts";
 
 export const PROVIDERS = ["kind", "k3d", "existing", "replay"] as const;
@@ -228,6 +230,52 @@ export function kindCreateArgv(p: Profile, configFile: string): string[] {
   ];
 }
 
+export const NODE_TOOLS_PREFIX = "cdc-tools-";
+
+/** k3d: a tools container in a node's network and PID namespaces, where node probes run. */
+export function nodeToolsArgv(node: string): string[] {
+  return [
+    "docker",
+    "run",
+    "-d",
+    "--rm",
+    "--name",
+    `${NODE_TOOLS_PREFIX}${node}`,
+    "--network",
+    `container:${node}`,
+    "--pid",
+    `container:${node}`,
+    "--privileged",
+    "--entrypoint",
+    "sleep",
+    IMAGES.netshoot,
+    "infinity",
+  ];
+}
+
+/** The run namespace on an existing cluster: labelled for cleanup and privileged for Pod Security Admission. */
+export function runNamespace(name: string, runId: string): Record<string, unknown> {
+  return {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: {
+      name,
+      labels: {
+        "app.kubernetes.io/part-of": "cilium-datapath-conformance",
+        "cilium-datapath-conformance/run": dnsLabel(runId),
+        "pod-security.kubernetes.io/enforce": "privileged",
+        "pod-security.kubernetes.io/audit": "privileged",
+        "pod-security.kubernetes.io/warn": "privileged",
+      },
+    },
+  };
+}
+
+/** `cca-dp-<run id>` as a DNS-1123 label (run ids such as the workflow's `…-1.20` are sanitised). */
+export function runNamespaceName(runId: string): string {
+  return `cca-dp-${dnsLabel(runId, 63 - "cca-dp-".length)}`;
+}
+
 /** `kind load docker-image …` of the lab's Cilium images onto every node (no registry to pull from). */
 export function kindLoadArgv(p: Profile): string[] | null {
   if (!p.lab) return null;
@@ -308,45 +356,51 @@ export function plan(p: Profile): PlannedStep[] {
         },
         { phase: "install Cilium", argv: helm, files: { "cilium-values.yaml": values } },
         ...gates,
+        ...p.nodes.map((node) => ({
+          phase: "node access",
+          argv: nodeToolsArgv(node),
+          note: "node probes run here: k3s nodes have busybox only (no bash, curl or ss)",
+        })),
         {
           phase: "teardown",
           argv: ["k3d", "cluster", "delete", p.cluster],
           note: "skipped with KEEP_CLUSTER=1",
         },
       ];
-    case "existing":
+    case "existing": {
+      const kubectl = ["kubectl", "--context", p.context || "(current)"];
       return [
         {
-          phase: "check cluster",
-          argv: [
-            "kubectl",
-            "--context",
-            p.context || "(current)",
-            "-n",
-            "kube-system",
-            "get",
-            "ds",
-            "cilium",
-          ],
-          note: "never creates or deletes the cluster; needs CONFORMANCE_EXISTING_OK=1",
+          phase: "lock",
+          argv: [...kubectl, "create", "-f", "-"],
+          note: "Lease default/cilium-datapath-conformance for this run: created, or an expired one replaced with the resourceVersion read (fails if another run holds it); never creates or deletes the cluster; needs CONFORMANCE_EXISTING_OK=1",
         },
         {
-          phase: "lock",
-          argv: null,
-          note: "take Lease default/cilium-datapath-conformance (fails if another run holds it)",
+          phase: "namespace",
+          argv: [...kubectl, "create", "-f", "-"],
+          files: {
+            "namespace.json": JSON.stringify(runNamespace(runNamespaceName("<run id>"), "<run id>"), null, 2),
+          },
+          note: "the run namespace, privileged for Pod Security Admission (the node shells and the capture Pod are privileged)",
         },
         {
           phase: "node access",
-          argv: null,
-          note: "one privileged hostNetwork/hostPID node-shell Pod per node (nsenter) in the run namespace",
+          argv: [...kubectl, "get", "nodes", "-l", "kubernetes.io/os=linux", "-o", "json"],
+          note: "with `-n kube-system get pods -l k8s-app=cilium`: the Linux nodes that run a Cilium agent",
         },
-        ...gates.slice(2),
+        {
+          phase: "node access",
+          argv: [...kubectl, "apply", "-f", "-"],
+          note: `one privileged hostNetwork/hostPID node-shell Pod (${IMAGES.netshoot}, nsenter into PID 1) per such node; poll until all are Running (deadline 3 min)`,
+        },
+        gates[2] as PlannedStep,
         {
           phase: "teardown",
-          argv: null,
-          note: "delete the run namespace (label app.kubernetes.io/part-of=cilium-datapath-conformance) and release the Lease",
+          argv: [...kubectl, "delete", "namespace", runNamespaceName("<run id>"), "--wait=false"],
+          note: "then delete the Lease if this run still holds it; the cluster itself is left as it was",
         },
       ];
+    }
     case "replay":
       return [
         { phase: "replay", argv: null, note: "serve BUNDLE back through the replay executor; no cluster" },

@@ -81,7 +81,7 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
           ...(t.kubeconfig ? { kubeconfig: t.kubeconfig } : {}),
           nodeShell:
             t.nodeShell === "docker"
-              ? { kind: "docker", containerOf: (node) => node }
+              ? { kind: "docker", containerOf: (node) => `${t.nodeShellPrefix ?? ""}${node}` }
               : {
                   kind: "pod",
                   namespace: t.nodeShellNamespace ?? t.namespace,

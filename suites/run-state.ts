@@ -9,8 +9,13 @@ export interface ClusterTarget {
   context: string;
   kubeconfig?: string;
   namespace: string;
-  /** kind/k3d: node containers by node name; existing: node-shell Pods in `nodeShellNamespace`. */
+  /**
+   * kind: `docker exec` into the node container; k3d: into a tools container joined to the node's network and
+   * PID namespaces, named `nodeShellPrefix + node` (k3s nodes are FROM scratch with busybox: no bash, curl or
+   * ss); existing: node-shell Pods in `nodeShellNamespace`.
+   */
   nodeShell: "docker" | "pod";
+  nodeShellPrefix?: string;
   nodeShellNamespace?: string;
   outsideContainer?: string;
   bundleDir: string;

@@ -6,7 +6,10 @@ export interface ClusterAccess {
   /** kubectl context of the run's cluster. */
   context: string;
   kubeconfig?: string;
-  /** How a node shell is reached: the node's container (kind/k3d), or a node-shell Pod (existing clusters). */
+  /**
+   * How a node shell is reached: a container with the node's network (the kind node itself, or for k3d a
+   * tools container joined to the node's network and PID namespaces), or a node-shell Pod (existing clusters).
+   */
   nodeShell:
     | { kind: "docker"; containerOf: (node: string) => string }
     | { kind: "pod"; namespace: string; podOf: (node: string) => string };
@@ -49,17 +52,23 @@ export class ClusterExecutor implements Executor {
         const shell = this.access.nodeShell;
         if (shell.kind === "docker") {
           const interactive = req.stdin !== undefined ? ["-i"] : [];
-          return this.local.run({
-            ...req,
-            target: { kind: "local" },
-            argv: ["docker", "exec", ...interactive, shell.containerOf(t.node), ...req.argv],
-          });
+          return harnessCheck(
+            req,
+            await this.local.run({
+              ...req,
+              target: { kind: "local" },
+              argv: ["docker", "exec", ...interactive, shell.containerOf(t.node), ...req.argv],
+            }),
+          );
         }
-        return this.pods.run({
-          ...req,
-          target: { kind: "pod", namespace: shell.namespace, pod: shell.podOf(t.node) },
-          argv: ["nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--", ...req.argv],
-        });
+        return harnessCheck(
+          req,
+          await this.pods.run({
+            ...req,
+            target: { kind: "pod", namespace: shell.namespace, pod: shell.podOf(t.node) },
+            argv: ["nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--", ...req.argv],
+          }),
+        );
       }
       case "outside": {
         if (!this.access.outsideContainer)
@@ -76,4 +85,26 @@ export class ClusterExecutor implements Executor {
   close(): Promise<void> {
     return this.pods.close?.() ?? Promise.resolve();
   }
+}
+
+/**
+ * A node shell that cannot run the command at all (exit 126/127, "executable file not found") has observed
+ * nothing: that is an error of the harness, never a value a property may judge (e.g. "no listener").
+ */
+export class HarnessError extends Error {
+  constructor(req: ExecRequest, r: ExecResult) {
+    const why = r.stderr.trim().split("\n").pop() ?? "";
+    super(
+      `harness: the node shell on ${req.target.kind === "node" ? req.target.node : "?"} cannot run \`${req.argv.join(" ")}\` (exit ${r.exitCode}${why ? `: ${why}` : ""}); nothing was observed`,
+    );
+    this.name = "HarnessError";
+  }
+}
+
+const NOT_RUNNABLE =
+  /executable file not found|command not found|no such file or directory: unknown|OCI runtime exec failed/i;
+
+export function harnessCheck(req: ExecRequest, r: ExecResult): ExecResult {
+  if (r.exitCode === 126 || r.exitCode === 127 || NOT_RUNNABLE.test(r.stderr)) throw new HarnessError(req, r);
+  return r;
 }
