@@ -385,6 +385,7 @@ cmd_images() {
   wanted rootfs-base && image_step rootfs-base "localhost/lab/rootfs-base:$DEBIAN_SUITE" rootfs base "$BASE_PACKAGES"
   wanted tools && step tools build_tools
   wanted kubernetes && step kubernetes build_kubernetes
+  [ -x "$OUT/k8s/kubectl" ] && ln -sf "$OUT/k8s/kubectl" "$BIN/kubectl"
   wanted etcd && step etcd build_etcd
   wanted coredns && step coredns build_coredns
   wanted pause && step pause build_pause
@@ -408,9 +409,22 @@ cmd_images() {
   say "images: finished in $(((SECONDS - t0) / 60)) min $(((SECONDS - t0) % 60)) s; cache $(du -sh "$LAB_CACHE" 2>/dev/null | cut -f1) in $LAB_CACHE"
 }
 
+cmd_status() {
+  say "cache: $LAB_CACHE ($(du -sh "$LAB_CACHE" 2>/dev/null | cut -f1))"
+  local f; for f in "$STAMPS"/*; do [ -e "$f" ] && printf '  %-28s %s\n' "$(basename "$f")" "$(cat "$f")"; done
+  if docker_up; then
+    say "docker $(docker version --format '{{.Server.Version}}') is running; lab images:"
+    docker images --format '  {{.Repository}}:{{.Tag}}  {{.Size}}' | grep -E 'localhost/lab|registry.k8s.io' || true
+    command -v kind >/dev/null && { say "kind clusters:"; kind get clusters 2>/dev/null | sed 's/^/  /'; }
+  else
+    say "docker is not running (start it with: $0 up)"
+  fi
+}
+
 case "${1:-}" in
   images) shift; cmd_images "$@" ;;
   up) cmd_up ;;
   down) cmd_down ;;
+  status) cmd_status ;;
   *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

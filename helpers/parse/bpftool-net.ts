@@ -41,20 +41,28 @@ function kindOf(attach: string): BpfAttachment["kind"] {
   return "other";
 }
 
-/** `bpftool net show [dev X]` text, bpftool 7.1 (no tcx) and ≥7.3 (tcx lines with prog_id/link_id). */
+/** A markdown list marker or indentation before a pasted line (`- lxc…(12) tcx/ingress …`). */
+const PASTED = /^\s*(?:[-*+]\s+)?/;
+
+/**
+ * `bpftool net show [dev X]` text, bpftool 7.1 (no tcx) and ≥7.3 (tcx lines with prog_id/link_id). Excerpts
+ * pasted from a `grep` (no `xdp:`/`tc:` heading, lines indented or in a markdown list) parse too: the line's
+ * own shape tells its section (`DEV(N) MODE id N` is xdp, `DEV(N) ATTACH NAME prog_id|id N` is tc/tcx).
+ */
 export function parseBpftoolNet(input: string): BpftoolNet {
   const attachments: BpfAttachment[] = [];
   const sections: string[] = [];
   let section: string | null = null;
-  for (const line of contentLines(input)) {
+  for (const raw of contentLines(input)) {
+    const line = { ...raw, text: raw.text.replace(PASTED, "") };
     const s = SECTION.exec(line.text);
     if (s) {
       section = s[1] as string;
       sections.push(section);
       continue;
     }
-    if (section === null) fail(FORMAT, line, "output before the first `xdp:`/`tc:` section");
-    if (section === "xdp") {
+    const inferred = section ?? (XDP_ROW.test(line.text) ? "xdp" : "tc");
+    if (inferred === "xdp") {
       const x = XDP_ROW.exec(line.text);
       if (!x) fail(FORMAT, line, "expected `DEV(IFINDEX) MODE id N` under xdp:");
       attachments.push({
@@ -71,7 +79,13 @@ export function parseBpftoolNet(input: string): BpftoolNet {
     }
     const m = TC_ROW.exec(line.text);
     if (!m || (m[5] === undefined && m[6] === undefined)) {
-      fail(FORMAT, line, `expected \`DEV(IFINDEX) ATTACH NAME prog_id N|id N\` under ${section}:`);
+      fail(
+        FORMAT,
+        line,
+        section === null
+          ? "expected a `DEV(IFINDEX) ATTACH NAME prog_id N|id N` line (or an `xdp:`/`tc:` heading)"
+          : `expected \`DEV(IFINDEX) ATTACH NAME prog_id N|id N\` under ${section}:`,
+      );
     }
     const device = m[1] as string;
     const attach = m[3] as string;
@@ -86,8 +100,13 @@ export function parseBpftoolNet(input: string): BpftoolNet {
       linkId: m[7] !== undefined ? Number(m[7]) : null,
     });
   }
-  if (sections.length === 0)
-    throw new ParseError(FORMAT, 1, input.split("\n")[0] ?? "", "no bpftool net sections");
+  if (sections.length === 0 && attachments.length === 0)
+    throw new ParseError(
+      FORMAT,
+      1,
+      input.split("\n")[0] ?? "",
+      "no bpftool net sections and no attachment lines",
+    );
   return { attachments, sections };
 }
 

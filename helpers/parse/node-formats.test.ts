@@ -175,10 +175,27 @@ describe("bpftool net", () => {
     const net = parseBpftoolNet("xdp:\neth0(2) driver id 42\n\ntc:\n\nflow_dissector:\n");
     expect(net.attachments[0]).toMatchObject({ kind: "xdp", attach: "xdp/driver", progId: 42 });
   });
-  it("output without sections names the line", () => {
-    expect(() => parseBpftoolNet("lxc1(7) tcx/ingress cil_from_container prog_id 1")).toThrowError(
+  it("a grep excerpt without headings, indented or in a markdown list, parses by its lines' shape (fixture written by us)", () => {
+    const pasted = [
+      "- lxc1(7) tcx/ingress cil_from_container prog_id 1001 link_id 55",
+      "  eth0(2) tcx/egress cil_to_netdev prog_id 1002 link_id 56",
+      "* lxc2(9) clsact/ingress cil_from_container-lxc2 id 1003",
+      "    eth0(2) driver id 42",
+    ].join("\n");
+    const net = parseBpftoolNet(pasted);
+    expect(net.sections).toEqual([]);
+    expect(net.attachments.map((a) => [a.device, a.kind, a.program, a.progId, a.linkId])).toEqual([
+      ["lxc1", "tcx", "cil_from_container", 1001, 55],
+      ["eth0", "tcx", "cil_to_netdev", 1002, 56],
+      ["lxc2", "tc", "cil_from_container", 1003, null],
+      ["eth0", "xdp", "", 42, null],
+    ]);
+  });
+  it("a line of neither shape names the line", () => {
+    expect(() => parseBpftoolNet("lxc1(7) tcx/ingress cil_from_container")).toThrowError(
       /^bpftool-net: line 1:/,
     );
+    expect(() => parseBpftoolNet("")).toThrowError(/no bpftool net sections and no attachment lines/);
   });
 });
 
