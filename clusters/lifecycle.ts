@@ -13,7 +13,7 @@ import { pollUntil } from "../helpers/poll.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
 import type { ClusterTarget } from "../suites/run-state.ts";
-import { type Lab, labEnabled, labPath, readLab } from "./lab.ts";
+import { type Lab, labEnabled, labPath, labProfile, labVersionFor, readLab } from "./lab.ts";
 import { acquireLease } from "./lease.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
 import {
@@ -65,8 +65,10 @@ async function checkLabImages(h: Host, p: Profile): Promise<void> {
 }
 
 /** The upgrade leg: only to the next minor, the one path Cilium tests (clusters.md §6). */
-export function planUpgrade(p: Profile, upgradeTo: string, valuesFile: string): UpgradePlan {
-  const to = resolveCilium(upgradeTo);
+export function planUpgrade(p: Profile, upgradeTo: string, valuesFile: string, lab?: Lab): UpgradePlan {
+  const asked = resolveCilium(upgradeTo);
+  const labTo = lab && !/^v?\d+\.\d+\.\d+$/.test(upgradeTo) ? labVersionFor(lab, asked.minor) : undefined;
+  const to = { ...asked, ...(labTo ? { version: labTo } : {}) };
   const [maj, min] = p.cilium.minor.split(".").map(Number);
   const next = `${maj}.${(min ?? 0) + 1}`;
   if (to.minor !== next) {
@@ -87,6 +89,24 @@ export function planUpgrade(p: Profile, upgradeTo: string, valuesFile: string): 
     ...(v.kubeProxyReplacement && v.k8sServiceHost
       ? { k8sServiceHost: v.k8sServiceHost, k8sServicePort: v.k8sServicePort ?? 6443 }
       : {}),
+    ...(lab && p.lab ? { lab: labUpgrade(lab, p.cluster, to.version) } : {}),
+  };
+}
+
+/** The lab's side of an upgrade to `version`: its chart, its images to load, and the values naming them. */
+function labUpgrade(lab: Lab, cluster: string, version: string): NonNullable<UpgradePlan["lab"]> {
+  const lp = labProfile(lab, version);
+  return {
+    chart: lp.chart,
+    cluster,
+    load: lp.load,
+    set: [
+      `image.override=${lp.ciliumImage}`,
+      `operator.image.override=${lp.operatorImage}`,
+      `preflight.image.override=${lp.ciliumImage}`,
+      "preflight.image.pullPolicy=Never",
+      "envoy.enabled=false",
+    ],
   };
 }
 
@@ -272,7 +292,9 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
       await checkLabImages(h, p);
       profiles.push(p);
       const dir = join(o.resultsDir, o.runId, mode);
-      const upgrade = o.upgradeTo ? planUpgrade(p, o.upgradeTo, join(dir, "cilium-values.yaml")) : undefined;
+      const upgrade = o.upgradeTo
+        ? planUpgrade(p, o.upgradeTo, join(dir, "cilium-values.yaml"), lab)
+        : undefined;
       mkdirSync(dir, { recursive: true });
       const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);
       const phases: Record<string, number> = {};

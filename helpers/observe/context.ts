@@ -21,6 +21,11 @@ export interface UpgradePlan {
   /** For the preflight chart in KPR mode (the upgrade guide passes the API server to it too). */
   k8sServiceHost?: string;
   k8sServicePort?: number;
+  /**
+   * LAB_IMAGES=1: no registry, so the target version's chart is the lab's copy from its module, its images
+   * are `kind load`ed onto the cluster first, and `set` points the agent, operator and preflight at them.
+   */
+  lab?: { chart: string; cluster: string; load: string[]; set: string[] };
 }
 
 export interface RunContext {

@@ -67,13 +67,21 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
   const apiServer = plan.k8sServiceHost
     ? ["--set", `k8sServiceHost=${plan.k8sServiceHost}`, "--set", `k8sServicePort=${plan.k8sServicePort}`]
     : [];
+  const chart = plan.lab ? [plan.lab.chart] : [CILIUM_CHART, "--version", plan.to];
+  const labSet = (plan.lab?.set ?? []).flatMap((kv) => ["--set", kv]);
+  if (plan.lab) {
+    await mustRun(ctx.exec, {
+      target: { kind: "local" },
+      argv: ["kind", "load", "docker-image", "--name", plan.lab.cluster, ...plan.lab.load],
+      timeoutMs: 900_000,
+    });
+  }
   await helm(ctx, [
     "upgrade",
     "--install",
     "cilium-preflight",
-    CILIUM_CHART,
-    "--version",
-    plan.to,
+    ...chart,
+    ...labSet,
     "--set",
     "preflight.enabled=true",
     "--set",
@@ -117,11 +125,10 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
   await helm(ctx, [
     "upgrade",
     "cilium",
-    CILIUM_CHART,
-    "--version",
-    plan.to,
+    ...chart,
     "--values",
     plan.valuesFile,
+    ...labSet,
     "--set",
     `upgradeCompatibility=${plan.fromMinor}`,
   ]);
