@@ -312,6 +312,7 @@ describe("endpoint get (fixture written by us)", () => {
 describe("policy map naming", () => {
   it("zero-pads to 5 digits, `_v2_` since 1.17", () => {
     expect(policyMapName(123, 16)).toBe("cilium_policy_00123");
-    expect(policyMapName(123, 20)).toBe("cilium_policy_v2_00123");
+    expect(policyMapName(123, 19)).toBe("cilium_policy_v2_00123");
+    expect(policyMapName(123, 20)).toBe("cilium_policy_v3_00123");
   });
 });

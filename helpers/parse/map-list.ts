@@ -32,9 +32,12 @@ export function parseMapList(input: string): MapList {
   return { maps };
 }
 
-const POLICY_MAP = /^cilium_policy_(?:v2_)?(\d{5,})$/;
+const POLICY_MAP = /^cilium_policy_(?:v[23]_)?(\d{5,})$/;
 
-/** The endpoint a per-endpoint policy map belongs to: `cilium_policy_00123` / `cilium_policy_v2_00123` → 123. */
+/**
+ * The endpoint a per-endpoint policy map belongs to: `cilium_policy_00123` / `cilium_policy_v2_00123` /
+ * `cilium_policy_v3_00123` → 123.
+ */
 export function policyMapEndpoint(name: string): number | null {
   const m = POLICY_MAP.exec(name);
   return m ? Number(m[1]) : null;
@@ -45,8 +48,12 @@ export function findPolicyMap(list: MapList, endpointId: number): AgentMap | nul
   return list.maps.find((m) => policyMapEndpoint(m.name) === endpointId) ?? null;
 }
 
-/** The name Cilium gives an endpoint's policy map: `_v2_` since 1.17, zero-padded to 5 digits. */
+/**
+ * The name Cilium gives an endpoint's policy map, zero-padded to 5 digits: `_v2_` from 1.17, `_v3_` from 1.20
+ * (pkg/maps/policymap MapName: `cilium_policy_v2_` at v1.19.7, `cilium_policy_v3_` at v1.20.2; cilium PR 47080).
+ */
 export function policyMapName(endpointId: number, ciliumMinor: number): string {
   const id = String(endpointId).padStart(5, "0");
+  if (ciliumMinor >= 20) return `cilium_policy_v3_${id}`;
   return ciliumMinor >= 17 ? `cilium_policy_v2_${id}` : `cilium_policy_${id}`;
 }

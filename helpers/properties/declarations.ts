@@ -354,15 +354,15 @@ export const PROPERTIES: Property[] = [
     topic: "program",
     claim: "The endpoint has its own policy map, named after its endpoint id",
     source: LAB(5),
-    why: "bpf.LocalMapName zero-pads to 5 digits; `_v2_` since 1.17 (knowledge output-formats.md §6)",
+    why: "bpf.LocalMapName zero-pads to 5 digits; pkg/maps/policymap MapName is `cilium_policy_v2_` from 1.17 (v1.19.7) and `cilium_policy_v3_` in 1.20 (v1.20.2; cilium PR 47080)",
     expect: {
       kpr: {
         default: { eq: "cilium_policy_v2_<id:05>" },
-        byMinor: { "1.16": { eq: "cilium_policy_<id:05>" } },
+        byMinor: { "1.16": { eq: "cilium_policy_<id:05>" }, "1.20": { eq: "cilium_policy_v3_<id:05>" } },
       },
       "kube-proxy": {
         default: { eq: "cilium_policy_v2_<id:05>" },
-        byMinor: { "1.16": { eq: "cilium_policy_<id:05>" } },
+        byMinor: { "1.16": { eq: "cilium_policy_<id:05>" }, "1.20": { eq: "cilium_policy_v3_<id:05>" } },
       },
     },
     needs: ["prog"],

@@ -79,7 +79,7 @@ function common(): RecordSet {
         ifindex: 17,
         attach: "tcx/ingress",
         program: "cil_from_container",
-        policy_map: "cilium_policy_v2_01234",
+        policy_map: "cilium_policy_v3_01234",
         tc_filter_lines: 0,
       },
       evidence: {},

@@ -1,3 +1,4 @@
+import { policyMapName } from "../../helpers/parse/map-list.ts";
 /**
  * WRITTEN BY US. Command outputs in the layouts documented in ../shared/knowledge/output-formats.md
  * (tabwriter padding, 1.18+ service JSON, `/PROTO` and slot keys, 1.19+ wildcard rows, …), filled in from
@@ -335,8 +336,8 @@ export function mapList(s: Scenario): string {
     ["cilium_lb4_reverse_nat", 16],
     ["cilium_ipcache_v2", 19],
     ["cilium_lxc", 6],
-    [`cilium_policy_v2_${String(s.holderEndpointId).padStart(5, "0")}`, 3],
-    ["cilium_policy_v2_00412", 2],
+    [policyMapName(s.holderEndpointId, Number(s.ciliumMinor.split(".")[1])), 3],
+    [policyMapName(412, Number(s.ciliumMinor.split(".")[1])), 2],
     ["cilium_runtime_config", 256],
   ];
   return `Name                           Num entries   Num errors   Cache enabled\n${rows.map(([n, e]) => `${String(n).padEnd(31)}${String(e).padEnd(14)}0            true`).join("\n")}\n`;
