@@ -152,7 +152,8 @@ export interface ProfileOptions {
 
 /** The Cilium version a run installs: as asked, or with the lab the lab's build of the asked (or default) minor. */
 function ciliumFor(o: ProfileOptions): CiliumVersion {
-  const asked = resolveCilium(o.cilium);
+  // with the lab and no version asked: the newest Cilium the lab builds
+  const asked = resolveCilium(o.cilium ?? (o.lab ? o.lab.ciliumVersions[0] : undefined));
   if (!o.lab) return asked;
   const patchGiven = /^v?\d+\.\d+\.\d+$/.test(o.cilium ?? "");
   const version = patchGiven ? asked.version : (labVersionFor(o.lab, asked.minor) ?? asked.version);

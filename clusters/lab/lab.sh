@@ -163,36 +163,36 @@ dbuild() { DOCKER_BUILDKIT=0 docker build -q -t "$1" "$2"; }
 
 ctx() { local d="$LAB_CACHE/ctx/$1"; rm -rf "$d"; mkdir -p "$d"; echo "$d"; }
 
-LAB_LABEL="org.opencontainers.image.description=built by cilium-datapath-conformance's offline lab"
+LAB_LABEL='org.opencontainers.image.description="built on this machine by the cilium-datapath-conformance offline lab (clusters/lab/lab.sh)"'
 
 image_component() { # $1 name: a kube-* binary on PATH, on the lab base
   local d; d=$(ctx "$1")
   cp "$OUT/k8s/$1" "$d/"
-  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY %s /usr/local/bin/%s\nLABEL "%s"\n' "$DEBIAN_SUITE" "$1" "$1" "$LAB_LABEL" >"$d/Dockerfile"
+  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY %s /usr/local/bin/%s\nLABEL %s\n' "$DEBIAN_SUITE" "$1" "$1" "$LAB_LABEL" >"$d/Dockerfile"
   dbuild "registry.k8s.io/$1:$K8S_VERSION" "$d"
 }
 
 image_etcd() {
   local d; d=$(ctx etcd); cp "$OUT/etcd/etcd" "$d/"
-  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY etcd /usr/local/bin/etcd\nLABEL "%s"\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
+  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY etcd /usr/local/bin/etcd\nLABEL %s\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
   dbuild "registry.k8s.io/etcd:$ETCD_VERSION" "$d"
 }
 
 image_coredns() {
   local d; d=$(ctx coredns); cp "$OUT/coredns/coredns" "$d/"
-  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY coredns /coredns\nENTRYPOINT ["/coredns"]\nLABEL "%s"\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
+  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY coredns /coredns\nENTRYPOINT ["/coredns"]\nLABEL %s\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
   dbuild "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" "$d"
 }
 
 image_pause() {
   local d; d=$(ctx pause); cp "$OUT/pause/pause" "$d/"
-  printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\nLABEL "%s"\n' "$LAB_LABEL" >"$d/Dockerfile"
+  printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\nLABEL %s\n' "$LAB_LABEL" >"$d/Dockerfile"
   dbuild "registry.k8s.io/pause:$PAUSE_VERSION" "$d"
 }
 
 image_agnhost() {
   local d; d=$(ctx agnhost); cp "$OUT/k8s/agnhost" "$d/"
-  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY agnhost /agnhost\nENTRYPOINT ["/agnhost"]\nLABEL "%s"\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
+  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY agnhost /agnhost\nENTRYPOINT ["/agnhost"]\nLABEL %s\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
   dbuild "$LAB_AGNHOST_IMAGE" "$d"
 }
 
@@ -210,7 +210,7 @@ COPY root/ /
 RUN ln -sf /usr/lib/cni/loopback /cni/loopback 2>/dev/null || true; mkdir -p /home/cilium
 ENV INITSYSTEM=SYSTEMD HUBBLE_SERVER=unix:///var/run/cilium/hubble.sock
 WORKDIR /home/cilium
-LABEL "$LAB_LABEL" "io.cilium.lab.source=github.com/cilium/cilium v$v (Go module)" "io.cilium.lab.patch=$patch"
+LABEL $LAB_LABEL io.cilium.lab.source="github.com/cilium/cilium v$v (Go module)" io.cilium.lab.patch="$patch"
 CMD ["/usr/bin/cilium-dbg"]
 DOCKERFILE
   dbuild "$(lab_cilium_image "$v")" "$d"
@@ -218,7 +218,7 @@ DOCKERFILE
   cat >"$o/Dockerfile" <<DOCKERFILE
 FROM localhost/lab/rootfs-base:$DEBIAN_SUITE
 COPY cilium-operator-generic /usr/bin/cilium-operator-generic
-LABEL "$LAB_LABEL" "io.cilium.lab.source=github.com/cilium/cilium v$v (Go module)" "io.cilium.lab.patch=$patch"
+LABEL $LAB_LABEL io.cilium.lab.source="github.com/cilium/cilium v$v (Go module)" io.cilium.lab.patch="$patch"
 CMD ["/usr/bin/cilium-operator-generic"]
 DOCKERFILE
   dbuild "$(lab_operator_image "$v")" "$o"
@@ -227,7 +227,9 @@ lab_cilium_image() { echo "localhost/lab/cilium:v$1-src"; }
 lab_operator_image() { echo "localhost/lab/operator-generic:v$1-src"; }
 
 # kind's base image, by hand: Debian's systemd, containerd and runc, kind's own files from its module, and the
-# runc wrapper as containerd's runc.
+# runc wrapper as containerd's runc. restrict_oom_score_adj: a negative oom_score_adj (static Pods get -998)
+# needs CAP_SYS_RESOURCE, which this kernel's bounding set lacks; runc init then dies ("can't get final
+# child's PID from pipe: EOF"). Restricted, containerd never asks below its own score.
 image_node_base() {
   local d; d=$(ctx node-base)
   cp -r "$GOMODCACHE/sigs.k8s.io/kind@$KIND_VERSION/images/base/files" "$d/files"; chmod -R u+w "$d/files"
@@ -249,11 +251,12 @@ RUN set -e; mkdir -p /usr/local/sbin; mv /usr/local/sbin-runc-nosysres /usr/loca
     ctr oci spec | jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' \\
       | jq 'del(.process.rlimits)' >/etc/containerd/cri-base.json; \\
     sed -i -e 's|^\(\s*\)SystemdCgroup = true|&\n\1BinaryName = "/usr/local/sbin/runc-nosysres"|' \\
-      -e 's|sandbox_image = .*|sandbox_image = "registry.k8s.io/pause:$PAUSE_VERSION"|' /etc/containerd/config.toml
+      -e 's|sandbox_image = .*|sandbox_image = "registry.k8s.io/pause:$PAUSE_VERSION"|' \\
+      -e 's|restrict_oom_score_adj = false|restrict_oom_score_adj = true|' /etc/containerd/config.toml
 ENV container=docker
 STOPSIGNAL SIGRTMIN+3
 ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]
-LABEL "$LAB_LABEL"
+LABEL $LAB_LABEL
 DOCKERFILE
   dbuild "localhost/lab/node-base:$DEBIAN_SUITE" "$d"
 }
