@@ -11,6 +11,10 @@ import {
   labVersionFor,
 } from "./lab.ts";
 import { dnsLabel } from "./lease.ts";
+import { GATE_DEADLINES } from "./readiness.ts";
+
+const min = (ms: number) => `${ms / 60_000} min`;
+
 import { CILIUM_CHART, type CiliumVersion, K3D, KIND, resolveCilium } from "./versions.ts";
 
 export const PROVIDERS = ["kind", "k3d", "existing", "replay"] as const;
@@ -308,18 +312,22 @@ export function plan(p: Profile): PlannedStep[] {
     {
       phase: "readiness",
       argv: null,
-      note: "poll until DaemonSet cilium is rolled out and Deployment cilium-operator is available (deadline 5 min)",
-    },
-    { phase: "readiness", argv: null, note: "poll until every node is Ready (deadline 5 min)" },
-    {
-      phase: "readiness",
-      argv: null,
-      note: "poll until `cilium-dbg status --brief` prints OK in every agent (deadline 5 min)",
+      note: `poll until DaemonSet cilium is rolled out and Deployment cilium-operator is available (deadline ${min(GATE_DEADLINES.rollout)})`,
     },
     {
       phase: "readiness",
       argv: null,
-      note: "poll until every agent's service list has the kube-dns ClusterIP (deadline 2 min)",
+      note: `poll until every node is Ready (deadline ${min(GATE_DEADLINES.nodesReady)})`,
+    },
+    {
+      phase: "readiness",
+      argv: null,
+      note: `poll until \`cilium-dbg status --brief\` prints OK in every agent (deadline ${min(GATE_DEADLINES.agentsOk)})`,
+    },
+    {
+      phase: "readiness",
+      argv: null,
+      note: `poll until every agent's service list has the kube-dns ClusterIP (deadline ${min(GATE_DEADLINES.kubeDns)})`,
     },
   ];
   switch (p.provider) {
