@@ -13,7 +13,7 @@ import { type Host, provision } from "./lifecycle.ts";
 const ok = (stdout = ""): ExecResult => ({ stdout, stderr: "", exitCode: 0, durationMs: 1 });
 const json = (v: unknown) => ok(JSON.stringify(v));
 
-function fakeHost(opts: { helmFails?: boolean; existing?: string[] } = {}) {
+function fakeHost(opts: { helmFails?: boolean; existing?: string[]; missingImages?: string[] } = {}) {
   const local: string[] = [];
   const cluster: string[] = [];
   const exec: Executor = {
@@ -21,6 +21,11 @@ function fakeHost(opts: { helmFails?: boolean; existing?: string[] } = {}) {
       const cmd = req.argv.join(" ");
       local.push(cmd);
       if (cmd.startsWith("docker info")) return ok("28.2.2\n");
+      if (cmd.startsWith("docker image inspect "))
+        return (opts.missingImages ?? []).includes(req.argv[3] ?? "")
+          ? { stdout: "", stderr: "No such image", exitCode: 1, durationMs: 1 }
+          : ok("[]");
+      if (cmd.startsWith("kind load docker-image")) return ok();
       if (cmd === "kind get clusters") return ok(`${(opts.existing ?? []).join("\n")}\n`);
       if (cmd.startsWith("kind create cluster") || cmd.startsWith("kind delete cluster")) return ok();
       if (cmd.startsWith("helm upgrade --install cilium")) {
@@ -185,6 +190,24 @@ describe("provisioning kind", () => {
     expect(f.local.some((c) => c.startsWith("kind create cluster"))).toBe(false);
     await p.teardown();
     expect(f.local.some((c) => c.startsWith("kind delete"))).toBe(false);
+  });
+
+  it("PRELOAD_IMAGES: a missing image fails before the cluster is created; present ones are loaded before the install", async () => {
+    const missing = fakeHost({ missingImages: ["quay.io/cilium/cilium:v1.20.1"] });
+    await expect(provision({ ...options("r5"), preload: true }, missing.host)).rejects.toThrow(
+      /^PRELOAD_IMAGES=1: docker has no quay.io\/cilium\/cilium:v1.20.1; pull them first/,
+    );
+    expect(missing.local.some((c) => c.startsWith("kind create cluster"))).toBe(false);
+    const f = fakeHost();
+    const p = await provision({ ...options("r6"), preload: true }, f.host);
+    const order = f.local
+      .filter((c) => /^(kind create|kind load|helm upgrade)/.test(c))
+      .map((c) => c.slice(0, 11));
+    expect(order).toEqual(["kind create", "kind load d", "helm upgrad"]);
+    expect(f.local.find((c) => c.startsWith("kind load"))).toContain(
+      "quay.io/cilium/operator-generic:v1.20.1",
+    );
+    await p.teardown();
   });
 
   it("a missing prerequisite fails before anything runs", async () => {

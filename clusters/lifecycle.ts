@@ -19,7 +19,7 @@ import { checkBinaries, dockerReachable } from "./prereq.ts";
 import {
   ciliumInstallArgv,
   kindCreateArgv,
-  kindLoadArgv,
+  loadArgv,
   makeProfile,
   NODE_TOOLS_PREFIX,
   nodeToolsArgv,
@@ -50,18 +50,20 @@ export interface ProvisionOptions {
   lab?: Lab;
 }
 
-/** Lab images that docker does not have, with the command that builds them. */
-async function checkLabImages(h: Host, p: Profile): Promise<void> {
-  if (!p.lab) return;
+/** Images to load (lab, or PRELOAD_IMAGES=1) that the local Docker lacks: one line saying how to get them. */
+async function checkLoadImages(h: Host, p: Profile): Promise<void> {
+  const wanted = [...(p.lab ? [p.lab.nodeImage] : []), ...(p.load ?? [])];
   const missing: string[] = [];
-  for (const image of [p.lab.nodeImage, ...p.lab.load]) {
+  for (const image of wanted) {
     const r = await h.exec.run({ target: { kind: "local" }, argv: ["docker", "image", "inspect", image] });
     if (r.exitCode !== 0) missing.push(image);
   }
-  if (missing.length > 0)
-    throw new UserError(
-      `LAB_IMAGES=1: docker has no ${missing.join(", ")}; build them with: npx datapath-conformance lab images`,
-    );
+  if (missing.length === 0) return;
+  throw new UserError(
+    p.lab
+      ? `LAB_IMAGES=1: docker has no ${missing.join(", ")}; build them with: npx datapath-conformance lab images`
+      : `PRELOAD_IMAGES=1: docker has no ${missing.join(", ")}; pull them first (docker pull ${missing.join(" && docker pull ")})`,
+  );
 }
 
 /** The upgrade leg: only to the next minor, the one path Cilium tests (clusters.md §6). */
@@ -289,7 +291,7 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
         ...(o.noBackendResponse ? { noBackendResponse: o.noBackendResponse } : {}),
         ...(lab ? { lab } : {}),
       });
-      await checkLabImages(h, p);
+      await checkLoadImages(h, p);
       profiles.push(p);
       const dir = join(o.resultsDir, o.runId, mode);
       const upgrade = o.upgradeTo
@@ -299,7 +301,7 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
       const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);
       const phases: Record<string, number> = {};
       await timed(phases, "create cluster", log, () => createCluster(h, p, dir, log));
-      const load = kindLoadArgv(p);
+      const load = loadArgv(p);
       if (load) await timed(phases, "load images", log, () => sh(h, load));
       await timed(phases, "install Cilium", log, () => installCilium(h, p, dir));
       const g = gateContext(h, p, log);

@@ -36,6 +36,20 @@ export interface Profile {
   k3dArgs?: string[];
   /** LAB_IMAGES=1: images, chart and values from the offline lab (kind only). */
   lab?: LabProfile;
+  /** Images loaded onto the nodes from the local Docker before Cilium is installed (lab or PRELOAD_IMAGES=1). */
+  load?: string[];
+}
+
+/** PRELOAD_IMAGES=1: the Cilium images of a version as the chart names them, and the suite's workload images. */
+export function preloadImages(version: string): string[] {
+  return [
+    `quay.io/cilium/cilium:v${version}`,
+    `quay.io/cilium/operator-generic:v${version}`,
+    IMAGES.agnhost,
+    IMAGES.curl,
+    IMAGES.node,
+    IMAGES.netshoot,
+  ];
 }
 
 type Values = Record<string, unknown>;
@@ -182,7 +196,7 @@ export function makeProfile(o: ProfileOptions): Profile {
         nodes: [`${cluster}-control-plane`, `${cluster}-worker`, `${cluster}-worker2`],
         helmValues: lab ? mergeValues(values, labHelmValues(lab)) : values,
         kindConfig: kindConfig(o.mode, cluster, lab !== undefined),
-        ...(lab ? { lab } : {}),
+        ...(lab ? { lab, load: lab.load } : o.preload ? { load: preloadImages(cilium.version) } : {}),
       };
     }
     case "k3d":
@@ -195,6 +209,7 @@ export function makeProfile(o: ProfileOptions): Profile {
         nodes: [`k3d-${cluster}-server-0`, `k3d-${cluster}-agent-0`, `k3d-${cluster}-agent-1`],
         helmValues: helmValues("k3d", o.mode, cluster, o.preload ?? false, o.noBackendResponse),
         k3dArgs: k3dArgs(o.mode, cluster),
+        ...(o.preload ? { load: preloadImages(cilium.version) } : {}),
       };
     case "existing":
     case "replay":
@@ -281,10 +296,15 @@ export function runNamespaceName(runId: string): string {
   return `cca-dp-${dnsLabel(runId, 63 - "cca-dp-".length)}`;
 }
 
-/** `kind load docker-image …` of the lab's Cilium images onto every node (no registry to pull from). */
-export function kindLoadArgv(p: Profile): string[] | null {
-  if (!p.lab) return null;
-  return ["kind", "load", "docker-image", "--name", p.cluster, ...p.lab.load];
+/**
+ * Loads `p.load` from the local Docker onto every node: the lab's Cilium images (no registry to pull from), or
+ * with PRELOAD_IMAGES=1 the images the user pulled beforehand.
+ */
+export function loadArgv(p: Profile): string[] | null {
+  if (!p.load?.length) return null;
+  if (p.provider === "kind") return ["kind", "load", "docker-image", "--name", p.cluster, ...p.load];
+  if (p.provider === "k3d") return ["k3d", "image", "import", "--cluster", p.cluster, ...p.load];
+  return null;
 }
 
 /** `helm upgrade --install cilium …` for a profile, with the values file at `valuesFile`. */
@@ -307,7 +327,18 @@ export function ciliumInstallArgv(p: Profile, valuesFile: string): string[] {
 export function plan(p: Profile): PlannedStep[] {
   const values = stringify(p.helmValues);
   const helm = ciliumInstallArgv(p, "cilium-values.yaml");
-  const load = kindLoadArgv(p);
+  const load = loadArgv(p);
+  const loadStep: PlannedStep[] = load
+    ? [
+        {
+          phase: "load images",
+          argv: load,
+          note: p.lab
+            ? `lab images built from source (Cilium patch: ${p.lab.patch ?? "build not run yet"})`
+            : "PRELOAD_IMAGES=1: pulled beforehand into the local Docker (a missing one fails before the cluster is created)",
+        },
+      ]
+    : [];
   const gates: PlannedStep[] = [
     {
       phase: "readiness",
@@ -339,15 +370,7 @@ export function plan(p: Profile): PlannedStep[] {
           files: { "kind-config.yaml": stringify(p.kindConfig) },
           note: `kind ${KIND.version}${p.lab ? ` with the lab's node image (Kubernetes built from source)` : ""}; no --wait: nodes stay NotReady until Cilium runs`,
         },
-        ...(load
-          ? [
-              {
-                phase: "load images",
-                argv: load,
-                note: `lab images built from source (Cilium patch: ${p.lab?.patch ?? "build not run yet"})`,
-              },
-            ]
-          : []),
+        ...loadStep,
         { phase: "install Cilium", argv: helm, files: { "cilium-values.yaml": values } },
         ...gates,
         {
@@ -363,6 +386,7 @@ export function plan(p: Profile): PlannedStep[] {
           argv: ["k3d", ...(p.k3dArgs ?? [])],
           note: `k3d ${K3D.version} (≥ 5.6.1 makes / rshared for Cilium); --wait waits for k3s, not for node Ready`,
         },
+        ...loadStep,
         { phase: "install Cilium", argv: helm, files: { "cilium-values.yaml": values } },
         ...gates,
         ...p.nodes.map((node) => ({
