@@ -6,6 +6,8 @@ import { parseBpftoolNet } from "../parse/bpftool-net.ts";
 import { parseConfig } from "../parse/config.ts";
 import { parseCurl } from "../parse/curl.ts";
 import { parseEndpointJson } from "../parse/endpoint-json.ts";
+import { parseEndpointSliceJson } from "../parse/endpointslice-json.ts";
+import { parseIptablesSave } from "../parse/iptables-save.ts";
 import { parseMapList } from "../parse/map-list.ts";
 import { parseNetstat } from "../parse/netstat.ts";
 import { parseServiceListJson } from "../parse/service-list-json.ts";
@@ -16,6 +18,7 @@ import {
   buildGhostRecord,
   buildIptablesRecord,
   buildProgRecord,
+  buildScaleFacts,
   buildSvcRecord,
   formatReport,
   linesWithAddress,
@@ -202,5 +205,31 @@ describe("lab record builders", () => {
     expect(text.split("\n")[0]).toBe("kube_proxy_replacement=True");
     expect(parseReport(text)).toEqual(rep);
     expect(() => parseReport("kube_proxy_replacement=True\n")).toThrow(/report.socket_lb_coverage: missing/);
+  });
+});
+
+describe("scale facts", () => {
+  it("counts the KUBE-SEP chains of cca-dp/web only, not those of cca-dp/web-np (iptables-save written by us)", () => {
+    const dump = [
+      "*nat",
+      ":KUBE-SEP-AAAAAAAAAAAAAAAA - [0:0]",
+      ":KUBE-SEP-BBBBBBBBBBBBBBBB - [0:0]",
+      ":KUBE-SEP-CCCCCCCCCCCCCCCC - [0:0]",
+      ":KUBE-SEP-DDDDDDDDDDDDDDDD - [0:0]",
+      '-A KUBE-SEP-AAAAAAAAAAAAAAAA -p tcp -m comment --comment "cca-dp/web:http" -m tcp -j DNAT --to-destination 10.244.1.7:8080',
+      "-A KUBE-SEP-BBBBBBBBBBBBBBBB -p tcp -m comment --comment cca-dp/web -m tcp -j DNAT --to-destination 10.244.2.9:8080",
+      '-A KUBE-SEP-CCCCCCCCCCCCCCCC -p tcp -m comment --comment "cca-dp/web-np:http" -m tcp -j DNAT --to-destination 10.244.1.7:8080',
+      "-A KUBE-SEP-DDDDDDDDDDDDDDDD -p tcp -m comment --comment cca-dp/web-np -m tcp -j DNAT --to-destination 10.244.2.9:8080",
+      "COMMIT",
+    ].join("\n");
+    const facts = buildScaleFacts({
+      iptables: parseIptablesSave(dump),
+      namespace: "cca-dp",
+      slices: parseEndpointSliceJson('{"items":[]}'),
+      pods: [],
+      targetPort: 8080,
+    });
+    expect(facts.record.web_sep_chains).toBe(2);
+    expect(facts.evidence.web_sep_chains).toEqual(["KUBE-SEP-AAAAAAAAAAAAAAAA", "KUBE-SEP-BBBBBBBBBBBBBBBB"]);
   });
 });

@@ -473,9 +473,13 @@ export function buildScaleFacts(input: {
   targetPort: number;
 }): Evidenced<DatapathRecord> {
   const rules = allRules(input.iptables);
+  // kube-proxy comments a KUBE-SEP rule `ns/svc` or `ns/svc:port`: `ns/web-np` is another Service
+  const web = `${input.namespace}/web`;
   const seps = new Set(
     rules
-      .filter((r) => r.chain.startsWith("KUBE-SEP-") && r.comment?.startsWith(`${input.namespace}/web`))
+      .filter(
+        (r) => r.chain.startsWith("KUBE-SEP-") && (r.comment === web || r.comment?.startsWith(`${web}:`)),
+      )
       .map((r) => r.chain),
   );
   return {
