@@ -244,7 +244,11 @@ describe("status (fixtures written by us)", () => {
 
   it("-o json with KPR False and socket LB omitted (omitempty = false)", () => {
     const st = parseStatusJson(JSON.stringify({ "kube-proxy-replacement": { mode: "False", features: {} } }));
-    expect(st).toMatchObject({ kubeProxyReplacement: "False", socketLb: "Disabled", socketLbCoverage: null });
+    expect(st).toMatchObject({
+      kubeProxyReplacement: "False",
+      socketLb: "Disabled",
+      socketLbCoverage: "Full",
+    }); // printed "Full" whether or not socket LB is on (pkg/client/client.go)
   });
 });
 

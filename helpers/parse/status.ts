@@ -170,7 +170,8 @@ export function parseStatusJson(input: string): AgentStatus {
     const sock = obj(features.socketLB);
     const enabled = sock.enabled === true;
     st.socketLb = enabled ? "Enabled" : "Disabled";
-    st.socketLbCoverage = enabled ? (features.bpfSocketLBHostnsOnly === true ? "Hostns-only" : "Full") : null;
+    // as the text form prints it (pkg/client/client.go): "Full" unless hostns-only, whether or not socket LB is on
+    st.socketLbCoverage = features.bpfSocketLBHostnsOnly === true ? "Hostns-only" : "Full";
     const np = obj(features.nodePort);
     st.nodePort = np.enabled === true ? `Enabled (Range: ${np.portMin}-${np.portMax})` : "Disabled";
   }

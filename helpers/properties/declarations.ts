@@ -274,8 +274,8 @@ export const PROPERTIES: Property[] = [
     topic: "holder",
     claim: "Socket LB is enabled with full coverage without kube-proxy, disabled beside kube-proxy",
     source: LAB(4),
-    why: "KPR=true auto-enables socket LB; KPR=false leaves socketLB.enabled=false (knowledge clusters.md §4.2)",
-    expect: { kpr: { eq: "Enabled/Full" }, "kube-proxy": { match: "^Disabled" } },
+    why: "KPR=true auto-enables socket LB; KPR=false leaves socketLB.enabled=false (knowledge clusters.md §4.2). The `Socket LB:` line decides: `Socket LB Coverage: Full` is printed even when socket LB is disabled (pkg/client/client.go, v1.19.7), so the kube-proxy expectation matches on the first part only",
+    expect: { kpr: { eq: "Enabled/Full" }, "kube-proxy": { match: "^Disabled(/|$)" } },
     needs: ["ct", "datapath"],
     observe: (r) => ({
       value: `${dp(r, "socket_lb") ?? "absent"}${r.get("ct").socket_lb_coverage ? `/${r.get("ct").socket_lb_coverage}` : ""}`,

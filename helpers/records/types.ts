@@ -35,7 +35,11 @@ export interface CtRecord {
   backend: string;
   backend_pod: string;
   svc_entries: number;
-  /** "Full" / "Hostns-only"; null when status --verbose prints no coverage (socket LB off, kube-proxy mode). */
+  /**
+   * "Full" / "Hostns-only" as `cilium-dbg status --verbose` prints it; Cilium prints "Full" even when socket LB
+   * is disabled (pkg/client/client.go at v1.19.7), so this alone says nothing about socket LB. null only when
+   * the line is absent.
+   */
   socket_lb_coverage: string | null;
 }
 
