@@ -32,7 +32,11 @@ step() {
   local name=$1; shift
   exec 9>"$STAMPS/.$name.lock"
   flock -n 9 || { say "$name: another lab run is building it; waiting"; flock 9; }
-  if [ -e "$STAMPS/$name" ]; then say "$name: done earlier ($(cat "$STAMPS/$name")), skipped"; return 0; fi
+  # a stamp counts only for the same inputs (STEP_INPUTS: e.g. a package list); changed inputs rebuild
+  local inputs="${STEP_INPUTS:-}"
+  if [ -e "$STAMPS/$name" ] && [ "$(sed -n 2p "$STAMPS/$name")" = "$inputs" ]; then
+    say "$name: done earlier ($(head -n 1 "$STAMPS/$name")), skipped"; return 0
+  fi
   say "$name: started (log: $LOGS/$name.log)"
   local t0=$SECONDS
   # run in the background and wait: a function called as an `if` condition would run without errexit
@@ -43,7 +47,7 @@ step() {
     exit 1
   fi
   local took=$((SECONDS - t0))
-  printf '%s s on %s\n' "$took" "$(date -u +%FT%TZ)" >"$STAMPS/$name"
+  printf '%s s on %s\n%s\n' "$took" "$(date -u +%FT%TZ)" "$inputs" >"$STAMPS/$name"
   printf '%s\t%s\t%s\n' "$name" "$took" "$(date -u +%FT%TZ)" >>"$LAB_CACHE/timings.tsv"
   say "$name: done in $((took / 60)) min $((took % 60)) s"
 }
@@ -55,6 +59,9 @@ image_step() {
   if [ -e "$STAMPS/$name" ] && ! docker image inspect "$image" >/dev/null 2>&1; then rm -f "$STAMPS/$name"; fi
   step "$name" "$@"
 }
+
+img_id() { docker image inspect -f '{{.Id}}' "$1" 2>/dev/null | cut -c8-19 || true; }
+stamp_of() { head -n 1 "$STAMPS/$1" 2>/dev/null | awk '{print $4}'; }
 
 # Only the steps named on the command line (all when none is named).
 wanted() { [ ${#ONLY[@]} -eq 0 ] && return 0; local w; for w in "${ONLY[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
@@ -304,8 +311,8 @@ host_packages() {
 }
 
 # The lab's workload and component base: what kube-proxy needs (iptables, conntrack), and what the suite's
-# Pods run (curl, tcpdump, node for the holder, iproute2, ss): one base, shared layers.
-BASE_PACKAGES=ca-certificates,bash,iptables,nftables,conntrack,iproute2,ipset,kmod,procps,util-linux,jq,curl,tcpdump,nodejs,netcat-openbsd,bpftool,ethtool,iputils-ping
+# Pods run (curl, tcpdump, node for the holder, ss, netstat, nslookup): one base, shared layers.
+BASE_PACKAGES=ca-certificates,bash,iptables,nftables,conntrack,iproute2,ipset,kmod,procps,util-linux,jq,curl,tcpdump,nodejs,netcat-openbsd,bpftool,ethtool,iputils-ping,net-tools,bind9-dnsutils
 # Cilium's agent image needs clang/llc (the datapath is compiled at run time; Debian 12's clang-19 is 19.1.7,
 # the version upstream builds with).
 CILIUM_PACKAGES=${BASE_PACKAGES/bpftool/bpftool\/$DEBIAN_SUITE-backports},clang-19,llvm-19,libelf1
@@ -385,36 +392,45 @@ cmd_images() {
   wanted host-packages && step host-packages host_packages
   docker_up || cmd_up
   # Go builds first for the rootfs steps are mostly downloads; the order keeps both busy when run twice.
-  wanted rootfs-base && image_step rootfs-base "localhost/lab/rootfs-base:$DEBIAN_SUITE" rootfs base "$BASE_PACKAGES"
+  wanted rootfs-base && STEP_INPUTS=$BASE_PACKAGES image_step rootfs-base "localhost/lab/rootfs-base:$DEBIAN_SUITE" rootfs base "$BASE_PACKAGES"
   wanted tools && step tools build_tools
   wanted kubernetes && step kubernetes build_kubernetes
   [ -x "$OUT/k8s/kubectl" ] && ln -sf "$OUT/k8s/kubectl" "$BIN/kubectl"
   wanted etcd && step etcd build_etcd
   wanted coredns && step coredns build_coredns
   wanted pause && step pause build_pause
-  wanted rootfs-node && image_step rootfs-node "localhost/lab/rootfs-node:$DEBIAN_SUITE" rootfs node "$NODE_PACKAGES"
-  wanted rootfs-cilium && image_step rootfs-cilium "localhost/lab/rootfs-cilium:$DEBIAN_SUITE" rootfs cilium "$CILIUM_PACKAGES"
-  local b
+  wanted rootfs-node && STEP_INPUTS=$NODE_PACKAGES image_step rootfs-node "localhost/lab/rootfs-node:$DEBIAN_SUITE" rootfs node "$NODE_PACKAGES"
+  wanted rootfs-cilium && STEP_INPUTS=$CILIUM_PACKAGES image_step rootfs-cilium "localhost/lab/rootfs-cilium:$DEBIAN_SUITE" rootfs cilium "$CILIUM_PACKAGES"
+  # an image's inputs are the images it is built from (by ID) and the build stamps of its binaries: a rebuilt
+  # base or binary rebuilds what derives from it
+  local b base node_inputs
+  base="$(img_id "localhost/lab/rootfs-base:$DEBIAN_SUITE") $(stamp_of kubernetes)"
   for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do
-    wanted "image-$b" && image_step "image-$b" "registry.k8s.io/$b:$K8S_VERSION" image_component "$b"
+    wanted "image-$b" && STEP_INPUTS=$base image_step "image-$b" "registry.k8s.io/$b:$K8S_VERSION" image_component "$b"
   done
-  wanted image-etcd && image_step image-etcd "registry.k8s.io/etcd:$ETCD_VERSION" image_etcd
-  wanted image-coredns && image_step image-coredns "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" image_coredns
-  wanted image-pause && image_step image-pause "registry.k8s.io/pause:$PAUSE_VERSION" image_pause
-  wanted image-agnhost && image_step image-agnhost "$LAB_AGNHOST_IMAGE" image_agnhost
-  wanted image-tools && image_step image-tools "$LAB_TOOLS_IMAGE" image_tools
-  wanted image-node-base && image_step image-node-base "localhost/lab/node-base:$DEBIAN_SUITE" image_node_base
-  wanted image-node && image_step image-node "$LAB_NODE_IMAGE" image_node
+  wanted image-etcd && STEP_INPUTS="$base $(stamp_of etcd)" image_step image-etcd "registry.k8s.io/etcd:$ETCD_VERSION" image_etcd
+  wanted image-coredns && STEP_INPUTS="$base $(stamp_of coredns)" image_step image-coredns "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" image_coredns
+  wanted image-pause && STEP_INPUTS=$(stamp_of pause) image_step image-pause "registry.k8s.io/pause:$PAUSE_VERSION" image_pause
+  wanted image-agnhost && STEP_INPUTS=$base image_step image-agnhost "$LAB_AGNHOST_IMAGE" image_agnhost
+  wanted image-tools && STEP_INPUTS=$base image_step image-tools "$LAB_TOOLS_IMAGE" image_tools
+  wanted image-node-base && STEP_INPUTS=$(img_id "localhost/lab/rootfs-node:$DEBIAN_SUITE") image_step image-node-base "localhost/lab/node-base:$DEBIAN_SUITE" image_node_base
+  node_inputs="$(img_id "localhost/lab/node-base:$DEBIAN_SUITE") $(stamp_of kubernetes)"
+  for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do node_inputs+=" $(img_id "registry.k8s.io/$b:$K8S_VERSION")"; done
+  for b in "registry.k8s.io/etcd:$ETCD_VERSION" "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" "registry.k8s.io/pause:$PAUSE_VERSION" "$LAB_AGNHOST_IMAGE" "$LAB_TOOLS_IMAGE"; do
+    node_inputs+=" $(img_id "$b")"
+  done
+  wanted image-node && STEP_INPUTS=$node_inputs image_step image-node "$LAB_NODE_IMAGE" image_node
   for v in $CILIUM_VERSIONS; do
     wanted "cilium-$v" && step "cilium-$v" build_cilium "$v"
-    wanted "image-cilium-$v" && image_step "image-cilium-$v" "$(lab_cilium_image "$v")" image_cilium "$v"
+    wanted "image-cilium-$v" && STEP_INPUTS="$(img_id "localhost/lab/rootfs-cilium:$DEBIAN_SUITE") $base $(stamp_of "cilium-$v")" \
+      image_step "image-cilium-$v" "$(lab_cilium_image "$v")" image_cilium "$v"
   done
   say "images: finished in $(((SECONDS - t0) / 60)) min $(((SECONDS - t0) % 60)) s; cache $(du -sh "$LAB_CACHE" 2>/dev/null | cut -f1) in $LAB_CACHE"
 }
 
 cmd_status() {
   say "cache: $LAB_CACHE ($(du -sh "$LAB_CACHE" 2>/dev/null | cut -f1))"
-  local f; for f in "$STAMPS"/*; do [ -e "$f" ] && printf '  %-28s %s\n' "$(basename "$f")" "$(cat "$f")"; done
+  local f; for f in "$STAMPS"/*; do [ -e "$f" ] && printf '  %-28s %s\n' "$(basename "$f")" "$(head -n 1 "$f")"; done
   if docker_up; then
     say "docker $(docker version --format '{{.Server.Version}}') is running; lab images:"
     docker images --format '  {{.Repository}}:{{.Tag}}  {{.Size}}' | grep -E 'localhost/lab|registry.k8s.io' || true
