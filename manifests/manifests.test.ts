@@ -5,6 +5,7 @@ import { renderManifest } from "../helpers/observe/workloads.ts";
 import { IMAGES } from "./images.ts";
 
 const FILES: [string, Record<string, string>][] = [
+  ["namespace.yaml", {}],
   ["web.yaml", {}],
   ["web-np.yaml", {}],
   ["ghost.yaml", {}],

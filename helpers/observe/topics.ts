@@ -236,7 +236,8 @@ async function observeHolder(ctx: RunContext): Promise<RecordSet> {
     (
       await ctx.exec.run({
         target: { kind: "pod", namespace: ctx.namespace, pod: backendPod },
-        argv: ["cat", "/proc/net/tcp"],
+        // both tables: a Go server (agnhost) listens dual-stack, so its IPv4 peers are IPv4-mapped in tcp6
+        argv: ["cat", "/proc/net/tcp", "/proc/net/tcp6"],
       })
     ).stdout,
   );

@@ -27,8 +27,12 @@ export function renderManifest(name: string, namespace: string, vars: Record<str
   return text;
 }
 
+/**
+ * `kubectl apply` with the run namespace first in the same document stream: a topic may run before the one
+ * that used to create it (on the first real run, host-routing ran first and its Pod had no namespace).
+ */
 export async function apply(ctx: RunContext, yaml: string): Promise<void> {
-  await kubectl(ctx, ["apply", "-f", "-"], yaml);
+  await kubectl(ctx, ["apply", "-f", "-"], `${renderManifest("namespace.yaml", ctx.namespace)}---\n${yaml}`);
 }
 
 /** Waits until exactly `count` Pods matching the selector are Ready (none terminating). */

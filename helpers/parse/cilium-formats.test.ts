@@ -8,7 +8,7 @@ import { parseBpfCtList } from "./bpf-ct-list.ts";
 import { parseBpfLbList, parseBpfLbListJson } from "./bpf-lb-list.ts";
 import { parseConfig } from "./config.ts";
 import { parseEndpointJson } from "./endpoint-json.ts";
-import { policyMapName } from "./map-list.ts";
+import { parseMapList, policyMapName } from "./map-list.ts";
 import { parseServiceList } from "./service-list.ts";
 import { parseServiceListJson } from "./service-list-json.ts";
 import { parseStatus, parseStatusJson } from "./status.ts";
@@ -310,6 +310,19 @@ describe("endpoint get (fixture written by us)", () => {
   });
   it("neither JSON nor an excerpt", () => {
     expect(() => parseEndpointJson("Error: endpoint not found")).toThrow(ParseError);
+  });
+});
+
+describe("map list", () => {
+  it("`unknown` entry counts (maps without a cache), as a 1.19.7 agent prints them on the lab cluster (rows written by us in that layout)", () => {
+    const list = parseMapList(
+      "Name                       Num entries   Num errors   Cache enabled\ncilium_policy_v2_03106     3             0            true\ncilium_metrics             unknown       0            false\n",
+    );
+    expect(list.maps).toEqual([
+      { name: "cilium_policy_v2_03106", entries: 3, errors: 0, cacheEnabled: true },
+      { name: "cilium_metrics", entries: null, errors: 0, cacheEnabled: false },
+    ]);
+    expect(() => parseMapList("cilium_metrics  many  0  false")).toThrow(/map-list: line 1:/);
   });
 });
 

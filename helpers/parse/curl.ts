@@ -22,7 +22,16 @@ export function curlArgv(url: string, opts: { maxTime?: number; verbose?: boolea
   ];
 }
 
-export type CurlClass = "REFUSED" | "TIMEOUT" | "UNREACHABLE" | "CONNECT_FAILED" | "DNS" | "HTTP" | "OTHER";
+export type CurlClass =
+  | "REFUSED"
+  | "TIMEOUT"
+  | "UNREACHABLE"
+  /** connect() returned EPERM (Cilium 1.19.2–1.19.3's socket hook for a Service without backends, issue 45184). */
+  | "EPERM"
+  | "CONNECT_FAILED"
+  | "DNS"
+  | "HTTP"
+  | "OTHER";
 
 export interface CurlResult {
   exitCode: number;
@@ -36,7 +45,7 @@ export interface CurlResult {
   /** The `curl: (N) …` line, when there is one. */
   error: string | null;
   /** The connect() errno curl -v reported (`* connect to … failed: Connection refused`), when it did. */
-  errno: "ECONNREFUSED" | "EHOSTUNREACH" | "ENETUNREACH" | null;
+  errno: "ECONNREFUSED" | "EHOSTUNREACH" | "ENETUNREACH" | "EPERM" | null;
 }
 
 export interface CurlInput {
@@ -46,10 +55,17 @@ export interface CurlInput {
   stderr: string;
 }
 
+/**
+ * The connect() errno in curl -v's text: `* connect to A port P failed: Connection refused` (curl ≥ 7.8x on a
+ * non-blocking connect that fails later), or `* Immediate connect fail for A: No route to host` (connect()
+ * itself failed: how curl 7.88 reports the socket hook's answer, recorded on the lab cluster).
+ */
+const VIA = String.raw`(?:failed|Immediate connect fail for \S+):`;
 const ERRNO: [RegExp, CurlResult["errno"]][] = [
-  [/failed: Connection refused/i, "ECONNREFUSED"],
-  [/failed: No route to host|failed: Host is unreachable/i, "EHOSTUNREACH"],
-  [/failed: Network is unreachable/i, "ENETUNREACH"],
+  [new RegExp(`${VIA} Connection refused`, "i"), "ECONNREFUSED"],
+  [new RegExp(`${VIA} (?:No route to host|Host is unreachable)`, "i"), "EHOSTUNREACH"],
+  [new RegExp(`${VIA} Network is unreachable`, "i"), "ENETUNREACH"],
+  [new RegExp(`${VIA} Operation not permitted`, "i"), "EPERM"],
 ];
 
 /**
@@ -94,7 +110,14 @@ export function parseCurl(input: CurlInput): CurlResult {
   let cls: CurlClass;
   if (exitCode === 0 || (exitCode === 22 && httpCode !== null)) cls = "HTTP";
   else if (exitCode === 7)
-    cls = errno === "ECONNREFUSED" ? "REFUSED" : errno ? "UNREACHABLE" : "CONNECT_FAILED";
+    cls =
+      errno === "ECONNREFUSED"
+        ? "REFUSED"
+        : errno === "EPERM"
+          ? "EPERM"
+          : errno
+            ? "UNREACHABLE"
+            : "CONNECT_FAILED";
   else if (exitCode === 28) cls = "TIMEOUT";
   else if (exitCode === 6) cls = "DNS";
   else cls = "OTHER";

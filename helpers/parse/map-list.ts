@@ -2,7 +2,8 @@ import { contentLines, fail } from "./lines.ts";
 
 export interface AgentMap {
   name: string;
-  entries: number;
+  /** null where the agent prints `unknown` (maps it opens without a cache, e.g. cilium_metrics). */
+  entries: number | null;
   errors: number;
   cacheEnabled: boolean;
 }
@@ -13,7 +14,7 @@ export interface MapList {
 
 const FORMAT = "map-list";
 const HEADER = /^Name\s+Num entries\s+Num errors\s+Cache enabled$/;
-const ROW = /^(\S+)\s+(\d+)\s+(\d+)\s+(true|false)$/;
+const ROW = /^(\S+)\s+(\d+|unknown)\s+(\d+)\s+(true|false)$/;
 
 /** `cilium-dbg map list`. */
 export function parseMapList(input: string): MapList {
@@ -21,10 +22,10 @@ export function parseMapList(input: string): MapList {
   for (const line of contentLines(input)) {
     if (HEADER.test(line.text)) continue;
     const m = ROW.exec(line.text);
-    if (!m) fail(FORMAT, line, "expected `NAME  ENTRIES  ERRORS  true|false`");
+    if (!m) fail(FORMAT, line, "expected `NAME  ENTRIES|unknown  ERRORS  true|false`");
     maps.push({
       name: m[1] as string,
-      entries: Number(m[2]),
+      entries: m[2] === "unknown" ? null : Number(m[2]),
       errors: Number(m[3]),
       cacheEnabled: m[4] === "true",
     });

@@ -251,6 +251,23 @@ describe("endpointslice-json", () => {
 });
 
 describe("curl classes", () => {
+  it("`Immediate connect fail` (connect() itself failed, as curl 7.88 printed it against a ghost Service on the lab cluster) carries the errno; EPERM has its own class", () => {
+    const ghost = parseCurl({
+      exitCode: 7,
+      stdout: "http_code=000 time_total=0.000169",
+      stderr:
+        "*   Trying 10.96.249.47:80...\n* Immediate connect fail for 10.96.249.47: No route to host\n* Failed to connect to 10.96.249.47 port 80 after 0 ms: Couldn't connect to server\ncurl: (7) Failed to connect to 10.96.249.47 port 80 after 0 ms: Couldn't connect to server\n",
+    });
+    expect(ghost).toMatchObject({ class: "UNREACHABLE", errno: "EHOSTUNREACH" });
+    const eperm = parseCurl({
+      exitCode: 7,
+      stdout: "http_code=000 time_total=0.000201",
+      stderr:
+        "*   Trying 10.96.0.99:80...\n* Immediate connect fail for 10.96.0.99: Operation not permitted\ncurl: (7) Failed to connect to 10.96.0.99 port 80 after 0 ms: Couldn't connect to server\n",
+    });
+    expect(eperm).toMatchObject({ class: "EPERM", errno: "EPERM", verdict: "EPERM" });
+  });
+
   it("HTTP, REFUSED, TIMEOUT, UNREACHABLE, CONNECT_FAILED (curl 7.88 -v layouts)", () => {
     expect(parseCurl({ exitCode: 0, stdout: "http_code=200 time_total=0.003547", stderr: "" })).toMatchObject(
       {
@@ -323,6 +340,23 @@ describe("/proc/net/tcp", () => {
       { proto: "tcp", recvQ: 0, sendQ: 0, local: "0.0.0.0:8080", foreign: "0.0.0.0:0", state: "LISTEN" },
     ]);
   });
+
+  it("reads tcp and tcp6 concatenated: an IPv4 peer of a dual-stack listener is IPv4-mapped in tcp6 (layout as recorded from agnhost on the lab cluster; values written by us)", async () => {
+    const { parseProcNetTcp } = await import("./proc-net-tcp.ts");
+    const head =
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
+    const out = parseProcNetTcp(
+      `${head}  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n` +
+        "   0: 00000000000000000000000000000000:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 31871 1 0000000000000000 100 0 0 10 0\n" +
+        "   1: 0000000000000000FFFF00000902F40A:1F90 0000000000000000FFFF00000501F40A:9DD4 01 00000000:00000000 00:00000000 00000000     0        0 33102 1 0000000000000000 20 4 30 10 -1\n" +
+        "   2: B80D0120000000000000000001000000:0050 B80D0120000000000000000002000000:D431 01 00000000:00000000 00:00000000 00000000     0        0 1 1\n",
+    );
+    expect(out.connections.map((c) => [c.proto, c.local, c.foreign, c.state])).toEqual([
+      ["tcp6", "[::]:8080", "[::]:0", "LISTEN"],
+      ["tcp6", "10.244.2.9:8080", "10.244.1.5:40404", "ESTABLISHED"],
+      ["tcp6", "[2001:db8::1]:80", "[2001:db8::2]:54321", "ESTABLISHED"],
+    ]);
+  });
 });
 
 describe("tcpdump -T vxlan", () => {
@@ -344,6 +378,26 @@ describe("tcpdump -T vxlan", () => {
       ["10.200.251.2:8472", "ARP", ""],
       ["10.200.251.2:8472", "IP", "10.203.0.2:9"],
       ["10.200.251.1:8472", "IP6", "ff02::16"],
+    ]);
+  });
+
+  it("a nested decode of the inner DNS datagram (`-T vxlan` decodes every UDP packet) stays with its packet (layout as captured on the lab cluster, addresses ours)", async () => {
+    const { parseTcpdump } = await import("./tcpdump.ts");
+    const cap = parseTcpdump(
+      [
+        "listening on any, link-type LINUX_SLL2 (Linux cooked v2), snapshot length 262144 bytes",
+        "12:17:46.018029 eth0  Out IP 172.31.100.3.43098 > 172.31.100.2.8472: VXLAN, flags [I] (0x08), vni 56921",
+        "IP 10.244.0.222.34529 > 10.244.1.91.53: VXLAN, flags [invalid] (0xb6), vni 256",
+        "75:62:65:72:6e:65 > 00:00:00:00:0a:6b, ethertype Unknown (0x7465), length 71: ",
+        "\t0x0000:  7307 6465 6661 756c 7403 7376 6307 636c  s.default.svc.cl",
+        "12:17:46.019092 eth0  In  IP 172.31.100.2.37966 > 172.31.100.3.8472: VXLAN, flags [I] (0x08), vni 18547",
+        "IP 10.244.1.91.53 > 10.244.0.222.34529: VXLAN, flags [invalid] (0xb6), vni 256",
+        "75:62:65:72:6e:65 > 00:01:00:00:0a:6b, ethertype Unknown (0x7465), length 164: ",
+      ].join("\n"),
+    );
+    expect(cap.packets.map((p) => [p.outer.dst, p.inner?.src, p.inner?.dst])).toEqual([
+      ["172.31.100.2:8472", "10.244.0.222:34529", "10.244.1.91:53"],
+      ["172.31.100.3:8472", "10.244.1.91:53", "10.244.0.222:34529"],
     ]);
   });
 });

@@ -16,16 +16,33 @@ const STATES: Record<string, string> = {
   "0B": "CLOSING",
 };
 
-/** `0100007F:9D94` (little-endian IPv4 in hex) → `127.0.0.1:40340`. */
+/** One 32-bit word of the table, printed in host (little-endian) byte order → its four bytes in network order. */
+const wordBytes = (w: string): number[] => [6, 4, 2, 0].map((i) => Number.parseInt(w.slice(i, i + 2), 16));
+
+/**
+ * `0100007F:9D94` (IPv4) → `127.0.0.1:40340`; a /proc/net/tcp6 address → `[2001:db8::1]:80`, and an IPv4-mapped
+ * one (`0000000000000000FFFF00000100007F`) → `127.0.0.1:…`: a Go server listening on `:8080` is a dual-stack
+ * IPv6 socket, so its IPv4 peers are only in tcp6.
+ */
 function hexEndpoint(text: string): string | null {
-  const m = /^([0-9A-Fa-f]{8}):([0-9A-Fa-f]{4})$/.exec(text);
+  const m = /^([0-9A-Fa-f]{8}|[0-9A-Fa-f]{32}):([0-9A-Fa-f]{4})$/.exec(text);
   if (!m) return null;
-  const h = m[1] as string;
-  const ip = [6, 4, 2, 0].map((i) => Number.parseInt(h.slice(i, i + 2), 16)).join(".");
-  return `${ip}:${Number.parseInt(m[2] as string, 16)}`;
+  const h = (m[1] as string).toUpperCase();
+  const port = Number.parseInt(m[2] as string, 16);
+  if (h.length === 8) return `${wordBytes(h).join(".")}:${port}`;
+  const bytes = [0, 8, 16, 24].flatMap((i) => wordBytes(h.slice(i, i + 8)));
+  if (bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff)
+    return `${bytes.slice(12).join(".")}:${port}`;
+  const groups = [0, 2, 4, 6, 8, 10, 12, 14].map((i) =>
+    (((bytes[i] ?? 0) << 8) | (bytes[i + 1] ?? 0)).toString(16),
+  );
+  return `[${groups.join(":").replace(/(^|:)0(:0)+(:|$)/, "::")}]:${port}`;
 }
 
-/** `cat /proc/net/tcp` (IPv4): the socket table of a network namespace, in any image. */
+/**
+ * `cat /proc/net/tcp [/proc/net/tcp6]`: the socket tables of a network namespace, in any image. Both tables may
+ * be concatenated (each with its header); IPv4-mapped IPv6 peers are given as IPv4.
+ */
 export function parseProcNetTcp(input: string): NetstatOutput {
   const connections: NetstatOutput["connections"] = [];
   for (const line of contentLines(input)) {
@@ -36,7 +53,7 @@ export function parseProcNetTcp(input: string): NetstatOutput {
     if (!/^\d+:$/.test(t[0] ?? "") || !local || !foreign)
       fail(FORMAT, line, "expected `N: LOCAL_HEX:PORT REM_HEX:PORT ST …`");
     connections.push({
-      proto: "tcp",
+      proto: (t[1] ?? "").length > 13 ? "tcp6" : "tcp",
       recvQ: 0,
       sendQ: 0,
       local,

@@ -435,7 +435,7 @@ export const PROPERTIES: Property[] = [
     topic: "nodeport",
     claim: "The agent has a 0.0.0.0:30780 NodePort entry only with kube-proxy replacement",
     source: LAB(6),
-    why: "1.19 removed BPF NodePort for KPR=false: PR 41380 \"Remove EnableNodePort\" (NodePort only with kubeProxyReplacement=true), after the 1.18 deprecation of enable-node-port in PR 39581; 1.18 only with nodePort.enabled, which the suite does not set",
+    why: '1.19 removed BPF NodePort for KPR=false: PR 41380 "Remove EnableNodePort" (NodePort only with kubeProxyReplacement=true), after the 1.18 deprecation of enable-node-port in PR 39581; 1.18 only with nodePort.enabled, which the suite does not set',
     expect: { kpr: { eq: true }, "kube-proxy": { eq: false } },
     needs: ["nodeport"],
     observe: (r) => ({

@@ -428,15 +428,19 @@ export class ScriptedCluster implements Executor {
         `Active Internet connections (w/o servers)\nProto Recv-Q Send-Q Local Address           Foreign Address         State       \ntcp        0      0 ${`${s.holder.ip}:40404`.padEnd(23)} ${peer.padEnd(23)} ESTABLISHED \n`,
       );
     }
-    if (pod === s.holderBackend.name && cmd === "cat /proc/net/tcp") {
+    if (pod === s.holderBackend.name && cmd === "cat /proc/net/tcp /proc/net/tcp6") {
+      // as a real agnhost shows it (recorded on the lab cluster): Go's `:8080` listener is a dual-stack IPv6
+      // socket, so /proc/net/tcp is empty and the IPv4 peer is IPv4-mapped in /proc/net/tcp6
       const hex = (ip: string, port: number) =>
-        `${ip
+        `0000000000000000FFFF0000${ip
           .split(".")
           .reverse()
           .map((x) => Number(x).toString(16).padStart(2, "0").toUpperCase())
           .join("")}:${port.toString(16).padStart(4, "0").toUpperCase()}`;
+      const head =
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
       return ok(
-        `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n   0: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 31871 1 0000000000000000 100 0 0 10 0\n   1: ${hex(s.holderBackend.ip, 8080)} ${hex(s.holder.ip, 40404)} 01 00000000:00000000 00:00000000 00000000     0        0 33102 1 0000000000000000 20 4 30 10 -1\n`,
+        `${head}${head.replace("local_address", "local_address                         ").replace("rem_address", "remote_address                       ")}   0: 00000000000000000000000000000000:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 31871 1 0000000000000000 100 0 0 10 0\n   1: ${hex(s.holderBackend.ip, 8080)} ${hex(s.holder.ip, 40404)} 01 00000000:00000000 00:00000000 00000000     0        0 33102 1 0000000000000000 20 4 30 10 -1\n`,
       );
     }
     if (pod === "probe" && a[0] === "curl" && cmd.endsWith(`http://${s.ips.ghost}/`)) {
