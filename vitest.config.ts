@@ -11,6 +11,9 @@ import { FileNameSequencer } from "./suites/sequencer.ts";
  */
 export default defineConfig({
   test: {
+    // vitest reads the sequencer from the root config only (a project's own was ignored, and the default
+    // runs files that failed last time first): the cluster specs build on each other, in file-name order
+    sequence: { sequencer: FileNameSequencer },
     reporters: process.env.CI ? ["default", ["junit", { outputFile: "results/junit.xml" }]] : ["default"],
     projects: [
       {
@@ -51,7 +54,6 @@ export default defineConfig({
           testTimeout: 15 * 60_000,
           hookTimeout: 30 * 60_000,
           globalSetup: ["suites/global-setup.ts"],
-          sequence: { sequencer: FileNameSequencer },
         },
       },
     ],
