@@ -66,16 +66,21 @@ async function checkLoadImages(h: Host, p: Profile): Promise<void> {
   );
 }
 
-/** The upgrade leg: only to the next minor, the one path Cilium tests (clusters.md §6). */
+/**
+ * The upgrade leg: to the next minor (the path Cilium's upgrade guide and CI take, clusters.md §6), or to a
+ * newer patch of the same minor (a patch upgrade: the offline lab builds 1.19 only).
+ */
 export function planUpgrade(p: Profile, upgradeTo: string, valuesFile: string, lab?: Lab): UpgradePlan {
   const asked = resolveCilium(upgradeTo);
   const labTo = lab && !/^v?\d+\.\d+\.\d+$/.test(upgradeTo) ? labVersionFor(lab, asked.minor) : undefined;
   const to = { ...asked, ...(labTo ? { version: labTo } : {}) };
   const [maj, min] = p.cilium.minor.split(".").map(Number);
   const next = `${maj}.${(min ?? 0) + 1}`;
-  if (to.minor !== next) {
+  const patchOf = (v: string) => Number(v.split(".")[2] ?? -1);
+  const patchUpgrade = to.minor === p.cilium.minor && patchOf(to.version) > patchOf(p.cilium.version);
+  if (to.minor !== next && !patchUpgrade) {
     throw new UserError(
-      `UPGRADE_TO=${upgradeTo}: Cilium supports upgrades between consecutive minors only; from ${p.cilium.minor} that is ${next}`,
+      `UPGRADE_TO=${upgradeTo}: Cilium supports upgrades to a newer patch of the same minor or to the next minor only; from ${p.cilium.version} that is a ${p.cilium.minor}.x above it or ${next}`,
     );
   }
   const v = p.helmValues as {

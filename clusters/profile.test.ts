@@ -85,7 +85,7 @@ describe("profiles", () => {
 });
 
 describe("upgrade plan", () => {
-  it("goes to the next minor only, with the run's full values and the API server for the KPR preflight", async () => {
+  it("goes to the next minor or a newer patch of the same minor, with the run's full values and the API server for the KPR preflight", async () => {
     const { planUpgrade } = await import("./lifecycle.ts");
     const p = makeProfile({ provider: "kind", mode: "kpr", cilium: "1.19" });
     expect(planUpgrade(p, "1.20", "/r/cilium-values.yaml")).toEqual({
@@ -96,9 +96,17 @@ describe("upgrade plan", () => {
       k8sServiceHost: "cdc-kpr-control-plane",
       k8sServicePort: 6443,
     });
+    // 1.19 resolves to the pinned 1.19 patch, which is where the profile already is
     expect(() => planUpgrade(p, "1.19", "v")).toThrowError(
-      /consecutive minors only; from 1\.19 that is 1\.20/,
+      /a newer patch of the same minor or to the next minor only; from 1\.19\.\d+ that is a 1\.19\.x above it or 1\.20/,
     );
+    const older = makeProfile({ provider: "kind", mode: "kube-proxy", cilium: "1.19.6" });
+    expect(planUpgrade(older, "1.19.7", "v")).toMatchObject({
+      fromMinor: "1.19",
+      to: "1.19.7",
+      toMinor: "1.19",
+    });
+    expect(() => planUpgrade(older, "1.19.5", "v")).toThrowError(/a 1\.19\.x above it/);
     expect(() =>
       planUpgrade(makeProfile({ provider: "kind", mode: "kube-proxy", cilium: "1.18" }), "1.20", "v"),
     ).toThrowError(/from 1\.18 that is 1\.19/);

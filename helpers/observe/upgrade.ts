@@ -144,7 +144,7 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
       const st = parseStatus(await ciliumDbg(ctx, node, ["status"]));
       return { ok: brief.stdout.trim() === "OK", version: st.ciliumVersion ?? "" };
     },
-    done: (s) => s.ok && s.version.startsWith(plan.toMinor),
+    done: (s) => s.ok && s.version.startsWith(plan.to),
     show: (s) => `Cilium ${s.version || "?"}, status ${s.ok ? "OK" : "not OK"}`,
     sleep: ctx.sleep,
     now: ctx.now,

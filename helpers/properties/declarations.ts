@@ -799,14 +799,15 @@ export const PROPERTIES: Property[] = [
   {
     id: "upgrade.new-version-running",
     topic: "upgrade",
-    claim: "After the upgrade the agents run the new minor",
+    claim:
+      "After the upgrade the agents run the version asked for (exactly: a patch upgrade changes only the patch)",
     source: KN("clusters.md §6"),
     expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
     needs: ["upgrade"],
     observe: (r) => {
       const u = r.get("upgrade");
       return {
-        value: u.cilium_after.startsWith(u.to.split(".").slice(0, 2).join(".")),
+        value: u.cilium_after === u.to || u.cilium_after.startsWith(`${u.to} `),
         evidence: [`Cilium ${u.cilium_after} (asked for ${u.to})`],
       };
     },
