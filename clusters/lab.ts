@@ -66,7 +66,10 @@ export interface LabProfile {
   operatorImage: string;
   /** The chart from the Cilium module the images were built from (no OCI registry here). */
   chart: string;
-  /** Images `kind load docker-image` puts on every node before the install. */
+  /**
+   * Images `kind load docker-image` puts on every node before the install: none when the node image already
+   * holds them (lab.sh imports every Cilium build into it; $LAB_CACHE/out/node-images.txt lists what it holds).
+   */
   load: string[];
   /** The patch label of the Cilium build (clusters/lab/patch-cilium.sh), once the build has run. */
   patch: string | null;
@@ -78,6 +81,12 @@ export function labCiliumImage(version: string): string {
 
 export function labOperatorImage(version: string): string {
   return `localhost/lab/operator-generic:v${version}-src`;
+}
+
+/** The images the lab's node image holds (written by lab.sh when it builds it). */
+export function nodeImages(lab: Lab): string[] {
+  const file = join(lab.cache, "out", "node-images.txt");
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
 }
 
 /** The lab's build of a minor: the version versions.env names for it. */
@@ -95,12 +104,13 @@ export function labProfile(lab: Lab, ciliumVersion: string): LabProfile {
   const patchFile = join(lab.cache, "out", `cilium-${ciliumVersion}.patch.txt`);
   const ciliumImage = labCiliumImage(ciliumVersion);
   const operatorImage = labOperatorImage(ciliumVersion);
+  const inNode = nodeImages(lab);
   return {
     nodeImage: lab.nodeImage,
     ciliumImage,
     operatorImage,
     chart: join(out, "chart"),
-    load: [ciliumImage, operatorImage],
+    load: [ciliumImage, operatorImage].filter((i) => !inNode.includes(i)),
     patch: existsSync(patchFile) ? (readFileSync(patchFile, "utf8").split("\n")[0] ?? null) : null,
   };
 }

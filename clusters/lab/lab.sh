@@ -283,10 +283,16 @@ image_node() {
   for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do images+=("registry.k8s.io/$b:$K8S_VERSION"); done
   images+=("registry.k8s.io/etcd:$ETCD_VERSION" "registry.k8s.io/coredns/coredns:$COREDNS_VERSION"
     "registry.k8s.io/pause:$PAUSE_VERSION" "$LAB_AGNHOST_IMAGE" "$LAB_TOOLS_IMAGE")
+  # the Cilium images built so far are in the node image too: kind nodes share its layers, so a cluster
+  # starts with them and nothing is `kind load`ed (that copied ~1 GB per node per cluster: 150-370 s here)
+  local v; for v in $CILIUM_VERSIONS; do
+    docker image inspect "$(lab_cilium_image "$v")" >/dev/null 2>&1 && images+=("$(lab_cilium_image "$v")" "$(lab_operator_image "$v")")
+  done
   docker save "${images[@]}" | docker exec -i "$c" ctr -n k8s.io images import --all-platforms --no-unpack --digests -
   docker exec "$c" sh -c 'for i in $(ctr -n k8s.io images ls -q); do ctr -n k8s.io images label "$i" io.cri-containerd.pinned=pinned >/dev/null; done; ctr -n k8s.io images ls -q'
   docker exec "$c" sh -c 'pkill containerd; sleep 2; rm -f /var/log/containerd-build.log'
   docker commit --change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]' --change 'CMD []' "$c" "$LAB_NODE_IMAGE"
+  printf '%s\n' "${images[@]}" >"$OUT/node-images.txt"
 }
 
 # ---- Debian root filesystems (mmdebstrap) and their images ------------------------------------------------
@@ -414,17 +420,19 @@ cmd_images() {
   wanted image-agnhost && STEP_INPUTS=$base image_step image-agnhost "$LAB_AGNHOST_IMAGE" image_agnhost
   wanted image-tools && STEP_INPUTS=$base image_step image-tools "$LAB_TOOLS_IMAGE" image_tools
   wanted image-node-base && STEP_INPUTS=$(img_id "localhost/lab/rootfs-node:$DEBIAN_SUITE") image_step image-node-base "localhost/lab/node-base:$DEBIAN_SUITE" image_node_base
-  node_inputs="$(img_id "localhost/lab/node-base:$DEBIAN_SUITE") $(stamp_of kubernetes)"
-  for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do node_inputs+=" $(img_id "registry.k8s.io/$b:$K8S_VERSION")"; done
-  for b in "registry.k8s.io/etcd:$ETCD_VERSION" "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" "registry.k8s.io/pause:$PAUSE_VERSION" "$LAB_AGNHOST_IMAGE" "$LAB_TOOLS_IMAGE"; do
-    node_inputs+=" $(img_id "$b")"
-  done
-  wanted image-node && STEP_INPUTS=$node_inputs image_step image-node "$LAB_NODE_IMAGE" image_node
   for v in $CILIUM_VERSIONS; do
     wanted "cilium-$v" && step "cilium-$v" build_cilium "$v"
     wanted "image-cilium-$v" && STEP_INPUTS="$(img_id "localhost/lab/rootfs-cilium:$DEBIAN_SUITE") $base $(stamp_of "cilium-$v")" \
       image_step "image-cilium-$v" "$(lab_cilium_image "$v")" image_cilium "$v"
   done
+  # last: the node image holds every image above (kubeadm's, the workloads', and the Cilium builds)
+  node_inputs="$(img_id "localhost/lab/node-base:$DEBIAN_SUITE") $(stamp_of kubernetes)"
+  for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do node_inputs+=" $(img_id "registry.k8s.io/$b:$K8S_VERSION")"; done
+  for b in "registry.k8s.io/etcd:$ETCD_VERSION" "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" "registry.k8s.io/pause:$PAUSE_VERSION" "$LAB_AGNHOST_IMAGE" "$LAB_TOOLS_IMAGE"; do
+    node_inputs+=" $(img_id "$b")"
+  done
+  for v in $CILIUM_VERSIONS; do node_inputs+=" $(img_id "$(lab_cilium_image "$v")") $(img_id "$(lab_operator_image "$v")")"; done
+  wanted image-node && STEP_INPUTS=$node_inputs image_step image-node "$LAB_NODE_IMAGE" image_node
   say "images: finished in $(((SECONDS - t0) / 60)) min $(((SECONDS - t0) % 60)) s; cache $(du -sh "$LAB_CACHE" 2>/dev/null | cut -f1) in $LAB_CACHE"
 }
 

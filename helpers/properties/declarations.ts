@@ -61,7 +61,7 @@ export const PROPERTIES: Property[] = [
     topic: "iptables",
     claim: "Lines mentioning the web ClusterIP: none without kube-proxy (the Service lives in BPF maps only)",
     source: LAB(1),
-    expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 2 } },
+    expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 2 } },
     why: "kube-proxy writes a KUBE-SERVICES match and a KUBE-MARK-MASQ rule per ClusterIP port (knowledge output-formats.md §8)",
     needs: ["iptables"],
     observe: (r) => ({
@@ -423,7 +423,8 @@ export const PROPERTIES: Property[] = [
     topic: "nodeport",
     claim: "iptables lines mentioning 30780: none without kube-proxy; KUBE-NODEPORTS rules with it",
     source: LAB(6),
-    expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 1 } },
+    why: "kube-proxy writes two KUBE-NODEPORTS rules per NodePort: one for 127.0.0.0/8 (localhost NodePorts, with the nfacct counter localhost_nps_accepted_pkts) and one for every other address, both jumping to KUBE-EXT-…: recorded on the lab cluster (kube-proxy v1.35.5); a source reading had said 1",
+    expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 2 } },
     needs: ["nodeport"],
     observe: (r) => ({
       value: r.get("nodeport").iptables_lines,
@@ -519,7 +520,8 @@ export const PROPERTIES: Property[] = [
     claim:
       "kube-proxy adds a filter REJECT 'has no endpoints' rule for ghost; without kube-proxy there is none",
     source: KN("output-formats.md §8"),
-    expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 1 } },
+    why: "one `has no endpoints` REJECT per Service port without endpoints (kube-proxy's proxier); recorded on the lab cluster",
+    expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
     needs: ["datapath"],
     observe: (r) => ({
       value: dp(r, "ghost_reject_rules"),
@@ -844,9 +846,10 @@ export const PROPERTIES: Property[] = [
     id: "measure.kube-proxy-lines-per-service",
     topic: "measure-scale",
     claim:
-      "Lines kube-proxy writes per Service with 4 endpoints (KUBE-SERVICES match, KUBE-SVC rules, 2 rules per KUBE-SEP)",
+      "Rules kube-proxy writes per ClusterIP Service port with N=4 endpoints: 2 + 3N (the KUBE-SERVICES jump, the KUBE-SVC masquerade rule, N KUBE-SVC jumps, and per endpoint a KUBE-SEP masquerade and a DNAT rule)",
     source: KN("peers-and-pitfalls.md §4.3"),
-    expect: { kpr: { eq: 0 }, "kube-proxy": { between: [5, 30] } },
+    why: "the count is of rule lines carrying the Service's comment, so the 1 + N chain declarations (`:KUBE-SVC-…`, `:KUBE-SEP-…`) are not in it; 14 = 2 + 3·4 recorded on the lab cluster (kube-proxy v1.35.5, iptables mode)",
+    expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 14 } },
     needs: ["scaling"],
     observe: (r) => ({
       value: r.get("scaling").kube_proxy_per_service,
@@ -859,8 +862,11 @@ export const PROPERTIES: Property[] = [
     claim:
       "Cilium keeps a Service as a few map entries (slot 0 + one per backend, + the 1.19+ wildcard), in both modes",
     source: LAB(1),
-    why: "the lab's 'each Service as a hash map entry'; KPR=false keeps ClusterIP entries too (clusters.md §4.2)",
-    expect: { kpr: { between: [5, 6] }, "kube-proxy": { between: [5, 6] } },
+    why: "the lab's 'each Service as a hash map entry'; KPR=false keeps ClusterIP entries too (clusters.md §4.2). 1 + N on 1.18, 2 + N from 1.19 with the `<vip>:0/ANY` wildcard entry: 6 for N=4 recorded on the lab cluster (1.19.7) in both modes",
+    expect: {
+      kpr: { default: { eq: 6 }, byMinor: { "1.18": { eq: 5 } } },
+      "kube-proxy": { default: { eq: 6 }, byMinor: { "1.18": { eq: 5 } } },
+    },
     needs: ["scaling"],
     observe: (r) => {
       const m = r.get("scaling");
