@@ -1,5 +1,5 @@
 /**
- * `npm run bundles`: (re)writes the HAND-MADE bundles in suites/bundles/{kpr,kube-proxy} by driving the
+ * `npm run bundles`: (re)writes the HAND-MADE bundles in results/hand-made/{kpr,kube-proxy} (or BUNDLE_OUT) by driving the
  * real observers against the scripted cluster (scripted-cluster.ts) through the recording executor.
  * Replace them with recorded bundles from a real run (`results/<run-id>/<mode>`) when one is available.
  */
@@ -14,7 +14,8 @@ import { MODES, type Mode } from "../../helpers/properties/expectation.ts";
 import { scenario } from "./scenario.ts";
 import { ScriptedCluster } from "./scripted-cluster.ts";
 
-const ROOT = join(import.meta.dirname, "..", "..", "suites", "bundles");
+// never suites/bundles: the shipped bundles are recorded on a real cluster and outrank these
+const ROOT = process.env.BUNDLE_OUT ?? join(import.meta.dirname, "..", "..", "results", "hand-made");
 
 const CREATED_AT = "2026-12-02T09:00:00.000Z";
 
@@ -78,7 +79,7 @@ export async function makeBundle(mode: Mode, dir: string): Promise<void> {
   }
   writeFileSync(
     join(dir, "README.md"),
-    `# Hand-made bundle (${mode})\n\n${HAND_MADE}.\n\nCilium ${s.cilium}, Kubernetes ${s.kubernetes}, kernel ${s.kernel}, kind 1 control-plane + 2 workers, tunnel/vxlan, TCX.\nRegenerate with \`npm run bundles\`; replay with \`CLUSTER_PROVIDER=replay BUNDLE=suites/bundles/${mode} npm run test:conformance\`.\n`,
+    `# Hand-made bundle (${mode})\n\n${HAND_MADE}.\n\nCilium ${s.cilium}, Kubernetes ${s.kubernetes}, kernel ${s.kernel}, kind 1 control-plane + 2 workers, tunnel/vxlan, TCX.\nRegenerate with \`npm run bundles\`; replay with \`CLUSTER_PROVIDER=replay BUNDLE=results/hand-made/${mode} npm run test:conformance\`.\n`,
   );
 }
 
