@@ -69,7 +69,7 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
     : [];
   const chart = plan.lab ? [plan.lab.chart] : [CILIUM_CHART, "--version", plan.to];
   const labSet = (plan.lab?.set ?? []).flatMap((kv) => ["--set", kv]);
-  if (plan.lab) {
+  if (plan.lab && plan.lab.load.length > 0) {
     await mustRun(ctx.exec, {
       target: { kind: "local" },
       argv: ["kind", "load", "docker-image", "--name", plan.lab.cluster, ...plan.lab.load],
