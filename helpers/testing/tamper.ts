@@ -6,12 +6,23 @@ import type { CallRecord } from "../exec/record.ts";
 import { curlArgv } from "../parse/curl.ts";
 
 /** The ghost probe's curl as the observers run it (the replay key). */
-export const GHOST_CURL = curlArgv("http://10.96.201.7/");
-/** A kube-proxy rule for the web ClusterIP of the shipped bundles. */
-export const KUBE_SVC_LINE =
-  '-A KUBE-SERVICES -d 10.96.112.41/32 -p tcp -m comment --comment "cca-dp/web:http cluster IP" -m tcp --dport 80 -j KUBE-SVC-XGLOHA7QRQ3V22RZ';
-
 export const BUNDLES_DIR = join(import.meta.dirname, "..", "..", "suites", "bundles");
+
+/** The ghost Service's ClusterIP as the shipped kube-proxy bundle recorded it. */
+const ghostIp = (
+  JSON.parse(readFileSync(join(BUNDLES_DIR, "kube-proxy", "records", "ghost.json"), "utf8")) as {
+    cluster_ip: string;
+  }
+).cluster_ip;
+export const GHOST_CURL = curlArgv(`http://${ghostIp}/`);
+
+/** A kube-proxy rule for the web ClusterIP of the shipped kpr bundle (as kube-proxy would write it). */
+const webIp = (
+  JSON.parse(readFileSync(join(BUNDLES_DIR, "kpr", "records", "iptables.json"), "utf8")) as {
+    cluster_ip: string;
+  }
+).cluster_ip;
+export const KUBE_SVC_LINE = `-A KUBE-SERVICES -d ${webIp}/32 -p tcp -m comment --comment "cca-dp/web:http cluster IP" -m tcp --dport 80 -j KUBE-SVC-XGLOHA7QRQ3V22RZ`;
 
 export class BundleCopies {
   private readonly root = mkdtempSync(join(tmpdir(), "dpc-bundles-"));
