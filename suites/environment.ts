@@ -15,6 +15,8 @@ export const SUITES_DIR = resolve(import.meta.dirname);
 export const SHIPPED_BUNDLES = [
   join(SUITES_DIR, "bundles", "kpr"),
   join(SUITES_DIR, "bundles", "kube-proxy"),
+  // 1.19.6 with the upgrade leg to 1.19.7 (a patch upgrade)
+  join(SUITES_DIR, "bundles", "kpr-upgrade"),
 ];
 
 /** One mode to run a topic against: how to get a context, where its evidence goes. */
