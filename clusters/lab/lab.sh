@@ -385,9 +385,10 @@ cmd_down() {
   if command -v kind >/dev/null && docker_up; then
     local c; for c in $(kind get clusters 2>/dev/null); do say "deleting kind cluster $c"; kind delete cluster --name "$c"; done
   fi
-  if [ -f "$DOCKER_PID" ] && kill -0 "$(cat "$DOCKER_PID")" 2>/dev/null; then
-    say "stopping dockerd"; kill "$(cat "$DOCKER_PID")"
-    local i; for i in $(seq 1 30); do kill -0 "$(cat "$DOCKER_PID")" 2>/dev/null || break; sleep 1; done
+  local pid; pid=$(cat "$DOCKER_PID" 2>/dev/null || true)
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    say "stopping dockerd"; kill "$pid"
+    local i; for i in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
   fi
   say "down (the cache stays in $LAB_CACHE)"
 }
