@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
 import { UserError } from "../helpers/errors.ts";
+import { type CiliumVersion, resolveCilium } from "./versions.ts";
 
 export const LAB_DIR = join(import.meta.dirname, "lab");
 export const LAB_SCRIPT = join(LAB_DIR, "lab.sh");
@@ -90,8 +91,18 @@ export function nodeImages(lab: Lab): string[] {
 }
 
 /** The lab's build of a minor: the version versions.env names for it. */
-export function labVersionFor(lab: Lab, minor: string): string | undefined {
+function labVersionFor(lab: Lab, minor: string): string | undefined {
   return lab.ciliumVersions.find((v) => v.startsWith(`${minor}.`));
+}
+
+/**
+ * CILIUM_VERSION or UPGRADE_TO as the lab resolves it: a full patch as given, a minor (or nothing: the newest)
+ * as the lab's build of that minor.
+ */
+export function labCilium(lab: Lab, spec: string | undefined): CiliumVersion {
+  const asked = resolveCilium(spec ?? lab.ciliumVersions[0]);
+  if (/^v?\d+\.\d+\.\d+$/.test(spec ?? "")) return asked;
+  return { version: labVersionFor(lab, asked.minor) ?? asked.version, minor: asked.minor };
 }
 
 export function labProfile(lab: Lab, ciliumVersion: string): LabProfile {

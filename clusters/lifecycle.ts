@@ -13,7 +13,7 @@ import { pollUntil } from "../helpers/poll.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
 import type { ClusterTarget } from "../suites/run-state.ts";
-import { type Lab, labEnabled, labPath, labProfile, labVersionFor, readLab } from "./lab.ts";
+import { type Lab, labCilium, labEnabled, labPath, labProfile, readLab } from "./lab.ts";
 import { acquireLease } from "./lease.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
 import {
@@ -71,9 +71,7 @@ async function checkLoadImages(h: Host, p: Profile): Promise<void> {
  * newer patch of the same minor (a patch upgrade: the offline lab builds 1.19 only).
  */
 export function planUpgrade(p: Profile, upgradeTo: string, valuesFile: string, lab?: Lab): UpgradePlan {
-  const asked = resolveCilium(upgradeTo);
-  const labTo = lab && !/^v?\d+\.\d+\.\d+$/.test(upgradeTo) ? labVersionFor(lab, asked.minor) : undefined;
-  const to = { ...asked, ...(labTo ? { version: labTo } : {}) };
+  const to = lab ? labCilium(lab, upgradeTo) : resolveCilium(upgradeTo);
   const [maj, min] = p.cilium.minor.split(".").map(Number);
   const next = `${maj}.${(min ?? 0) + 1}`;
   const patchOf = (v: string) => Number(v.split(".")[2] ?? -1);

@@ -6,9 +6,9 @@ import {
   LAB_KUBEADM_PATCHES,
   type Lab,
   type LabProfile,
+  labCilium,
   labHelmValues,
   labProfile,
-  labVersionFor,
 } from "./lab.ts";
 import { dnsLabel } from "./lease.ts";
 import { GATE_DEADLINES } from "./readiness.ts";
@@ -168,20 +168,11 @@ export interface ProfileOptions {
   lab?: Lab;
 }
 
-/** The Cilium version a run installs: as asked, or with the lab the lab's build of the asked (or default) minor. */
-function ciliumFor(o: ProfileOptions): CiliumVersion {
-  // with the lab and no version asked: the newest Cilium the lab builds
-  const asked = resolveCilium(o.cilium ?? (o.lab ? o.lab.ciliumVersions[0] : undefined));
-  if (!o.lab) return asked;
-  const patchGiven = /^v?\d+\.\d+\.\d+$/.test(o.cilium ?? "");
-  const version = patchGiven ? asked.version : (labVersionFor(o.lab, asked.minor) ?? asked.version);
-  return { version, minor: asked.minor };
-}
-
 export function makeProfile(o: ProfileOptions): Profile {
   if (o.lab && o.provider !== "kind")
     throw new UserError(`LAB_IMAGES=1 works with CLUSTER_PROVIDER=kind only (got ${o.provider})`);
-  const cilium = ciliumFor(o);
+  // with the lab: the lab's build of the asked (or its newest) version
+  const cilium = o.lab ? labCilium(o.lab, o.cilium) : resolveCilium(o.cilium);
   const cluster = `cdc-${SHORT[o.mode]}${o.suffix ? `-${o.suffix}` : ""}`;
   switch (o.provider) {
     case "kind": {

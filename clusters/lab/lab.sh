@@ -172,24 +172,22 @@ ctx() { local d="$LAB_CACHE/ctx/$1"; rm -rf "$d"; mkdir -p "$d"; echo "$d"; }
 
 LAB_LABEL='org.opencontainers.image.description="built on this machine by the cilium-datapath-conformance offline lab (clusters/lab/lab.sh)"'
 
-image_component() { # $1 name: a kube-* binary on PATH, on the lab base
-  local d; d=$(ctx "$1")
-  cp "$OUT/k8s/$1" "$d/"
-  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY %s /usr/local/bin/%s\nLABEL %s\n' "$DEBIAN_SUITE" "$1" "$1" "$LAB_LABEL" >"$d/Dockerfile"
-  dbuild "registry.k8s.io/$1:$K8S_VERSION" "$d"
+# image_on_base TAG BINARY DEST [ENTRYPOINT]: the lab base with one binary at DEST (and, if given, run as the
+# entrypoint: kubeadm's manifests name the kube-*/etcd commands on PATH, CoreDNS and agnhost expect one).
+image_on_base() {
+  local tag=$1 bin=$2 dest=$3 entry=${4:-} d; d=$(ctx "$(basename "$bin")")
+  cp "$bin" "$d/"
+  {
+    printf 'FROM localhost/lab/rootfs-base:%s\nCOPY %s %s\n' "$DEBIAN_SUITE" "$(basename "$bin")" "$dest"
+    [ -n "$entry" ] && printf 'ENTRYPOINT ["%s"]\n' "$dest"
+    printf 'LABEL %s\n' "$LAB_LABEL"
+  } >"$d/Dockerfile"
+  dbuild "$tag" "$d"
 }
 
-image_etcd() {
-  local d; d=$(ctx etcd); cp "$OUT/etcd/etcd" "$d/"
-  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY etcd /usr/local/bin/etcd\nLABEL %s\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
-  dbuild "registry.k8s.io/etcd:$ETCD_VERSION" "$d"
-}
-
-image_coredns() {
-  local d; d=$(ctx coredns); cp "$OUT/coredns/coredns" "$d/"
-  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY coredns /coredns\nENTRYPOINT ["/coredns"]\nLABEL %s\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
-  dbuild "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" "$d"
-}
+image_component() { image_on_base "registry.k8s.io/$1:$K8S_VERSION" "$OUT/k8s/$1" "/usr/local/bin/$1"; }
+image_etcd() { image_on_base "registry.k8s.io/etcd:$ETCD_VERSION" "$OUT/etcd/etcd" /usr/local/bin/etcd; }
+image_coredns() { image_on_base "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" "$OUT/coredns/coredns" /coredns entrypoint; }
 
 image_pause() {
   local d; d=$(ctx pause); cp "$OUT/pause/pause" "$d/"
@@ -197,11 +195,7 @@ image_pause() {
   dbuild "registry.k8s.io/pause:$PAUSE_VERSION" "$d"
 }
 
-image_agnhost() {
-  local d; d=$(ctx agnhost); cp "$OUT/k8s/agnhost" "$d/"
-  printf 'FROM localhost/lab/rootfs-base:%s\nCOPY agnhost /agnhost\nENTRYPOINT ["/agnhost"]\nLABEL %s\n' "$DEBIAN_SUITE" "$LAB_LABEL" >"$d/Dockerfile"
-  dbuild "$LAB_AGNHOST_IMAGE" "$d"
-}
+image_agnhost() { image_on_base "$LAB_AGNHOST_IMAGE" "$OUT/k8s/agnhost" /agnhost entrypoint; }
 
 # The suite's curl, holder (node) and capture (tcpdump) Pods all run the lab base.
 image_tools() { docker tag "localhost/lab/rootfs-base:$DEBIAN_SUITE" "$LAB_TOOLS_IMAGE"; }
