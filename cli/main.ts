@@ -8,9 +8,9 @@ import { UserError } from "../helpers/errors.ts";
 import { type MeasuredBundle, summaryMarkdown, summarySvg } from "../helpers/measure/summary.ts";
 import { FORMAT_NAMES, FORMATS } from "../helpers/parse/index.ts";
 import { stripTranscript } from "../helpers/parse/transcript.ts";
-import { PROPERTIES } from "../helpers/properties/declarations.ts";
 import { MODES } from "../helpers/properties/expectation.ts";
 import { expectationMarkdown, expectationRows } from "../helpers/properties/table.ts";
+import { PROPERTIES, TOPICS } from "../suites/topics.ts";
 import { oneOf, parseArgs } from "./args.ts";
 import { COMMANDS, registerCommand, usage } from "./registry.ts";
 
@@ -63,7 +63,7 @@ registerCommand({
     if (positional.length === 0) throw new UserError("check: which bundle? e.g. suites/bundles/kpr");
     let failed = false;
     for (const dir of positional) {
-      const r = await checkBundle(dir);
+      const r = await checkBundle(dir, TOPICS);
       io.out(flags.markdown ? formatCheckMarkdown(r) : formatCheck(r));
       if (r.verdicts.some((v) => v.status === "fail")) failed = true;
     }
@@ -80,7 +80,7 @@ registerCommand({
     const [a, b] = positional;
     if (!a || !b || positional.length !== 2)
       throw new UserError("compare needs two bundles: compare BUNDLE_A BUNDLE_B");
-    const c = await compareBundles(a, b);
+    const c = await compareBundles(a, b, TOPICS);
     io.out(formatComparison(c));
     return c.regressed ? 1 : 0;
   },
@@ -98,7 +98,7 @@ registerCommand({
       );
     const measured: MeasuredBundle[] = [];
     for (const dir of positional) {
-      const r = await checkBundle(dir);
+      const r = await checkBundle(dir, TOPICS);
       const meta = readMeta(dir);
       measured.push({
         label: `${meta.mode} ${meta.cilium}`,

@@ -4,7 +4,8 @@ import { UserError } from "./errors.ts";
 import type { UpgradePlan } from "./observe/context.ts";
 import { MODES, type Mode } from "./properties/expectation.ts";
 import type { Verdict } from "./properties/judge.ts";
-import { formatReport, mergeDatapath, parseReport } from "./records/lab.ts";
+import { mergeDatapath } from "./records/datapath.ts";
+import { formatReport, parseReport } from "./records/report-text.ts";
 import {
   type Evidenced,
   RECORD_FILES,

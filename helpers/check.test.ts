@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../cli/main.ts";
 import { SHIPPED_BUNDLES } from "../suites/environment.ts";
+import { TOPICS } from "../suites/topics.ts";
 import { checkBundle } from "./check.ts";
 import { BundleCopies, GHOST_CURL, KUBE_SVC_LINE } from "./testing/tamper.ts";
 
@@ -11,7 +12,7 @@ afterAll(() => copies.cleanup());
 
 describe("check BUNDLE", () => {
   it.each(SHIPPED_BUNDLES)("the shipped bundle %s passes every property it recorded", async (dir) => {
-    const r = await checkBundle(dir);
+    const r = await checkBundle(dir, TOPICS);
     expect(r.verdicts.filter((v) => v.status === "fail").map((v) => v.message)).toEqual([]);
     // skipped: only a leg the bundle did not record (the kpr bundle has no upgrade leg), or an n/a expectation
     for (const v of r.verdicts.filter((x) => x.status === "skip"))
@@ -42,7 +43,7 @@ describe("check BUNDLE", () => {
     const dir = copies.tampered("kube-proxy", "ghost", GHOST_CURL, () => "http_code=000 time_total=5.004121");
     const calls = join(dir, "calls", "ghost.jsonl");
     writeFileSync(calls, readFileSync(calls, "utf8").replace(/"exitCode":7/g, '"exitCode":28'));
-    const r = await checkBundle(dir);
+    const r = await checkBundle(dir, TOPICS);
     expect(r.verdicts.filter((v) => v.status === "fail").map((v) => v.id)).toEqual([
       "ghost.fails-fast",
       "ghost.seconds",

@@ -1,9 +1,9 @@
 import { bundleTopics, readMeta } from "./bundle.ts";
 import { replayContext } from "./observe/replay-context.ts";
-import { mergeRecordSets, OBSERVERS, TOPIC_ORDER } from "./observe/topics.ts";
-import { PROPERTIES } from "./properties/declarations.ts";
 import { judge, type Verdict } from "./properties/judge.ts";
+import { mergeRecordSets } from "./records/datapath.ts";
 import type { RecordSet } from "./records/types.ts";
+import type { TopicDeclaration } from "./topic.ts";
 
 export interface CheckResult {
   bundle: string;
@@ -15,15 +15,19 @@ export interface CheckResult {
 }
 
 /**
- * Re-judges a bundle offline: replays every recorded topic through the same observers the specs use (so
+ * Re-judges a bundle offline: replays every recorded topic (in `topics`' order) through the same observers the specs use (so
  * an altered raw output changes the records), then judges every declared property.
  */
-export async function checkBundle(dir: string, log: (line: string) => void = () => {}): Promise<CheckResult> {
+export async function checkBundle(
+  dir: string,
+  topics: TopicDeclaration[],
+  log: (line: string) => void = () => {},
+): Promise<CheckResult> {
   const meta = readMeta(dir);
   const recorded = new Set(bundleTopics(dir));
   let records: RecordSet = {};
   const failedTopics = new Map<string, string>();
-  for (const topic of TOPIC_ORDER) {
+  for (const { name: topic, observe } of topics) {
     if (!recorded.has(topic)) continue;
     const sofar = records;
     const ctx = replayContext(dir, meta, topic, {
@@ -31,37 +35,39 @@ export async function checkBundle(dir: string, log: (line: string) => void = () 
       earlierRecords: () => sofar,
     });
     try {
-      records = mergeRecordSets([records, await OBSERVERS[topic](ctx)]);
+      records = mergeRecordSets([records, await observe(ctx)]);
     } catch (err) {
       failedTopics.set(topic, err instanceof Error ? err.message : String(err));
     }
   }
-  const verdicts = PROPERTIES.map((p): Verdict => {
-    if (!recorded.has(p.topic)) {
-      return {
-        id: p.id,
-        topic: p.topic,
-        claim: p.claim,
-        source: "",
-        mode: meta.mode,
-        cilium: meta.ciliumMinor,
-        status: "skip",
-        expected: "",
-        observed: "-",
-        evidence: [],
-        message: `${p.id}: skipped: the bundle has no recorded calls for ${p.topic}`,
-      };
-    }
-    const failed = failedTopics.get(p.topic);
-    const v = judge(p, meta.mode, records, meta.ciliumMinor);
-    if (failed && v.status !== "pass")
-      return {
-        ...v,
-        status: "fail",
-        message: `${v.message}\n  (${p.topic} could not be replayed: ${failed})`,
-      };
-    return v;
-  });
+  const verdicts = topics
+    .flatMap((t) => t.properties)
+    .map((p): Verdict => {
+      if (!recorded.has(p.topic)) {
+        return {
+          id: p.id,
+          topic: p.topic,
+          claim: p.claim,
+          source: "",
+          mode: meta.mode,
+          cilium: meta.ciliumMinor,
+          status: "skip",
+          expected: "",
+          observed: "-",
+          evidence: [],
+          message: `${p.id}: skipped: the bundle has no recorded calls for ${p.topic}`,
+        };
+      }
+      const failed = failedTopics.get(p.topic);
+      const v = judge(p, meta.mode, records, meta.ciliumMinor);
+      if (failed && v.status !== "pass")
+        return {
+          ...v,
+          status: "fail",
+          message: `${v.message}\n  (${p.topic} could not be replayed: ${failed})`,
+        };
+      return v;
+    });
   return { bundle: dir, mode: meta.mode, cilium: meta.cilium, origin: meta.origin, verdicts, records };
 }
 

@@ -1,5 +1,6 @@
 import { type CheckResult, checkBundle } from "./check.ts";
 import type { RecordSet } from "./records/types.ts";
+import type { TopicDeclaration } from "./topic.ts";
 
 export interface VerdictChange {
   id: string;
@@ -52,9 +53,13 @@ export function keyValues(r: RecordSet): Record<string, string> {
 }
 
 /** Property by property, and the key values, of two bundles (each re-judged from its raw outputs). */
-export async function compareBundles(dirA: string, dirB: string): Promise<Comparison> {
-  const a = await checkBundle(dirA);
-  const b = await checkBundle(dirB);
+export async function compareBundles(
+  dirA: string,
+  dirB: string,
+  topics: TopicDeclaration[],
+): Promise<Comparison> {
+  const a = await checkBundle(dirA, topics);
+  const b = await checkBundle(dirB, topics);
   const byId = (r: CheckResult) => new Map(r.verdicts.map((v) => [v.id, v.status as string]));
   const va = byId(a);
   const vb = byId(b);

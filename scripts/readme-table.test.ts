@@ -7,7 +7,7 @@ describe("README expectation table", () => {
     const readme = readFileSync(README, "utf8");
     expect(
       renderReadme(readme) === readme,
-      "README.md table drifted from helpers/properties/declarations.ts; run `npm run readme`",
+      "README.md table drifted from the topics' declarations (suites/*/*.topic.ts); run `npm run readme`",
     ).toBe(true);
   });
 });

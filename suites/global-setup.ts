@@ -1,6 +1,7 @@
 /**
  * Global setup of the `conformance` project: decides what the specs run against and provides it.
- * - CLUSTER_PROVIDER unset: kind when a Docker daemon answers, otherwise every spec is skipped with the reason;
+ * - CLUSTER_PROVIDER unset: kind when a Docker daemon answers and kind's tools are on PATH, otherwise every
+ *   spec is skipped with the reason;
  * - CLUSTER_PROVIDER=kind|k3d|existing: prerequisites are checked first and a missing one fails in seconds;
  * - CLUSTER_PROVIDER=replay: BUNDLE (or the shipped bundles) are served back;
  * - CLUSTER_PROVIDER=none: every cluster spec is skipped with that reason, whatever this machine has (the
@@ -10,7 +11,7 @@
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { type Provisioned, provision } from "../clusters/lifecycle.ts";
-import { dockerReachable } from "../clusters/prereq.ts";
+import { checkBinaries, dockerReachable } from "../clusters/prereq.ts";
 import { parseMode, parseProvider } from "../clusters/profile.ts";
 import { UserError } from "../helpers/errors.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
@@ -49,6 +50,18 @@ async function decide(): Promise<{ state: RunState; provisioned?: Provisioned }>
         state: {
           kind: "skip",
           reason: `no cluster: CLUSTER_PROVIDER is unset and ${docker.why}; set CLUSTER_PROVIDER=kind|k3d|existing, or replay a bundle with CLUSTER_PROVIDER=replay`,
+        },
+      };
+    }
+    // unset means "whatever this machine can do": a daemon without kind's tools is a skip, not a failure
+    // (CLUSTER_PROVIDER=kind asked for explicitly still fails fast on a missing tool)
+    try {
+      checkBinaries("kind");
+    } catch (err) {
+      return {
+        state: {
+          kind: "skip",
+          reason: `no cluster: CLUSTER_PROVIDER is unset and ${docker.why} answers, but ${err instanceof Error ? err.message : String(err)}`,
         },
       };
     }

@@ -1,12 +1,11 @@
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { appendVerdicts, writeRecords } from "../helpers/bundle.ts";
-import { OBSERVERS } from "../helpers/observe/topics.ts";
-import { PROPERTIES } from "../helpers/properties/declarations.ts";
 import { judge } from "../helpers/properties/judge.ts";
-import type { Topic } from "../helpers/properties/types.ts";
 import type { RecordSet } from "../helpers/records/types.ts";
+import type { TopicDeclaration } from "../helpers/topic.ts";
 import { bundlesFromEnv, clusterTargets, type ModeTarget, replayTargets } from "./environment.ts";
+import "../helpers/testing/matchers.ts";
 import type { RunState } from "./run-state.ts";
 
 const REPLAY_OUT = join(import.meta.dirname, "..", "results", `replay-${process.pid}`);
@@ -24,73 +23,120 @@ function targets(s: RunState): ModeTarget[] {
   return [];
 }
 
+/** One topic observed in one mode: its records, or why it could not be observed. */
+interface Observed {
+  records: RecordSet;
+  failure: Error | null;
+}
+
 /**
- * One topic's spec, in every mode the run has: observe (through the executor, recorded into the bundle),
- * write the records, then judge each declared property of the topic with expected vs observed and the
- * raw evidence. A topic that cannot run here is reported as skipped with the reason, never passed.
+ * The observations of one spec file, made on first use and closed when the file's tests are done (a
+ * file-scoped fixture): each mode's topic is observed once, recorded into its bundle, then judged.
  */
-export function topicSpec(topic: Topic): void {
+class Observations {
+  private readonly made = new Map<ModeTarget, Promise<Observed>>();
+  private readonly closers: (() => Promise<void>)[] = [];
+
+  of(target: ModeTarget, topic: TopicDeclaration): Promise<Observed> {
+    let p = this.made.get(target);
+    if (!p) {
+      p = this.observe(target, topic);
+      this.made.set(target, p);
+    }
+    return p;
+  }
+
+  private async observe(target: ModeTarget, topic: TopicDeclaration): Promise<Observed> {
+    const t0 = performance.now();
+    const { ctx, outDir, close } = target.context(topic.name);
+    this.closers.push(close);
+    ctx.log(`observing (Cilium ${target.ciliumMinor})`);
+    let records: RecordSet = {};
+    let failure: Error | null = null;
+    try {
+      records = await topic.observe(ctx);
+      writeRecords(outDir, records);
+      appendVerdicts(
+        outDir,
+        topic.properties.map((p) => judge(p, target.mode, records, target.ciliumMinor)),
+      );
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    target.recordPhase(`spec ${topic.name}`, seconds);
+    ctx.log(`observed in ${seconds.toFixed(1)} s`);
+    return { records, failure };
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.closers.splice(0)) await c();
+  }
+}
+
+const topicTest = it.extend<{ observations: Observations }>({
+  observations: [
+    // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
+    async ({}, use) => {
+      const o = new Observations();
+      await use(o);
+      await o.close();
+    },
+    { scope: "file" },
+  ],
+});
+
+function say(target: ModeTarget, line: string): void {
+  process.stdout.write(`[${target.label}] [${target.mode}] ${line}\n`);
+}
+
+/**
+ * A topic's spec, in every mode the run has: each declared property is one test named by its claim. The
+ * topic is observed once per mode (through the executor, recorded into the bundle), its records written,
+ * then every property judged with expected vs observed and the raw evidence. A topic that cannot run here
+ * is reported as skipped with the reason (in the JUnit report too), never passed.
+ */
+export function describeTopic(topic: TopicDeclaration): void {
   const s = state();
-  const props = PROPERTIES.filter((p) => p.topic === topic);
   if (s.kind === "skip") {
-    describe(topic, () => {
-      it.skip(`${topic}: ${props.length} properties (skipped: ${s.reason})`, () => {});
+    describe(topic.name, () => {
+      for (const p of topic.properties) it(`${p.id}: ${p.claim}`, (t) => t.skip(s.reason));
     });
     return;
   }
   for (const target of targets(s)) {
-    describe(`${topic} [${target.label}] [${target.mode}]`, () => {
-      const skip = target.skipReason(topic);
-      let records: RecordSet = {};
-      let failure: Error | null = null;
-      let close: () => Promise<void> = async () => {};
-      beforeAll(async () => {
-        if (skip) return;
-        const t0 = performance.now();
-        const { ctx, outDir, close: c } = target.context(topic);
-        close = c;
-        ctx.log(`observing (Cilium ${target.ciliumMinor})`);
-        try {
-          records = await OBSERVERS[topic](ctx);
-          writeRecords(outDir, records);
-          appendVerdicts(
-            outDir,
-            props.map((p) => judge(p, target.mode, records, target.ciliumMinor)),
-          );
-        } catch (err) {
-          failure = err instanceof Error ? err : new Error(String(err));
-        }
-        const seconds = (performance.now() - t0) / 1000;
-        target.recordPhase(`spec ${topic}`, seconds);
-        ctx.log(`observed in ${seconds.toFixed(1)} s`);
-      });
-      afterAll(() => close());
-      for (const p of props) {
-        it(`${p.id} [${target.label}] [${target.mode}]`, (t) => {
-          if (skip) {
-            process.stdout.write(`[${target.label}] [${target.mode}] ${p.id}: skipped: ${skip}\n`);
-            t.skip(skip);
-            return;
-          }
-          if (failure) throw new Error(`${topic} could not be observed: ${failure.message}`);
-          const v = judge(p, target.mode, records, target.ciliumMinor);
-          // JUnit properties (name = annotation type): what ran, where
-          const meta = target.meta();
-          t.annotate(target.mode, "mode");
-          t.annotate(meta.cilium, "cilium");
-          t.annotate(meta.kubernetes ?? "unknown", "kubernetes");
-          t.annotate(meta.kernel ?? "unknown", "kernel");
-          t.annotate(meta.attachMode ?? "unknown", "attach-mode");
-          t.annotate(`expected ${v.expected}, observed ${v.observed}`, {
-            body: v.evidence.join("\n") || "(no evidence lines)",
-          });
-          if (v.status === "skip") {
-            process.stdout.write(`${v.message}\n`);
-            t.skip(v.message);
-            return;
-          }
-          expect(v.status, v.message).toBe("pass");
-        });
+    describe(`${topic.name} [${target.label}] [${target.mode}]`, () => {
+      const skip = target.skipReason(topic.name);
+      for (const p of topic.properties) {
+        topicTest(
+          `${p.id}: ${p.claim} [${target.label}] [${target.mode}]`,
+          async ({ observations, annotate, skip: skipTest }) => {
+            if (skip) {
+              say(target, `${p.id}: skipped: ${skip}`);
+              skipTest(skip);
+              return;
+            }
+            const { records, failure } = await observations.of(target, topic);
+            if (failure) throw new Error(`${topic.name} could not be observed: ${failure.message}`);
+            const v = judge(p, target.mode, records, target.ciliumMinor);
+            // JUnit properties (name = annotation type): what ran, where
+            const meta = target.meta();
+            await annotate(target.mode, "mode");
+            await annotate(meta.cilium, "cilium");
+            await annotate(meta.kubernetes ?? "unknown", "kubernetes");
+            await annotate(meta.kernel ?? "unknown", "kernel");
+            await annotate(meta.attachMode ?? "unknown", "attach-mode");
+            await annotate(`expected ${v.expected}, observed ${v.observed}`, {
+              body: v.evidence.join("\n") || "(no evidence lines)",
+            });
+            if (v.status === "skip") {
+              say(target, v.message);
+              skipTest(v.message);
+              return;
+            }
+            expect(v).toHoldProperty();
+          },
+        );
       }
     });
   }

@@ -4,13 +4,13 @@
  * other backend holds the rules. Traffic stays between the two lab namespaces (no default route).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildIptablesRecord } from "../../suites/01-iptables/iptables.topic.ts";
+import { ruleCounter } from "../../suites/11-translation/translation.topic.ts";
 import { noSleep, type RunContext } from "../observe/context.ts";
 import { iptablesSave } from "../observe/node.ts";
 import { curlArgv, parseCurl } from "../parse/curl.ts";
 import { kubeProxyChains, linesContaining, parseIptablesSave } from "../parse/iptables-save.ts";
 import { parseStatus } from "../parse/status.ts";
-import { buildIptablesRecord } from "../records/lab.ts";
-import { ruleCounter } from "../records/notebook.ts";
 import { NetnsLab } from "./netns-lab.ts";
 
 const why = NetnsLab.unavailable([

@@ -5,8 +5,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildVxlanRecord } from "../../suites/12-vxlan/vxlan.topic.ts";
 import { parseTcpdump } from "../parse/tcpdump.ts";
-import { buildVxlanRecord } from "../records/notebook.ts";
 import { NetnsLab } from "./netns-lab.ts";
 
 const why = NetnsLab.unavailable(["ip", "iptables", "curl", "tcpdump"]);

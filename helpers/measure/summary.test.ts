@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { kprRecords, kubeProxyRecords } from "../../suites/example-records.ts";
 import type { BundleMeta } from "../bundle.ts";
-import { kprRecords, kubeProxyRecords } from "../properties/example-records.ts";
 import { type MeasuredBundle, summaryMarkdown, summarySvg } from "./summary.ts";
 
 const meta = (mode: "kpr" | "kube-proxy"): BundleMeta => ({

@@ -1,5 +1,5 @@
 import { mustRun } from "../exec/types.ts";
-import type { PodRef } from "../records/lab.ts";
+import type { PodRef } from "../records/common.ts";
 import type { RunContext } from "./context.ts";
 
 type Json = Record<string, unknown>;

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IMAGES } from "../../manifests/images.ts";
 import { pollUntil } from "../poll.ts";
-import { kubectl, type PodInfo, pod, pods } from "./cluster.ts";
+import { clusterIp, kubectl, nodes, type PodInfo, pod, pods } from "./cluster.ts";
 import { DEADLINES, type RunContext } from "./context.ts";
 
 export const MANIFESTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "manifests");
@@ -95,4 +95,36 @@ export async function ensureHolder(ctx: RunContext, webClusterIp: string): Promi
     `${JSON.stringify(cm)}\n---\n${renderManifest("holder.yaml", ctx.namespace, { WEB_CLUSTER_IP: webClusterIp })}`,
   );
   return waitPodReady(ctx, "holder");
+}
+
+/** The lab's ports: web's Service port and targetPort, web-np's NodePort, the holder's fixed source port. */
+export const WEB_PORT = 80;
+export const TARGET_PORT = 8080;
+export const NODE_PORT = 30780;
+export const HOLDER_PORT = 40404;
+
+export const DNS_NAME = "kubernetes.default.svc.cluster.local";
+
+export async function kubeDns(ctx: RunContext) {
+  const ip = await clusterIp(ctx, "kube-system", "kube-dns");
+  const coredns = await pods(ctx, "kube-system", "k8s-app=kube-dns");
+  return { ip, coredns };
+}
+
+/**
+ * The notebook's client: a Pod pinned to a node that runs no CoreDNS Pod (3 nodes, 2 CoreDNS replicas: there
+ * is one), so every query to kube-dns is answered from another node; `remote` is a CoreDNS Pod elsewhere.
+ */
+export async function clientAndRemote(ctx: RunContext) {
+  const { ip, coredns } = await kubeDns(ctx);
+  const busy = new Set(coredns.map((p) => p.node));
+  const free = (await nodes(ctx)).map((n) => n.name).find((n) => !busy.has(n));
+  if (!free)
+    throw new Error(
+      `every node runs a CoreDNS Pod (${[...busy].join(", ")}): no node for a client whose queries cross the tunnel`,
+    );
+  await apply(ctx, renderManifest("dns-client.yaml", ctx.namespace, { NODE: free }));
+  const client = await waitPodReady(ctx, "dns-client");
+  const remote = coredns.find((p) => p.node !== client.node && p.ready);
+  return { client, dnsIp: ip, coredns, remote };
 }

@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { lastHolderConnection } from "../../helpers/records/lab.ts";
+import { lastHolderConnection } from "../../helpers/parse/holder-log.ts";
 
 const HOLDER = join(dirname(fileURLToPath(import.meta.url)), "holder.mjs");
 

@@ -9,8 +9,8 @@ import { readRecords, writeMeta, writeRecords } from "../../helpers/bundle.ts";
 import { RecordingExecutor } from "../../helpers/exec/record.ts";
 import type { Executor } from "../../helpers/exec/types.ts";
 import type { RunContext, UpgradePlan } from "../../helpers/observe/context.ts";
-import { OBSERVERS, TOPIC_ORDER } from "../../helpers/observe/topics.ts";
 import { MODES, type Mode } from "../../helpers/properties/expectation.ts";
+import { TOPICS } from "../../suites/topics.ts";
 import { scenario } from "./scenario.ts";
 import { ScriptedCluster } from "./scripted-cluster.ts";
 
@@ -57,7 +57,7 @@ export async function makeBundle(mode: Mode, dir: string): Promise<void> {
       return r;
     },
   };
-  for (const topic of TOPIC_ORDER) {
+  for (const { name: topic, observe } of TOPICS) {
     if (topic === "upgrade" && !upgrade) continue;
     const ctx: RunContext = {
       exec: new RecordingExecutor(timed, dir, topic, () => t),
@@ -75,7 +75,7 @@ export async function makeBundle(mode: Mode, dir: string): Promise<void> {
       ...(upgrade ? { upgrade } : {}),
       earlierRecords: () => readRecords(dir),
     };
-    writeRecords(dir, await OBSERVERS[topic](ctx));
+    writeRecords(dir, await observe(ctx));
   }
   writeFileSync(
     join(dir, "README.md"),

@@ -1,0 +1,49 @@
+import type { RunContext } from "./observe/context.ts";
+import type { Property, Source, Topic } from "./properties/types.ts";
+import type { RecordName, RecordSet } from "./records/types.ts";
+
+/** Where a step's command runs: the Cilium agent's container, a node's host namespace, a Pod, a client outside the nodes, or the API server. */
+export type StepTarget = "agent" | "node" | "pod" | "outside" | "kubectl" | "local";
+
+/**
+ * One command a topic runs, in order. `run` is the command as recorded (argv joined by spaces), where a
+ * `<placeholder>` stands for one word that differs between runs (a device name, an address). A test
+ * compares these with the calls recorded in the shipped bundles, so the list cannot drift from the code.
+ */
+export interface Step {
+  on: StepTarget;
+  run: string;
+  /** What the step is for, in a few words. */
+  for: string;
+}
+
+/** A property as its topic declares it (the topic fills in `topic`). */
+export type PropertyDeclaration = Omit<Property, "topic">;
+
+/** One topic: what it deploys, what it runs where, which records it builds, and the properties it judges. */
+export interface TopicDeclaration {
+  name: Topic;
+  /** What the topic shows, in one sentence. */
+  title: string;
+  source: Source;
+  /** Manifests under manifests/ it applies (by file name). */
+  deploys: string[];
+  steps: Step[];
+  /** The records its observation returns (records/<name>.json in a bundle). */
+  builds: RecordName[];
+  observe(ctx: RunContext): Promise<RecordSet>;
+  properties: Property[];
+}
+
+export function defineTopic(
+  t: Omit<TopicDeclaration, "properties"> & { properties: PropertyDeclaration[] },
+): TopicDeclaration {
+  return { ...t, properties: t.properties.map((p) => ({ ...p, topic: t.name })) };
+}
+
+/** The regular expression a step's `run` stands for: literal words, `<x>` for any one word. */
+export function stepPattern(run: string): RegExp {
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const parts = run.split(/(<[a-z-]+>)/).map((p) => (/^<[a-z-]+>$/.test(p) ? "\\S+" : esc(p)));
+  return new RegExp(`^${parts.join("")}`);
+}

@@ -1,0 +1,138 @@
+/**
+ * Topic "service-map" — The lab, step 2.
+ * The agent's Service map: web's ClusterIP frontend and its two backends, in both modes.
+ *
+ * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds,
+ * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
+ * judged. The observation code and the record builders follow the declaration.
+ */
+import { ciliumDbg } from "../../helpers/observe/agent.ts";
+import { clusterIp, type PodInfo } from "../../helpers/observe/cluster.ts";
+import type { RunContext } from "../../helpers/observe/context.ts";
+import { backendsOf, waitSlots } from "../../helpers/observe/steps.ts";
+import { ensureWeb, WEB_PORT } from "../../helpers/observe/workloads.ts";
+import { formatEndpoint } from "../../helpers/parse/address.ts";
+import type { LbList } from "../../helpers/parse/bpf-lb-list.ts";
+import type { ServiceList } from "../../helpers/parse/service-list.ts";
+import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
+import { ipOf, LAB } from "../../helpers/properties/sources.ts";
+import {
+  findAgentService,
+  findLbService,
+  lbRow,
+  type PodRef,
+  podsByIp,
+  RecordError,
+} from "../../helpers/records/common.ts";
+import type { Evidenced, RecordSet, SvcRecord } from "../../helpers/records/types.ts";
+import { defineTopic } from "../../helpers/topic.ts";
+
+export const topic = defineTopic({
+  name: "service-map",
+  title: "The agent's Service map: web's ClusterIP frontend and its two backends, in both modes",
+  source: LAB(2),
+  deploys: ["web.yaml"],
+  steps: [
+    { on: "agent", run: "cilium-dbg bpf lb list", for: "web's slots, polled until they are the two Pods" },
+    { on: "agent", run: "cilium-dbg service list -o json", for: "the Service id and names" },
+  ],
+  builds: ["svc"],
+  observe: observeServiceMap,
+  properties: [
+    {
+      id: "service-map.clusterip-entry",
+      claim:
+        "The agent has a ClusterIP entry for cca-dp/web at ClusterIP:80 in both modes (Pod ClusterIP traffic stays in eBPF)",
+      source: LAB(2),
+      why: "KPR=false keeps ClusterIP handling for Pod traffic in eBPF (knowledge clusters.md §4.2)",
+      expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      needs: ["svc"],
+      observe: (r) => {
+        const svc = r.get("svc");
+        return {
+          value: Number.isInteger(svc.service_id) && svc.frontend.endsWith(":80"),
+          evidence: r.evidence("svc", "service_id"),
+        };
+      },
+    },
+    {
+      id: "service-map.two-backends",
+      claim: "The web frontend's BPF LB slots hold exactly the two web Pods",
+      source: LAB(2),
+      expect: { kpr: { eq: 2 }, "kube-proxy": { eq: 2 } },
+      needs: ["svc"],
+      observe: (r) => {
+        const svc = r.get("svc");
+        const matched = svc.backend_pods.filter((p) => p.startsWith("web")).length;
+        return {
+          value: svc.backends.length === 2 ? matched : svc.backends.length,
+          evidence: [...r.evidence("svc", "backends"), ...svc.backend_pods],
+        };
+      },
+    },
+  ],
+});
+
+// ── observe ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Lab step 2 (also the "before" of step 3). */
+export async function observeServiceMap(ctx: RunContext): Promise<RecordSet> {
+  const web = await ensureWeb(ctx, 2);
+  const node = (web[0] as PodInfo).node;
+  const cip = await clusterIp(ctx, ctx.namespace, "web");
+  const { lb } = await waitSlots(ctx, node, formatEndpoint(cip, WEB_PORT), backendsOf(web));
+  const services = parseServiceListJson(await ciliumDbg(ctx, node, ["service", "list", "-o", "json"]));
+  return {
+    svc: buildSvcRecord({
+      services,
+      lb,
+      clusterIp: cip,
+      port: WEB_PORT,
+      namespace: ctx.namespace,
+      name: "web",
+      pods: web,
+    }),
+  };
+}
+
+/** Lab step 2. */
+export function buildSvcRecord(input: {
+  services: ServiceList;
+  lb: LbList;
+  clusterIp: string;
+  port: number;
+  namespace: string;
+  name: string;
+  pods: PodRef[];
+}): Evidenced<SvcRecord> {
+  const frontend = formatEndpoint(input.clusterIp, input.port);
+  const svc = findAgentService(input.services, frontend, {
+    type: "ClusterIP",
+    protocol: "TCP",
+    namespace: input.namespace,
+    name: input.name,
+  });
+  if (!svc)
+    throw new RecordError(
+      "svc",
+      "service_id",
+      `no ClusterIP entry ${frontend} for ${input.namespace}/${input.name} in the agent's service list`,
+    );
+  const lb = findLbService(input.lb, frontend);
+  if (!lb) throw new RecordError("svc", "backends", `no ${frontend} frontend in bpf lb list`);
+  const byIp = podsByIp(input.pods);
+  const backends = lb.backends.filter((b) => b.address !== null).map((b) => b.address as string);
+  return {
+    record: {
+      service_id: svc.id,
+      frontend,
+      backends,
+      backend_pods: backends.map((b) => byIp.get(ipOf(b)) ?? `<no pod with IP ${ipOf(b)}>`),
+    },
+    evidence: {
+      service_id: [`${svc.id} ${svc.frontend} ${svc.type} ${svc.namespace ?? ""}/${svc.name ?? ""}`],
+      backends: lb.backends.map((b) => lbRow(lb, b.slot)),
+      backend_pods: input.pods.map((p) => `${p.name} ${p.ip}`),
+    },
+  };
+}

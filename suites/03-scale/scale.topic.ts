@@ -1,0 +1,187 @@
+/**
+ * Topic "scale" — The lab, step 3.
+ * Scaling web 2 → 4: the BPF map follows the EndpointSlice, and kube-proxy adds a KUBE-SEP chain per endpoint only where it runs.
+ *
+ * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds,
+ * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
+ * judged. The observation code and the record builders follow the declaration.
+ */
+import { kubectlJson, type PodInfo } from "../../helpers/observe/cluster.ts";
+import type { RunContext } from "../../helpers/observe/context.ts";
+import { iptablesSave } from "../../helpers/observe/node.ts";
+import { backendsOf, waitSlots } from "../../helpers/observe/steps.ts";
+import { ensureWeb, TARGET_PORT, WEB_PORT } from "../../helpers/observe/workloads.ts";
+import { formatEndpoint } from "../../helpers/parse/address.ts";
+import type { LbList } from "../../helpers/parse/bpf-lb-list.ts";
+import {
+  type EndpointSlices,
+  parseEndpointSliceJson,
+  readyAddresses,
+} from "../../helpers/parse/endpointslice-json.ts";
+import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/parse/iptables-save.ts";
+import { dp, LAB, sameSet } from "../../helpers/properties/sources.ts";
+import { findLbService, lbRow, type PodRef, RecordError } from "../../helpers/records/common.ts";
+import type { DatapathRecord, Evidenced, RecordSet, ScaleRecord } from "../../helpers/records/types.ts";
+import { defineTopic } from "../../helpers/topic.ts";
+import { observeServiceMap } from "../02-service-map/service-map.topic.ts";
+
+export const topic = defineTopic({
+  name: "scale",
+  title:
+    "Scaling web 2 \u2192 4: the BPF map follows the EndpointSlice, and kube-proxy adds a KUBE-SEP chain per endpoint only where it runs",
+  source: LAB(3),
+  deploys: ["web.yaml"],
+  steps: [
+    { on: "agent", run: "cilium-dbg bpf lb list", for: "web's slots before and after the scale" },
+    { on: "agent", run: "cilium-dbg service list -o json", for: "the Service before the scale" },
+    { on: "node", run: "iptables-save", for: "kube-proxy's KUBE-SEP chains for web" },
+  ],
+  builds: ["svc", "scale", "datapath"],
+  observe: observeScale,
+  properties: [
+    {
+      id: "scale.four-slots",
+      claim: "After scaling web to 4, the frontend has 4 backend slots",
+      source: LAB(3),
+      expect: { kpr: { eq: 4 }, "kube-proxy": { eq: 4 } },
+      needs: ["scale"],
+      observe: (r) => ({ value: r.get("scale").backends.length, evidence: r.evidence("scale", "backends") }),
+    },
+    {
+      id: "scale.new-backends-are-new-pods",
+      claim: "The two new slots are the two new Pods (and the old two stay)",
+      source: LAB(3),
+      expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      needs: ["scale", "svc", "datapath"],
+      observe: (r) => {
+        const s = r.get("scale");
+        const old = r.get("svc").backends;
+        const pods = dp(r, "scale_pods");
+        const newPods = Object.entries(pods).filter(([, a]) => !old.includes(a));
+        const ok =
+          s.new_backends.length === 2 &&
+          sameSet(
+            s.new_backends,
+            newPods.map(([, a]) => a),
+          ) &&
+          old.every((b) => s.backends.includes(b));
+        return {
+          value: ok,
+          evidence: [
+            `new_backends=${s.new_backends.join(",")}`,
+            ...newPods.map(([n, a]) => `new pod ${n} ${a}`),
+          ],
+        };
+      },
+    },
+    {
+      id: "scale.matches-endpointslice",
+      claim: "The map's backends equal the EndpointSlice's ready addresses",
+      source: LAB(3),
+      expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      needs: ["scale", "datapath"],
+      observe: (r) => {
+        const s = r.get("scale").backends;
+        const eps = dp(r, "scale_endpointslice");
+        return {
+          value: sameSet(s, eps),
+          evidence: [`map: ${[...s].sort().join(",")}`, `EndpointSlice ready: ${eps.join(",")}`],
+        };
+      },
+    },
+    {
+      id: "scale.kube-sep-chains",
+      claim:
+        "kube-proxy rewrites iptables per endpoint: one KUBE-SEP chain per web backend; none without kube-proxy",
+      source: LAB(3),
+      why: "the lab's 'instead of rewriting iptables rules, a few map entries change'; KUBE-SEP per endpoint (notebook §3)",
+      expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 4 } },
+      needs: ["datapath"],
+      observe: (r) => ({
+        value: dp(r, "web_sep_chains"),
+        evidence: r.evidence("datapath", "web_sep_chains"),
+      }),
+    },
+  ],
+});
+
+// ── observe ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Lab step 3. */
+export async function observeScale(ctx: RunContext): Promise<RecordSet> {
+  const before = await observeServiceMap(ctx);
+  const svc = before.svc?.record;
+  if (!svc) throw new Error("service map not observed");
+  const cip = svc.frontend.slice(0, svc.frontend.lastIndexOf(":"));
+  ctx.log("scaling web 2 → 4");
+  const web = await ensureWeb(ctx, 4);
+  const node = (web[0] as PodInfo).node;
+  const { lb } = await waitSlots(ctx, node, svc.frontend, backendsOf(web));
+  const slices = parseEndpointSliceJson(
+    JSON.stringify(
+      await kubectlJson(ctx, [
+        "-n",
+        ctx.namespace,
+        "get",
+        "endpointslices",
+        "-l",
+        "kubernetes.io/service-name=web",
+      ]),
+    ),
+  );
+  const ipt = parseIptablesSave(await iptablesSave(ctx, node));
+  return {
+    svc: before.svc,
+    scale: buildScaleRecord({ lb, frontend: formatEndpoint(cip, WEB_PORT), before: svc.backends }),
+    datapath: buildScaleFacts({
+      iptables: ipt,
+      namespace: ctx.namespace,
+      slices,
+      pods: web,
+      targetPort: TARGET_PORT,
+    }),
+  };
+}
+
+/** Lab step 3. `pods` are the web Pods after the scale. */
+export function buildScaleRecord(input: {
+  lb: LbList;
+  frontend: string;
+  before: string[];
+}): Evidenced<ScaleRecord> {
+  const lb = findLbService(input.lb, input.frontend);
+  if (!lb) throw new RecordError("scale", "backends", `no ${input.frontend} frontend in bpf lb list`);
+  const backends = lb.backends.filter((b) => b.address !== null).map((b) => b.address as string);
+  return {
+    record: { backends, new_backends: backends.filter((b) => !input.before.includes(b)) },
+    evidence: { backends: lb.backends.map((b) => lbRow(lb, b.slot)) },
+  };
+}
+
+/** Ours (scale topic): KUBE-SEP chains of ns/web, the EndpointSlice and the Pods after the scale. */
+export function buildScaleFacts(input: {
+  iptables: IptablesSave;
+  namespace: string;
+  slices: EndpointSlices;
+  pods: PodRef[];
+  targetPort: number;
+}): Evidenced<DatapathRecord> {
+  const rules = allRules(input.iptables);
+  // kube-proxy comments a KUBE-SEP rule `ns/svc` or `ns/svc:port`: `ns/web-np` is another Service
+  const web = `${input.namespace}/web`;
+  const seps = new Set(
+    rules
+      .filter(
+        (r) => r.chain.startsWith("KUBE-SEP-") && (r.comment === web || r.comment?.startsWith(`${web}:`)),
+      )
+      .map((r) => r.chain),
+  );
+  return {
+    record: {
+      web_sep_chains: seps.size,
+      scale_endpointslice: readyAddresses(input.slices, input.targetPort),
+      scale_pods: Object.fromEntries(input.pods.map((p) => [p.name, formatEndpoint(p.ip, input.targetPort)])),
+    },
+    evidence: { web_sep_chains: [...seps] },
+  };
+}

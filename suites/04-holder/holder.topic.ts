@@ -1,0 +1,264 @@
+/**
+ * Topic "holder" — The lab, step 4.
+ * A long-lived connection to web's ClusterIP: who translated it (the socket hook, or the packet path) and what each side sees.
+ *
+ * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds,
+ * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
+ * judged. The observation code and the record builders follow the declaration.
+ */
+import { ciliumDbg } from "../../helpers/observe/agent.ts";
+import { clusterIp, kubectl, pods } from "../../helpers/observe/cluster.ts";
+import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
+import { ensureHolder, ensureWeb, HOLDER_PORT } from "../../helpers/observe/workloads.ts";
+import { formatEndpoint } from "../../helpers/parse/address.ts";
+import { type CtList, parseBpfCtList } from "../../helpers/parse/bpf-ct-list.ts";
+import { lastHolderConnection } from "../../helpers/parse/holder-log.ts";
+import { type NetstatOutput, parseNetstat } from "../../helpers/parse/netstat.ts";
+import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
+import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
+import { pollUntil } from "../../helpers/poll.ts";
+import { dp, ipOf, LAB } from "../../helpers/properties/sources.ts";
+import { type PodRef, podsByIp, RecordError, statusLine } from "../../helpers/records/common.ts";
+import type { CtRecord, DatapathRecord, Evidenced, RecordSet } from "../../helpers/records/types.ts";
+import { defineTopic } from "../../helpers/topic.ts";
+
+export const topic = defineTopic({
+  name: "holder",
+  title:
+    "A long-lived connection to web's ClusterIP: who translated it (the socket hook, or the packet path) and what each side sees",
+  source: LAB(4),
+  deploys: ["web.yaml", "holder.yaml"],
+  steps: [
+    { on: "kubectl", run: "-n <ns> logs holder", for: "the holder's `connected` line (polled)" },
+    { on: "pod", run: "netstat -tn", for: "the holder's view of its peer" },
+    { on: "agent", run: "cilium-dbg bpf ct list global", for: "the connection's conntrack entries" },
+    { on: "agent", run: "cilium-dbg status --verbose", for: "socket LB and the attach mode" },
+    { on: "pod", run: "cat /proc/net/tcp /proc/net/tcp6", for: "the backend's view of its peer" },
+  ],
+  builds: ["ct", "datapath"],
+  observe: observeHolder,
+  properties: [
+    {
+      id: "holder.app-sees-clusterip",
+      claim: "getpeername() in the holder returns the ClusterIP:80 it dialled",
+      source: LAB(4),
+      why: "socket LB reverse-translates getpeername (kpr); per-packet DNAT leaves the socket on the VIP (kube-proxy mode)",
+      expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      needs: ["ct", "datapath"],
+      observe: (r) => ({
+        value: r.get("ct").app_peer === `${dp(r, "web_cluster_ip")}:80`,
+        evidence: r.evidence("ct", "app_peer"),
+      }),
+    },
+    {
+      id: "holder.socket-peer",
+      claim:
+        "The kernel socket table (netstat in the holder) shows the backend Pod with socket LB, the ClusterIP without it",
+      source: LAB(4),
+      why: "with kube-proxy, KPR=false has no socket LB (socketLB.enabled defaults to false): bpf_lxc translates per packet (knowledge clusters.md §4.2)",
+      expect: { kpr: { eq: "backend" }, "kube-proxy": { eq: "cluster-ip" } },
+      needs: ["ct", "datapath"],
+      observe: (r) => {
+        const ct = r.get("ct");
+        const peer = ct.socket_peer;
+        const value =
+          peer === ct.backend
+            ? "backend"
+            : peer === `${dp(r, "web_cluster_ip")}:80`
+              ? "cluster-ip"
+              : `other (${peer})`;
+        return { value, evidence: [...r.evidence("ct", "socket_peer"), ...r.evidence("ct", "backend")] };
+      },
+    },
+    {
+      id: "holder.ct-backend-is-web-pod",
+      claim: "The conntrack OUT entry of :40404 points at a web Pod IP:8080",
+      source: LAB(4),
+      expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      needs: ["ct"],
+      observe: (r) => {
+        const ct = r.get("ct");
+        return {
+          value: ct.backend_pod.startsWith("web") && ct.backend.endsWith(":8080"),
+          evidence: [...r.evidence("ct", "backend"), `backend_pod=${ct.backend_pod}`],
+        };
+      },
+    },
+    {
+      id: "holder.svc-entries",
+      claim:
+        "TCP SVC conntrack entries for :40404: none with socket LB (the packet never carries the VIP), one with per-packet LB",
+      source: LAB(4),
+      why: "SVC entries are written by the per-packet service lookup (knowledge output-formats.md §3); socket LB bypasses it",
+      expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
+      needs: ["ct"],
+      observe: (r) => ({ value: r.get("ct").svc_entries, evidence: r.evidence("ct", "svc_entries") }),
+    },
+    {
+      id: "holder.socket-lb",
+      claim: "Socket LB is enabled with full coverage without kube-proxy, disabled beside kube-proxy",
+      source: LAB(4),
+      why: "KPR=true auto-enables socket LB; KPR=false leaves socketLB.enabled=false (knowledge clusters.md §4.2). The `Socket LB:` line decides: `Socket LB Coverage: Full` is printed even when socket LB is disabled (pkg/client/client.go, v1.19.7), so the kube-proxy expectation matches on the first part only",
+      expect: { kpr: { eq: "Enabled/Full" }, "kube-proxy": { match: "^Disabled(/|$)" } },
+      needs: ["ct", "datapath"],
+      observe: (r) => ({
+        value: `${dp(r, "socket_lb") ?? "absent"}${r.get("ct").socket_lb_coverage ? `/${r.get("ct").socket_lb_coverage}` : ""}`,
+        evidence: [...r.evidence("datapath", "socket_lb"), ...r.evidence("ct", "socket_lb_coverage")],
+      }),
+    },
+    {
+      id: "holder.backend-sees-client",
+      claim: "The backend Pod sees the holder's IP:40404 (not SNATed to a node IP)",
+      source: LAB(4),
+      expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      needs: ["datapath"],
+      observe: (r) => ({
+        value: dp(r, "backend_sees_client"),
+        evidence: r.evidence("datapath", "backend_sees_client"),
+      }),
+    },
+  ],
+});
+
+// ── observe ─────────────────────────────────────────────────────────────────────────────────────
+
+async function holderConnected(ctx: RunContext): Promise<string> {
+  const { value } = await pollUntil({
+    what: "the holder's `connected` log line",
+    deadlineMs: DEADLINES.holderConnected,
+    intervalMs: 1000,
+    probe: () => kubectl(ctx, ["-n", ctx.namespace, "logs", "holder"]),
+    done: (log) => lastHolderConnection(log) !== null,
+    show: (log) => log.trim().split("\n").slice(-1)[0] ?? "(empty log)",
+    sleep: ctx.sleep,
+    now: ctx.now,
+    progress: ctx.log,
+  });
+  return value;
+}
+
+export async function holderState(ctx: RunContext) {
+  const web = await pods(ctx, ctx.namespace, "app=web");
+  const cip = await clusterIp(ctx, ctx.namespace, "web");
+  const holder = await ensureHolder(ctx, cip);
+  const log = await holderConnected(ctx);
+  const netstat = parseNetstat(
+    (
+      await ctx.exec.run({
+        target: { kind: "pod", namespace: ctx.namespace, pod: "holder" },
+        argv: ["netstat", "-tn"],
+      })
+    ).stdout,
+  );
+  const ct = parseBpfCtList(await ciliumDbg(ctx, holder.node, ["bpf", "ct", "list", "global"]));
+  const status = parseStatus(await ciliumDbg(ctx, holder.node, ["status", "--verbose"]));
+  const ctRec = buildCtRecord({
+    holderIp: holder.ip,
+    sourcePort: HOLDER_PORT,
+    holderLog: log,
+    holderNetstat: netstat,
+    ct,
+    status,
+    pods: web,
+  });
+  return { web, holder, cip, status, ctRec };
+}
+
+/** Lab step 4. */
+export async function observeHolder(ctx: RunContext): Promise<RecordSet> {
+  await ensureWeb(ctx, 4);
+  const { holder, status, ctRec, cip } = await holderState(ctx);
+  const backendPod = ctRec.record.backend_pod;
+  const backendTcp = parseProcNetTcp(
+    (
+      await ctx.exec.run({
+        target: { kind: "pod", namespace: ctx.namespace, pod: backendPod },
+        // both tables: a Go server (agnhost) listens dual-stack, so its IPv4 peers are IPv4-mapped in tcp6
+        argv: ["cat", "/proc/net/tcp", "/proc/net/tcp6"],
+      })
+    ).stdout,
+  );
+  return {
+    ct: ctRec,
+    datapath: buildHolderFacts({
+      status,
+      backendNetstat: backendTcp,
+      client: formatEndpoint(holder.ip, HOLDER_PORT),
+      webClusterIp: cip,
+    }),
+  };
+}
+
+/** Lab step 4. */
+export function buildCtRecord(input: {
+  holderIp: string;
+  sourcePort: number;
+  holderLog: string;
+  holderNetstat: NetstatOutput;
+  ct: CtList;
+  status: AgentStatus;
+  pods: PodRef[];
+}): Evidenced<CtRecord> {
+  const client = formatEndpoint(input.holderIp, input.sourcePort);
+  const conn = lastHolderConnection(input.holderLog);
+  if (!conn?.peer) throw new RecordError("ct", "app_peer", "the holder log has no `connected` event");
+  const sock = input.holderNetstat.connections.find((c) => c.local === client && c.proto.startsWith("tcp"));
+  if (!sock)
+    throw new RecordError("ct", "socket_peer", `no connection from ${client} in the holder's netstat`);
+  const out = input.ct.entries.find(
+    (e) => e.protocol === "TCP" && e.direction === "OUT" && e.source === client,
+  );
+  if (!out) throw new RecordError("ct", "backend", `no TCP OUT conntrack entry from ${client}`);
+  const svcEntries = input.ct.entries.filter(
+    (e) => e.protocol === "TCP" && e.direction === "SVC" && e.source.endsWith(`:${input.sourcePort}`),
+  );
+  const byIp = podsByIp(input.pods);
+  const ctLine = (e: {
+    protocol: string;
+    direction: string;
+    source: string;
+    destination: string;
+    revNat: number;
+    backendId: number | null;
+  }) =>
+    `${e.protocol} ${e.direction} ${e.source} -> ${e.destination} RevNAT=${e.revNat} BackendID=${e.backendId ?? "-"}`;
+  return {
+    record: {
+      client,
+      app_peer: conn.peer,
+      socket_peer: sock.foreign,
+      backend: out.destination,
+      backend_pod: byIp.get(ipOf(out.destination)) ?? `<no pod with IP ${ipOf(out.destination)}>`,
+      svc_entries: svcEntries.length,
+      socket_lb_coverage: input.status.socketLbCoverage,
+    },
+    evidence: {
+      app_peer: [JSON.stringify(conn)],
+      socket_peer: [`${sock.proto} ${sock.local} ${sock.foreign} ${sock.state ?? ""}`],
+      backend: [ctLine(out)],
+      svc_entries: svcEntries.map(ctLine),
+      socket_lb_coverage: statusLine(input.status, "KubeProxyReplacement Details/Socket LB Coverage"),
+    },
+  };
+}
+
+/** Ours (holder topic): socket LB state and whether the backend saw the holder's own address. */
+export function buildHolderFacts(input: {
+  status: AgentStatus;
+  backendNetstat: NetstatOutput;
+  client: string;
+  webClusterIp: string;
+}): Evidenced<DatapathRecord> {
+  const seen = input.backendNetstat.connections.filter((c) => c.foreign === input.client);
+  return {
+    record: {
+      socket_lb: input.status.socketLb,
+      backend_sees_client: seen.length > 0,
+      web_cluster_ip: input.webClusterIp,
+    },
+    evidence: {
+      backend_sees_client: seen.map((c) => `${c.proto} ${c.local} ${c.foreign} ${c.state ?? ""}`),
+      socket_lb: statusLine(input.status, "KubeProxyReplacement Details/Socket LB"),
+    },
+  };
+}

@@ -1,0 +1,211 @@
+/**
+ * Topic "program" — The lab, step 5.
+ * The holder's endpoint: which BPF program is attached to its device, how, and its policy map.
+ *
+ * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds,
+ * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
+ * judged. The observation code and the record builders follow the declaration.
+ */
+import { agentBpftool, ciliumDbg } from "../../helpers/observe/agent.ts";
+import { clusterIp, endpointId, type PodInfo } from "../../helpers/observe/cluster.ts";
+import type { RunContext } from "../../helpers/observe/context.ts";
+import { onNode } from "../../helpers/observe/node.ts";
+import { kernelOf } from "../../helpers/observe/steps.ts";
+import { ensureHolder, ensureWeb } from "../../helpers/observe/workloads.ts";
+import { type BpftoolNet, parseBpftoolNet } from "../../helpers/parse/bpftool-net.ts";
+import { type AgentEndpoint, parseEndpointJson } from "../../helpers/parse/endpoint-json.ts";
+import { findPolicyMap, type MapList, parseMapList } from "../../helpers/parse/map-list.ts";
+import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
+import { parseTcFilter, type TcFilterShow } from "../../helpers/parse/tc-filter.ts";
+import { dp, LAB } from "../../helpers/properties/sources.ts";
+import { RecordError, statusLine } from "../../helpers/records/common.ts";
+import type { DatapathRecord, Evidenced, ProgRecord, RecordSet } from "../../helpers/records/types.ts";
+import { defineTopic } from "../../helpers/topic.ts";
+
+export const topic = defineTopic({
+  name: "program",
+  title: "The holder's endpoint: which BPF program is attached to its device, how, and its policy map",
+  source: LAB(5),
+  deploys: ["holder.yaml"],
+  steps: [
+    { on: "agent", run: "cilium-dbg endpoint get <id> -o json", for: "the holder's endpoint and device" },
+    { on: "agent", run: "bpftool net show dev <dev>", for: "programs attached to the device" },
+    { on: "node", run: "tc filter show dev <dev> ingress", for: "tc filters (legacy attach)" },
+    { on: "agent", run: "cilium-dbg map list", for: "the endpoint's policy map" },
+    { on: "agent", run: "cilium-dbg status", for: "attach mode and kernel facts" },
+  ],
+  builds: ["prog", "datapath"],
+  observe: observeProgram,
+  properties: [
+    {
+      id: "program.from-container",
+      claim: "cil_from_container is attached at ingress of the Pod's host-side lxc device",
+      source: LAB(5),
+      expect: { kpr: { eq: "cil_from_container" }, "kube-proxy": { eq: "cil_from_container" } },
+      needs: ["prog"],
+      observe: (r) => ({ value: r.get("prog").program, evidence: r.evidence("prog", "attach") }),
+    },
+    {
+      id: "program.attach-point",
+      claim:
+        "The attach point follows the agent's Attach Mode: tcx/ingress (kernel ≥ 6.6, bpf.enableTCX default) or clsact/ingress (legacy tc)",
+      source: LAB(5),
+      why: "bpf.enableTCX defaults to true since 1.16; tcx needs kernel ≥ 6.6 (knowledge output-formats.md §7)",
+      expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      needs: ["prog", "datapath"],
+      observe: (r) => {
+        const attach = r.get("prog").attach;
+        const mode = dp(r, "attach_mode");
+        const ok =
+          (mode === "TCX" && attach === "tcx/ingress") ||
+          (mode === "Legacy TC" && attach === "clsact/ingress");
+        return {
+          value: ok,
+          evidence: [
+            `attach=${attach || "(none seen)"}`,
+            `Attach Mode: ${mode ?? "absent"}`,
+            ...r.evidence("prog", "attach"),
+          ],
+        };
+      },
+    },
+    {
+      id: "program.tc-filter-lines",
+      claim:
+        "`tc filter show … ingress` prints nothing for a tcx attachment and two lines for a legacy cls_bpf filter",
+      source: LAB(5),
+      expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      needs: ["prog"],
+      observe: (r) => {
+        const p = r.get("prog");
+        const ok = p.attach.startsWith("tcx/") ? p.tc_filter_lines === 0 : p.tc_filter_lines === 2;
+        return {
+          value: ok,
+          evidence: [
+            `attach=${p.attach}`,
+            `tc_filter_lines=${p.tc_filter_lines}`,
+            ...r.evidence("prog", "tc_filter_lines"),
+          ],
+        };
+      },
+    },
+    {
+      id: "program.policy-map",
+      claim: "The endpoint has its own policy map, named after its endpoint id",
+      source: LAB(5),
+      why: "bpf.LocalMapName zero-pads to 5 digits; pkg/maps/policymap MapName is `cilium_policy_v2_` from 1.17 (v1.19.7) and `cilium_policy_v3_` in 1.20 (v1.20.2; cilium PR 47080)",
+      expect: {
+        kpr: {
+          default: { eq: "cilium_policy_v2_<id:05>" },
+          byMinor: { "1.16": { eq: "cilium_policy_<id:05>" }, "1.20": { eq: "cilium_policy_v3_<id:05>" } },
+        },
+        "kube-proxy": {
+          default: { eq: "cilium_policy_v2_<id:05>" },
+          byMinor: { "1.16": { eq: "cilium_policy_<id:05>" }, "1.20": { eq: "cilium_policy_v3_<id:05>" } },
+        },
+      },
+      needs: ["prog"],
+      observe: (r) => {
+        const p = r.get("prog");
+        const id = String(p.endpoint_id).padStart(5, "0");
+        const value = p.policy_map.replace(id, "<id:05>");
+        return {
+          value: p.policy_map.endsWith(id)
+            ? value
+            : `${p.policy_map || "(none)"} (endpoint ${p.endpoint_id})`,
+          evidence: r.evidence("prog", "policy_map"),
+        };
+      },
+    },
+  ],
+});
+
+// ── observe ─────────────────────────────────────────────────────────────────────────────────────
+
+export async function programState(ctx: RunContext, holder: PodInfo) {
+  const id = await endpointId(ctx, ctx.namespace, "holder");
+  const endpoint = parseEndpointJson(
+    await ciliumDbg(ctx, holder.node, ["endpoint", "get", String(id), "-o", "json"]),
+  );
+  const dev = endpoint.interfaceName ?? "";
+  const bpftool = parseBpftoolNet(await agentBpftool(ctx, holder.node, ["net", "show", "dev", dev]));
+  const tcFilterRaw = (await onNode(ctx, holder.node, ["tc", "filter", "show", "dev", dev, "ingress"]))
+    .stdout;
+  const maps = parseMapList(await ciliumDbg(ctx, holder.node, ["map", "list"]));
+  return buildProgRecord({
+    endpointId: id,
+    endpoint,
+    bpftool,
+    tcFilterRaw,
+    tcFilter: parseTcFilter(tcFilterRaw),
+    maps,
+  });
+}
+
+/** Lab step 5. */
+export async function observeProgram(ctx: RunContext): Promise<RecordSet> {
+  const cip = await clusterIp(ctx, ctx.namespace, "web").catch(async () => {
+    await ensureWeb(ctx, 2);
+    return clusterIp(ctx, ctx.namespace, "web");
+  });
+  const holder = await ensureHolder(ctx, cip);
+  const prog = await programState(ctx, holder);
+  const status = parseStatus(await ciliumDbg(ctx, holder.node, ["status"]));
+  return { prog, datapath: buildAgentFacts({ status, kernel: await kernelOf(ctx, holder.node) }) };
+}
+
+/** Lab step 5. */
+export function buildProgRecord(input: {
+  endpointId: number;
+  endpoint: AgentEndpoint;
+  bpftool: BpftoolNet;
+  tcFilterRaw: string;
+  tcFilter: TcFilterShow;
+  maps: MapList;
+}): Evidenced<ProgRecord> {
+  const dev = input.endpoint.interfaceName;
+  if (!dev)
+    throw new RecordError(
+      "prog",
+      "interface",
+      `endpoint ${input.endpointId} has no status.networking.interface-name`,
+    );
+  const onDev = input.bpftool.attachments.filter((a) => a.device === dev);
+  const ingress = onDev.find((a) => a.attach.endsWith("/ingress")) ?? onDev[0];
+  const policy = findPolicyMap(input.maps, input.endpointId);
+  return {
+    record: {
+      endpoint_id: input.endpointId,
+      interface: dev,
+      ifindex: input.endpoint.interfaceIndex ?? ingress?.ifindex ?? 0,
+      attach: ingress?.attach ?? "",
+      program: ingress?.program ?? "",
+      policy_map: policy?.name ?? "",
+      tc_filter_lines: input.tcFilter.lineCount,
+    },
+    evidence: {
+      attach: onDev.map(
+        (a) =>
+          `${a.device}(${a.ifindex}) ${a.attach} ${a.rawName} ${a.linkId !== null ? `prog_id ${a.progId} link_id ${a.linkId}` : `id ${a.progId}`}`,
+      ),
+      policy_map: policy ? [`${policy.name} ${policy.entries}`] : [],
+      tc_filter_lines: input.tcFilterRaw.split("\n").filter((l) => l.trim() !== ""),
+    },
+  };
+}
+
+/** Ours (program topic): the agent's attach mode, version, routing and the node's kernel. */
+export function buildAgentFacts(input: {
+  status: AgentStatus;
+  kernel: string | null;
+}): Evidenced<DatapathRecord> {
+  return {
+    record: {
+      cilium_version: input.status.ciliumVersion ?? "",
+      kernel: input.kernel,
+      attach_mode: input.status.attachMode,
+      routing: input.status.routing,
+    },
+    evidence: { attach_mode: statusLine(input.status, "Attach Mode") },
+  };
+}

@@ -1,0 +1,195 @@
+/**
+ * Topic "nodeport" — The lab, step 6.
+ * NodePort 30780: who answers it (the agent's BPF or kube-proxy's rules), from a node and from outside.
+ *
+ * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds,
+ * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
+ * judged. The observation code and the record builders follow the declaration.
+ */
+import { ciliumDbg } from "../../helpers/observe/agent.ts";
+import { nodes, type PodInfo, pods } from "../../helpers/observe/cluster.ts";
+import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
+import { iptablesSave, onNode } from "../../helpers/observe/node.ts";
+import { curlFrom } from "../../helpers/observe/steps.ts";
+import { apply, ensureWeb, NODE_PORT, renderManifest } from "../../helpers/observe/workloads.ts";
+import { formatEndpoint } from "../../helpers/parse/address.ts";
+import type { CurlResult } from "../../helpers/parse/curl.ts";
+import { linesContaining } from "../../helpers/parse/iptables-save.ts";
+import type { ServiceList } from "../../helpers/parse/service-list.ts";
+import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
+import { parseSs, type SsOutput } from "../../helpers/parse/ss.ts";
+import { pollUntil } from "../../helpers/poll.ts";
+import { dp, LAB } from "../../helpers/properties/sources.ts";
+import { findAgentService } from "../../helpers/records/common.ts";
+import type { Evidenced, NodePortRecord, RecordSet } from "../../helpers/records/types.ts";
+import { defineTopic } from "../../helpers/topic.ts";
+
+export const topic = defineTopic({
+  name: "nodeport",
+  title:
+    "NodePort 30780: who answers it (the agent's BPF or kube-proxy's rules), from a node and from outside",
+  source: LAB(6),
+  deploys: ["web-np.yaml"],
+  steps: [
+    {
+      on: "node",
+      run: "curl -sS -v -o /dev/null --max-time 5",
+      for: "HTTP from the node to its own NodePort (polled)",
+    },
+    {
+      on: "outside",
+      run: "curl -sS -v -o /dev/null --max-time 5",
+      for: "HTTP from a client outside the nodes",
+    },
+    { on: "node", run: "iptables-save", for: "kube-proxy's NodePort rules" },
+    { on: "node", run: "ss -Htln sport = :30780", for: "no listener on the port" },
+    { on: "agent", run: "cilium-dbg service list -o json", for: "the agent's NodePort entries" },
+  ],
+  builds: ["nodeport", "datapath"],
+  observe: observeNodePort,
+  properties: [
+    {
+      id: "nodeport.http-200",
+      claim: "NodePort 30780 on the node's InternalIP answers HTTP 200",
+      source: LAB(6),
+      expect: { kpr: { eq: 200 }, "kube-proxy": { eq: 200 } },
+      needs: ["nodeport"],
+      observe: (r) => ({ value: r.get("nodeport").http_code, evidence: r.evidence("nodeport", "http_code") }),
+    },
+    {
+      id: "nodeport.outside-http-200",
+      claim: "NodePort 30780 also answers HTTP 200 to a client outside the nodes",
+      source: LAB(6),
+      expect: { kpr: { eq: 200 }, "kube-proxy": { eq: 200 } },
+      needs: ["datapath"],
+      observe: (r) => {
+        const code = dp(r, "nodeport_outside_http");
+        return code === null
+          ? {
+              value: null,
+              evidence: [],
+              skip: "no client outside the nodes could run here (existing cluster without a docker network)",
+            }
+          : { value: code, evidence: r.evidence("datapath", "nodeport_outside_http") };
+      },
+    },
+    {
+      id: "nodeport.no-listener",
+      claim:
+        "No process listens on 30780 in either mode (kube-proxy's port opener was removed in Kubernetes 1.24)",
+      source: LAB(6),
+      why: "kubernetes PR #108496 (knowledge clusters.md P11): this does not tell the modes apart",
+      expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 0 } },
+      needs: ["nodeport"],
+      observe: (r) => ({
+        value: r.get("nodeport").listen_sockets,
+        evidence: r.evidence("nodeport", "listen_sockets"),
+      }),
+    },
+    {
+      id: "nodeport.iptables-lines",
+      claim: "iptables lines mentioning 30780: none without kube-proxy; KUBE-NODEPORTS rules with it",
+      source: LAB(6),
+      why: "kube-proxy writes two KUBE-NODEPORTS rules per NodePort: one for 127.0.0.0/8 (localhost NodePorts, with the nfacct counter localhost_nps_accepted_pkts) and one for every other address, both jumping to KUBE-EXT-…: recorded on the lab cluster (kube-proxy v1.35.5); a source reading had said 1",
+      expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 2 } },
+      needs: ["nodeport"],
+      observe: (r) => ({
+        value: r.get("nodeport").iptables_lines,
+        evidence: r.evidence("nodeport", "iptables_lines"),
+      }),
+    },
+    {
+      id: "nodeport.agent-entry",
+      claim: "The agent has a 0.0.0.0:30780 NodePort entry only with kube-proxy replacement",
+      source: LAB(6),
+      why: '1.19 removed BPF NodePort for KPR=false: PR 41380 "Remove EnableNodePort" (NodePort only with kubeProxyReplacement=true), after the 1.18 deprecation of enable-node-port in PR 39581; 1.18 only with nodePort.enabled, which the suite does not set',
+      expect: { kpr: { eq: true }, "kube-proxy": { eq: false } },
+      needs: ["nodeport"],
+      observe: (r) => ({
+        value: r.get("nodeport").service_id !== null,
+        evidence: r.evidence("nodeport", "service_id"),
+      }),
+    },
+  ],
+});
+
+// ── observe ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Lab step 6. */
+export async function observeNodePort(ctx: RunContext): Promise<RecordSet> {
+  const web = await pods(ctx, ctx.namespace, "app=web");
+  const ready = web.length > 0 ? web : await ensureWeb(ctx, 2);
+  await apply(ctx, renderManifest("web-np.yaml", ctx.namespace));
+  const node = (ready[0] as PodInfo).node;
+  const nodeIp = (await nodes(ctx)).find((n) => n.name === node)?.internalIp ?? "";
+  const url = `http://${formatEndpoint(nodeIp, NODE_PORT)}/`;
+  const { value: curl } = await pollUntil({
+    what: `HTTP 200 from ${url} on ${node}`,
+    deadlineMs: DEADLINES.nodePortAnswers,
+    intervalMs: 1000,
+    probe: () => curlFrom(ctx, { kind: "node", node }, url),
+    done: (c) => c.httpCode === 200,
+    show: (c) => `${c.verdict}${c.error ? ` (${c.error})` : ""}`,
+    sleep: ctx.sleep,
+    now: ctx.now,
+    progress: ctx.log,
+  });
+  const outside = await curlFrom(ctx, { kind: "outside" }, url).catch((err: Error) => {
+    ctx.log(`no client outside the nodes: ${err.message}`);
+    return null;
+  });
+  const iptablesRaw = await iptablesSave(ctx, node);
+  const ssRaw = (await onNode(ctx, node, ["ss", "-Htln", `sport = :${NODE_PORT}`])).stdout;
+  const services = parseServiceListJson(await ciliumDbg(ctx, node, ["service", "list", "-o", "json"]));
+  return {
+    nodeport: buildNodePortRecord({
+      nodeIp,
+      nodePort: NODE_PORT,
+      curl,
+      iptablesSave: iptablesRaw,
+      ssRaw,
+      ss: parseSs(ssRaw),
+      services,
+    }),
+    datapath: {
+      record: { nodeport_outside_http: outside?.httpCode ?? null },
+      evidence: { nodeport_outside_http: outside ? [`curl from outside the nodes: ${outside.verdict}`] : [] },
+    },
+  };
+}
+
+/** Lab step 6. */
+export function buildNodePortRecord(input: {
+  nodeIp: string;
+  nodePort: number;
+  curl: CurlResult;
+  iptablesSave: string;
+  ssRaw: string;
+  ss: SsOutput;
+  services: ServiceList;
+}): Evidenced<NodePortRecord> {
+  const ipt = linesContaining(input.iptablesSave, String(input.nodePort));
+  const np = findAgentService(input.services, formatEndpoint("0.0.0.0", input.nodePort), {
+    type: "NodePort",
+    protocol: "TCP",
+  });
+  return {
+    record: {
+      node_ip: input.nodeIp,
+      node_port: input.nodePort,
+      http_code: input.curl.httpCode ?? 0,
+      iptables_lines: ipt.length,
+      listen_sockets: input.ss.sockets.length,
+      service_id: np?.id ?? null,
+    },
+    evidence: {
+      http_code: [
+        `curl exit=${input.curl.exitCode} http_code=${input.curl.httpCode ?? "000"} time_total=${input.curl.timeTotal ?? "?"}`,
+        ...(input.curl.error ? [input.curl.error] : []),
+      ],
+      iptables_lines: ipt,
+      listen_sockets: input.ssRaw.split("\n").filter((l) => l.trim() !== ""),
+      service_id: np ? [`${np.id} ${np.frontend} ${np.type}`] : [],
+    },
+  };
+}

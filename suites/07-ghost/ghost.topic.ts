@@ -1,0 +1,237 @@
+/**
+ * Topic "ghost" — The lab, step 7.
+ * A Service without backends: refused at once (and by whom), or a timeout under the opt-in drop profile.
+ *
+ * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds,
+ * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
+ * judged. The observation code and the record builders follow the declaration.
+ */
+import { ciliumDbg } from "../../helpers/observe/agent.ts";
+import { clusterIp } from "../../helpers/observe/cluster.ts";
+import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
+import { iptablesSave } from "../../helpers/observe/node.ts";
+import { curlFrom, lbList } from "../../helpers/observe/steps.ts";
+import { ensureGhostAndProbe, WEB_PORT } from "../../helpers/observe/workloads.ts";
+import { formatEndpoint } from "../../helpers/parse/address.ts";
+import type { LbList } from "../../helpers/parse/bpf-lb-list.ts";
+import { type AgentConfig, parseConfig } from "../../helpers/parse/config.ts";
+import type { CurlResult } from "../../helpers/parse/curl.ts";
+import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/parse/iptables-save.ts";
+import type { ServiceList } from "../../helpers/parse/service-list.ts";
+import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
+import { pollUntil } from "../../helpers/poll.ts";
+import { DROP_PROFILE, dp, dropProfile, KN, LAB } from "../../helpers/properties/sources.ts";
+import { findAgentService, RecordError } from "../../helpers/records/common.ts";
+import { mergeDatapath } from "../../helpers/records/datapath.ts";
+import type { DatapathRecord, Evidenced, GhostRecord, RecordSet } from "../../helpers/records/types.ts";
+import { defineTopic } from "../../helpers/topic.ts";
+
+export const topic = defineTopic({
+  name: "ghost",
+  title:
+    "A Service without backends: refused at once (and by whom), or a timeout under the opt-in drop profile",
+  source: LAB(7),
+  deploys: ["ghost.yaml"],
+  steps: [
+    { on: "agent", run: "cilium-dbg service list -o json", for: "ghost's frontend (polled)" },
+    { on: "pod", run: "curl -sS -v -o /dev/null --max-time 5", for: "connect from the probe Pod" },
+    { on: "agent", run: "cilium-dbg config -a", for: "serviceNoBackendResponse" },
+    { on: "node", run: "iptables-save", for: "kube-proxy's REJECT rule" },
+    { on: "agent", run: "cilium-dbg bpf lb list", for: "ghost's entries in the LB map" },
+  ],
+  builds: ["ghost", "datapath"],
+  observe: observeGhost,
+  properties: [
+    {
+      id: "ghost.no-backends",
+      claim: "The agent lists the ghost ClusterIP with zero backends",
+      source: LAB(7),
+      expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 0 } },
+      needs: ["ghost"],
+      observe: (r) => ({ value: r.get("ghost").backends, evidence: r.evidence("ghost", "backends") }),
+    },
+    {
+      id: "ghost.fails-fast",
+      claim: "curl to the ghost ClusterIP fails at once with exit 7 (refused/unreachable), not 28 (timeout)",
+      source: LAB(7),
+      why: "socket LB answers EHOSTUNREACH at connect(); per-packet LB answers an ICMP reject (knowledge clusters.md §4.2, P12)",
+      expect: { kpr: { eq: 7 }, "kube-proxy": { eq: 7 } },
+      needs: ["ghost"],
+      observe: (r) => {
+        if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+        return { value: r.get("ghost").curl_exit, evidence: r.evidence("ghost", "curl_exit") };
+      },
+    },
+    {
+      id: "ghost.errno",
+      claim:
+        "The fast failure differs by path: socket LB refuses connect() with EHOSTUNREACH, per-packet LB answers an ICMP reject (ECONNREFUSED)",
+      source: KN("clusters.md §4.2, P12 (bpf_sock.c returns -EHOSTUNREACH when a service has no backends)"),
+      expect: { kpr: { eq: "EHOSTUNREACH" }, "kube-proxy": { eq: "ECONNREFUSED" } },
+      needs: ["datapath"],
+      observe: (r) => {
+        if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+        const errno = dp(r, "ghost_errno");
+        return errno === null
+          ? {
+              value: null,
+              evidence: [],
+              skip: "curl printed no connect() errno (it needs -v); the exit code is judged by ghost.fails-fast",
+            }
+          : { value: errno, evidence: r.evidence("datapath", "ghost_errno") };
+      },
+    },
+    {
+      id: "ghost.seconds",
+      claim: "The failure takes well under the 5 s limit",
+      source: LAB(7),
+      expect: { kpr: { lte: 1 }, "kube-proxy": { lte: 1 } },
+      needs: ["ghost"],
+      observe: (r) => {
+        if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+        return { value: r.get("ghost").seconds, evidence: r.evidence("ghost", "curl_exit") };
+      },
+    },
+    {
+      id: "ghost.no-backend-response",
+      claim: "ServiceNoBackendResponse is reject (the chart default in 1.16–1.20)",
+      source: LAB(7),
+      expect: { kpr: { eq: "reject" }, "kube-proxy": { eq: "reject" } },
+      needs: ["ghost"],
+      observe: (r) => {
+        if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+        return {
+          value: r.get("ghost").no_backend_response,
+          evidence: r.evidence("ghost", "no_backend_response"),
+        };
+      },
+    },
+    {
+      id: "ghost.kube-proxy-reject-rule",
+      claim:
+        "kube-proxy adds a filter REJECT 'has no endpoints' rule for ghost; without kube-proxy there is none",
+      source: KN("output-formats.md §8"),
+      why: "one `has no endpoints` REJECT per Service port without endpoints (kube-proxy's proxier); recorded on the lab cluster",
+      expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
+      needs: ["datapath"],
+      observe: (r) => ({
+        value: dp(r, "ghost_reject_rules"),
+        evidence: r.evidence("datapath", "ghost_reject_rules"),
+      }),
+    },
+    {
+      id: "ghost.wildcard-entry",
+      claim:
+        "Since 1.19 each ClusterIP also gets a `<vip>:0/ANY` wildcard entry in bpf lb list that rejects unknown ports",
+      source: KN("output-formats.md §2 (commit b3b0fc849f; from source, not yet seen on a release)"),
+      expect: {
+        kpr: {
+          default: { eq: true },
+          byMinor: { "1.16": { eq: false }, "1.17": { eq: false }, "1.18": { eq: false } },
+        },
+        "kube-proxy": {
+          default: { eq: true },
+          byMinor: { "1.16": { eq: false }, "1.17": { eq: false }, "1.18": { eq: false } },
+        },
+      },
+      needs: ["datapath"],
+      observe: (r) => ({
+        value: dp(r, "ghost_wildcard_entry"),
+        evidence: r.evidence("datapath", "ghost_wildcard_entry"),
+      }),
+    },
+  ],
+});
+
+// ── observe ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Lab step 7. */
+export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
+  const probe = await ensureGhostAndProbe(ctx);
+  const cip = await clusterIp(ctx, ctx.namespace, "ghost");
+  const frontend = formatEndpoint(cip, WEB_PORT);
+  const { value: services } = await pollUntil({
+    what: `the agent on ${probe.node} to list ${frontend}`,
+    deadlineMs: DEADLINES.mapConverged,
+    intervalMs: 1000,
+    probe: async () =>
+      parseServiceListJson(await ciliumDbg(ctx, probe.node, ["service", "list", "-o", "json"])),
+    done: (s) => s.services.some((x) => x.frontend === frontend),
+    show: (s) => `${s.services.length} services, ${frontend} absent`,
+    sleep: ctx.sleep,
+    now: ctx.now,
+    progress: ctx.log,
+  });
+  const curl = await curlFrom(ctx, { kind: "pod", namespace: ctx.namespace, pod: "probe" }, `http://${cip}/`);
+  const config = parseConfig(await ciliumDbg(ctx, probe.node, ["config", "-a"]));
+  const ipt = parseIptablesSave(await iptablesSave(ctx, probe.node));
+  const lb = await lbList(ctx, probe.node);
+  return {
+    ghost: buildGhostRecord({ clusterIp: cip, port: WEB_PORT, services, curl, config }),
+    datapath: mergeDatapath([
+      buildGhostFacts({ iptables: ipt, lb, clusterIp: cip, namespace: ctx.namespace }),
+      { record: { ghost_errno: curl.errno }, evidence: { ghost_errno: curl.error ? [curl.error] : [] } },
+    ]),
+  };
+}
+
+/** Lab step 7. */
+export function buildGhostRecord(input: {
+  clusterIp: string;
+  port: number;
+  services: ServiceList;
+  curl: CurlResult;
+  config: AgentConfig;
+}): Evidenced<GhostRecord> {
+  const frontend = formatEndpoint(input.clusterIp, input.port);
+  const svc = findAgentService(input.services, frontend, { type: "ClusterIP", protocol: "TCP" });
+  if (!svc) throw new RecordError("ghost", "backends", `no ${frontend} entry in the agent's service list`);
+  const nbr = input.config.options.ServiceNoBackendResponse;
+  if (nbr === undefined)
+    throw new RecordError(
+      "ghost",
+      "no_backend_response",
+      "cilium-dbg config -a has no ServiceNoBackendResponse",
+    );
+  if (input.curl.timeTotal === null) throw new RecordError("ghost", "seconds", "curl printed no time_total");
+  return {
+    record: {
+      cluster_ip: input.clusterIp,
+      backends: svc.backends.length,
+      curl_exit: input.curl.exitCode,
+      seconds: input.curl.timeTotal,
+      no_backend_response: nbr,
+    },
+    evidence: {
+      backends: [`${svc.id} ${svc.frontend} ${svc.type} (${svc.backends.length} backends)`],
+      curl_exit: [
+        `curl exit=${input.curl.exitCode} time_total=${input.curl.timeTotal}`,
+        ...(input.curl.error ? [input.curl.error] : []),
+      ],
+      no_backend_response: [`ServiceNoBackendResponse          : ${nbr}`],
+    },
+  };
+}
+
+/** Ours (ghost topic): kube-proxy's REJECT rules for ns/ghost and the 1.19+ `<vip>:0/ANY` entry. */
+export function buildGhostFacts(input: {
+  iptables: IptablesSave;
+  lb: LbList;
+  clusterIp: string;
+  namespace: string;
+}): Evidenced<DatapathRecord> {
+  const rules = allRules(input.iptables);
+  const rejects = rules.filter(
+    (r) => r.target === "REJECT" && r.comment?.startsWith(`${input.namespace}/ghost`),
+  );
+  const wildcard = input.lb.services.find(
+    (s) => s.frontend === formatEndpoint(input.clusterIp, 0) && s.protocol === "ANY",
+  );
+  return {
+    record: { ghost_reject_rules: rejects.length, ghost_wildcard_entry: wildcard !== undefined },
+    evidence: {
+      ghost_reject_rules: rejects.map((r) => r.text),
+      ghost_wildcard_entry: wildcard ? [`${wildcard.frontend}/ANY (0) [${wildcard.flags.join(", ")}]`] : [],
+    },
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * Topic "host-routing" — The notebook, §4.
+ * A node's own view: the ClusterIP is on no interface and in no route, and a remote Pod is reached through the tunnel.
+ *
+ * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds,
+ * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
+ * judged. The observation code and the record builders follow the declaration.
+ */
+import { nodes, pods } from "../../helpers/observe/cluster.ts";
+import type { RunContext } from "../../helpers/observe/context.ts";
+import { onNode } from "../../helpers/observe/node.ts";
+import { clientAndRemote } from "../../helpers/observe/workloads.ts";
+import { type IpAddrOutput, parseIpAddr, prefixContains } from "../../helpers/parse/ip-addr.ts";
+import { type IpRouteOutput, parseIpRoute } from "../../helpers/parse/ip-route.ts";
+import { NB } from "../../helpers/properties/sources.ts";
+import { RecordError } from "../../helpers/records/common.ts";
+import type {
+  ClusterIpHostRecord,
+  Evidenced,
+  RecordSet,
+  RemoteRouteRecord,
+} from "../../helpers/records/types.ts";
+import { defineTopic } from "../../helpers/topic.ts";
+
+export const topic = defineTopic({
+  name: "host-routing",
+  title:
+    "A node's own view: the ClusterIP is on no interface and in no route, and a remote Pod is reached through the tunnel",
+  source: NB("§4"),
+  deploys: ["dns-client.yaml"],
+  steps: [
+    { on: "node", run: "ip -o addr show", for: "no interface holds the ClusterIP" },
+    { on: "node", run: "ip route show table all", for: "no route names it" },
+    { on: "node", run: "ip route get <ip>", for: "the route to a Pod on another node, and to that node" },
+    { on: "node", run: "cat /sys/class/net/<dev>/mtu", for: "the underlay's MTU" },
+  ],
+  builds: ["clusterip", "route"],
+  observe: observeHostRouting,
+  properties: [
+    {
+      id: "host-routing.clusterip-not-on-interface",
+      claim: "The ClusterIP is assigned to no interface of the node",
+      source: NB("§4"),
+      expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
+      needs: ["clusterip"],
+      observe: (r) => ({
+        value: r.get("clusterip").interfaces_with_ip,
+        evidence: r.evidence("clusterip", "interfaces_with_ip"),
+      }),
+    },
+    {
+      id: "host-routing.clusterip-no-route",
+      claim: "The node has no dedicated route to the ClusterIP (only the default route covers it)",
+      source: NB("§4"),
+      expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
+      needs: ["clusterip"],
+      observe: (r) => ({
+        value: r.get("clusterip").routes_to_ip,
+        evidence: r.evidence("clusterip", "routes_to_ip"),
+      }),
+    },
+    {
+      id: "host-routing.remote-podcidr-via-cilium-host",
+      claim: "A Pod on another node is reached via cilium_host",
+      source: NB("§5"),
+      expect: { kpr: { eq: "cilium_host" }, "kube-proxy": { eq: "cilium_host" } },
+      needs: ["route"],
+      observe: (r) => ({ value: r.get("route").dev, evidence: r.evidence("route", "dev") }),
+    },
+    {
+      id: "host-routing.tunnel-mtu",
+      claim: "That route's MTU leaves room for the VXLAN header (underlay MTU − 50)",
+      source: NB("§5"),
+      expect: { kpr: { eq: 50 }, "kube-proxy": { eq: 50 } },
+      needs: ["route"],
+      observe: (r) => {
+        const x = r.get("route");
+        return {
+          value: x.mtu !== null && x.underlay_mtu !== null ? x.underlay_mtu - x.mtu : null,
+          evidence: [...r.evidence("route", "dev"), `underlay mtu ${x.underlay_mtu}`],
+        };
+      },
+    },
+  ],
+});
+
+// ── observe ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Notebook §4–5. */
+export async function observeHostRouting(ctx: RunContext): Promise<RecordSet> {
+  const { client, dnsIp, remote } = await clientAndRemote(ctx);
+  const node = client.node;
+  const addrs = parseIpAddr((await onNode(ctx, node, ["ip", "-o", "addr", "show"])).stdout);
+  const routes = parseIpRoute((await onNode(ctx, node, ["ip", "route", "show", "table", "all"])).stdout);
+  const others = (await nodes(ctx)).filter((n) => n.name !== node);
+  const target = remote?.ip ?? (await pods(ctx, ctx.namespace, "app=web")).find((p) => p.node !== node)?.ip;
+  if (!target) throw new Error(`no Pod on a node other than ${node} to route to`);
+  const routeGetRaw = (await onNode(ctx, node, ["ip", "route", "get", target])).stdout;
+  let underlayMtu: number | null = null;
+  if (others[0]) {
+    const dev = parseIpRoute((await onNode(ctx, node, ["ip", "route", "get", others[0].internalIp])).stdout)
+      .routes[0]?.dev;
+    if (dev)
+      underlayMtu =
+        Number((await onNode(ctx, node, ["cat", `/sys/class/net/${dev}/mtu`])).stdout.trim()) || null;
+  }
+  return {
+    clusterip: buildClusterIpHostRecord({ clusterIp: dnsIp, addrs, routes }),
+    route: buildRemoteRouteRecord({
+      destination: target,
+      routeGet: parseIpRoute(routeGetRaw),
+      routeGetRaw,
+      underlayMtu,
+    }),
+  };
+}
+
+/** Notebook §4: interfaces holding the ClusterIP, and routes more specific than default that contain it. */
+export function buildClusterIpHostRecord(input: {
+  clusterIp: string;
+  addrs: IpAddrOutput;
+  routes: IpRouteOutput;
+}): Evidenced<ClusterIpHostRecord> {
+  const onIf = input.addrs.addresses.filter((a) => a.ip === input.clusterIp);
+  const routes = input.routes.routes.filter(
+    (r) => prefixContains(r.destination, input.clusterIp) && r.type !== "broadcast",
+  );
+  const show = (r: (typeof routes)[number]) =>
+    [r.type, r.destination, r.via && `via ${r.via}`, r.dev && `dev ${r.dev}`, r.table && `table ${r.table}`]
+      .filter(Boolean)
+      .join(" ");
+  return {
+    record: {
+      cluster_ip: input.clusterIp,
+      interfaces_with_ip: onIf.map((a) => a.device),
+      routes_to_ip: routes.map(show),
+    },
+    evidence: {
+      interfaces_with_ip: onIf.map((a) => `${a.ifindex}: ${a.device} ${a.family} ${a.cidr}`),
+      routes_to_ip: routes.map(show),
+    },
+  };
+}
+
+/** Notebook §5: `ip route get <remote Pod IP>` on the client's node. */
+export function buildRemoteRouteRecord(input: {
+  destination: string;
+  routeGet: IpRouteOutput;
+  routeGetRaw: string;
+  underlayMtu: number | null;
+}): Evidenced<RemoteRouteRecord> {
+  const r = input.routeGet.routes[0];
+  if (!r)
+    throw new RecordError(
+      "route",
+      "dev",
+      `ip route get ${input.destination} gave no route${input.routeGet.error ? ` (${input.routeGet.error})` : ""}`,
+    );
+  return {
+    record: {
+      destination: input.destination,
+      dev: r.dev,
+      src: r.src,
+      mtu: r.mtu,
+      underlay_mtu: input.underlayMtu,
+    },
+    evidence: { dev: input.routeGetRaw.split("\n").filter((l) => l.trim() !== "") },
+  };
+}

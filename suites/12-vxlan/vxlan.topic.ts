@@ -1,0 +1,134 @@
+/**
+ * Topic "vxlan" — The notebook, §8.
+ * On the wire: the tunnel carries the query to the backend Pod's address, never to the ClusterIP.
+ *
+ * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds,
+ * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
+ * judged. The observation code and the record builders follow the declaration.
+ */
+import type { RunContext } from "../../helpers/observe/context.ts";
+import {
+  apply,
+  clientAndRemote,
+  DNS_NAME,
+  renderManifest,
+  waitPodReady,
+} from "../../helpers/observe/workloads.ts";
+import { formatEndpoint } from "../../helpers/parse/address.ts";
+import { parseTcpdump, type TcpdumpOutput } from "../../helpers/parse/tcpdump.ts";
+import { pollUntil } from "../../helpers/poll.ts";
+import { ipOf, NB } from "../../helpers/properties/sources.ts";
+import type { Evidenced, RecordSet, VxlanRecord } from "../../helpers/records/types.ts";
+import { defineTopic } from "../../helpers/topic.ts";
+
+export const topic = defineTopic({
+  name: "vxlan",
+  title: "On the wire: the tunnel carries the query to the backend Pod's address, never to the ClusterIP",
+  source: NB("§8"),
+  deploys: ["dns-client.yaml", "capture.yaml"],
+  steps: [
+    {
+      on: "pod",
+      run: "sh -c rm -f /tmp/cap.txt; (timeout 20 tcpdump",
+      for: "a capture on the node (hostNetwork Pod)",
+    },
+    { on: "pod", run: "cat /tmp/cap.txt", for: "the capture so far (polled)" },
+    {
+      on: "pod",
+      run: "nslookup kubernetes.default.svc.cluster.local <ip>",
+      for: "queries that cross the tunnel",
+    },
+  ],
+  builds: ["vxlan"],
+  observe: observeVxlan,
+  properties: [
+    {
+      id: "vxlan.backend-inside-tunnel",
+      claim:
+        "Inside the VXLAN tunnel the inner destination is the backend Pod IP, never the ClusterIP: translation happens before encapsulation",
+      source: NB("§8"),
+      expect: { kpr: { eq: "backend only" }, "kube-proxy": { eq: "backend only" } },
+      needs: ["vxlan"],
+      observe: (r) => {
+        const v = r.get("vxlan");
+        const ips = v.inner_destinations.map(ipOf);
+        const value =
+          v.packets === 0
+            ? "no tunnel packets"
+            : ips.includes(v.cluster_ip)
+              ? "ClusterIP inside tunnel"
+              : ips.includes(ipOf(v.backend))
+                ? "backend only"
+                : `other (${ips.join(",")})`;
+        return { value, evidence: r.evidence("vxlan", "inner_destinations") };
+      },
+    },
+  ],
+});
+
+// ── observe ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Notebook §8. */
+export async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
+  const { client, dnsIp, remote } = await clientAndRemote(ctx);
+  if (!remote)
+    throw new Error(`no ready CoreDNS Pod outside ${client.node}: no query would cross the tunnel`);
+  await apply(ctx, renderManifest("capture.yaml", ctx.namespace, { NODE: client.node }));
+  await waitPodReady(ctx, "capture");
+  const inCapture = (argv: string[]) =>
+    ctx.exec.run({ target: { kind: "pod", namespace: ctx.namespace, pod: "capture" }, argv });
+  await inCapture([
+    "sh",
+    "-c",
+    "rm -f /tmp/cap.txt; (timeout 20 tcpdump -l -nn -i any -T vxlan udp port 8472 > /tmp/cap.txt 2>&1 &)",
+  ]);
+  await pollUntil({
+    what: "tcpdump to start listening",
+    deadlineMs: 10_000,
+    intervalMs: 300,
+    probe: async () => (await inCapture(["cat", "/tmp/cap.txt"])).stdout,
+    done: (t) => t.includes("listening on"),
+    show: (t) => t.trim() || "(no output yet)",
+    sleep: ctx.sleep,
+    now: ctx.now,
+  });
+  for (let i = 0; i < 10; i++) {
+    await ctx.exec.run({
+      target: { kind: "pod", namespace: ctx.namespace, pod: "dns-client" },
+      argv: ["nslookup", DNS_NAME, dnsIp],
+    });
+  }
+  const { value: capture } = await pollUntil({
+    what: `VXLAN packets carrying queries to ${remote.ip}`,
+    deadlineMs: 15_000,
+    intervalMs: 500,
+    probe: async () => parseTcpdump((await inCapture(["cat", "/tmp/cap.txt"])).stdout),
+    done: (c) => c.packets.some((p) => p.inner?.dst.startsWith(`${remote.ip}:`)),
+    show: (c) => `${c.packets.length} tunnel packets`,
+    sleep: ctx.sleep,
+    now: ctx.now,
+  });
+  return { vxlan: buildVxlanRecord({ clusterIp: dnsIp, backend: formatEndpoint(remote.ip, 53), capture }) };
+}
+
+/** Notebook §8: inner destinations of the tunnel packets of a Pod's queries. */
+export function buildVxlanRecord(input: {
+  clusterIp: string;
+  backend: string;
+  capture: TcpdumpOutput;
+}): Evidenced<VxlanRecord> {
+  const inner = input.capture.packets.filter((p) => p.inner?.proto === "IP");
+  return {
+    record: {
+      cluster_ip: input.clusterIp,
+      backend: input.backend,
+      packets: inner.length,
+      inner_destinations: [...new Set(inner.map((p) => p.inner?.dst as string))].sort(),
+    },
+    evidence: {
+      inner_destinations: inner
+        .slice(0, 6)
+        .map((p) => `outer ${p.outer.src} > ${p.outer.dst} inner ${p.inner?.src} > ${p.inner?.dst}`),
+    },
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * Topic "measure-latency" — The lab, steps 3 and 7, timed.
+ * How fast the datapath follows: endpoint changes into every agent's map, and how soon a Service without backends fails.
+ *
+ * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds,
+ * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
+ * judged. The observation code and the record builders follow the declaration.
+ */
+import { percentile } from "../../helpers/measure/stats.ts";
+import {
+  agentNodes,
+  benchAddress,
+  CONVERGENCE_EVENTS,
+  deleteMeasurement,
+  GHOST_PROBES,
+  LATENCY_LABEL,
+  service,
+  slice,
+} from "../../helpers/measure/workloads.ts";
+import { ciliumDbg } from "../../helpers/observe/agent.ts";
+import { clusterIp, kubectl, nodes } from "../../helpers/observe/cluster.ts";
+import type { RunContext } from "../../helpers/observe/context.ts";
+import { iptablesSave } from "../../helpers/observe/node.ts";
+import { ensureGhostAndProbe } from "../../helpers/observe/workloads.ts";
+import { formatEndpoint } from "../../helpers/parse/address.ts";
+import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
+import { parseConfig } from "../../helpers/parse/config.ts";
+import { curlArgv, parseCurl } from "../../helpers/parse/curl.ts";
+import { DROP_PROFILE, dropProfile, LAB, NB } from "../../helpers/properties/sources.ts";
+import type { MeasureLatencyRecord, RecordSet } from "../../helpers/records/types.ts";
+import { defineTopic } from "../../helpers/topic.ts";
+
+export const topic = defineTopic({
+  name: "measure-latency",
+  title:
+    "How fast the datapath follows: endpoint changes into every agent's map, and how soon a Service without backends fails",
+  source: LAB(7),
+  deploys: [
+    "ghost.yaml",
+    "generated: one Service whose EndpointSlice gains one endpoint per event (helpers/measure/workloads.ts)",
+  ],
+  steps: [
+    { on: "agent", run: "cilium-dbg bpf lb list", for: "each new backend in every agent (polled)" },
+    { on: "pod", run: "curl -sS -o /dev/null --max-time 5 -w", for: "connects to ghost, timed" },
+    { on: "agent", run: "cilium-dbg config -a", for: "serviceNoBackendResponse" },
+    { on: "node", run: "iptables-save", for: "kube-proxy's endpoint rules, for comparison" },
+  ],
+  builds: ["latency"],
+  observe: observeLatency,
+  properties: [
+    {
+      id: "measure.map-convergence-p90",
+      claim:
+        "From EndpointSlice update to the backend slot in every agent's map: p90 over 10 events, generous ceiling 10 s (kind)",
+      source: LAB(3),
+      why: "the lab's 'when you add replicas, the map knows first'; measured, so a regression shows in `compare`",
+      expect: { kpr: { lte: 10_000 }, "kube-proxy": { lte: 10_000 } },
+      needs: ["latency"],
+      observe: (r) => {
+        const l = r.get("latency");
+        return {
+          value: l.map_p90_ms,
+          evidence: [
+            `p50 ${l.map_p50_ms} ms, p90 ${l.map_p90_ms} ms over ${l.events.length} events`,
+            ...r.evidence("latency", "events"),
+          ],
+        };
+      },
+    },
+    {
+      id: "measure.kube-proxy-convergence-p90",
+      claim:
+        "From EndpointSlice update to the KUBE-SEP DNAT rule on the node: p90 over 10 events, ceiling 10 s",
+      source: NB("§3"),
+      expect: { kpr: { na: "no kube-proxy in this mode" }, "kube-proxy": { lte: 10_000 } },
+      needs: ["latency"],
+      observe: (r) => {
+        const l = r.get("latency");
+        return {
+          value: l.kube_proxy_p90_ms,
+          evidence: [`p50 ${l.kube_proxy_p50_ms} ms, p90 ${l.kube_proxy_p90_ms} ms`],
+        };
+      },
+    },
+    {
+      id: "measure.ghost-fail-fast-p90",
+      claim:
+        "Over 20 probes, a Service without backends fails in well under a second (p90 ≤ 1 s), every probe with exit 7",
+      source: LAB(7),
+      expect: { kpr: { lte: 1 }, "kube-proxy": { lte: 1 } },
+      needs: ["latency"],
+      observe: (r) => {
+        if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+        const l = r.get("latency");
+        const allSeven = l.ghost_exit_codes.length === 1 && l.ghost_exit_codes[0] === 7;
+        return {
+          value: allSeven ? l.ghost_p90_s : `exit codes ${l.ghost_exit_codes.join(",")}`,
+          evidence: r.evidence("latency", "ghost_seconds"),
+        };
+      },
+    },
+    {
+      id: "measure.ghost-drop-timeout",
+      claim:
+        "Opt-in drop profile: with serviceNoBackendResponse=drop the same probe waits for curl's 5 s limit, the delay reject avoids",
+      source: LAB(7),
+      why: "the lab's 'if the datapath silently drops the packet, the client waits until the timeout'",
+      expect: { kpr: { gte: 4.5 }, "kube-proxy": { gte: 4.5 } },
+      needs: ["latency"],
+      observe: (r) => {
+        const l = r.get("latency");
+        if (l.no_backend_response !== "drop") {
+          return {
+            value: null,
+            evidence: [],
+            skip: "runs in the opt-in drop profile only (NO_BACKEND_RESPONSE=drop); the default reject profile fails fast",
+          };
+        }
+        return { value: l.ghost_p50_s, evidence: r.evidence("latency", "ghost_seconds") };
+      },
+    },
+  ],
+});
+
+// ── observe ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Issue 6: endpoint → map convergence (and → KUBE-SEP with kube-proxy) over repeated events; ghost fail-fast times. */
+export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
+  const agents = await agentNodes(ctx);
+  const node = agents[0] as string;
+  const svc = "dpc-c";
+  const addrs = (k: number) => Array.from({ length: k }, (_, i) => benchAddress(i + 1, 19));
+  await kubectl(
+    ctx,
+    ["apply", "-f", "-"],
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "List",
+      items: [service(ctx.namespace, svc, "latency"), slice(ctx.namespace, svc, "latency", addrs(1))],
+    }),
+  );
+  const vip = await clusterIp(ctx, ctx.namespace, svc);
+  const frontend = formatEndpoint(vip, 80);
+  const events: MeasureLatencyRecord["events"] = [];
+  for (let k = 2; k <= CONVERGENCE_EVENTS + 1; k++) {
+    const address = formatEndpoint(benchAddress(k, 19), 8080);
+    await kubectl(ctx, ["apply", "-f", "-"], JSON.stringify(slice(ctx.namespace, svc, "latency", addrs(k))));
+    const t0 = ctx.now();
+    const mapMs: Record<string, number | null> = Object.fromEntries(agents.map((a) => [a, null]));
+    let kpMs: number | null = null;
+    const deadline = t0 + 30_000;
+    while (ctx.now() < deadline) {
+      for (const a of agents) {
+        if (mapMs[a] !== null) continue;
+        const lb = parseBpfLbList(await ciliumDbg(ctx, a, ["bpf", "lb", "list"]));
+        const has = lb.services.some(
+          (s) => s.frontend === frontend && s.backends.some((b) => b.address === address),
+        );
+        if (has) mapMs[a] = ctx.now() - t0;
+      }
+      if (ctx.mode === "kube-proxy" && kpMs === null) {
+        const raw = await iptablesSave(ctx, node);
+        if (raw.includes(`--to-destination ${address}`)) kpMs = ctx.now() - t0;
+      }
+      if (Object.values(mapMs).every((v) => v !== null) && (ctx.mode !== "kube-proxy" || kpMs !== null))
+        break;
+      await ctx.sleep(200);
+    }
+    events.push({ index: k - 1, address, map_ms: mapMs, kube_proxy_ms: kpMs });
+    ctx.log(
+      `event ${k - 1}: ${address} in the maps after ${JSON.stringify(mapMs)} ms${ctx.mode === "kube-proxy" ? `, KUBE-SEP after ${kpMs} ms` : ""}`,
+    );
+  }
+  await deleteMeasurement(ctx, LATENCY_LABEL);
+  await ensureGhostAndProbe(ctx);
+  const ghost = await clusterIp(ctx, ctx.namespace, "ghost");
+  const seconds: number[] = [];
+  const exits: number[] = [];
+  for (let i = 0; i < GHOST_PROBES; i++) {
+    const r = await ctx.exec.run({
+      target: { kind: "pod", namespace: ctx.namespace, pod: "probe" },
+      argv: curlArgv(`http://${ghost}/`, { verbose: false }),
+    });
+    const c = parseCurl({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr });
+    seconds.push(c.timeTotal ?? Number.NaN);
+    exits.push(c.exitCode);
+  }
+  const config = parseConfig(await ciliumDbg(ctx, node, ["config", "-a"]));
+  const all = events.flatMap((e) => Object.values(e.map_ms).map((v) => v ?? Number.POSITIVE_INFINITY));
+  const kp = events.map((e) => e.kube_proxy_ms).filter((v): v is number => v !== null);
+  const nodeCount = (await nodes(ctx)).length;
+  return {
+    latency: {
+      record: {
+        events,
+        map_p50_ms: percentile(all, 50),
+        map_p90_ms: percentile(all, 90),
+        kube_proxy_p50_ms:
+          ctx.mode === "kube-proxy"
+            ? percentile(kp.length === events.length ? kp : [...kp, Number.POSITIVE_INFINITY], 50)
+            : null,
+        kube_proxy_p90_ms:
+          ctx.mode === "kube-proxy"
+            ? percentile(kp.length === events.length ? kp : [...kp, Number.POSITIVE_INFINITY], 90)
+            : null,
+        ghost_seconds: seconds,
+        ghost_p50_s: percentile(seconds, 50),
+        ghost_p90_s: percentile(seconds, 90),
+        ghost_exit_codes: [...new Set(exits)].sort(),
+        no_backend_response: config.options.ServiceNoBackendResponse ?? null,
+      },
+      evidence: {
+        events: events.map(
+          (e) =>
+            `#${e.index} ${e.address}: maps ${JSON.stringify(e.map_ms)} ms${e.kube_proxy_ms !== null ? `, KUBE-SEP ${e.kube_proxy_ms} ms` : ""} (${nodeCount} nodes)`,
+        ),
+        ghost_seconds: [
+          `${seconds.length} probes: ${seconds.join(", ")} s; exit codes ${[...new Set(exits)].join(",")}`,
+        ],
+      },
+    },
+  };
+}

@@ -1,0 +1,369 @@
+/**
+ * Record sets WRITTEN BY US, shaped after the lab's and the notebook's values, for testing judges:
+ * one that satisfies every kpr expectation and one for kube-proxy mode. Not observations.
+ */
+import type { RecordSet } from "../helpers/records/types.ts";
+
+const web = ["10.244.1.7:8080", "10.244.2.9:8080"];
+const scaled = [...web, "10.244.1.8:8080", "10.244.2.10:8080"];
+
+function common(): RecordSet {
+  return {
+    scaling: {
+      record: {
+        endpoints_per_service: 4,
+        points: [
+          { services: 1, endpoints: 4, kube_proxy_lines: 0, lb_entries: { n1: 6 }, programmed_ms: 900 },
+          { services: 50, endpoints: 200, kube_proxy_lines: 0, lb_entries: { n1: 300 }, programmed_ms: 1800 },
+          {
+            services: 200,
+            endpoints: 800,
+            kube_proxy_lines: 0,
+            lb_entries: { n1: 1200 },
+            programmed_ms: 4100,
+          },
+        ],
+        kube_proxy_per_service: 0,
+        kube_proxy_r2: 1,
+        lb_per_service: 6,
+        lb_r2: 1,
+      },
+      evidence: {},
+    },
+    latency: {
+      record: {
+        events: [],
+        map_p50_ms: 420,
+        map_p90_ms: 1300,
+        kube_proxy_p50_ms: null,
+        kube_proxy_p90_ms: null,
+        ghost_seconds: [0.001, 0.002],
+        ghost_p50_s: 0.001,
+        ghost_p90_s: 0.002,
+        ghost_exit_codes: [7],
+        no_backend_response: "reject",
+      },
+      evidence: {},
+    },
+    upgrade: {
+      record: {
+        from_minor: "1.19",
+        to: "1.20.1",
+        cilium_after: "1.20.1",
+        connection_before: 1,
+        connection_after: 1,
+        closed_events: 0,
+        backend_before: "10.244.2.9:8080",
+        backend_after: "10.244.2.9:8080",
+      },
+      evidence: {},
+    },
+    invariants: {
+      record: { drop_reasons: { "Service backend not found": 1 }, unexpected_drops: [], error_lines: [] },
+      evidence: {},
+    },
+    svc: {
+      record: {
+        service_id: 12,
+        frontend: "10.96.44.2:80",
+        backends: web,
+        backend_pods: ["web-7d9-a", "web-7d9-b"],
+      },
+      evidence: {},
+    },
+    scale: { record: { backends: scaled, new_backends: scaled.slice(2) }, evidence: {} },
+    prog: {
+      record: {
+        endpoint_id: 1234,
+        interface: "lxc0a1b2c3d4e5f",
+        ifindex: 17,
+        attach: "tcx/ingress",
+        program: "cil_from_container",
+        policy_map: "cilium_policy_v3_01234",
+        tc_filter_lines: 0,
+      },
+      evidence: {},
+    },
+    dns: {
+      record: {
+        cluster_ip: "10.96.0.10",
+        frontend: "10.96.0.10:53",
+        endpointslice_ready: ["10.244.1.3:53"],
+        kube_proxy_rules: [],
+        agent_backends: ["10.244.1.3:53"],
+      },
+      evidence: {},
+    },
+    clusterip: {
+      record: { cluster_ip: "10.96.0.10", interfaces_with_ip: [], routes_to_ip: [] },
+      evidence: {},
+    },
+    route: {
+      record: {
+        destination: "10.244.2.9",
+        dev: "cilium_host",
+        src: "10.244.1.1",
+        mtu: 1450,
+        underlay_mtu: 1500,
+      },
+      evidence: {},
+    },
+    vxlan: {
+      record: {
+        cluster_ip: "10.96.0.10",
+        backend: "10.244.2.3:53",
+        packets: 4,
+        inner_destinations: ["10.244.2.3:53"],
+      },
+      evidence: {},
+    },
+  };
+}
+
+const datapath = {
+  cilium_version: "1.20.1",
+  kernel: "6.17.0-1018-azure",
+  attach_mode: "TCX",
+  routing: "Network: Tunnel [vxlan] Host: Legacy",
+  kubelet_chains: ["KUBE-FIREWALL", "KUBE-KUBELET-CANARY"],
+  cilium_chains: ["CILIUM_FORWARD", "CILIUM_INPUT"],
+  ghost_wildcard_entry: true,
+  nodeport_outside_http: 200,
+  web_cluster_ip: "10.96.44.2",
+  backend_sees_client: true,
+  scale_endpointslice: [...scaled].sort(),
+  scale_pods: {
+    "web-7d9-a": web[0] as string,
+    "web-7d9-b": web[1] as string,
+    "web-7d9-c": scaled[2] as string,
+    "web-7d9-d": scaled[3] as string,
+  },
+};
+
+export function kprRecords(): RecordSet {
+  return {
+    ...common(),
+    iptables: {
+      record: {
+        cluster_ip: "10.96.44.2",
+        kube_svc_lines: 0,
+        cluster_ip_lines: 0,
+        cilium_lines: 41,
+        kube_proxy_replacement: "True",
+      },
+      evidence: {},
+    },
+    ct: {
+      record: {
+        client: "10.244.1.5:40404",
+        app_peer: "10.96.44.2:80",
+        socket_peer: "10.244.2.9:8080",
+        backend: "10.244.2.9:8080",
+        backend_pod: "web-7d9-b",
+        svc_entries: 0,
+        socket_lb_coverage: "Full",
+      },
+      evidence: {},
+    },
+    nodeport: {
+      record: {
+        node_ip: "172.18.0.3",
+        node_port: 30780,
+        http_code: 200,
+        iptables_lines: 0,
+        listen_sockets: 0,
+        service_id: 15,
+      },
+      evidence: {},
+    },
+    ghost: {
+      record: {
+        cluster_ip: "10.96.44.3",
+        backends: 0,
+        curl_exit: 7,
+        seconds: 0.004,
+        no_backend_response: "reject",
+      },
+      evidence: {},
+    },
+    report: {
+      record: {
+        kube_proxy_replacement: "True",
+        socket_lb_coverage: "Full",
+        web_backends: 4,
+        holder_backend: "10.244.2.9:8080",
+        holder_program: "cil_from_container",
+        nodeport_iptables_lines: 0,
+        ghost_no_backend_response: "reject",
+      },
+      evidence: {},
+    },
+    datapath: {
+      record: {
+        ...datapath,
+        socket_lb: "Enabled",
+        kube_proxy_chains: [],
+        web_sep_chains: 0,
+        ghost_reject_rules: 0,
+        ghost_errno: "EHOSTUNREACH",
+      },
+      evidence: {},
+    },
+    translation: {
+      record: {
+        rule: null,
+        host_queries: 10,
+        host_answers: 10,
+        host_packets_before: null,
+        host_packets_after: null,
+        pod_queries: 5,
+        pod_answers: 5,
+        pod_packets_before: null,
+        pod_packets_after: null,
+      },
+      evidence: {},
+    },
+  };
+}
+
+export function kubeProxyRecords(): RecordSet {
+  return {
+    ...common(),
+    scaling: {
+      record: {
+        endpoints_per_service: 4,
+        points: [
+          { services: 1, endpoints: 4, kube_proxy_lines: 14, lb_entries: { n1: 6 }, programmed_ms: 900 },
+          {
+            services: 50,
+            endpoints: 200,
+            kube_proxy_lines: 700,
+            lb_entries: { n1: 300 },
+            programmed_ms: 2100,
+          },
+          {
+            services: 200,
+            endpoints: 800,
+            kube_proxy_lines: 2800,
+            lb_entries: { n1: 1200 },
+            programmed_ms: 6300,
+          },
+        ],
+        kube_proxy_per_service: 14,
+        kube_proxy_r2: 1,
+        lb_per_service: 6,
+        lb_r2: 1,
+      },
+      evidence: {},
+    },
+    latency: {
+      record: {
+        events: [],
+        map_p50_ms: 420,
+        map_p90_ms: 1300,
+        kube_proxy_p50_ms: 800,
+        kube_proxy_p90_ms: 2100,
+        ghost_seconds: [0.001, 0.002],
+        ghost_p50_s: 0.001,
+        ghost_p90_s: 0.002,
+        ghost_exit_codes: [7],
+        no_backend_response: "reject",
+      },
+      evidence: {},
+    },
+    dns: {
+      record: {
+        cluster_ip: "10.96.0.10",
+        frontend: "10.96.0.10:53",
+        endpointslice_ready: ["10.244.1.3:53"],
+        agent_backends: ["10.244.1.3:53"],
+        kube_proxy_rules: [
+          '-A KUBE-SERVICES -d 10.96.0.10/32 -p udp -m comment --comment "kube-system/kube-dns:dns cluster IP" -m udp --dport 53 -j KUBE-SVC-TCOU7JCQXEZGVUNU',
+          '-A KUBE-SVC-TCOU7JCQXEZGVUNU -m comment --comment "kube-system/kube-dns:dns -> 10.244.1.3:53" -j KUBE-SEP-L5JRWRCR3OTUNAH5',
+          '-A KUBE-SEP-L5JRWRCR3OTUNAH5 -p udp -m comment --comment "kube-system/kube-dns:dns" -m udp -j DNAT --to-destination 10.244.1.3:53',
+        ],
+      },
+      evidence: {},
+    },
+    iptables: {
+      record: {
+        cluster_ip: "10.96.44.2",
+        kube_svc_lines: 9,
+        cluster_ip_lines: 2,
+        cilium_lines: 41,
+        kube_proxy_replacement: "False",
+      },
+      evidence: {},
+    },
+    ct: {
+      record: {
+        client: "10.244.1.5:40404",
+        app_peer: "10.96.44.2:80",
+        socket_peer: "10.96.44.2:80",
+        backend: "10.244.2.9:8080",
+        backend_pod: "web-7d9-b",
+        svc_entries: 1,
+        socket_lb_coverage: null,
+      },
+      evidence: {},
+    },
+    nodeport: {
+      record: {
+        node_ip: "172.18.0.3",
+        node_port: 30780,
+        http_code: 200,
+        iptables_lines: 2,
+        listen_sockets: 0,
+        service_id: null,
+      },
+      evidence: {},
+    },
+    ghost: {
+      record: {
+        cluster_ip: "10.96.44.3",
+        backends: 0,
+        curl_exit: 7,
+        seconds: 0.002,
+        no_backend_response: "reject",
+      },
+      evidence: {},
+    },
+    report: {
+      record: {
+        kube_proxy_replacement: "False",
+        socket_lb_coverage: null,
+        web_backends: 4,
+        holder_backend: "10.244.2.9:8080",
+        holder_program: "cil_from_container",
+        nodeport_iptables_lines: 2,
+        ghost_no_backend_response: "reject",
+      },
+      evidence: {},
+    },
+    datapath: {
+      record: {
+        ...datapath,
+        socket_lb: "Disabled",
+        kube_proxy_chains: ["KUBE-NODEPORTS", "KUBE-SEP-ABC", "KUBE-SERVICES", "KUBE-SVC-XYZ"],
+        web_sep_chains: 4,
+        ghost_reject_rules: 1,
+        ghost_errno: "ECONNREFUSED",
+      },
+      evidence: {},
+    },
+    translation: {
+      record: {
+        rule: "kube-system/kube-dns:dns cluster IP",
+        host_queries: 10,
+        host_answers: 10,
+        host_packets_before: 0,
+        host_packets_after: 10,
+        pod_queries: 5,
+        pod_answers: 5,
+        pod_packets_before: 10,
+        pod_packets_after: 10,
+      },
+      evidence: {},
+    },
+  };
+}

@@ -1,0 +1,190 @@
+import { describe, expect, it } from "vitest";
+import { MODES } from "../helpers/properties/expectation.ts";
+import { judge, judgeAll } from "../helpers/properties/judge.ts";
+import type { RecordSet } from "../helpers/records/types.ts";
+import { kprRecords, kubeProxyRecords } from "./example-records.ts";
+import { PROPERTIES, propertyById } from "./topics.ts";
+
+function withRecord(set: RecordSet, patch: (s: RecordSet) => void): RecordSet {
+  const copy = structuredClone(set);
+  patch(copy);
+  return copy;
+}
+
+describe("declared properties", () => {
+  it("ids are unique and every property declares both modes with a source", () => {
+    expect(new Set(PROPERTIES.map((p) => p.id)).size).toBe(PROPERTIES.length);
+    for (const p of PROPERTIES) {
+      for (const m of MODES) expect(p.expect[m], `${p.id} ${m}`).toBeDefined();
+      expect(p.source.where.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("cover every step of the lab and every section of the notebook", () => {
+    const lab = new Set(PROPERTIES.filter((p) => p.source.doc === "lab").map((p) => p.source.where));
+    expect([...lab].sort()).toEqual([
+      "step 1",
+      "step 2",
+      "step 3",
+      "step 4",
+      "step 5",
+      "step 6",
+      "step 7",
+      "step 8",
+    ]);
+    const nb = new Set(PROPERTIES.filter((p) => p.source.doc === "notebook").map((p) => p.source.where));
+    expect([...nb].sort()).toEqual(["§2", "§3", "§4", "§5", "§6", "§7", "§8"]);
+  });
+});
+
+describe("judges on records that satisfy the documents (written by us)", () => {
+  it.each([
+    ["kpr", kprRecords()],
+    ["kube-proxy", kubeProxyRecords()],
+  ] as const)("%s: every property passes (skips only where the mode's expectation is n/a)", (mode, records) => {
+    const verdicts = judgeAll(PROPERTIES, mode, records, "1.20");
+    expect(verdicts.filter((v) => v.status === "fail").map((v) => v.message)).toEqual([]);
+    for (const v of verdicts.filter((x) => x.status === "skip"))
+      expect(v.message).toMatch(/not applicable|opt-in drop profile only/);
+  });
+
+  it("the other mode's records fail the mode-specific properties", () => {
+    const failed = judgeAll(PROPERTIES, "kpr", kubeProxyRecords(), "1.20").filter((v) => v.status === "fail");
+    expect(failed.map((v) => v.id)).toEqual(
+      expect.arrayContaining([
+        "iptables.kpr-mode",
+        "iptables.kube-svc-lines",
+        "holder.socket-peer",
+        "holder.svc-entries",
+        "nodeport.agent-entry",
+        "ghost.kube-proxy-reject-rule",
+      ]),
+    );
+    expect(failed.map((v) => v.id)).not.toContain("nodeport.no-listener");
+  });
+});
+
+describe("failing records produce expected vs observed with the evidence line", () => {
+  it("KUBE-SVC rules in kpr mode", () => {
+    const records = withRecord(kprRecords(), (s) => {
+      if (!s.iptables) throw new Error("fixture");
+      s.iptables.record.kube_svc_lines = 1;
+      s.iptables.evidence.kube_svc_lines = ["-A KUBE-SERVICES -d 10.96.44.2/32 -p tcp -j KUBE-SVC-ABCDEF"];
+    });
+    const v = judge(propertyById("iptables.kube-svc-lines"), "kpr", records);
+    expect(v.status).toBe("fail");
+    expect(v.message).toContain("expected: 0");
+    expect(v.message).toContain("observed: 1");
+    expect(v.message).toContain("-A KUBE-SERVICES -d 10.96.44.2/32 -p tcp -j KUBE-SVC-ABCDEF");
+  });
+
+  it("a ghost that times out (exit 28) fails in both modes", () => {
+    for (const [mode, base] of [
+      ["kpr", kprRecords()],
+      ["kube-proxy", kubeProxyRecords()],
+    ] as const) {
+      const records = withRecord(base, (s) => {
+        if (!s.ghost) throw new Error("fixture");
+        s.ghost.record.curl_exit = 28;
+        s.ghost.record.seconds = 5.002;
+      });
+      expect(judge(propertyById("ghost.fails-fast"), mode, records).status).toBe("fail");
+      expect(judge(propertyById("ghost.seconds"), mode, records).observed).toBe("5.002");
+    }
+  });
+
+  it("per-minor expectations: the wildcard entry is expected from 1.19 on", () => {
+    const p = propertyById("ghost.wildcard-entry");
+    const none = withRecord(kprRecords(), (s) => {
+      if (s.datapath) s.datapath.record.ghost_wildcard_entry = false;
+    });
+    expect(judge(p, "kpr", none, "1.18").status).toBe("pass");
+    expect(judge(p, "kpr", none, "1.19").status).toBe("fail");
+    expect(judge(p, "kpr", kprRecords(), "1.18").status).toBe("fail");
+  });
+
+  it("report.txt that disagrees with the records names the key", () => {
+    const records = withRecord(kprRecords(), (s) => {
+      if (s.report) s.report.record.holder_backend = "10.244.1.8:8080";
+    });
+    const v = judge(propertyById("report.consistent"), "kpr", records);
+    expect(v.status).toBe("fail");
+    expect(v.message).toContain("holder_backend: report=10.244.1.8:8080 record=10.244.2.9:8080");
+  });
+
+  it("a missing record fails with the record named, not a crash", () => {
+    const records = kprRecords();
+    delete records.ct;
+    const v = judge(propertyById("holder.svc-entries"), "kpr", records);
+    expect(v).toMatchObject({ status: "fail" });
+    expect(v.message).toContain("record ct was not collected");
+  });
+
+  it("host traffic translated by eBPF in kube-proxy mode (counter did not move) fails", () => {
+    const records = withRecord(kubeProxyRecords(), (s) => {
+      if (s.translation) s.translation.record.host_packets_after = 0;
+    });
+    const v = judge(propertyById("translation.host-by-iptables"), "kube-proxy", records);
+    expect(v.status).toBe("fail");
+    expect(v.observed).toContain("eBPF");
+  });
+
+  it("an unexpected drop reason and an agent error line fail the invariants", () => {
+    const records = withRecord(kprRecords(), (s) => {
+      if (s.invariants) {
+        s.invariants.record.unexpected_drops = ["Policy denied"];
+        s.invariants.record.error_lines = [
+          'cdc-kpr-worker: time=… level=ERROR msg="Unable to update ipcache map entry"',
+        ];
+      }
+    });
+    expect(judge(propertyById("invariants.no-unexpected-drops"), "kpr", records).observed).toBe(
+      '["Policy denied"]',
+    );
+    const errors = judge(propertyById("invariants.no-agent-errors"), "kpr", records);
+    expect(errors.status).toBe("fail");
+    expect(errors.message).toContain("Unable to update ipcache map entry");
+  });
+
+  it("the opt-in drop profile: reject-only properties skip with the reason, the timeout is judged instead", () => {
+    const drop = withRecord(kubeProxyRecords(), (s) => {
+      if (s.ghost)
+        Object.assign(s.ghost.record, { no_backend_response: "drop", curl_exit: 28, seconds: 5.003 });
+      if (s.latency)
+        Object.assign(s.latency.record, {
+          no_backend_response: "drop",
+          ghost_p50_s: 5.002,
+          ghost_p90_s: 5.004,
+          ghost_exit_codes: [28],
+        });
+    });
+    for (const id of [
+      "ghost.fails-fast",
+      "ghost.seconds",
+      "ghost.errno",
+      "ghost.no-backend-response",
+      "measure.ghost-fail-fast-p90",
+    ]) {
+      const v = judge(propertyById(id), "kube-proxy", drop);
+      expect(v.status, id).toBe("skip");
+      expect(v.message).toContain("opt-in drop profile");
+    }
+    expect(judge(propertyById("measure.ghost-drop-timeout"), "kube-proxy", drop)).toMatchObject({
+      status: "pass",
+      observed: "5.002",
+    });
+    const fast = withRecord(drop, (s) => {
+      if (s.latency) s.latency.record.ghost_p50_s = 0.002;
+    });
+    expect(judge(propertyById("measure.ghost-drop-timeout"), "kube-proxy", fast).status).toBe("fail");
+  });
+
+  it("ClusterIP inside the tunnel fails", () => {
+    const records = withRecord(kubeProxyRecords(), (s) => {
+      if (s.vxlan) s.vxlan.record.inner_destinations = ["10.96.0.10:53"];
+    });
+    expect(judge(propertyById("vxlan.backend-inside-tunnel"), "kube-proxy", records).observed).toBe(
+      "ClusterIP inside tunnel",
+    );
+  });
+});

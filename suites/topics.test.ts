@@ -1,0 +1,100 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { bundleTopics, readMeta } from "../helpers/bundle.ts";
+import type { CallRecord } from "../helpers/exec/record.ts";
+import { replayContext } from "../helpers/observe/replay-context.ts";
+import { MANIFESTS_DIR } from "../helpers/observe/workloads.ts";
+import { stepPattern } from "../helpers/topic.ts";
+import { SHIPPED_BUNDLES } from "./environment.ts";
+import { TOPICS } from "./topics.ts";
+
+/**
+ * The topics' declarations against what the code really did: the commands and manifests a topic declares
+ * are those its recorded calls in the shipped bundles (recorded on a real cluster) show, and the records
+ * it declares are those its observation returns. A declaration cannot drift from the code unnoticed.
+ */
+const recorded = SHIPPED_BUNDLES.filter((b) => readMeta(b).origin === "recorded");
+
+function callsOf(topic: string): CallRecord[] {
+  return recorded.flatMap((b) => {
+    const file = join(b, "calls", `${topic}.jsonl`);
+    if (!existsSync(file)) return [];
+    return readFileSync(file, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as CallRecord);
+  });
+}
+
+/** `agent/node-1` → agent; `kubectl` → kubectl. */
+const targetKind = (c: CallRecord) => c.target.split("/")[0] as string;
+/** The calls a topic must declare: everything but the kubectl housekeeping (apply, get, scale, delete). */
+const isStep = (c: CallRecord) => targetKind(c) !== "kubectl" || c.argv.includes("logs");
+const command = (c: CallRecord) => c.argv.join(" ");
+
+const signature = (yaml: string) => yaml.split("\n")[0] as string;
+const MANIFEST_SIGNATURES = new Map(
+  readdirSync(MANIFESTS_DIR)
+    .filter((f) => f.endsWith(".yaml") && f !== "namespace.yaml")
+    .map((f) => [signature(readFileSync(join(MANIFESTS_DIR, f), "utf8")), f]),
+);
+
+describe("every topic lives in one place under suites/", () => {
+  it("a folder NN-<topic> per topic, in run order, holding <topic>.topic.ts and <topic>.spec.ts", () => {
+    const dirs = readdirSync(import.meta.dirname)
+      .filter((d) => /^\d\d-/.test(d))
+      .sort();
+    expect(dirs.map((d) => d.slice(3))).toEqual(TOPICS.map((t) => t.name));
+    for (const d of dirs) {
+      const name = d.slice(3);
+      expect(readdirSync(join(import.meta.dirname, d)).sort()).toEqual(
+        expect.arrayContaining([`${name}.spec.ts`, `${name}.topic.ts`]),
+      );
+    }
+  });
+
+  it("property ids start with their topic's prefix and are unique", () => {
+    const ids = TOPICS.flatMap((t) => t.properties.map((p) => p.id));
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const t of TOPICS) for (const p of t.properties) expect(p.topic).toBe(t.name);
+  });
+});
+
+describe.each(
+  TOPICS.map((t) => [t.name, t] as const),
+)("topic %s: declaration vs recorded calls", (name, topic) => {
+  const calls = callsOf(name);
+  const steps = calls.filter(isStep);
+
+  it.skipIf(calls.length === 0)("every declared step ran, and every step that ran is declared", () => {
+    for (const s of topic.steps)
+      expect(
+        steps.some((c) => targetKind(c) === s.on && stepPattern(s.run).test(command(c))),
+        `declared step [${s.on}] ${s.run} never ran in the recorded bundles`,
+      ).toBe(true);
+    for (const c of steps)
+      expect(
+        topic.steps.some((s) => targetKind(c) === s.on && stepPattern(s.run).test(command(c))),
+        `[${c.target}] ${command(c).slice(0, 120)} ran but no step declares it`,
+      ).toBe(true);
+  });
+
+  it.skipIf(calls.length === 0)("the manifests it deploys are those its applies carried", () => {
+    const applied = new Set<string>();
+    for (const c of calls.filter((x) => x.target === "kubectl" && x.argv[0] === "apply"))
+      for (const doc of (c.stdin ?? "").split(/^---$/m)) {
+        const file = MANIFEST_SIGNATURES.get(signature(doc.replace(/^\n/, "")));
+        if (file) applied.add(file);
+      }
+    const declared = topic.deploys.filter((d) => d.endsWith(".yaml"));
+    for (const f of declared) expect(existsSync(join(MANIFESTS_DIR, f)), `manifests/${f}`).toBe(true);
+    expect([...applied].sort()).toEqual([...declared].sort());
+  });
+
+  it.skipIf(calls.length === 0)("its observation returns exactly the records it declares", async () => {
+    const bundle = recorded.find((b) => bundleTopics(b).includes(name)) as string;
+    const ctx = replayContext(bundle, readMeta(bundle), name, { log: () => {}, earlierRecords: () => ({}) });
+    expect(Object.keys(await topic.observe(ctx)).sort()).toEqual([...topic.builds].sort());
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * Every topic, in the order a run observes them (the lab's steps, then the notebook's sections, then the
+ * measurements, the invariants and the upgrade leg). Each topic lives in one folder under suites/: its
+ * `*.topic.ts` declares what it deploys, the commands it runs, the records it builds and its properties;
+ * its `*.spec.ts` runs it. The CLI (`expectations`, `check`, `compare`, `summary`) and the README's table
+ * read the same declarations from here, without vitest.
+ */
+import type { Property, Topic } from "../helpers/properties/types.ts";
+import type { TopicDeclaration } from "../helpers/topic.ts";
+import { topic as iptables } from "./01-iptables/iptables.topic.ts";
+import { topic as serviceMap } from "./02-service-map/service-map.topic.ts";
+import { topic as scale } from "./03-scale/scale.topic.ts";
+import { topic as holder } from "./04-holder/holder.topic.ts";
+import { topic as program } from "./05-program/program.topic.ts";
+import { topic as nodePort } from "./06-nodeport/nodeport.topic.ts";
+import { topic as ghost } from "./07-ghost/ghost.topic.ts";
+import { topic as report } from "./08-report/report.topic.ts";
+import { topic as kubeDns } from "./09-kube-dns/kube-dns.topic.ts";
+import { topic as hostRouting } from "./10-host-routing/host-routing.topic.ts";
+import { topic as translation } from "./11-translation/translation.topic.ts";
+import { topic as vxlan } from "./12-vxlan/vxlan.topic.ts";
+import { topic as measureScale } from "./13-measure-scale/measure-scale.topic.ts";
+import { topic as measureLatency } from "./14-measure-latency/measure-latency.topic.ts";
+import { topic as invariants } from "./15-invariants/invariants.topic.ts";
+import { topic as upgrade } from "./16-upgrade/upgrade.topic.ts";
+
+export const TOPICS: TopicDeclaration[] = [
+  iptables,
+  serviceMap,
+  scale,
+  holder,
+  program,
+  nodePort,
+  ghost,
+  report,
+  kubeDns,
+  hostRouting,
+  translation,
+  vxlan,
+  measureScale,
+  measureLatency,
+  invariants,
+  upgrade,
+];
+
+/** Every declared property, topic by topic. */
+export const PROPERTIES: Property[] = TOPICS.flatMap((t) => t.properties);
+
+export function topicByName(name: Topic): TopicDeclaration {
+  const t = TOPICS.find((x) => x.name === name);
+  if (!t) throw new Error(`no topic ${name}`);
+  return t;
+}
+
+export function propertyById(id: string): Property {
+  const p = PROPERTIES.find((x) => x.id === id);
+  if (!p) throw new Error(`no property ${id}`);
+  return p;
+}
