@@ -10,6 +10,7 @@ import { FORMAT_NAMES, FORMATS } from "../helpers/parse/index.ts";
 import { stripTranscript } from "../helpers/parse/transcript.ts";
 import { MODES } from "../helpers/properties/expectation.ts";
 import { expectationMarkdown, expectationRows } from "../helpers/properties/table.ts";
+import { buildReport, renderReport } from "../helpers/report/html.ts";
 import { PROPERTIES, TOPICS } from "../suites/topics.ts";
 import { oneOf, parseArgs } from "./args.ts";
 import { COMMANDS, registerCommand, usage } from "./registry.ts";
@@ -112,6 +113,40 @@ registerCommand({
       writeFileSync(flags.svg, summarySvg(measured));
       io.err(`wrote ${flags.svg}\n`);
     }
+    return 0;
+  },
+});
+
+registerCommand({
+  name: "report",
+  summary:
+    "report BUNDLE… [-o FILE] [--compare A B]  one self-contained HTML page: the runs, every property side by side per mode with its evidence, the measurement charts, and (with --compare) what changed from A to B",
+  run: async (argv, io) => {
+    // --compare takes two bundles
+    const rest = [...argv];
+    let compare: [string, string] | undefined;
+    const at = rest.indexOf("--compare");
+    if (at >= 0) {
+      const [a, b] = rest.slice(at + 1, at + 3);
+      if (!a || !b || a.startsWith("-") || b.startsWith("-"))
+        throw new UserError(
+          "report: --compare needs two bundles, e.g. --compare results/r1/kpr results/r2/kpr",
+        );
+      compare = [a, b];
+      rest.splice(at, 3);
+    }
+    const { positional, flags } = parseArgs(rest);
+    const dirs = positional.length > 0 ? positional : compare ? [...compare] : [];
+    if (dirs.length === 0)
+      throw new UserError(
+        "report: which bundle(s)? e.g. report suites/bundles/kpr suites/bundles/kube-proxy -o report.html",
+      );
+    for (const d of [...dirs, ...(compare ?? [])]) readMeta(d);
+    const out =
+      typeof flags.o === "string" ? flags.o : typeof flags.output === "string" ? flags.output : "report.html";
+    const html = renderReport(await buildReport(dirs, TOPICS, compare ? { compare } : {}));
+    writeFileSync(out, html);
+    io.err(`wrote ${out} (${Math.round(html.length / 1024)} KiB)\n`);
     return 0;
   },
 });

@@ -1,7 +1,8 @@
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { kprRecords, kubeProxyRecords } from "../../suites/example-records.ts";
-import type { BundleMeta } from "../bundle.ts";
-import { type MeasuredBundle, summaryMarkdown, summarySvg } from "./summary.ts";
+import { type BundleMeta, readMeta, readRecords } from "../bundle.ts";
+import { type MeasuredBundle, measurementCharts, summaryMarkdown, summarySvg } from "./summary.ts";
 
 const meta = (mode: "kpr" | "kube-proxy"): BundleMeta => ({
   format: 1,
@@ -41,12 +42,46 @@ describe("summary", () => {
     expect(md).toContain("| create cluster | 61.2 s | 61.2 s |");
   });
 
-  it("SVG: one polyline per series, scaled to the largest value", () => {
+  it("charts of the recorded bundles: scaling with a legend swatch per series, a dot/box plot per latency", () => {
+    const charts = measurementCharts(
+      ["kpr", "kube-proxy"].map((m) => {
+        const dir = join(import.meta.dirname, "..", "..", "suites", "bundles", m);
+        const r = readRecords(dir);
+        return { label: m, meta: readMeta(dir), scaling: r.scaling?.record, latency: r.latency?.record };
+      }),
+    );
+    expect(charts.map((c) => c.id)).toEqual([
+      "scaling",
+      "map-latency",
+      "kube-proxy-latency",
+      "ghost-latency",
+    ]);
+    const scaling = charts[0]?.svg ?? "";
+    expect(scaling.match(/<polyline/g)).toHaveLength(4);
+    // each legend item repeats its series' colour, dash and marker
+    expect(scaling.match(/class="legend-item"/g)).toHaveLength(4);
+    expect(scaling).toMatch(
+      /<g class="legend-item"><line [^>]*stroke-dasharray="6,4"\/><rect [^>]*\/?>.*kpr: BPF LB entries/,
+    );
+    // the y axis is ticked to a round value above the largest count (2800 rules at 200 Services)
+    expect(scaling).toContain('text-anchor="end">3000</text>');
+    expect(scaling).toContain("ClusterIP Services (4 endpoints each)");
+    // the second bundle is drawn 5 px to the right, so equal LB-entry lines do not hide each other
+    const xsOf = (name: string) =>
+      /points="([^"]+)"/.exec(scaling.slice(scaling.indexOf(`data-series="${name}"`)))?.[1]?.split(" ")[0];
+    expect(
+      Number(xsOf("kube-proxy: BPF LB entries (first node)")?.split(",")[0]) -
+        Number(xsOf("kpr: BPF LB entries (first node)")?.split(",")[0]),
+    ).toBe(5);
+    const map = charts[1]?.svg ?? "";
+    expect(map.match(/class="box"/g)).toHaveLength(2);
+    expect(map.match(/class="p50"/g)).toHaveLength(2);
+    expect(map.match(/class="p90"/g)).toHaveLength(2);
+  });
+
+  it("summary --svg stacks the charts into one SVG", () => {
     const svg = summarySvg(measured());
     expect(svg.startsWith("<svg")).toBe(true);
-    expect(svg.match(/<polyline/g)).toHaveLength(4);
-    // kube-proxy lines reach the top of the plot (2800 is the largest value), kpr's stay on the axis
-    expect(svg).toContain('points="49.5,251.0 125.0,201.0 356.0,48.0"><title>kube-proxy kube-proxy lines');
-    expect(svg).toContain('points="49.5,252.0 125.0,252.0 356.0,252.0"><title>kpr kube-proxy lines');
+    expect(svg.match(/<svg /g)).toHaveLength(1 + measurementCharts(measured()).length);
   });
 });

@@ -1,5 +1,6 @@
 import type { BundleMeta } from "../bundle.ts";
 import type { MeasureLatencyRecord, MeasureScaleRecord } from "../records/types.ts";
+import { dotBoxChart, type LineSeries, lineChart, SERIES_COLORS } from "./charts.ts";
 
 export interface MeasuredBundle {
   label: string;
@@ -58,85 +59,93 @@ export function summaryMarkdown(bundles: MeasuredBundle[]): string {
   return `${out.join("\n")}\n`;
 }
 
-const COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd"];
-const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;");
-
-/**
- * An SVG with two panels: kube-proxy lines and BPF LB entries against the number of Services (one line per
- * bundle and series), and the map-convergence latencies of each bundle as dots on a shared axis.
- */
-export function summarySvg(bundles: MeasuredBundle[]): string {
-  const W = 760;
-  const H = 300;
-  const pad = 48;
-  const pw = (W - 3 * pad) / 2;
-  const ph = H - 2 * pad;
-  const parts: string[] = [];
-  const series: { name: string; color: string; dash: boolean; pts: [number, number][] }[] = [];
-  bundles.forEach((b, i) => {
-    if (!b.scaling) return;
-    const c = COLORS[i % COLORS.length] as string;
-    series.push({
-      name: `${b.label} kube-proxy lines`,
-      color: c,
-      dash: false,
-      pts: b.scaling.points.map((p) => [p.services, p.kube_proxy_lines]),
+/** The measurement charts of some bundles, each a standalone SVG (the HTML report shows them one by one). */
+export function measurementCharts(bundles: MeasuredBundle[]): { id: string; svg: string }[] {
+  const color = (b: MeasuredBundle) => SERIES_COLORS[bundles.indexOf(b) % SERIES_COLORS.length] as string;
+  const charts: { id: string; svg: string }[] = [];
+  const scaled = bundles.filter((b) => b.scaling);
+  if (scaled.length > 0) {
+    const series: LineSeries[] = scaled.flatMap((b, i) => {
+      const s = b.scaling as MeasureScaleRecord;
+      // bundles whose lines coincide (kpr's and kube-proxy's LB entries) are drawn 5 px apart
+      const offset = i * 5;
+      return [
+        {
+          name: `${b.label}: kube-proxy rules`,
+          color: color(b),
+          marker: "circle" as const,
+          offset,
+          points: s.points.map((p): [number, number] => [p.services, p.kube_proxy_lines]),
+        },
+        {
+          name: `${b.label}: BPF LB entries (first node)`,
+          color: color(b),
+          dash: "6,4",
+          marker: "square" as const,
+          offset,
+          points: s.points.map((p): [number, number] => [p.services, Object.values(p.lb_entries)[0] ?? 0]),
+        },
+      ];
     });
-    series.push({
-      name: `${b.label} LB entries`,
-      color: c,
-      dash: true,
-      pts: b.scaling.points.map((p) => [p.services, Object.values(p.lb_entries)[0] ?? 0]),
+    charts.push({
+      id: "scaling",
+      svg: lineChart({
+        title: "Rules and map entries as Services grow",
+        xLabel: `ClusterIP Services (${scaled[0]?.scaling?.endpoints_per_service ?? "?"} endpoints each)`,
+        yLabel: "iptables rules / BPF LB entries",
+        series,
+      }),
     });
-  });
-  const maxX = Math.max(1, ...series.flatMap((s) => s.pts.map((p) => p[0])));
-  const maxY = Math.max(1, ...series.flatMap((s) => s.pts.map((p) => p[1])));
-  const x0 = pad;
-  const y0 = pad + ph;
-  const sx = (x: number) => x0 + (x / maxX) * pw;
-  const sy = (y: number) => y0 - (y / maxY) * ph;
-  parts.push(`<text x="${x0}" y="${pad - 16}" font-size="13">Rules and map entries vs Services</text>`);
-  parts.push(
-    `<line x1="${x0}" y1="${y0}" x2="${x0 + pw}" y2="${y0}" stroke="#333"/><line x1="${x0}" y1="${y0}" x2="${x0}" y2="${pad}" stroke="#333"/>`,
-  );
-  parts.push(
-    `<text x="${x0 + pw}" y="${y0 + 28}" font-size="11" text-anchor="end">Services (${maxX} max)</text><text x="${x0 - 6}" y="${pad + 4}" font-size="11" text-anchor="end">${maxY}</text><text x="${x0 - 6}" y="${y0}" font-size="11" text-anchor="end">0</text>`,
-  );
-  series.forEach((s, i) => {
-    const pts = s.pts.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" ");
-    parts.push(
-      `<polyline fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ' stroke-dasharray="5,4"' : ""} points="${pts}"><title>${esc(s.name)}</title></polyline>`,
-    );
-    parts.push(
-      `<text x="${x0 + 8}" y="${pad + 14 + i * 14}" font-size="11" fill="${s.color}">${esc(s.name)}</text>`,
-    );
-  });
+  }
   const lat = bundles.filter((b) => b.latency);
-  const all = lat.flatMap((b) =>
-    (b.latency as MeasureLatencyRecord).events.flatMap((e) =>
-      Object.values(e.map_ms).filter((v): v is number => v !== null),
-    ),
-  );
-  const maxL = Math.max(1, ...all);
-  const lx0 = 2 * pad + pw;
-  parts.push(`<text x="${lx0}" y="${pad - 16}" font-size="13">EndpointSlice → every agent's map (ms)</text>`);
-  parts.push(
-    `<line x1="${lx0}" y1="${y0}" x2="${lx0 + pw}" y2="${y0}" stroke="#333"/><text x="${lx0 + pw}" y="${y0 + 28}" font-size="11" text-anchor="end">${maxL} ms</text><text x="${lx0}" y="${y0 + 28}" font-size="11">0</text>`,
-  );
-  lat.forEach((b, i) => {
-    const c = COLORS[bundles.indexOf(b) % COLORS.length] as string;
-    const row = pad + 20 + i * 30;
-    parts.push(
-      `<text x="${lx0}" y="${row - 8}" font-size="11" fill="${c}">${esc(b.label)} (p90 ${num(b.latency?.map_p90_ms, " ms")})</text>`,
-    );
-    for (const e of (b.latency as MeasureLatencyRecord).events) {
-      for (const v of Object.values(e.map_ms)) {
-        if (v === null) continue;
-        parts.push(
-          `<circle cx="${(lx0 + (v / maxL) * pw).toFixed(1)}" cy="${row}" r="3" fill="${c}" fill-opacity="0.6"/>`,
-        );
-      }
-    }
-  });
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n${parts.join("\n")}\n</svg>\n`;
+  if (lat.length > 0) {
+    const rows = (pick: (l: MeasureLatencyRecord) => number[]) =>
+      lat.map((b) => ({ name: b.label, color: color(b), values: pick(b.latency as MeasureLatencyRecord) }));
+    charts.push({
+      id: "map-latency",
+      svg: dotBoxChart({
+        title: "EndpointSlice change → every agent's BPF map",
+        xLabel: "milliseconds (one dot per event and node)",
+        rows: rows((l) =>
+          l.events.flatMap((e) => Object.values(e.map_ms).filter((v): v is number => v !== null)),
+        ),
+      }),
+    });
+    const kp = rows((l) => l.events.map((e) => e.kube_proxy_ms).filter((v): v is number => v !== null));
+    if (kp.some((r) => r.values.length > 0))
+      charts.push({
+        id: "kube-proxy-latency",
+        svg: dotBoxChart({
+          title: "EndpointSlice change → kube-proxy's DNAT rule",
+          xLabel: "milliseconds (one dot per event)",
+          rows: kp,
+        }),
+      });
+    charts.push({
+      id: "ghost-latency",
+      svg: dotBoxChart({
+        title: "Service without backends: connect() fails after",
+        xLabel: "seconds (one dot per probe)",
+        rows: rows((l) => l.ghost_seconds),
+      }),
+    });
+  }
+  return charts;
+}
+
+/** The same charts stacked into one SVG file (`summary --svg`). */
+export function summarySvg(bundles: MeasuredBundle[]): string {
+  const charts = measurementCharts(bundles);
+  let y = 0;
+  let w = 0;
+  const parts: string[] = [];
+  for (const c of charts) {
+    const m = /width="(\d+)" height="(\d+)"/.exec(c.svg);
+    const cw = Number(m?.[1] ?? 560);
+    const ch = Number(m?.[2] ?? 300);
+    parts.push(c.svg.replace("<svg ", `<svg x="0" y="${y}" `));
+    y += ch + 12;
+    w = Math.max(w, cw);
+  }
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${Math.max(0, y - 12)}" viewBox="0 0 ${w} ${Math.max(0, y - 12)}">\n${parts.join("")}</svg>\n`;
 }

@@ -1,0 +1,185 @@
+/**
+ * Charts that read on their own: axes with ticks and units, a legend whose swatch shows each series' colour,
+ * dash and marker, series that coincide drawn side by side (a small horizontal offset per bundle) so none
+ * hides another, and latency distributions as dot/box plots with p50 and p90 marked. Pure: data in, SVG out.
+ */
+import { percentile } from "./stats.ts";
+
+export const SERIES_COLORS = ["#c0392b", "#1f6fb4", "#2e8b57", "#8e44ad"];
+const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const f1 = (n: number) => n.toFixed(1);
+
+/** Round tick values covering [0, max]: 1, 2 or 5 × 10^k apart, about `count` of them. */
+export function niceTicks(max: number, count = 5): number[] {
+  if (!(max > 0)) return [0, 1];
+  const raw = max / count;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = ([1, 2, 5, 10].find((m) => m * mag >= raw) ?? 10) * mag;
+  const ticks: number[] = [];
+  for (let v = 0; v <= max + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
+  if ((ticks.at(-1) as number) < max) ticks.push(Number(((ticks.at(-1) as number) + step).toPrecision(12)));
+  return ticks;
+}
+
+const fmt = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(v < 1 ? 2 : 1));
+
+export interface LineSeries {
+  name: string;
+  color: string;
+  dash?: string;
+  marker: "circle" | "square";
+  points: [number, number][];
+  /** Pixels to the right where this series would coincide with another (0 for the first bundle). */
+  offset?: number;
+}
+
+function marker(kind: LineSeries["marker"], x: number, y: number, color: string, title: string): string {
+  const t = `<title>${esc(title)}</title>`;
+  return kind === "circle"
+    ? `<circle cx="${f1(x)}" cy="${f1(y)}" r="3.5" fill="white" stroke="${color}" stroke-width="2">${t}</circle>`
+    : `<rect x="${f1(x - 3.5)}" y="${f1(y - 3.5)}" width="7" height="7" fill="${color}">${t}</rect>`;
+}
+
+/** A line chart with both axes ticked and labelled, and a legend below it. */
+export function lineChart(opts: {
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  series: LineSeries[];
+  width?: number;
+}): string {
+  const W = opts.width ?? 560;
+  const left = 64;
+  const right = 20;
+  const top = 34;
+  const plotH = 220;
+  const legendRow = 18;
+  const H = top + plotH + 48 + opts.series.length * legendRow + 8;
+  const pw = W - left - right;
+  const xs = opts.series.flatMap((s) => s.points.map((p) => p[0]));
+  const ys = opts.series.flatMap((s) => s.points.map((p) => p[1]));
+  const xt = niceTicks(Math.max(1, ...xs));
+  const yt = niceTicks(Math.max(1, ...ys));
+  const maxX = xt.at(-1) as number;
+  const maxY = yt.at(-1) as number;
+  const y0 = top + plotH;
+  const sx = (x: number) => left + (x / maxX) * pw;
+  const sy = (y: number) => y0 - (y / maxY) * plotH;
+  const p: string[] = [];
+  p.push(`<text x="${left}" y="18" font-size="14" font-weight="600">${esc(opts.title)}</text>`);
+  for (const v of yt) {
+    p.push(
+      `<line x1="${left}" x2="${left + pw}" y1="${f1(sy(v))}" y2="${f1(sy(v))}" stroke="#e3e3e3"/>`,
+      `<text x="${left - 6}" y="${f1(sy(v) + 4)}" font-size="11" text-anchor="end">${fmt(v)}</text>`,
+    );
+  }
+  for (const v of xt) {
+    p.push(
+      `<line x1="${f1(sx(v))}" x2="${f1(sx(v))}" y1="${y0}" y2="${y0 + 5}" stroke="#333"/>`,
+      `<text x="${f1(sx(v))}" y="${y0 + 18}" font-size="11" text-anchor="middle">${fmt(v)}</text>`,
+    );
+  }
+  p.push(
+    `<line x1="${left}" x2="${left + pw}" y1="${y0}" y2="${y0}" stroke="#333"/>`,
+    `<line x1="${left}" x2="${left}" y1="${top}" y2="${y0}" stroke="#333"/>`,
+    `<text x="${left + pw / 2}" y="${y0 + 36}" font-size="12" text-anchor="middle">${esc(opts.xLabel)}</text>`,
+    `<text transform="translate(16 ${top + plotH / 2}) rotate(-90)" font-size="12" text-anchor="middle">${esc(opts.yLabel)}</text>`,
+  );
+  for (const s of opts.series) {
+    const dx = s.offset ?? 0;
+    const pts = s.points.map(([x, y]) => `${f1(sx(x) + dx)},${f1(sy(y))}`).join(" ");
+    p.push(
+      `<polyline class="series" data-series="${esc(s.name)}" fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ""} points="${pts}"/>`,
+    );
+    for (const [x, y] of s.points)
+      p.push(marker(s.marker, sx(x) + dx, sy(y), s.color, `${s.name}: ${x} → ${y}`));
+  }
+  // a series with the same values as an earlier one says so in the legend (it is drawn beside it, offset)
+  const legendName = (s: LineSeries, i: number) => {
+    const twin = opts.series.slice(0, i).find((o) => JSON.stringify(o.points) === JSON.stringify(s.points));
+    return twin ? `${s.name} (same values as ${twin.name})` : s.name;
+  };
+  opts.series.forEach((s, i) => {
+    const ly = y0 + 56 + i * legendRow;
+    p.push(
+      `<g class="legend-item"><line x1="${left}" x2="${left + 34}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ""}/>${marker(s.marker, left + 17, ly, s.color, s.name)}<text x="${left + 42}" y="${ly + 4}" font-size="12">${esc(legendName(s, i))}</text></g>`,
+    );
+  });
+  return svg(W, H, p);
+}
+
+export interface Distribution {
+  name: string;
+  color: string;
+  values: number[];
+}
+
+/** One row per distribution: the values as dots, a box from p25 to p75, p50 and p90 marked and labelled. */
+export function dotBoxChart(opts: {
+  title: string;
+  xLabel: string;
+  rows: Distribution[];
+  width?: number;
+}): string {
+  const W = opts.width ?? 560;
+  const left = 130;
+  const right = 20;
+  const top = 34;
+  const rowH = 68;
+  const rows = opts.rows.filter((r) => r.values.length > 0);
+  const plotH = Math.max(1, rows.length) * rowH;
+  const H = top + plotH + 64;
+  const pw = W - left - right;
+  const xt = niceTicks(Math.max(1e-9, ...rows.flatMap((r) => r.values)));
+  const maxX = xt.at(-1) as number;
+  const sx = (v: number) => left + (v / maxX) * pw;
+  const y0 = top + plotH;
+  const p: string[] = [`<text x="8" y="18" font-size="14" font-weight="600">${esc(opts.title)}</text>`];
+  for (const v of xt)
+    p.push(
+      `<line x1="${f1(sx(v))}" x2="${f1(sx(v))}" y1="${top}" y2="${y0 + 5}" stroke="#e3e3e3"/>`,
+      `<text x="${f1(sx(v))}" y="${y0 + 18}" font-size="11" text-anchor="middle">${fmt(v)}</text>`,
+    );
+  p.push(
+    `<line x1="${left}" x2="${left + pw}" y1="${y0}" y2="${y0}" stroke="#333"/>`,
+    `<text x="${left + pw / 2}" y="${y0 + 36}" font-size="12" text-anchor="middle">${esc(opts.xLabel)}</text>`,
+  );
+  // what the marks mean, drawn as they appear in the rows
+  const ky = y0 + 54;
+  p.push(
+    `<g class="key" font-size="11"><circle cx="${left}" cy="${ky - 4}" r="2.5" fill="#555"/><text x="${left + 6}" y="${ky}">one value</text><rect x="${left + 70}" y="${ky - 10}" width="18" height="12" fill="#555" fill-opacity="0.15" stroke="#555"/><text x="${left + 92}" y="${ky}">p25–p75</text><line x1="${left + 150}" x2="${left + 150}" y1="${ky - 11}" y2="${ky + 2}" stroke="#111" stroke-width="3"/><text x="${left + 156}" y="${ky}">p50</text><line x1="${left + 190}" x2="${left + 190}" y1="${ky - 11}" y2="${ky + 2}" stroke="#111" stroke-width="1.5" stroke-dasharray="3,2"/><text x="${left + 196}" y="${ky}">p90 (nearest rank)</text></g>`,
+  );
+  if (rows.length === 0)
+    p.push(`<text x="${left}" y="${top + 20}" font-size="12" fill="#666">no values recorded</text>`);
+  rows.forEach((r, i) => {
+    const cy = top + i * rowH + rowH / 2;
+    const q = (x: number) => percentile(r.values, x) as number;
+    const [p25, p50, p75, p90] = [q(25), q(50), q(75), q(90)];
+    // the row's name on up to two lines ("kpr · Cilium 1.19.7" → "kpr", "Cilium 1.19.7")
+    const [first, ...more] = r.name.split(" · ");
+    p.push(
+      `<text x="${left - 8}" y="${f1(more.length > 0 ? cy - 2 : cy + 4)}" font-size="12" text-anchor="end">${esc(first as string)}${more.length > 0 ? `<tspan x="${left - 8}" dy="14">${esc(more.join(" · "))}</tspan>` : ""}</text>`,
+    );
+    p.push(
+      `<rect class="box" x="${f1(sx(p25))}" y="${f1(cy - 10)}" width="${f1(Math.max(1, sx(p75) - sx(p25)))}" height="20" fill="${r.color}" fill-opacity="0.15" stroke="${r.color}"><title>p25–p75: ${fmt(p25)}–${fmt(p75)}</title></rect>`,
+    );
+    // the dots, spread vertically by their order so equal values stay visible
+    r.values.forEach((v, j) => {
+      const jitter = ((j % 5) - 2) * 3;
+      p.push(
+        `<circle cx="${f1(sx(v))}" cy="${f1(cy + jitter)}" r="2.5" fill="${r.color}" fill-opacity="0.7"><title>${fmt(v)}</title></circle>`,
+      );
+    });
+    p.push(
+      `<line class="p50" x1="${f1(sx(p50))}" x2="${f1(sx(p50))}" y1="${f1(cy - 14)}" y2="${f1(cy + 14)}" stroke="#111" stroke-width="3"><title>p50 ${fmt(p50)}</title></line>`,
+      `<text x="${f1(sx(p50))}" y="${f1(cy - 17)}" font-size="10" text-anchor="middle">p50 ${fmt(p50)}</text>`,
+      `<line class="p90" x1="${f1(sx(p90))}" x2="${f1(sx(p90))}" y1="${f1(cy - 14)}" y2="${f1(cy + 14)}" stroke="#111" stroke-width="1.5" stroke-dasharray="3,2"><title>p90 ${fmt(p90)}</title></line>`,
+      `<text x="${f1(sx(p90))}" y="${f1(cy + 24)}" font-size="10" text-anchor="middle">p90 ${fmt(p90)}</text>`,
+    );
+  });
+  return svg(W, H, p);
+}
+
+function svg(w: number, h: number, parts: string[]): string {
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="system-ui, sans-serif" role="img">\n<rect width="100%" height="100%" fill="white"/>\n${parts.join("\n")}\n</svg>\n`;
+}

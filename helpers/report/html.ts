@@ -1,0 +1,205 @@
+import { basename, relative } from "node:path";
+import { type BundleMeta, readMeta } from "../bundle.ts";
+import { type CheckResult, checkBundle } from "../check.ts";
+import { type Comparison, compareBundles } from "../compare.ts";
+import { type MeasuredBundle, measurementCharts } from "../measure/summary.ts";
+import { describeModeExpectation, MODE_TITLES } from "../properties/expectation.ts";
+import { sourceText, type Verdict } from "../properties/judge.ts";
+import type { Property } from "../properties/types.ts";
+import type { TopicDeclaration } from "../topic.ts";
+import { CSS, SCRIPT } from "./assets.ts";
+import { BundleCalls, type Provenance, provenance } from "./provenance.ts";
+
+/** One bundle as a column of the report. */
+export interface ReportColumn {
+  label: string;
+  dir: string;
+  meta: BundleMeta;
+  check: CheckResult;
+  provenance: Map<string, Provenance>;
+}
+
+export interface ReportInput {
+  columns: ReportColumn[];
+  properties: Property[];
+  comparison?: Comparison;
+  generatedAt: string;
+}
+
+/** Re-judges each bundle (as `check` does) and finds the raw outputs behind every verdict's evidence. */
+export async function buildReport(
+  dirs: string[],
+  topics: TopicDeclaration[],
+  opts: { compare?: [string, string]; now?: () => Date } = {},
+): Promise<ReportInput> {
+  const columns: ReportColumn[] = [];
+  for (const dir of dirs) {
+    const meta = readMeta(dir);
+    const check = await checkBundle(dir, topics);
+    const calls = new BundleCalls(dir);
+    const prov = new Map(check.verdicts.map((v) => [v.id, provenance(calls, v.topic, v.evidence)]));
+    columns.push({ label: `${meta.mode} · Cilium ${meta.cilium}`, dir, meta, check, provenance: prov });
+  }
+  // two bundles of the same mode and version are told apart by their folder
+  for (const c of columns)
+    if (columns.filter((o) => o.label === c.label).length > 1) c.label += ` (${basename(c.dir)})`;
+  return {
+    columns,
+    properties: topics.flatMap((t) => t.properties),
+    ...(opts.compare ? { comparison: await compareBundles(opts.compare[0], opts.compare[1], topics) } : {}),
+    generatedAt: (opts.now ?? (() => new Date()))().toISOString(),
+  };
+}
+
+const esc = (s: string) =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const slug = (s: string) => s.replace(/[^A-Za-z0-9_-]+/g, "-");
+const MARK = { pass: "✔ pass", fail: "✘ fail", skip: "– skip" } as const;
+
+function runCard(c: ReportColumn): string {
+  const m = c.meta;
+  const rows: [string, string][] = [
+    ["mode", MODE_TITLES[m.mode]],
+    ["provider", m.provider],
+    ["Cilium", m.cilium],
+    ["Kubernetes", m.kubernetes ?? "unknown"],
+    ["kernel", m.kernel ?? "unknown"],
+    ["attach mode", m.attachMode ?? "unknown"],
+    ["run", `${m.runId} (${m.createdAt})`],
+    ["bundle", relative(process.cwd(), c.dir).startsWith("..") ? c.dir : relative(process.cwd(), c.dir)],
+  ];
+  const lab = m.lab
+    ? `<p class="muted">${esc(m.lab.note)}; Cilium from ${esc(m.lab.ciliumSource)}; patch: ${esc(m.lab.patch)}</p>`
+    : "";
+  const phases = Object.entries(m.phases);
+  return `<section class="run" aria-label="${esc(c.label)}">
+<h3>${esc(c.label)} <span class="origin-${esc(m.origin)}">${esc(m.origin)}</span></h3>
+<dl>${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join("")}</dl>
+${lab}
+${phases.length > 0 ? `<details class="phase-timings"><summary>phase timings: ${phases.reduce((t, [, v]) => t + v, 0).toFixed(0)} s in all</summary><table class="phases">${phases.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${v.toFixed(1)} s</td></tr>`).join("")}</table></details>` : ""}
+</section>`;
+}
+
+function verdictOf(c: ReportColumn, id: string): Verdict | undefined {
+  return c.check.verdicts.find((v) => v.id === id);
+}
+
+function evidenceBlock(c: ReportColumn, v: Verdict): string {
+  const prov = c.provenance.get(v.id);
+  const lines = v.evidence.length > 0 ? v.evidence.map(esc).join("\n") : "(no evidence lines)";
+  const raws = (prov?.sources ?? [])
+    .map(
+      (
+        s,
+      ) => `<details class="raw"><summary><code>${esc(s.file)}</code> <span class="meta">— <code>${esc(s.command.slice(0, 160))}</code> on ${esc(s.target)}, exit ${s.exitCode ?? "none"}</span></summary>
+<pre>${s.lines.map((l) => `${String(l.n).padStart(5)}  ${l.matched ? `<mark>${esc(l.text)}</mark>` : esc(l.text)}`).join("\n")}</pre></details>`,
+    )
+    .join("\n");
+  const derived =
+    prov && prov.derived.length > 0 && prov.sources.length > 0
+      ? `<p class="muted">Not verbatim in a raw output (the record's summary): ${prov.derived.map((d) => `<code>${esc(d)}</code>`).join(", ")}</p>`
+      : "";
+  return `<div class="ev-mode"><h4>${esc(c.label)}: <span class="verdict ${v.status}">${MARK[v.status]}</span></h4>
+<p class="message">${esc(v.message)}</p>
+<pre class="ev-lines" aria-label="evidence lines">${lines}</pre>
+${raws || '<p class="muted">No raw output holds these lines verbatim.</p>'}
+${derived}</div>`;
+}
+
+function propertyRows(input: ReportInput): string {
+  const cols = input.columns;
+  const rank = (p: Property) => {
+    const st = cols.map((c) => verdictOf(c, p.id)?.status);
+    return st.includes("fail") ? 0 : st.includes("skip") ? 1 : 2;
+  };
+  const ordered = input.properties
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => rank(a.p) - rank(b.p) || a.i - b.i);
+  return ordered
+    .map(({ p }) => {
+      const vs = cols.map((c) => verdictOf(c, p.id));
+      const id = `ev-${slug(p.id)}`;
+      const flags = `${vs.some((v) => v?.status === "fail") ? " data-fail" : ""}${vs.some((v) => v?.status === "skip") ? " data-skip" : ""}`;
+      const cells = cols
+        .map((c, i) => {
+          const v = vs[i];
+          if (!v) return '<td colspan="3" class="muted">(not declared in this bundle)</td>';
+          // a topic the bundle did not record has no resolved expectation: show the declared one
+          const expected = v.expected || describeModeExpectation(p.expect[c.meta.mode]);
+          return `<td data-label="${esc(c.label)} expected" class="val">${esc(expected)}</td><td data-label="observed" class="val">${esc(v.observed)}</td><td data-label="verdict" class="verdict ${v.status}" data-mode="${esc(c.meta.mode)}">${MARK[v.status]}</td>`;
+        })
+        .join("");
+      return `<tbody class="prop" data-id="${esc(p.id)}"${flags}>
+<tr class="row"><td><button type="button" class="expander" aria-expanded="false" aria-controls="${id}">${esc(p.id)}</button></td><td data-label="claim">${esc(p.claim)}</td><td data-label="source">${esc(sourceText(p))}${p.why ? `<br><span class="muted">${esc(p.why)}</span>` : ""}</td>${cells}</tr>
+<tr class="evidence" id="${id}" hidden><td colspan="${3 + 3 * cols.length}">${cols
+        .map((c, i) => {
+          const v = vs[i];
+          return v ? evidenceBlock(c, v) : "";
+        })
+        .join("")}</td></tr>
+</tbody>`;
+    })
+    .join("\n");
+}
+
+function comparisonSection(c: Comparison): string {
+  const head = (r: CheckResult) => `${r.mode}, Cilium ${r.cilium}`;
+  const changed = c.verdicts.filter((v) => v.kind !== "same");
+  return `<section id="compare"><h2>What changed: ${esc(head(c.a))} → ${esc(head(c.b))}</h2>
+<p class="muted">A: <code>${esc(c.a.bundle)}</code> · B: <code>${esc(c.b.bundle)}</code>. ${c.regressed ? '<strong class="changed">Regression: a verdict changed or a property disappeared.</strong>' : "No verdict changed."}</p>
+<table class="compare"><thead><tr><th>property</th><th>A</th><th>B</th><th>change</th></tr></thead><tbody>
+${changed.map((v) => `<tr><td><code>${esc(v.id)}</code></td><td>${esc(v.a)}</td><td>${esc(v.b)}</td><td class="changed">${esc(v.kind)}</td></tr>`).join("\n")}
+<tr><td colspan="4" class="muted">${c.verdicts.length - changed.length} verdicts unchanged</td></tr></tbody></table>
+<h3>Key values</h3>
+<table class="compare"><thead><tr><th>value</th><th>A</th><th>B</th><th></th></tr></thead><tbody>
+${c.values.map((v) => `<tr><td>${esc(v.name)}</td><td><code>${esc(v.a)}</code></td><td><code>${esc(v.b)}</code></td><td>${v.changed ? '<span class="changed">changed</span>' : ""}</td></tr>`).join("\n")}
+</tbody></table></section>`;
+}
+
+/** The whole page: self-contained (style, script and SVG inline), so it opens from disk or a CI artifact. */
+export function renderReport(input: ReportInput): string {
+  const cols = input.columns;
+  const counts = (s: Verdict["status"]) =>
+    input.properties.filter((p) => cols.some((c) => verdictOf(c, p.id)?.status === s)).length;
+  const measured: MeasuredBundle[] = cols.map((c) => ({
+    label: c.label,
+    meta: c.meta,
+    ...(c.check.records.scaling ? { scaling: c.check.records.scaling.record } : {}),
+    ...(c.check.records.latency ? { latency: c.check.records.latency.record } : {}),
+  }));
+  const charts = measurementCharts(measured);
+  const totals = cols
+    .map((c) => {
+      const n = (s: Verdict["status"]) => c.check.verdicts.filter((v) => v.status === s).length;
+      return `${esc(c.label)}: ${n("pass")} passed, ${n("fail")} failed, ${n("skip")} skipped`;
+    })
+    .join(" · ");
+  const colgroup = `<colgroup><col style="width:15%"><col style="width:${cols.length > 1 ? 22 : 34}%"><col style="width:${cols.length > 1 ? 13 : 18}%">${cols.map(() => `<col style="width:${(50 - (cols.length > 1 ? 0 : 2)) / (3 * cols.length)}%"><col style="width:${(50 - (cols.length > 1 ? 0 : 2)) / (3 * cols.length)}%"><col style="width:${(50 - (cols.length > 1 ? 0 : 2)) / (3 * cols.length)}%">`).join("")}</colgroup>`;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Datapath conformance: ${esc(cols.map((c) => c.label).join(" | "))}</title>
+<style>${CSS}</style></head>
+<body><main>
+<header><h1>Where Service load balancing happens: ${esc(cols.map((c) => c.label).join(" | "))}</h1>
+<p class="muted">cilium-datapath-conformance report, generated ${esc(input.generatedAt)} by re-judging the bundles below (as <code>check</code> does). ${totals}</p></header>
+<h2 id="runs">The run${cols.length > 1 ? "s" : ""}</h2>
+<div class="runs">${cols.map(runCard).join("\n")}</div>
+<h2 id="properties">Properties</h2>
+<div class="filters" role="group" aria-label="Show properties">
+<button type="button" data-filter="fail" aria-pressed="false">Failed (${counts("fail")})</button>
+<button type="button" data-filter="skip" aria-pressed="false">Skipped (${counts("skip")})</button>
+<button type="button" data-filter="all" aria-pressed="true">All (${input.properties.length})</button>
+</div>
+<table class="props" data-filter="all">${colgroup}
+<thead><tr><th scope="col" rowspan="2">property</th><th scope="col" rowspan="2">claim</th><th scope="col" rowspan="2">source</th>${cols.map((c) => `<th scope="colgroup" colspan="3" class="mode-head">${esc(c.label)}</th>`).join("")}</tr>
+<tr>${cols.map(() => '<th scope="col">expected</th><th scope="col">observed</th><th scope="col">verdict</th>').join("")}</tr></thead>
+${propertyRows(input)}
+</table>
+<h2 id="measurements">Measurements</h2>
+${charts.length > 0 ? `<div class="charts">${charts.map((c) => `<figure id="chart-${c.id}">${c.svg}</figure>`).join("\n")}</div>` : '<p class="muted">No measurements in these bundles.</p>'}
+${input.comparison ? comparisonSection(input.comparison) : ""}
+</main>
+<script>${SCRIPT}</script>
+</body></html>
+`;
+}

@@ -1,0 +1,187 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOPICS } from "../../suites/topics.ts";
+import { checkBundle } from "../check.ts";
+import { BUNDLES_DIR, BundleCopies, KUBE_SVC_LINE } from "../testing/tamper.ts";
+import { buildReport, renderReport } from "./html.ts";
+
+/**
+ * The report in a real browser: Debian's chromium driven by playwright-core, headless, with a fresh profile.
+ * Where Chromium cannot start here the tests are skipped with the reason, never passed.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const OUT = join(import.meta.dirname, "..", "..", "results", "report");
+const ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+];
+
+let context: BrowserContext | undefined;
+let why = existsSync(CHROMIUM)
+  ? ""
+  : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
+const profile = mkdtempSync(join(tmpdir(), "dpc-chromium-"));
+const copies = new BundleCopies();
+const requests: string[] = [];
+let shippedPage = "";
+let tamperedPage = "";
+let tamperedDir = "";
+
+beforeAll(async () => {
+  mkdirSync(OUT, { recursive: true });
+  shippedPage = join(OUT, "report.html");
+  writeFileSync(
+    shippedPage,
+    renderReport(await buildReport([join(BUNDLES_DIR, "kpr"), join(BUNDLES_DIR, "kube-proxy")], TOPICS)),
+  );
+  // a kpr bundle with one kube-proxy rule added: iptables.kube-svc-lines fails there
+  tamperedDir = copies.tampered("kpr", "iptables", ["iptables-save"], (t) =>
+    t.replace("COMMIT", `${KUBE_SVC_LINE}\nCOMMIT`),
+  );
+  tamperedPage = join(OUT, "report-failing.html");
+  writeFileSync(
+    tamperedPage,
+    renderReport(await buildReport([tamperedDir, join(BUNDLES_DIR, "kube-proxy")], TOPICS)),
+  );
+  if (why) return;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      viewport: { width: 1280, height: 900 },
+    });
+    context.on("request", (r) => requests.push(r.url()));
+  } catch (err) {
+    why = `Chromium at ${CHROMIUM} did not start: ${(err instanceof Error ? err.message : String(err)).split("\n")[0]}`;
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  rmSync(profile, { recursive: true, force: true });
+  copies.cleanup();
+});
+
+async function open(file: string): Promise<Page> {
+  const page = await (context as BrowserContext).newPage();
+  await page.goto(pathToFileURL(file).href);
+  return page;
+}
+
+const visibleRows = (page: Page) =>
+  page.$$eval("tbody.prop", (bs) =>
+    bs.filter((b) => (b as HTMLElement).offsetParent !== null).map((b) => (b as HTMLElement).dataset.id),
+  );
+
+describe("the HTML report in Chromium", () => {
+  it("every declared property appears with its verdict in both mode columns", async (t) => {
+    if (!context) return t.skip(why);
+    const page = await open(shippedPage);
+    const shown = await page.$$eval("tbody.prop", (bs) =>
+      bs.map((b) => ({
+        id: (b as HTMLElement).dataset.id,
+        verdicts: [...b.querySelectorAll("td.verdict")].map((td) => [
+          (td as HTMLElement).dataset.mode,
+          td.textContent?.replace(/^\W+/, "").trim(),
+        ]),
+      })),
+    );
+    const ids = TOPICS.flatMap((x) => x.properties.map((p) => p.id));
+    expect(shown.map((s) => s.id).sort()).toEqual([...ids].sort());
+    const judged = {
+      kpr: await checkBundle(join(BUNDLES_DIR, "kpr"), TOPICS),
+      "kube-proxy": await checkBundle(join(BUNDLES_DIR, "kube-proxy"), TOPICS),
+    };
+    for (const s of shown)
+      expect(s.verdicts, s.id).toEqual(
+        (["kpr", "kube-proxy"] as const).map((m) => [
+          m,
+          judged[m].verdicts.find((v) => v.id === s.id)?.status,
+        ]),
+      );
+    await page.screenshot({ path: join(OUT, "report-1280.png"), fullPage: false });
+    await page.close();
+  });
+
+  it("the failed-only filter hides passing rows and keeps the failing one (reached with Tab, toggled with Enter)", async (t) => {
+    if (!context) return t.skip(why);
+    const page = await open(tamperedPage);
+    const all = await visibleRows(page);
+    expect(all.length).toBe(TOPICS.flatMap((x) => x.properties).length);
+    // failures first
+    expect(all[0]).toBe("iptables.kube-svc-lines");
+    expect(all.at(-1)).not.toBe("iptables.kube-svc-lines");
+    // Tab through the page (past the run cards' expanders) until the first filter has the focus
+    const focused = () => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.filter);
+    for (let i = 0; i < 10 && (await focused()) !== "fail"; i++) await page.keyboard.press("Tab");
+    expect(await focused()).toBe("fail");
+    await page.keyboard.press("Enter");
+    // the rows that fail in the tampered bundle (one added KUBE-SVC rule fails three iptables properties)
+    const failing = (await checkBundle(tamperedDir, TOPICS)).verdicts
+      .filter((v) => v.status === "fail")
+      .map((v) => v.id);
+    expect(failing).toContain("iptables.kube-svc-lines");
+    expect(await visibleRows(page)).toEqual(failing);
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Space");
+    const skipped = await visibleRows(page);
+    expect(skipped.length).toBeGreaterThan(0);
+    expect(skipped).not.toContain("iptables.kpr-mode");
+    await page.click('button[data-filter="all"]');
+    expect((await visibleRows(page)).length).toBe(all.length);
+    await page.close();
+  });
+
+  it("expanding a property shows its evidence lines and raw outputs, without moving the columns", async (t) => {
+    if (!context) return t.skip(why);
+    const page = await open(tamperedPage);
+    const columns = () =>
+      page.$$eval("table.props thead th", (ths) =>
+        ths.map((th) => {
+          const r = th.getBoundingClientRect();
+          return [Math.round(r.left), Math.round(r.width)];
+        }),
+      );
+    const before = await columns();
+    const button = page.locator('tbody[data-id="iptables.kube-svc-lines"] button.expander');
+    const rowTop = async () => (await button.boundingBox())?.y;
+    const top = await rowTop();
+    await button.focus();
+    await page.keyboard.press("Enter");
+    const evidence = page.locator("#ev-iptables-kube-svc-lines");
+    expect(await evidence.isVisible()).toBe(true);
+    const text = (await evidence.textContent()) ?? "";
+    expect(text).toContain(KUBE_SVC_LINE);
+    // the raw output it came from, with its command, target node and exit code
+    expect(text).toMatch(/raw\/iptables\/\d+-iptables-save\.txt/);
+    expect(text).toMatch(/iptables-save on node\/\S+, exit 0/);
+    expect(await columns()).toEqual(before);
+    expect(await rowTop()).toBe(top);
+    await page.keyboard.press("Space");
+    expect(await evidence.isVisible()).toBe(false);
+    await page.close();
+  });
+
+  it("reads at 600 px wide without sideways scrolling; no network request was made", async (t) => {
+    if (!context) return t.skip(why);
+    const page = await open(shippedPage);
+    await page.setViewportSize({ width: 600, height: 900 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(600);
+    await page.screenshot({ path: join(OUT, "report-600.png"), fullPage: false });
+    await page.locator("#measurements").scrollIntoViewIfNeeded();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.locator("#chart-scaling").screenshot({ path: join(OUT, "chart-scaling.png") });
+    await page.locator("#chart-map-latency").screenshot({ path: join(OUT, "chart-map-latency.png") });
+    await page.close();
+    expect(requests.length).toBeGreaterThan(0);
+    expect(requests.filter((u) => !u.startsWith("file://"))).toEqual([]);
+  });
+});
