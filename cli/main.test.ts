@@ -41,6 +41,38 @@ describe("datapath-conformance CLI", () => {
     );
   });
 
+  it("parse --ndjson streams one record a line, in chunks that split lines anywhere", async () => {
+    const line = (i: number) =>
+      `TCP OUT 10.244.1.${i}:40404 -> 10.244.2.9:8080 expires=17013 Packets=${i} Bytes=0 RxFlagsSeen=0x1b LastRxReport=16993 TxFlagsSeen=0x1b LastTxReport=16993 Flags=0x0010 [ SeenNonSyn ] RevNAT=7 SourceSecurityID=0 IfIndex=0 BackendID=3 `;
+    const text = `${[1, 2, 3].map(line).join("\n")}\nwhat is this\n`;
+    let out = "";
+    const io = {
+      out: () => {},
+      err: () => {},
+      readStdin: async () => "",
+      write: async (s: string) => {
+        out += s;
+      },
+      // 7-byte chunks: lines (and a UTF-8 decoder state) are cut mid-way
+      stdin: async function* () {
+        for (let i = 0; i < text.length; i += 7) yield Buffer.from(text.slice(i, i + 7));
+      },
+    };
+    const err = (s: string) => {
+      out += `ERR ${s}`;
+    };
+    expect(await main(["parse", "bpf-ct-list", "-", "--ndjson"], { ...io, err })).toBe(2);
+    const rows = out.trim().split("\n");
+    expect(rows.slice(0, 3).map((l) => JSON.parse(l).packets)).toEqual([1, 2, 3]);
+    // the bad line is named by its line number in the whole stream
+    expect(rows[3]).toBe(
+      'ERR datapath-conformance parse: bpf-ct-list: line 4: expected `PROTO OUT|IN|SVC SRC -> DST expires=…`: "what is this"',
+    );
+    expect((await run(["parse", "ss", "-", "--ndjson"])).err).toMatch(
+      /--ndjson streams the line-per-record formats \(bpf-ct-list\)/,
+    );
+  });
+
   it("parse --transcript strips prompts and fences", async () => {
     const r = await run(
       ["parse", "tc-filter", "--transcript"],

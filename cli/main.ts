@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { createReadStream, readFileSync, statSync, writeFileSync } from "node:fs";
 import { LAB_SCRIPT, labEnabled, readLab } from "../clusters/lab.ts";
 import { formatPlan, makeProfile, parseMode, parseProvider } from "../clusters/profile.ts";
 import { readMeta } from "../helpers/bundle.ts";
@@ -7,6 +7,7 @@ import { compareBundles, formatComparison } from "../helpers/compare.ts";
 import { UserError } from "../helpers/errors.ts";
 import { type MeasuredBundle, summaryMarkdown, summarySvg } from "../helpers/measure/summary.ts";
 import { FORMAT_NAMES, FORMATS } from "../helpers/parse/index.ts";
+import { BufferedWriter, forEachBlock, STREAMING } from "../helpers/parse/stream.ts";
 import { stripTranscript } from "../helpers/parse/transcript.ts";
 import { MODES } from "../helpers/properties/expectation.ts";
 import { expectationMarkdown, expectationRows } from "../helpers/properties/table.ts";
@@ -17,14 +18,48 @@ import { COMMANDS, registerCommand, usage } from "./registry.ts";
 
 registerCommand({
   name: "parse",
-  summary: "parse FORMAT [FILE|-] [--transcript]  raw command output → JSON on stdout",
+  summary:
+    "parse FORMAT [FILE|-] [--transcript] [--ndjson]  raw command output → JSON on stdout (--ndjson: one record a line, streamed)",
   run: async (argv, io) => {
-    const { positional, flags } = parseArgs(argv, ["transcript"]);
+    const { positional, flags } = parseArgs(argv, ["transcript", "ndjson"]);
     const [format, file = "-"] = positional;
     if (!format) throw new UserError(`parse: which format? valid: ${FORMAT_NAMES.join(", ")}`);
     const spec = FORMATS[format];
     if (!spec)
       throw new UserError(`unknown format ${JSON.stringify(format)}; valid: ${FORMAT_NAMES.join(", ")}`);
+    if (flags.ndjson) {
+      const stream = STREAMING[format];
+      if (!stream)
+        throw new UserError(
+          `--ndjson streams the line-per-record formats (${Object.keys(STREAMING).join(", ")}); ${format} prints one JSON document`,
+        );
+      if (flags.transcript)
+        throw new UserError("--ndjson reads raw output; strip a transcript first (parse without --ndjson)");
+      const out = new BufferedWriter((s) => io.write(s));
+      let source: AsyncIterable<Buffer | string>;
+      try {
+        if (file !== "-") statSync(file);
+        source = file === "-" ? io.stdin() : createReadStream(file, { highWaterMark: 1 << 20 });
+      } catch (err) {
+        throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      }
+      await forEachBlock(source, async (block, offset) => {
+        let lines = "";
+        try {
+          stream(block, offset, (json) => {
+            lines += `${json}\n`;
+          });
+        } catch (err) {
+          // the records before a bad line are written first, then the line is named
+          await out.push(lines);
+          await out.flush();
+          throw err;
+        }
+        await out.push(lines);
+      });
+      await out.flush();
+      return 0;
+    }
     let input = file === "-" ? await io.readStdin() : readText(file);
     if (flags.transcript) input = stripTranscript(input);
     io.out(`${JSON.stringify(spec.parse(input), null, 2)}\n`);
@@ -43,7 +78,8 @@ registerCommand({
 
 registerCommand({
   name: "expectations",
-  summary: "expectations [--mode kpr|kube-proxy] [--cilium X.Y] [--format md|json]  the expectation table",
+  summary:
+    "expectations [--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--format md|json]  the expectation table",
   run: async (argv, io) => {
     const { flags } = parseArgs(argv);
     const mode = oneOf("mode", flags.mode, MODES);
@@ -187,8 +223,10 @@ registerCommand({
 });
 
 function checkMinor(v: string | true): string {
-  if (v === true || !/^1\.\d+$/.test(v))
-    throw new UserError(`--cilium takes a minor such as 1.20, got ${JSON.stringify(v === true ? "" : v)}`);
+  if (v === true || !/^1\.\d+(\.\d+)?$/.test(v))
+    throw new UserError(
+      `--cilium takes a minor such as 1.20 or a version such as 1.19.3, got ${JSON.stringify(v === true ? "" : v)}`,
+    );
   return v;
 }
 
@@ -204,6 +242,23 @@ export interface Io {
   out(s: string): void;
   err(s: string): void;
   readStdin(): Promise<string>;
+  /** Streamed output: resolves when the sink has taken it (backpressure). Defaults to `out`. */
+  write?(s: string): Promise<void>;
+  /** Standard input as a stream of chunks (`parse --ndjson -`). */
+  stdin?(): AsyncIterable<Buffer | string>;
+}
+
+/** An Io with the streamed parts filled in from the plain ones (tests pass only out/err/readStdin). */
+function withStreams(io: Io): Required<Io> {
+  return {
+    ...io,
+    write: io.write ?? (async (s) => io.out(s)),
+    stdin:
+      io.stdin ??
+      async function* () {
+        yield await io.readStdin();
+      },
+  };
 }
 
 const processIo: Io = {
@@ -214,6 +269,12 @@ const processIo: Io = {
     for await (const c of process.stdin) chunks.push(c as Buffer);
     return Buffer.concat(chunks).toString("utf8");
   },
+  write: (s) =>
+    new Promise<void>((resolve, reject) => {
+      if (process.stdout.write(s)) resolve();
+      else process.stdout.once("drain", resolve).once("error", reject);
+    }),
+  stdin: () => process.stdin,
 };
 
 /** Runs one CLI invocation; user errors print one line and return their exit code (2 by default). */
@@ -229,7 +290,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       throw new UserError(
         `unknown command ${JSON.stringify(name)}; valid: ${[...COMMANDS.keys()].join(", ")}`,
       );
-    return await cmd.run(rest, io);
+    return await cmd.run(rest, withStreams(io));
   } catch (err) {
     if (err instanceof UserError) {
       io.err(`datapath-conformance ${name}: ${err.message}\n`);

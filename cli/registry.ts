@@ -3,7 +3,7 @@ import type { Io } from "./main.ts";
 export interface Command {
   name: string;
   summary: string;
-  run(argv: string[], io: Io): Promise<number>;
+  run(argv: string[], io: Required<Io>): Promise<number>;
 }
 
 export const COMMANDS = new Map<string, Command>();

@@ -50,7 +50,7 @@ export async function checkBundle(
           claim: p.claim,
           source: "",
           mode: meta.mode,
-          cilium: meta.ciliumMinor,
+          cilium: meta.cilium,
           status: "skip",
           expected: "",
           observed: "-",
@@ -59,7 +59,7 @@ export async function checkBundle(
         };
       }
       const failed = failedTopics.get(p.topic);
-      const v = judge(p, meta.mode, records, meta.ciliumMinor);
+      const v = judge(p, meta.mode, records, meta.cilium);
       if (failed && v.status !== "pass")
         return {
           ...v,

@@ -1,8 +1,13 @@
 /**
  * `npm run bench`: parses a generated 1,000,000-line `bpf ct list global` and a 100,000-rule
- * `iptables-save`, and prints the times (not a test; the figures go into the README).
+ * `iptables-save`, and prints the times (not a test; the figures go into the README); then runs the CLI's
+ * `parse bpf-ct-list FILE --ndjson` on the same dump as its own process, with its wall time and peak memory.
  * The generated text follows the 1.18 CT line and kube-proxy iptables layouts; it is written by us.
  */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { forEachCtEntry, parseBpfCtList } from "../helpers/parse/bpf-ct-list.ts";
 import { linesContaining, parseIptablesSave } from "../helpers/parse/iptables-save.ts";
 
@@ -64,3 +69,29 @@ const ipt = iptablesDump(100_000);
 const save = time("parse iptables-save, 100,000 rules", () => parseIptablesSave(ipt));
 process.stdout.write(`  rules: ${save.tables.nat?.rules.length}\n`);
 time("count lines containing KUBE-SVC (100,000 rules)", () => linesContaining(ipt, "KUBE-SVC").length);
+
+// The CLI as a user runs it: its own process (tsx start-up included), output to /dev/null.
+const dir = mkdtempSync(join(tmpdir(), "dpc-bench-"));
+try {
+  const file = join(dir, "ct.txt");
+  writeFileSync(file, ct);
+  const bin = join(import.meta.dirname, "..", "bin", "datapath-conformance.mjs");
+  const timeBin = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
+  for (const args of [["--ndjson"], []] as const) {
+    const argv = [process.execPath, bin, "parse", "bpf-ct-list", file, ...args];
+    const t0 = performance.now();
+    const r = timeBin
+      ? spawnSync(timeBin, ["-f", "%M", ...argv], { stdio: ["ignore", "ignore", "pipe"], encoding: "utf8" })
+      : spawnSync(argv[0] as string, argv.slice(1), {
+          stdio: ["ignore", "ignore", "pipe"],
+          encoding: "utf8",
+        });
+    const seconds = (performance.now() - t0) / 1000;
+    const rssKb = timeBin ? Number(r.stderr.trim().split("\n").at(-1)) : Number.NaN;
+    process.stdout.write(
+      `CLI parse bpf-ct-list ${args.join(" ") || "(one JSON document)"}: ${seconds.toFixed(2)} s, exit ${r.status}${Number.isFinite(rssKb) ? `, peak RSS ${(rssKb / 1024).toFixed(0)} MB` : ""}\n`,
+    );
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

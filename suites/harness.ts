@@ -50,7 +50,7 @@ class Observations {
     const t0 = performance.now();
     const { ctx, outDir, close } = target.context(topic.name);
     this.closers.push(close);
-    ctx.log(`observing (Cilium ${target.ciliumMinor})`);
+    ctx.log(`observing (Cilium ${target.meta().cilium})`);
     let records: RecordSet = {};
     let failure: Error | null = null;
     try {
@@ -58,7 +58,7 @@ class Observations {
       writeRecords(outDir, records);
       appendVerdicts(
         outDir,
-        topic.properties.map((p) => judge(p, target.mode, records, target.ciliumMinor)),
+        topic.properties.map((p) => judge(p, target.mode, records, target.meta().cilium)),
       );
     } catch (err) {
       failure = err instanceof Error ? err : new Error(String(err));
@@ -118,7 +118,7 @@ export function describeTopic(topic: TopicDeclaration): void {
             }
             const { records, failure } = await observations.of(target, topic);
             if (failure) throw new Error(`${topic.name} could not be observed: ${failure.message}`);
-            const v = judge(p, target.mode, records, target.ciliumMinor);
+            const v = judge(p, target.mode, records, target.meta().cilium);
             // JUnit properties (name = annotation type): what ran, where
             const meta = target.meta();
             await annotate(target.mode, "mode");

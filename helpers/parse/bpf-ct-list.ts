@@ -1,5 +1,6 @@
 import { parseEndpoint } from "./address.ts";
 import { fail, isNoise } from "./lines.ts";
+import { type U64, u64, u64Sum } from "./u64.ts";
 
 export interface CtEntry {
   protocol: string;
@@ -15,8 +16,9 @@ export interface CtEntry {
   flags: string[];
   flagsHex: string;
   sourceSecurityId: number | null;
-  packets: number | null;
-  bytes: number | null;
+  /** 64-bit in the datapath: a number when exact, else the printed decimal (see u64.ts). */
+  packets: U64 | null;
+  bytes: U64 | null;
   ifIndex: number | null;
   natPort: number | null;
 }
@@ -97,8 +99,8 @@ function fromMatch(m: RegExpExecArray): CtEntry | null {
     flags: flagList(m[14]),
     flagsHex: intern(m[13] as string),
     sourceSecurityId: +(m[16] as string),
-    packets: split ? +(m[9] as string) + +(m[11] as string) : +(m[7] as string),
-    bytes: split ? +(m[10] as string) + +(m[12] as string) : +(m[8] as string),
+    packets: split ? u64Sum(m[9] as string, m[11] as string) : u64(m[7] as string),
+    bytes: split ? u64Sum(m[10] as string, m[12] as string) : u64(m[8] as string),
     ifIndex: opt(m[17]),
     natPort: opt(m[19]),
   };
@@ -143,10 +145,10 @@ function scanCtLine(text: string): CtEntry | null {
     ifIndex: null,
     natPort: null,
   };
-  let rx: number | null = null;
-  let tx: number | null = null;
-  let rxb: number | null = null;
-  let txb: number | null = null;
+  let rx: string | null = null;
+  let tx: string | null = null;
+  let rxb: string | null = null;
+  let txb: string | null = null;
   const len = text.length;
   while (pos < len) {
     const start = pos;
@@ -181,27 +183,30 @@ function scanCtLine(text: string): CtEntry | null {
         digits++;
       }
       const num = digits > 0 ? n : null;
+      // counters keep their exact printed value past 2^53
+      const big = digits > 15 ? u64(text.slice(eq + 1, end)) : num;
+      const dec = digits > 0 ? text.slice(eq + 1, end) : null;
       switch (keyLen * 128 + c0) {
         case 7 * 128 + 101: // expires
           e.expires = num ?? 0;
           break;
         case 7 * 128 + 80: // Packets
-          e.packets = num;
+          e.packets = big;
           break;
         case 5 * 128 + 66: // Bytes
-          e.bytes = num;
+          e.bytes = big;
           break;
         case 9 * 128 + 82: // RxPackets
-          rx = num;
+          rx = dec;
           break;
         case 7 * 128 + 82: // RxBytes
-          rxb = num;
+          rxb = dec;
           break;
         case 9 * 128 + 84: // TxPackets
-          tx = num;
+          tx = dec;
           break;
         case 7 * 128 + 84: // TxBytes
-          txb = num;
+          txb = dec;
           break;
         case 5 * 128 + 70: // Flags
           e.flagsHex = text.slice(eq + 1, end);
@@ -226,8 +231,8 @@ function scanCtLine(text: string): CtEntry | null {
     pos = end + 1;
   }
   if (e.packets === null && (rx !== null || tx !== null)) {
-    e.packets = (rx ?? 0) + (tx ?? 0);
-    e.bytes = (rxb ?? 0) + (txb ?? 0);
+    e.packets = u64Sum(rx ?? "0", tx ?? "0");
+    e.bytes = u64Sum(rxb ?? "0", txb ?? "0");
   }
   return e;
 }
@@ -248,9 +253,14 @@ export function parseBpfCtList(input: string): CtList {
  * Streams the entries of a dump to `fn` without building a list: the sticky regex reads each line in
  * place (no per-line substring); lines it does not fit go through the line-by-line slow path.
  */
-export function forEachCtEntry(input: string, fn: (e: CtEntry, line: number) => void): void {
+export function forEachCtEntry(
+  input: string,
+  fn: (e: CtEntry, line: number) => void,
+  /** Lines before `input` (a block of a stream): error messages and `line` count from the dump's start. */
+  lineOffset = 0,
+): void {
   let pos = 0;
-  let no = 0;
+  let no = lineOffset;
   const len = input.length;
   while (pos < len) {
     no++;
@@ -273,4 +283,19 @@ export function forEachCtEntry(input: string, fn: (e: CtEntry, line: number) => 
     if (!e) fail(FORMAT, { no, text }, "expected `PROTO OUT|IN|SVC SRC -> DST expires=…`");
     fn(e, no);
   }
+}
+
+const PLAIN = /^[\w.:[\]-]*$/;
+const str = (v: string) => (PLAIN.test(v) ? `"${v}"` : JSON.stringify(v));
+const val = (v: number | string | null) => (v === null ? "null" : typeof v === "number" ? String(v) : str(v));
+
+/**
+ * `JSON.stringify(e)`, byte for byte, several times faster on the million entries of a big node's dump
+ * (`parse --ndjson`): the keys are known and the values are addresses, numbers and flag names.
+ */
+export function ctEntryJson(e: CtEntry): string {
+  let flags = "[";
+  for (let i = 0; i < e.flags.length; i++) flags += (i > 0 ? "," : "") + str(e.flags[i] as string);
+  flags += "]";
+  return `{"protocol":${str(e.protocol)},"direction":${str(e.direction)},"source":${str(e.source)},"destination":${str(e.destination)},"related":${e.related},"expires":${e.expires},"revNat":${e.revNat},"backendId":${val(e.backendId)},"flags":${flags},"flagsHex":${str(e.flagsHex)},"sourceSecurityId":${val(e.sourceSecurityId)},"packets":${val(e.packets)},"bytes":${val(e.bytes)},"ifIndex":${val(e.ifIndex)},"natPort":${val(e.natPort)}}`;
 }

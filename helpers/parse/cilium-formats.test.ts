@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ParseError } from "../errors.ts";
-import { parseBpfCtList } from "./bpf-ct-list.ts";
+import { ctEntryJson, parseBpfCtList } from "./bpf-ct-list.ts";
 import { parseBpfLbList, parseBpfLbListJson } from "./bpf-lb-list.ts";
 import { parseConfig } from "./config.ts";
 import { parseEndpointJson } from "./endpoint-json.ts";
@@ -162,6 +162,32 @@ describe("bpf-ct-list (fixtures written by us)", () => {
       backendId: 3,
     });
     expect(ct.entries[1]).toMatchObject({ protocol: "ICMP", related: true, packets: 1 });
+  });
+  it("64-bit counters keep their exact printed value past 2^53, on both parse paths and in JSON", () => {
+    // Packets/Bytes (merged) and RxPackets/TxPackets (split) as Cilium prints its __u64 counters
+    const merged =
+      "TCP OUT 10.244.1.5:40404 -> 10.244.2.9:8080 expires=17013 Packets=9007199254740993 Bytes=18446744073709551615 RxFlagsSeen=0x1b LastRxReport=16993 TxFlagsSeen=0x1b LastTxReport=16993 Flags=0x0010 [ SeenNonSyn ] RevNAT=7 SourceSecurityID=0 IfIndex=0 BackendID=3 ";
+    const split =
+      "TCP OUT 10.244.1.5:40405 -> 10.244.2.9:8080 expires=17013 RxPackets=9007199254740992 RxBytes=1 RxFlagsSeen=0x1b LastRxReport=16993 TxPackets=1 TxBytes=2 TxFlagsSeen=0x1b LastTxReport=16993 Flags=0x0010 [ SeenNonSyn ] RevNAT=7 SourceSecurityID=0 IfIndex=0 BackendID=3 ";
+    // a line the fast regex does not take (an unknown field order) goes through the scanner
+    const scanned =
+      "TCP OUT 10.244.1.5:40406 -> 10.244.2.9:8080 expires=17013 Flags=0x0010 [ SeenNonSyn ] Packets=18446744073709551615 Bytes=5 RevNAT=7 SourceSecurityID=0 ";
+    const [a, b, c] = parseBpfCtList([merged, split, scanned].join("\n")).entries;
+    expect(a).toMatchObject({ packets: "9007199254740993", bytes: "18446744073709551615" });
+    expect(b).toMatchObject({ packets: "9007199254740993", bytes: 3 });
+    expect(c).toMatchObject({ packets: "18446744073709551615", bytes: 5 });
+    expect(JSON.stringify(a)).toContain('"bytes":"18446744073709551615"');
+    // below 2^53 they stay numbers
+    expect(parseBpfCtList(tail116).entries[0]).toMatchObject({ packets: 0, bytes: 0 });
+  });
+  it("the streamed JSON of an entry is JSON.stringify's, byte for byte", () => {
+    const lines = [
+      tail116,
+      "TCP SVC 10.244.1.5:40404 -> 10.96.44.2:80 expires=17013 (remaining: 21540 sec(s)) Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x02 LastTxReport=16993 Flags=0x0000 [ ] RevNAT=7 SourceSecurityID=0 BackendID=3 NatPort=0 ",
+      "ICMP OUT 10.244.1.5:0 -> 10.96.44.3:0 related expires=100 Packets=1 Bytes=98 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=40 Flags=0x0000 [ ] RevNAT=0 SourceSecurityID=0 BackendID=0 ",
+      "TCP OUT [fd00::5]:40404 -> [fd00::9]:8080 expires=17013 Packets=9007199254740993 Bytes=18446744073709551615 RxFlagsSeen=0x1b LastRxReport=16993 TxFlagsSeen=0x1b LastTxReport=16993 Flags=0x0013 [ RxClosing TxClosing SeenNonSyn ] RevNAT=7 SourceSecurityID=0 IfIndex=0 BackendID=3 ",
+    ];
+    for (const e of parseBpfCtList(lines.join("\n")).entries) expect(ctEntryJson(e)).toBe(JSON.stringify(e));
   });
   it("a non-entry line names the line", () => {
     expect(() => parseBpfCtList(`${tail116}\nhello world`)).toThrowError(

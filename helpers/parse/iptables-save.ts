@@ -1,11 +1,12 @@
 import { fail, forEachContentLine } from "./lines.ts";
+import { type U64, u64 } from "./u64.ts";
 
 export interface IptablesChain {
   name: string;
   /** `ACCEPT`/`DROP` for built-in chains, `-` for user chains. */
   policy: string;
-  packets: number | null;
-  bytes: number | null;
+  packets: U64 | null;
+  bytes: U64 | null;
 }
 
 export interface IptablesRule {
@@ -17,8 +18,8 @@ export interface IptablesRule {
   comment: string | null;
   destination: string | null;
   /** From `iptables-save -c` (`[packets:bytes] -A …`); null without -c. */
-  packets: number | null;
-  bytes: number | null;
+  packets: U64 | null;
+  bytes: U64 | null;
   /** 1-based line in the input. */
   line: number;
   /** The raw line, for evidence. */
@@ -87,8 +88,8 @@ export function parseIptablesSave(input: string): IptablesSave {
         target: token(spec, "-j") ?? token(spec, "-g"),
         comment: token(spec, "--comment"),
         destination: token(spec, "-d"),
-        packets: r[1] !== undefined ? Number(r[1]) : null,
-        bytes: r[2] !== undefined ? Number(r[2]) : null,
+        packets: r[1] !== undefined ? u64(r[1]) : null,
+        bytes: r[2] !== undefined ? u64(r[2]) : null,
         line: no,
         text,
       });
@@ -101,8 +102,8 @@ export function parseIptablesSave(input: string): IptablesSave {
       t.chains[m[1] as string] = {
         name: m[1] as string,
         policy: m[2] as string,
-        packets: m[3] !== undefined ? Number(m[3]) : null,
-        bytes: m[4] !== undefined ? Number(m[4]) : null,
+        packets: m[3] !== undefined ? u64(m[3]) : null,
+        bytes: m[4] !== undefined ? u64(m[4]) : null,
       };
       return;
     }

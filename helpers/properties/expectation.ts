@@ -20,22 +20,70 @@ export type Expect =
   /** Not applicable in this mode/version: the verdict is a skip with this reason. */
   | { na: string };
 
-/** An expectation that changes with the Cilium minor: `byMinor` wins, else `default`. */
-export interface ByMinor {
+/** A patch range inside a minor where Cilium behaved differently (inclusive at both ends), with the reason. */
+export interface PatchRange {
+  from: string;
+  to: string;
+  expect: Expect;
+  /** The issue or PR that fixes the range, e.g. "cilium issue 45184, fixed in 1.19.4". */
+  why: string;
+}
+
+/**
+ * An expectation that changes with the Cilium version: a patch range wins (when the full version is known),
+ * then the minor, else `default`.
+ */
+export interface ByVersion {
   default: Expect;
-  byMinor: Record<string, Expect>;
+  byMinor?: Record<string, Expect>;
+  byPatch?: PatchRange[];
+}
+/** @deprecated the earlier name; byPatch is optional, so every ByMinor is a ByVersion */
+export type ByMinor = ByVersion;
+
+export type ModeExpectation = Expect | ByVersion;
+
+export function isByVersion(e: ModeExpectation): e is ByVersion {
+  return "default" in e;
+}
+export const isByMinor = isByVersion;
+
+/** "1.19.7" → [1, 19, 7]; "1.19" → [1, 19]; anything else → null. */
+export function versionParts(v: string): number[] | null {
+  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(v.trim());
+  if (!m) return null;
+  return m[3] === undefined ? [Number(m[1]), Number(m[2])] : [Number(m[1]), Number(m[2]), Number(m[3])];
 }
 
-export type ModeExpectation = Expect | ByMinor;
-
-export function isByMinor(e: ModeExpectation): e is ByMinor {
-  return "byMinor" in e;
+function cmp(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
 }
 
-/** The expectation in force for a Cilium minor (`1.19`), or the default when none is given. */
-export function resolve(e: ModeExpectation, minor?: string): Expect {
-  if (!isByMinor(e)) return e;
-  return (minor !== undefined ? e.byMinor[minor] : undefined) ?? e.default;
+/** Whether a full version (x.y.z) lies in the range; a bare minor never does (its patch is unknown). */
+export function inPatchRange(version: string, r: Pick<PatchRange, "from" | "to">): boolean {
+  const v = versionParts(version);
+  const from = versionParts(r.from);
+  const to = versionParts(r.to);
+  if (!v || v.length < 3 || !from || !to) return false;
+  return cmp(v, from) >= 0 && cmp(v, to) <= 0;
+}
+
+/**
+ * The expectation in force for a Cilium version: `1.19.7` (patch ranges apply) or `1.19` (minor only; a
+ * patch range then does not apply, since the patch is unknown), or the default when none is given.
+ */
+export function resolve(e: ModeExpectation, version?: string): Expect {
+  if (!isByVersion(e)) return e;
+  if (version === undefined) return e.default;
+  const range = e.byPatch?.find((r) => inPatchRange(version, r));
+  if (range) return range.expect;
+  const parts = versionParts(version);
+  const minor = parts ? `${parts[0]}.${parts[1]}` : version;
+  return e.byMinor?.[minor] ?? e.default;
 }
 
 function show(v: Json): string {
@@ -52,13 +100,14 @@ export function describeExpect(e: Expect): string {
   return `n/a (${e.na})`;
 }
 
-/** "≥ 1 (1.18: 0)" — the default with the minors that differ. */
+/** "≥ 1 (1.18: 0)", "EHOSTUNREACH (1.19.2–1.19.3: EPERM)" — the default with the versions that differ. */
 export function describeModeExpectation(e: ModeExpectation): string {
-  if (!isByMinor(e)) return describeExpect(e);
-  const extra = Object.entries(e.byMinor)
-    .map(([minor, x]) => `${minor}: ${describeExpect(x)}`)
-    .join("; ");
-  return `${describeExpect(e.default)} (${extra})`;
+  if (!isByVersion(e)) return describeExpect(e);
+  const extra = [
+    ...Object.entries(e.byMinor ?? {}).map(([minor, x]) => `${minor}: ${describeExpect(x)}`),
+    ...(e.byPatch ?? []).map((r) => `${r.from}–${r.to}: ${describeExpect(r.expect)}`),
+  ].join("; ");
+  return extra ? `${describeExpect(e.default)} (${extra})` : describeExpect(e.default);
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {

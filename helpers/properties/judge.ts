@@ -8,7 +8,7 @@ export interface Verdict {
   claim: string;
   source: string;
   mode: Mode;
-  /** Cilium minor the expectation was resolved for (e.g. "1.20"), or null for the default. */
+  /** The Cilium version the expectation was resolved for ("1.19.7", or a minor "1.20"), or null for the default. */
   cilium: string | null;
   status: "pass" | "fail" | "skip";
   expected: string;
@@ -50,18 +50,18 @@ export function sourceText(p: Property): string {
 }
 
 /** Pure: one property, one mode, the records → a verdict. */
-export function judge(p: Property, mode: Mode, records: RecordSet, ciliumMinor?: string): Verdict {
-  const exp = resolve(p.expect[mode], ciliumMinor);
+export function judge(p: Property, mode: Mode, records: RecordSet, cilium?: string): Verdict {
+  const exp = resolve(p.expect[mode], cilium);
   const base = {
     id: p.id,
     topic: p.topic,
     claim: p.claim,
     source: sourceText(p),
     mode,
-    cilium: ciliumMinor ?? null,
+    cilium: cilium ?? null,
     expected: describeExpect(exp),
   };
-  const where = `[${mode}${ciliumMinor ? `, Cilium ${ciliumMinor}` : ""}] ${p.id}`;
+  const where = `[${mode}${cilium ? `, Cilium ${cilium}` : ""}] ${p.id}`;
   if ("na" in exp) {
     return {
       ...base,
@@ -106,6 +106,6 @@ export function judge(p: Property, mode: Mode, records: RecordSet, ciliumMinor?:
   };
 }
 
-export function judgeAll(props: Property[], mode: Mode, records: RecordSet, ciliumMinor?: string): Verdict[] {
-  return props.map((p) => judge(p, mode, records, ciliumMinor));
+export function judgeAll(props: Property[], mode: Mode, records: RecordSet, cilium?: string): Verdict[] {
+  return props.map((p) => judge(p, mode, records, cilium));
 }

@@ -1,3 +1,4 @@
+import type { U64 } from "../parse/u64.ts";
 /**
  * The lab's records, with exactly the field names and types of the documents (counts are numbers), and
  * the records this suite adds for the kube-proxy notebook and for the mode/version differences. Each
@@ -151,12 +152,13 @@ export interface TranslationRecord {
   rule: string | null;
   host_queries: number;
   host_answers: number;
-  host_packets_before: number | null;
-  host_packets_after: number | null;
+  /** iptables counters are 64-bit: exact numbers, or the printed decimal past 2^53 (helpers/parse/u64.ts). */
+  host_packets_before: U64 | null;
+  host_packets_after: U64 | null;
   pod_queries: number;
   pod_answers: number;
-  pod_packets_before: number | null;
-  pod_packets_after: number | null;
+  pod_packets_before: U64 | null;
+  pod_packets_after: U64 | null;
 }
 
 /** Notebook §8: inner addresses of VXLAN packets carrying a Pod's query. */

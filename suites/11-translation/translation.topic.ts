@@ -11,6 +11,7 @@ import { hostDnsScript } from "../../helpers/observe/dns.ts";
 import { onNode } from "../../helpers/observe/node.ts";
 import { clientAndRemote, DNS_NAME } from "../../helpers/observe/workloads.ts";
 import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/parse/iptables-save.ts";
+import { type U64, u64Compare, u64Diff } from "../../helpers/parse/u64.ts";
 import { NB } from "../../helpers/properties/sources.ts";
 import type { Evidenced, RecordSet, TranslationRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
@@ -45,9 +46,9 @@ export const topic = defineTopic({
         const t = r.get("translation");
         let value = "no kube-proxy rule";
         if (t.rule && t.host_packets_before !== null && t.host_packets_after !== null) {
-          const moved = t.host_packets_after - t.host_packets_before;
+          const moved = u64Diff(t.host_packets_after, t.host_packets_before);
           value =
-            t.host_answers > 0 && moved >= t.host_answers
+            t.host_answers > 0 && u64Compare(moved, t.host_answers) >= 0
               ? "iptables"
               : `eBPF (counter +${moved} for ${t.host_answers} answered)`;
         }
@@ -76,9 +77,9 @@ export const topic = defineTopic({
           t.rule &&
           t.pod_packets_before !== null &&
           t.pod_packets_after !== null &&
-          t.pod_packets_after > t.pod_packets_before
+          u64Compare(t.pod_packets_after, t.pod_packets_before) > 0
         ) {
-          value = `iptables (counter +${t.pod_packets_after - t.pod_packets_before})`;
+          value = `iptables (counter +${u64Diff(t.pod_packets_after, t.pod_packets_before)})`;
         }
         return {
           value,
@@ -139,7 +140,7 @@ export async function observeTranslation(ctx: RunContext): Promise<RecordSet> {
 export function ruleCounter(
   save: IptablesSave,
   comment: string,
-): { packets: number | null; text: string } | null {
+): { packets: U64 | null; text: string } | null {
   const r = allRules(save).find((x) => x.chain === "KUBE-SERVICES" && x.comment === comment);
   return r ? { packets: r.packets, text: r.text } : null;
 }
