@@ -9,7 +9,8 @@ import { TOPICS } from "./topics.ts";
  * a move, not a rewrite). The golden files were written by the pre-move code (commit "Golden check results
  * …"); only the order of the properties changed (topics in run order: the measurements now come before the
  * invariants and the upgrade leg, as the spec files run). A deliberate change to an expectation or a record
- * updates these files in the same commit, and says so.
+ * updates these files in the same commit, and says so. Changed since the move: measure.ghost-drop-timeout's kpr
+ * expectation (≥ 4.5 → ≤ 1: socket LB refuses connect() even under the drop profile; issue 10).
  */
 interface Golden {
   bundle: string;

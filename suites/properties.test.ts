@@ -179,6 +179,63 @@ describe("failing records produce expected vs observed with the evidence line", 
     expect(judge(propertyById("measure.ghost-drop-timeout"), "kube-proxy", fast).status).toBe("fail");
   });
 
+  it("drop profile with kpr: the socket hook still refuses at once, so the fail-fast properties are judged, not skipped", () => {
+    const drop = withRecord(kprRecords(), (s) => {
+      if (s.ghost) s.ghost.record.no_backend_response = "drop";
+      if (s.latency) s.latency.record.no_backend_response = "drop";
+    });
+    for (const id of ["ghost.fails-fast", "ghost.seconds", "ghost.errno", "measure.ghost-fail-fast-p90"])
+      expect(judge(propertyById(id), "kpr", drop).status, id).toBe("pass");
+    expect(judge(propertyById("ghost.no-backend-response"), "kpr", drop).status).toBe("skip");
+    expect(judge(propertyById("measure.ghost-drop-timeout"), "kpr", drop).status).toBe("pass");
+    // a kpr agent that let the probe wait would be a finding, not a skip
+    const waited = withRecord(drop, (s) => {
+      if (s.ghost) Object.assign(s.ghost.record, { curl_exit: 28, seconds: 5.003 });
+      if (s.latency)
+        Object.assign(s.latency.record, { ghost_p50_s: 5.002, ghost_p90_s: 5.004, ghost_exit_codes: [28] });
+    });
+    for (const id of [
+      "ghost.fails-fast",
+      "ghost.seconds",
+      "measure.ghost-fail-fast-p90",
+      "measure.ghost-drop-timeout",
+    ])
+      expect(judge(propertyById(id), "kpr", waited).status, id).toBe("fail");
+  });
+
+  it("ghost.errno by patch: EPERM on 1.19.2–1.19.3 (cilium issue 45184), EHOSTUNREACH before and after", () => {
+    const eperm = withRecord(kprRecords(), (s) => {
+      if (s.datapath) s.datapath.record.ghost_errno = "EPERM";
+    });
+    const p = propertyById("ghost.errno");
+    expect(judge(p, "kpr", eperm, "1.19.3")).toMatchObject({ status: "pass", expected: "EPERM" });
+    expect(judge(p, "kpr", eperm, "1.19.2").status).toBe("pass");
+    expect(judge(p, "kpr", eperm, "1.19.4")).toMatchObject({ status: "fail", expected: "EHOSTUNREACH" });
+    expect(judge(p, "kpr", eperm, "1.19.1").status).toBe("fail");
+    expect(judge(p, "kpr", kprRecords(), "1.19.3").status).toBe("fail");
+    expect(judge(p, "kpr", kprRecords(), "1.19.7").status).toBe("pass");
+    // a bare minor does not know its patch: the minor's expectation applies
+    expect(judge(p, "kpr", kprRecords(), "1.19").status).toBe("pass");
+  });
+
+  it("translation counters beyond 2^53 are compared exactly", () => {
+    const big = withRecord(kubeProxyRecords(), (s) => {
+      if (s.translation)
+        Object.assign(s.translation.record, {
+          host_packets_before: "9007199254740993",
+          host_packets_after: "9007199254741003",
+          host_answers: 10,
+        });
+    });
+    expect(judge(propertyById("translation.host-by-iptables"), "kube-proxy", big).observed).toBe("iptables");
+    const short = withRecord(big, (s) => {
+      if (s.translation) s.translation.record.host_packets_after = "9007199254741001";
+    });
+    expect(judge(propertyById("translation.host-by-iptables"), "kube-proxy", short).observed).toBe(
+      "eBPF (counter +8 for 10 answered)",
+    );
+  });
+
   it("ClusterIP inside the tunnel fails", () => {
     const records = withRecord(kubeProxyRecords(), (s) => {
       if (s.vxlan) s.vxlan.record.inner_destinations = ["10.96.0.10:53"];

@@ -14,7 +14,17 @@ export function dp<K extends keyof DatapathFields>(r: RecordView, field: K): Dat
 }
 
 export const DROP_PROFILE =
-  "the opt-in drop profile (NO_BACKEND_RESPONSE=drop) makes a Service without backends time out by design; measure.ghost-drop-timeout judges it";
+  "the opt-in drop profile (NO_BACKEND_RESPONSE=drop) makes per-packet LB (kube-proxy mode) drop the SYN, so the probe times out by design; measure.ghost-drop-timeout judges it";
+
+/**
+ * Where the drop profile changes what a client sees: per-packet LB only. With socket LB (kpr) the
+ * connect() hook refuses a Service without backends whatever serviceNoBackendResponse says: Cilium 1.19.7's
+ * bpf_sock.c returns -EHOSTUNREACH when `svc->count == 0` under enable-no-service-endpoints-routable
+ * (default true), a flag the drop profile does not touch.
+ */
+export function dropProfileWaits(r: RecordView, mode: "kpr" | "kube-proxy"): boolean {
+  return mode === "kube-proxy" && dropProfile(r);
+}
 
 /** True when the agent ran with serviceNoBackendResponse=drop (the opt-in profile). */
 export function dropProfile(r: RecordView): boolean {

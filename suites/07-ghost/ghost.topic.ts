@@ -20,7 +20,14 @@ import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/pa
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { pollUntil } from "../../helpers/poll.ts";
-import { DROP_PROFILE, dp, dropProfile, KN, LAB } from "../../helpers/properties/sources.ts";
+import {
+  DROP_PROFILE,
+  dp,
+  dropProfile,
+  dropProfileWaits,
+  KN,
+  LAB,
+} from "../../helpers/properties/sources.ts";
 import { findAgentService, RecordError } from "../../helpers/records/common.ts";
 import { mergeDatapath } from "../../helpers/records/datapath.ts";
 import type { DatapathRecord, Evidenced, GhostRecord, RecordSet } from "../../helpers/records/types.ts";
@@ -54,11 +61,11 @@ export const topic = defineTopic({
       id: "ghost.fails-fast",
       claim: "curl to the ghost ClusterIP fails at once with exit 7 (refused/unreachable), not 28 (timeout)",
       source: LAB(7),
-      why: "socket LB answers EHOSTUNREACH at connect(); per-packet LB answers an ICMP reject (knowledge clusters.md §4.2, P12)",
+      why: "socket LB answers EHOSTUNREACH at connect(); per-packet LB answers an ICMP reject (knowledge clusters.md §4.2, P12). Under the opt-in drop profile kpr still fails fast (the socket hook refuses whatever serviceNoBackendResponse says: bpf_sock.c, 1.19.7); only kube-proxy mode waits",
       expect: { kpr: { eq: 7 }, "kube-proxy": { eq: 7 } },
       needs: ["ghost"],
-      observe: (r) => {
-        if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+      observe: (r, mode) => {
+        if (dropProfileWaits(r, mode)) return { value: null, evidence: [], skip: DROP_PROFILE };
         return { value: r.get("ghost").curl_exit, evidence: r.evidence("ghost", "curl_exit") };
       },
     },
@@ -67,10 +74,24 @@ export const topic = defineTopic({
       claim:
         "The fast failure differs by path: socket LB refuses connect() with EHOSTUNREACH, per-packet LB answers an ICMP reject (ECONNREFUSED)",
       source: KN("clusters.md §4.2, P12 (bpf_sock.c returns -EHOSTUNREACH when a service has no backends)"),
-      expect: { kpr: { eq: "EHOSTUNREACH" }, "kube-proxy": { eq: "ECONNREFUSED" } },
+      why: "Cilium 1.19.2 and 1.19.3 return EPERM instead: the socket hook's bpf_set_retval was compiled out (cilium issue 45184; fixed in 1.19.4 by PR 45673, upstream PR 45185)",
+      expect: {
+        kpr: {
+          default: { eq: "EHOSTUNREACH" },
+          byPatch: [
+            {
+              from: "1.19.2",
+              to: "1.19.3",
+              expect: { eq: "EPERM" },
+              why: "cilium issue 45184: connect() fails with EPERM, not EHOSTUNREACH; fixed in 1.19.4 (PR 45673)",
+            },
+          ],
+        },
+        "kube-proxy": { eq: "ECONNREFUSED" },
+      },
       needs: ["datapath"],
-      observe: (r) => {
-        if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+      observe: (r, mode) => {
+        if (dropProfileWaits(r, mode)) return { value: null, evidence: [], skip: DROP_PROFILE };
         const errno = dp(r, "ghost_errno");
         return errno === null
           ? {
@@ -87,8 +108,8 @@ export const topic = defineTopic({
       source: LAB(7),
       expect: { kpr: { lte: 1 }, "kube-proxy": { lte: 1 } },
       needs: ["ghost"],
-      observe: (r) => {
-        if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+      observe: (r, mode) => {
+        if (dropProfileWaits(r, mode)) return { value: null, evidence: [], skip: DROP_PROFILE };
         return { value: r.get("ghost").seconds, evidence: r.evidence("ghost", "curl_exit") };
       },
     },

@@ -26,7 +26,7 @@ import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { parseConfig } from "../../helpers/parse/config.ts";
 import { curlArgv, parseCurl } from "../../helpers/parse/curl.ts";
-import { DROP_PROFILE, dropProfile, LAB, NB } from "../../helpers/properties/sources.ts";
+import { DROP_PROFILE, dropProfileWaits, LAB, NB } from "../../helpers/properties/sources.ts";
 import type { MeasureLatencyRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -89,8 +89,8 @@ export const topic = defineTopic({
       source: LAB(7),
       expect: { kpr: { lte: 1 }, "kube-proxy": { lte: 1 } },
       needs: ["latency"],
-      observe: (r) => {
-        if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
+      observe: (r, mode) => {
+        if (dropProfileWaits(r, mode)) return { value: null, evidence: [], skip: DROP_PROFILE };
         const l = r.get("latency");
         const allSeven = l.ghost_exit_codes.length === 1 && l.ghost_exit_codes[0] === 7;
         return {
@@ -102,10 +102,10 @@ export const topic = defineTopic({
     {
       id: "measure.ghost-drop-timeout",
       claim:
-        "Opt-in drop profile: with serviceNoBackendResponse=drop the same probe waits for curl's 5 s limit, the delay reject avoids",
+        "Opt-in drop profile (serviceNoBackendResponse=drop): per-packet LB drops the SYN and the probe waits for curl's 5 s limit; socket LB still refuses connect() at once",
       source: LAB(7),
-      why: "the lab's 'if the datapath silently drops the packet, the client waits until the timeout'",
-      expect: { kpr: { gte: 4.5 }, "kube-proxy": { gte: 4.5 } },
+      why: "the lab's 'if the datapath silently drops the packet, the client waits until the timeout' holds where a packet is dropped (kube-proxy mode: bpf_lxc's per-packet LB); with kpr the connect() hook returns EHOSTUNREACH for a Service without backends whatever serviceNoBackendResponse says (bpf_sock.c in 1.19.7: enable-no-service-endpoints-routable, default true), so nothing waits",
+      expect: { kpr: { lte: 1 }, "kube-proxy": { gte: 4.5 } },
       needs: ["latency"],
       observe: (r) => {
         const l = r.get("latency");
