@@ -6,7 +6,8 @@ export interface VerdictChange {
   id: string;
   a: string;
   b: string;
-  kind: "changed" | "disappeared" | "appeared" | "same";
+  /** not-applicable: judged in A, declared not applicable in B's mode (comparing two modes), no regression. */
+  kind: "changed" | "disappeared" | "appeared" | "same" | "not-applicable";
 }
 
 export interface Comparison {
@@ -63,13 +64,16 @@ export async function compareBundles(
   const byId = (r: CheckResult) => new Map(r.verdicts.map((v) => [v.id, v.status as string]));
   const va = byId(a);
   const vb = byId(b);
+  const naInB = new Set(
+    b.verdicts.filter((v) => v.status === "skip" && /: not applicable: /.test(v.message)).map((v) => v.id),
+  );
   const ids = [...new Set([...va.keys(), ...vb.keys()])];
   const verdicts: VerdictChange[] = ids.map((id) => {
     const x = va.get(id);
     const y = vb.get(id);
     const judged = (s?: string) => s === "pass" || s === "fail";
     let kind: VerdictChange["kind"] = "same";
-    if (judged(x) && !judged(y)) kind = "disappeared";
+    if (judged(x) && !judged(y)) kind = naInB.has(id) ? "not-applicable" : "disappeared";
     else if (!judged(x) && judged(y)) kind = "appeared";
     else if (x !== y) kind = "changed";
     return { id, a: x ?? "(absent)", b: y ?? "(absent)", kind };
@@ -104,9 +108,9 @@ export function formatComparison(c: Comparison): string {
     "| property | A | B | change |",
     "|---|---|---|---|",
     ...c.verdicts
-      .filter((v) => v.kind !== "same")
+      .filter((v) => v.kind !== "same" && v.kind !== "not-applicable")
       .map((v) => `| \`${v.id}\` | ${v.a} | ${v.b} | **${v.kind}** |`),
-    `| (${c.verdicts.filter((v) => v.kind === "same").length} unchanged) | | | |`,
+    `| (${c.verdicts.filter((v) => v.kind === "same").length} unchanged${c.verdicts.some((v) => v.kind === "not-applicable") ? `, ${c.verdicts.filter((v) => v.kind === "not-applicable").length} not applicable in B's mode` : ""}) | | | |`,
     "",
     "| key value | A | B | |",
     "|---|---|---|---|",

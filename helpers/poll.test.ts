@@ -56,4 +56,26 @@ describe("pollUntil", () => {
     }).catch((e) => e);
     expect(err.message).toContain("last observation: error: connection refused");
   });
+
+  it("a permanent error (a replay that never recorded the call) ends the poll at once, even on a clock that never moves", async () => {
+    let attempts = 0;
+    const permanent = Object.assign(new Error("bundle x has no recording of kubectl get pod"), {
+      permanent: true,
+    });
+    const err = await pollUntil({
+      what: "Pod bind-probe Ready",
+      deadlineMs: 10,
+      intervalMs: 5,
+      probe: async () => {
+        attempts++;
+        throw permanent;
+      },
+      done: () => true,
+      show: String,
+      sleep: async () => {},
+      now: () => 0,
+    }).catch((e) => e);
+    expect(err).toBe(permanent);
+    expect(attempts).toBe(1);
+  });
 });

@@ -51,6 +51,8 @@ export async function pollUntil<T>(
       if (o.done(value)) return { value, attempts, elapsedMs: now() - start };
       lastShown = o.show(value);
     } catch (err) {
+      // an error that no later attempt can clear (a replayed bundle that never recorded the call) ends the poll
+      if (err instanceof Error && (err as { permanent?: boolean }).permanent === true) throw err;
       lastShown = `error: ${err instanceof Error ? err.message : String(err)}`;
     }
     const elapsed = now() - start;

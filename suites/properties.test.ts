@@ -62,6 +62,45 @@ describe("judges on records that satisfy the documents (written by us)", () => {
     );
     expect(failed.map((v) => v.id)).not.toContain("nodeport.no-listener");
   });
+
+  // the properties that tell the modes apart (issue 10): each passes on its mode's records (above) and
+  // fails on the other mode's, in both directions
+  const TELLING = [
+    "nodeport.bind-protection",
+    "nodeport.bpf-frontends",
+    "program.socket-lb-hooks",
+    "program.reverse-sk-entry",
+    "holder.ct-rev-nat",
+    "holder.svc-backend-id",
+    "ghost.reject-counter",
+  ];
+  it.each(TELLING)("%s fails on the other mode's records, both ways", (id) => {
+    expect(judge(propertyById(id), "kpr", kubeProxyRecords(), "1.19.7").status).toBe("fail");
+    expect(judge(propertyById(id), "kube-proxy", kprRecords(), "1.19.7").status).toBe("fail");
+  });
+
+  it("a kube-proxy REJECT counter that moves for the Pod's probes too fails, naming both deltas", () => {
+    const both = withRecord(kubeProxyRecords(), (s) => {
+      const c = s.datapath?.record.ghost_reject_counters;
+      if (c) c.pod_after = 6;
+    });
+    expect(judge(propertyById("ghost.reject-counter"), "kube-proxy", both)).toMatchObject({
+      status: "fail",
+      observed: "host +3 for 3, Pod +3 for 3",
+    });
+  });
+
+  it("a bundle recorded before a step existed skips the property that needs it, saying so", () => {
+    const old = withRecord(kprRecords(), (s) => {
+      if (s.datapath)
+        Object.assign(s.datapath.record, { nodeport_bind: null, sock_hooks: null, holder_svc_backend: null });
+    });
+    for (const id of ["nodeport.bind-protection", "program.socket-lb-hooks", "holder.svc-backend-id"]) {
+      const v = judge(propertyById(id), "kpr", old);
+      expect(v.status, id).toBe("skip");
+      expect(v.message).toMatch(/predates/);
+    }
+  });
 });
 
 describe("failing records produce expected vs observed with the evidence line", () => {

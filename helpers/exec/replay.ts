@@ -4,6 +4,19 @@ import { UserError } from "../errors.ts";
 import type { CallRecord } from "./record.ts";
 import { callKey, type ExecRequest, type ExecResult, type Executor } from "./types.ts";
 
+/** A call the bundle never recorded (e.g. a step added after the bundle was made). */
+export class NotRecorded extends UserError {
+  /** No retry can make a recording appear: polls stop at once (helpers/poll.ts). */
+  readonly permanent = true;
+  constructor(
+    readonly bundleDir: string,
+    readonly topic: string,
+    readonly key: string,
+  ) {
+    super(`bundle ${bundleDir} (${topic}) has no recording of ${key}`);
+  }
+}
+
 /**
  * Serves a bundle's recorded calls back. Calls are matched by target and exact argv; the n-th identical
  * call gets the n-th recording (so polls and before/after reads replay in order), and the last
@@ -39,8 +52,7 @@ export class ReplayExecutor implements Executor {
   async run(req: ExecRequest): Promise<ExecResult> {
     const key = callKey(req);
     const list = this.byKey.get(key);
-    if (!list || list.length === 0)
-      throw new UserError(`bundle ${this.bundleDir} (${this.topic}) has no recording of ${key}`);
+    if (!list || list.length === 0) throw new NotRecorded(this.bundleDir, this.topic, key);
     const n = this.used.get(key) ?? 0;
     this.used.set(key, n + 1);
     const rec = list[Math.min(n, list.length - 1)] as CallRecord;

@@ -1,5 +1,8 @@
+import { parseBindProbe } from "./bind-probe.ts";
 import { parseBpfCtList } from "./bpf-ct-list.ts";
+import { parseBpfLbBackends } from "./bpf-lb-backends.ts";
 import { parseBpfLbList, parseBpfLbListJson } from "./bpf-lb-list.ts";
+import { parseBpftoolCgroup } from "./bpftool-cgroup.ts";
 import { parseBpftoolNet, parseBpftoolNetJson } from "./bpftool-net.ts";
 import { parseConfig } from "./config.ts";
 import { parseCurlText } from "./curl.ts";
@@ -31,6 +34,7 @@ export const FORMATS: Record<string, FormatSpec> = {
   "service-list-json": { command: "cilium-dbg service list -o json", parse: parseServiceListJson },
   "bpf-lb-list": { command: "cilium-dbg bpf lb list", parse: parseBpfLbList },
   "bpf-lb-list-json": { command: "cilium-dbg bpf lb list -o json", parse: parseBpfLbListJson },
+  "bpf-lb-backends": { command: "cilium-dbg bpf lb list --backends", parse: parseBpfLbBackends },
   "bpf-ct-list": { command: "cilium-dbg bpf ct list global", parse: parseBpfCtList },
   status: { command: "cilium-dbg status [--verbose]", parse: parseStatus },
   "status-json": { command: "cilium-dbg status -o json", parse: parseStatusJson },
@@ -40,6 +44,8 @@ export const FORMATS: Record<string, FormatSpec> = {
   "metrics-json": { command: "cilium-dbg metrics list -o json", parse: parseMetricsJson },
   "bpftool-net": { command: "bpftool net show [dev X]", parse: parseBpftoolNet },
   "bpftool-net-json": { command: "bpftool -j net show [dev X]", parse: parseBpftoolNetJson },
+  "bpftool-cgroup": { command: "bpftool cgroup show PATH", parse: parseBpftoolCgroup },
+  "bind-probe": { command: "timeout 2 nc -l ADDR PORT; echo exit=$? (ours)", parse: parseBindProbe },
   "tc-filter": { command: "tc filter show dev X ingress", parse: parseTcFilter },
   "iptables-save": { command: "iptables-save [-c]", parse: parseIptablesSave },
   ss: { command: "ss -Htln / ss -tn", parse: parseSs },

@@ -115,6 +115,32 @@ export interface DatapathFields {
   nodeport_outside_http: number | null;
   /** The holder's IP:40404 as seen in the backend Pod's connection table (not SNATed to a node). */
   backend_sees_client: boolean;
+  /** Our bind probe on NodePort 30780 in a node's host network namespace; null: not in this bundle. */
+  nodeport_bind: "EADDRINUSE" | "bound" | "error" | null;
+  /** `bpf lb list` frontends on port 30780/TCP with their backend slots; null: not in this bundle. */
+  nodeport_lb_frontends: { frontend: string; backends: number }[] | null;
+  /** web Pods (web-np's backends) when the nodeport topic ran. */
+  nodeport_web_pods: number;
+  /** Socket-LB hooks with a `cil_sock…` program at Cilium's cgroup2 root (sorted); null: not in this bundle. */
+  sock_hooks: string[] | null;
+  /** Entries of cilium_lb4_reverse_sk in `map list` (socket LB's reverse translation; 0 when absent). */
+  reverse_sk_entries: number;
+  /** RevNAT of the holder's OUT conntrack entry (0: nothing to reverse, the socket was translated). */
+  holder_out_rev_nat: number | null;
+  /** RevNAT of the holder's SVC conntrack entry: the Service's id (null: no SVC entry, as with socket LB). */
+  holder_svc_rev_nat: number | null;
+  /** The holder's SVC conntrack entry, its BackendID and that id's address in the backend map. */
+  holder_svc_backend: { backend_id: number | null; address: string | null } | null;
+  /** kube-proxy's REJECT rule for ghost: its packet counter around probes from the host and from a Pod. */
+  ghost_reject_counters: {
+    rule: string | null;
+    host_probes: number;
+    host_before: U64 | null;
+    host_after: U64 | null;
+    pod_probes: number;
+    pod_before: U64 | null;
+    pod_after: U64 | null;
+  } | null;
   /** EndpointSlice ready addresses after the scale, sorted. */
   scale_endpointslice: string[];
   /** web Pods' IPs (with target port) by name, after the scale. */

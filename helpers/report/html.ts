@@ -144,7 +144,7 @@ function propertyRows(input: ReportInput): string {
 
 function comparisonSection(c: Comparison): string {
   const head = (r: CheckResult) => `${r.mode}, Cilium ${r.cilium}`;
-  const changed = c.verdicts.filter((v) => v.kind !== "same");
+  const changed = c.verdicts.filter((v) => v.kind !== "same" && v.kind !== "not-applicable");
   return `<section id="compare"><h2>What changed: ${esc(head(c.a))} → ${esc(head(c.b))}</h2>
 <p class="muted">A: <code>${esc(c.a.bundle)}</code> · B: <code>${esc(c.b.bundle)}</code>. ${c.regressed ? '<strong class="changed">Regression: a verdict changed or a property disappeared.</strong>' : "No verdict changed."}</p>
 <table class="compare"><thead><tr><th>property</th><th>A</th><th>B</th><th>change</th></tr></thead><tbody>

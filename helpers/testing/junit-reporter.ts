@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { TestModule } from "vitest/node";
-import { JUnitReporter } from "vitest/reporters";
+import { JUnitReporter } from "vitest/node";
 
 type JUnitOptions = ConstructorParameters<typeof JUnitReporter>[0] & { outputFile: string };
 

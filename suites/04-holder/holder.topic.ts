@@ -6,19 +6,23 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
+
 import { ciliumDbg } from "../../helpers/observe/agent.ts";
 import { clusterIp, kubectl, pods } from "../../helpers/observe/cluster.ts";
 import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
+import { newerStep } from "../../helpers/observe/steps.ts";
 import { ensureHolder, ensureWeb, HOLDER_PORT } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { type CtList, parseBpfCtList } from "../../helpers/parse/bpf-ct-list.ts";
+import { type LbBackendRow, parseBpfLbBackends } from "../../helpers/parse/bpf-lb-backends.ts";
 import { lastHolderConnection } from "../../helpers/parse/holder-log.ts";
 import { type NetstatOutput, parseNetstat } from "../../helpers/parse/netstat.ts";
 import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import { pollUntil } from "../../helpers/poll.ts";
-import { dp, ipOf, LAB } from "../../helpers/properties/sources.ts";
+import { dp, ipOf, KN, LAB } from "../../helpers/properties/sources.ts";
 import { type PodRef, podsByIp, RecordError, statusLine } from "../../helpers/records/common.ts";
+import { mergeDatapath } from "../../helpers/records/datapath.ts";
 import type { CtRecord, DatapathRecord, Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -34,6 +38,11 @@ export const topic = defineTopic({
     { on: "agent", run: "cilium-dbg bpf ct list global", for: "the connection's conntrack entries" },
     { on: "agent", run: "cilium-dbg status --verbose", for: "socket LB and the attach mode" },
     { on: "pod", run: "cat /proc/net/tcp /proc/net/tcp6", for: "the backend's view of its peer" },
+    {
+      on: "agent",
+      run: "cilium-dbg bpf lb list --backends",
+      for: "backend ids, to read the SVC entry's BackendID",
+    },
   ],
   builds: ["ct", "datapath"],
   observe: observeHolder,
@@ -117,6 +126,65 @@ export const topic = defineTopic({
         evidence: r.evidence("datapath", "backend_sees_client"),
       }),
     },
+    {
+      id: "holder.ct-rev-nat",
+      claim:
+        "The holder's OUT conntrack entry has RevNAT 0 with socket LB (nothing to reverse: the socket already points at the backend) and the Service's id with per-packet LB",
+      source: KN("clusters.md §4.3"),
+      expect: { kpr: { eq: "0" }, "kube-proxy": { eq: "the Service's id" } },
+      why: "per-packet LB (bpf_lxc) records the Service's reverse-NAT index on the connection to rewrite replies (the SVC entry carries the same index: the Service's id); socket LB translates at connect() and keeps the reverse mapping per socket instead (cilium_lb4_reverse_sk)",
+      needs: ["datapath"],
+      observe: (r) => {
+        const rev = dp(r, "holder_out_rev_nat");
+        const id = dp(r, "holder_svc_rev_nat");
+        const value =
+          rev === null
+            ? "(no OUT entry)"
+            : rev === 0
+              ? "0"
+              : rev === id
+                ? "the Service's id"
+                : `other (OUT ${rev}, SVC ${id ?? "none"})`;
+        return {
+          value,
+          evidence: [
+            ...r.evidence("datapath", "holder_out_rev_nat"),
+            ...r.evidence("datapath", "holder_svc_rev_nat"),
+          ],
+        };
+      },
+    },
+    {
+      id: "holder.svc-backend-id",
+      claim:
+        "With per-packet LB an SVC conntrack entry names the holder's backend by its id in the backend map; socket LB leaves no SVC entry",
+      source: KN("clusters.md §4.3"),
+      expect: { kpr: { eq: "no SVC entry" }, "kube-proxy": { eq: "the holder's backend" } },
+      needs: ["datapath", "ct"],
+      observe: (r) => {
+        const b = dp(r, "holder_svc_backend");
+        if (b === null)
+          return {
+            value: null,
+            evidence: [],
+            skip: "this bundle predates the backend-map step (no recorded call)",
+          };
+        const backend = ipOf(r.get("ct").backend);
+        const value =
+          b.backend_id === null
+            ? "no SVC entry"
+            : b.address === backend
+              ? "the holder's backend"
+              : `other (${b.address ?? `id ${b.backend_id} not in the map`})`;
+        return {
+          value,
+          evidence: [
+            ...r.evidence("datapath", "holder_svc_backend"),
+            `holder's backend: ${r.get("ct").backend}`,
+          ],
+        };
+      },
+    },
   ],
 });
 
@@ -161,13 +229,16 @@ export async function holderState(ctx: RunContext) {
     status,
     pods: web,
   });
-  return { web, holder, cip, status, ctRec };
+  return { web, holder, cip, status, ctRec, ct };
 }
 
 /** Lab step 4. */
 export async function observeHolder(ctx: RunContext): Promise<RecordSet> {
   await ensureWeb(ctx, 4);
-  const { holder, status, ctRec, cip } = await holderState(ctx);
+  const { holder, status, ctRec, cip, ct } = await holderState(ctx);
+  const backends = await newerStep(ctx, "bpf lb list --backends", async () =>
+    parseBpfLbBackends(await ciliumDbg(ctx, holder.node, ["bpf", "lb", "list", "--backends"])),
+  );
   const backendPod = ctRec.record.backend_pod;
   const backendTcp = parseProcNetTcp(
     (
@@ -180,12 +251,57 @@ export async function observeHolder(ctx: RunContext): Promise<RecordSet> {
   );
   return {
     ct: ctRec,
-    datapath: buildHolderFacts({
-      status,
-      backendNetstat: backendTcp,
-      client: formatEndpoint(holder.ip, HOLDER_PORT),
-      webClusterIp: cip,
-    }),
+    datapath: mergeDatapath([
+      buildHolderFacts({
+        status,
+        backendNetstat: backendTcp,
+        client: formatEndpoint(holder.ip, HOLDER_PORT),
+        webClusterIp: cip,
+      }),
+      buildHolderCtFacts({ ct, client: formatEndpoint(holder.ip, HOLDER_PORT), backends }),
+    ]),
+  };
+}
+
+/**
+ * Ours: the holder's conntrack entries per mode. With socket LB the connection is already to the backend
+ * (OUT RevNAT 0, no SVC entry); with per-packet LB the OUT entry carries the Service's RevNAT and an SVC
+ * entry names the backend by its id in the backend map.
+ */
+export function buildHolderCtFacts(input: {
+  ct: CtList;
+  client: string;
+  backends: { backends: LbBackendRow[] } | null;
+}): Evidenced<DatapathRecord> {
+  const mine = input.ct.entries.filter((e) => e.protocol === "TCP" && e.source === input.client);
+  const out = mine.find((e) => e.direction === "OUT");
+  const svc = mine.find((e) => e.direction === "SVC");
+  const resolved =
+    svc?.backendId != null && input.backends
+      ? (input.backends.backends.find((b) => b.id === svc.backendId)?.address ?? null)
+      : null;
+  const svcBackend = !svc
+    ? { backend_id: null, address: null }
+    : input.backends
+      ? { backend_id: svc.backendId, address: resolved }
+      : null;
+  const row = input.backends?.backends.find((b) => b.id === svc?.backendId);
+  return {
+    record: {
+      holder_out_rev_nat: out?.revNat ?? null,
+      holder_svc_rev_nat: svc?.revNat ?? null,
+      holder_svc_backend: svcBackend,
+    },
+    evidence: {
+      holder_out_rev_nat: out ? [`TCP OUT ${out.source} -> ${out.destination} RevNAT=${out.revNat}`] : [],
+      holder_svc_rev_nat: svc ? [`TCP SVC ${svc.source} -> ${svc.destination} RevNAT=${svc.revNat}`] : [],
+      holder_svc_backend: [
+        ...(svc
+          ? [`TCP SVC ${svc.source} -> ${svc.destination} BackendID=${svc.backendId}`]
+          : ["no SVC entry for the holder"]),
+        ...(row ? [`${row.id} ${row.protocol ? `${row.protocol}://` : ""}${row.address}`] : []),
+      ],
+    },
   };
 }
 

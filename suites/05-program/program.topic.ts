@@ -6,19 +6,22 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
+
 import { agentBpftool, ciliumDbg } from "../../helpers/observe/agent.ts";
 import { clusterIp, endpointId, type PodInfo } from "../../helpers/observe/cluster.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
 import { onNode } from "../../helpers/observe/node.ts";
-import { kernelOf } from "../../helpers/observe/steps.ts";
+import { kernelOf, newerStep } from "../../helpers/observe/steps.ts";
 import { ensureHolder, ensureWeb } from "../../helpers/observe/workloads.ts";
+import { type CgroupAttachment, parseBpftoolCgroup } from "../../helpers/parse/bpftool-cgroup.ts";
 import { type BpftoolNet, parseBpftoolNet } from "../../helpers/parse/bpftool-net.ts";
 import { type AgentEndpoint, parseEndpointJson } from "../../helpers/parse/endpoint-json.ts";
 import { findPolicyMap, type MapList, parseMapList } from "../../helpers/parse/map-list.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import { parseTcFilter, type TcFilterShow } from "../../helpers/parse/tc-filter.ts";
-import { dp, LAB } from "../../helpers/properties/sources.ts";
+import { dp, KN, LAB } from "../../helpers/properties/sources.ts";
 import { RecordError, statusLine } from "../../helpers/records/common.ts";
+import { mergeDatapath } from "../../helpers/records/datapath.ts";
 import type { DatapathRecord, Evidenced, ProgRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -33,6 +36,11 @@ export const topic = defineTopic({
     { on: "node", run: "tc filter show dev <dev> ingress", for: "tc filters (legacy attach)" },
     { on: "agent", run: "cilium-dbg map list", for: "the endpoint's policy map" },
     { on: "agent", run: "cilium-dbg status", for: "attach mode and kernel facts" },
+    {
+      on: "agent",
+      run: "bpftool cgroup show /run/cilium/cgroupv2",
+      for: "socket-LB programs at Cilium's cgroup root",
+    },
   ],
   builds: ["prog", "datapath"],
   observe: observeProgram,
@@ -117,6 +125,34 @@ export const topic = defineTopic({
         };
       },
     },
+    {
+      id: "program.socket-lb-hooks",
+      claim:
+        "Socket LB's programs (cil_sock4_connect, sendmsg, recvmsg, getpeername) are attached at Cilium's cgroup2 root with KPR, none with kube-proxy",
+      source: KN("clusters.md §4.3"),
+      why: "socketLB.enabled follows kubeProxyReplacement (chart default); the connect4 hook translates the ClusterIP before a packet exists, getpeername4/recvmsg4 translate back",
+      expect: { kpr: { eq: 4 }, "kube-proxy": { eq: 0 } },
+      needs: ["datapath"],
+      observe: (r) => {
+        const hooks = dp(r, "sock_hooks");
+        return hooks === null
+          ? { value: null, evidence: [], skip: "this bundle predates the cgroup step (no recorded call)" }
+          : { value: hooks.length, evidence: r.evidence("datapath", "sock_hooks") };
+      },
+    },
+    {
+      id: "program.reverse-sk-entry",
+      claim:
+        "Socket LB keeps a reverse-translation entry per translated socket (cilium_lb4_reverse_sk holds the holder's); empty with kube-proxy",
+      source: KN("clusters.md §4.3"),
+      why: "sock4_update_revnat stores backend → ClusterIP per socket cookie so getpeername() can answer the VIP (bpf_sock.c); per-packet LB reverses through conntrack instead",
+      expect: { kpr: { gte: 1 }, "kube-proxy": { eq: 0 } },
+      needs: ["datapath"],
+      observe: (r) => ({
+        value: dp(r, "reverse_sk_entries"),
+        evidence: r.evidence("datapath", "reverse_sk_entries"),
+      }),
+    },
   ],
 });
 
@@ -132,14 +168,17 @@ export async function programState(ctx: RunContext, holder: PodInfo) {
   const tcFilterRaw = (await onNode(ctx, holder.node, ["tc", "filter", "show", "dev", dev, "ingress"]))
     .stdout;
   const maps = parseMapList(await ciliumDbg(ctx, holder.node, ["map", "list"]));
-  return buildProgRecord({
-    endpointId: id,
-    endpoint,
-    bpftool,
-    tcFilterRaw,
-    tcFilter: parseTcFilter(tcFilterRaw),
+  return {
+    prog: buildProgRecord({
+      endpointId: id,
+      endpoint,
+      bpftool,
+      tcFilterRaw,
+      tcFilter: parseTcFilter(tcFilterRaw),
+      maps,
+    }),
     maps,
-  });
+  };
 }
 
 /** Lab step 5. */
@@ -149,9 +188,62 @@ export async function observeProgram(ctx: RunContext): Promise<RecordSet> {
     return clusterIp(ctx, ctx.namespace, "web");
   });
   const holder = await ensureHolder(ctx, cip);
-  const prog = await programState(ctx, holder);
+  const { prog, maps } = await programState(ctx, holder);
   const status = parseStatus(await ciliumDbg(ctx, holder.node, ["status"]));
-  return { prog, datapath: buildAgentFacts({ status, kernel: await kernelOf(ctx, holder.node) }) };
+  // socket LB's plumbing: programs at Cilium's cgroup2 root (none without socket LB; the path may be absent)
+  const cgroup = await newerStep(ctx, "bpftool cgroup show", async () => {
+    const r = await ctx.exec.run({
+      target: { kind: "agent", node: holder.node },
+      argv: ["bpftool", "cgroup", "show", CILIUM_CGROUP],
+    });
+    return {
+      exitCode: r.exitCode,
+      stderr: r.stderr,
+      cgroup: r.exitCode === 0 ? parseBpftoolCgroup(r.stdout) : null,
+    };
+  });
+  return {
+    prog,
+    datapath: mergeDatapath([
+      buildAgentFacts({ status, kernel: await kernelOf(ctx, holder.node) }),
+      buildSocketLbFacts({ maps, cgroup }),
+    ]),
+  };
+}
+
+/** Where Cilium mounts its cgroup2 hierarchy and attaches the socket-LB programs (the chart's cgroup.hostRoot). */
+export const CILIUM_CGROUP = "/run/cilium/cgroupv2";
+const SOCK_HOOKS = ["connect4", "sendmsg4", "recvmsg4", "getpeername4"];
+
+/** Ours: the socket-LB hooks attached at Cilium's cgroup root, and the reverse-socket map's entries. */
+export function buildSocketLbFacts(input: {
+  maps: MapList;
+  cgroup: {
+    exitCode: number | null;
+    stderr: string;
+    cgroup: { attachments: CgroupAttachment[] } | null;
+  } | null;
+}): Evidenced<DatapathRecord> {
+  const sk = input.maps.maps.find((m) => m.name === "cilium_lb4_reverse_sk");
+  const attached = input.cgroup?.cgroup?.attachments.filter((a) => a.name?.startsWith("cil_sock")) ?? [];
+  const hooks = input.cgroup
+    ? [...new Set(attached.map((a) => a.hook))].filter((h) => SOCK_HOOKS.includes(h)).sort()
+    : null;
+  return {
+    record: { reverse_sk_entries: sk?.entries ?? 0, sock_hooks: hooks },
+    evidence: {
+      reverse_sk_entries: sk
+        ? [`${sk.name} ${sk.entries ?? "unknown"} entries`]
+        : ["cilium_lb4_reverse_sk: not in map list"],
+      sock_hooks: input.cgroup
+        ? input.cgroup.cgroup
+          ? attached.map((a) => `${a.id} ${a.attachType} ${a.name ?? ""}`.trim())
+          : [
+              `bpftool cgroup show ${CILIUM_CGROUP}: exit ${input.cgroup.exitCode}: ${input.cgroup.stderr.trim()}`,
+            ]
+        : [],
+    },
+  };
 }
 
 /** Lab step 5. */

@@ -10,18 +10,27 @@ import { ciliumDbg } from "../../helpers/observe/agent.ts";
 import { nodes, type PodInfo, pods } from "../../helpers/observe/cluster.ts";
 import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
 import { iptablesSave, onNode } from "../../helpers/observe/node.ts";
-import { curlFrom } from "../../helpers/observe/steps.ts";
-import { apply, ensureWeb, NODE_PORT, renderManifest } from "../../helpers/observe/workloads.ts";
+import { curlFrom, newerStep } from "../../helpers/observe/steps.ts";
+import {
+  apply,
+  ensureWeb,
+  NODE_PORT,
+  renderManifest,
+  waitPodReady,
+} from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
+import { type BindProbe, bindProbeArgv, parseBindProbe } from "../../helpers/parse/bind-probe.ts";
+import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import type { CurlResult } from "../../helpers/parse/curl.ts";
 import { linesContaining } from "../../helpers/parse/iptables-save.ts";
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { parseSs, type SsOutput } from "../../helpers/parse/ss.ts";
 import { pollUntil } from "../../helpers/poll.ts";
-import { dp, LAB } from "../../helpers/properties/sources.ts";
+import { dp, KN, LAB } from "../../helpers/properties/sources.ts";
 import { findAgentService } from "../../helpers/records/common.ts";
-import type { Evidenced, NodePortRecord, RecordSet } from "../../helpers/records/types.ts";
+import { mergeDatapath } from "../../helpers/records/datapath.ts";
+import type { DatapathRecord, Evidenced, NodePortRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
 export const topic = defineTopic({
@@ -29,7 +38,7 @@ export const topic = defineTopic({
   title:
     "NodePort 30780: who answers it (the agent's BPF or kube-proxy's rules), from a node and from outside",
   source: LAB(6),
-  deploys: ["web-np.yaml"],
+  deploys: ["web-np.yaml", "bind-probe.yaml"],
   steps: [
     {
       on: "node",
@@ -44,6 +53,12 @@ export const topic = defineTopic({
     { on: "node", run: "iptables-save", for: "kube-proxy's NodePort rules" },
     { on: "node", run: "ss -Htln sport = :30780", for: "no listener on the port" },
     { on: "agent", run: "cilium-dbg service list -o json", for: "the agent's NodePort entries" },
+    { on: "agent", run: "cilium-dbg bpf lb list", for: "NodePort frontends in the datapath's LB map" },
+    {
+      on: "pod",
+      run: "sh -c timeout 2 nc -l 0.0.0.0 30780",
+      for: "bind() to the NodePort in the node's host network namespace",
+    },
   ],
   builds: ["nodeport", "datapath"],
   observe: observeNodePort,
@@ -110,6 +125,64 @@ export const topic = defineTopic({
         evidence: r.evidence("nodeport", "service_id"),
       }),
     },
+    {
+      id: "nodeport.bind-protection",
+      claim:
+        "bind() to NodePort 30780 in a node's host network namespace fails with EADDRINUSE where Cilium serves NodePorts (it reserves the port) and succeeds beside kube-proxy",
+      source: KN("clusters.md §4.3"),
+      why: "Cilium's post_bind4 socket hook returns -EADDRINUSE for a NodePort, LoadBalancer or ExternalIP frontend (bpf_sock.c; nodePort.bindProtection, default true); with KPR=false there is no such hook. 'No listener' (nodeport.no-listener) is true in both modes and tells them apart less",
+      expect: { kpr: { eq: "EADDRINUSE" }, "kube-proxy": { eq: "bound" } },
+      needs: ["datapath"],
+      observe: (r) => {
+        const b = dp(r, "nodeport_bind");
+        return b === null
+          ? { value: null, evidence: [], skip: "this bundle predates the bind probe (no recorded call)" }
+          : { value: b, evidence: r.evidence("datapath", "nodeport_bind") };
+      },
+    },
+    {
+      id: "nodeport.bpf-frontends",
+      claim:
+        "NodePort 30780 is in the datapath's LB map (bpf lb list) with KPR — one frontend per node address plus 0.0.0.0:30780 — and absent with KPR=false",
+      source: KN("clusters.md §4.3"),
+      why: "NodePort handling left the KPR=false path in 1.19 (cilium PRs 41380, 41277). A kind node has one address: 2 frontends, recorded on the lab cluster (Cilium 1.19.7)",
+      expect: { kpr: { eq: 2 }, "kube-proxy": { eq: 0 } },
+      needs: ["datapath"],
+      observe: (r) => {
+        const f = dp(r, "nodeport_lb_frontends");
+        return f === null
+          ? {
+              value: null,
+              evidence: [],
+              skip: "this bundle predates the NodePort LB-map step (no recorded call)",
+            }
+          : { value: f.length, evidence: r.evidence("datapath", "nodeport_lb_frontends") };
+      },
+    },
+    {
+      id: "nodeport.bpf-slots",
+      claim: "Each NodePort frontend in the LB map holds every web backend (N slots after its slot 0)",
+      source: KN("clusters.md §4.3"),
+      expect: {
+        kpr: { eq: true },
+        "kube-proxy": { na: "no NodePort frontends in the LB map with KPR=false" },
+      },
+      needs: ["datapath"],
+      observe: (r) => {
+        const f = dp(r, "nodeport_lb_frontends");
+        if (f === null)
+          return {
+            value: null,
+            evidence: [],
+            skip: "this bundle predates the NodePort LB-map step (no recorded call)",
+          };
+        const n = dp(r, "nodeport_web_pods");
+        return {
+          value: f.length > 0 && f.every((x) => x.backends === n),
+          evidence: [...r.evidence("datapath", "nodeport_lb_frontends"), `web Pods: ${n}`],
+        };
+      },
+    },
   ],
 });
 
@@ -141,6 +214,19 @@ export async function observeNodePort(ctx: RunContext): Promise<RecordSet> {
   const iptablesRaw = await iptablesSave(ctx, node);
   const ssRaw = (await onNode(ctx, node, ["ss", "-Htln", `sport = :${NODE_PORT}`])).stdout;
   const services = parseServiceListJson(await ciliumDbg(ctx, node, ["service", "list", "-o", "json"]));
+  // the datapath itself: NodePort frontends in the LB map, and the port reserved against bind()
+  const lb = await newerStep(ctx, "bpf lb list", async () =>
+    parseBpfLbList(await ciliumDbg(ctx, node, ["bpf", "lb", "list"])),
+  );
+  const bind = await newerStep(ctx, "bind probe", async () => {
+    await apply(ctx, renderManifest("bind-probe.yaml", ctx.namespace, { NODE: node }));
+    await waitPodReady(ctx, "bind-probe");
+    const r = await ctx.exec.run({
+      target: { kind: "pod", namespace: ctx.namespace, pod: "bind-probe" },
+      argv: bindProbeArgv("0.0.0.0", NODE_PORT),
+    });
+    return parseBindProbe(r.stdout);
+  });
   return {
     nodeport: buildNodePortRecord({
       nodeIp,
@@ -151,9 +237,46 @@ export async function observeNodePort(ctx: RunContext): Promise<RecordSet> {
       ss: parseSs(ssRaw),
       services,
     }),
-    datapath: {
-      record: { nodeport_outside_http: outside?.httpCode ?? null },
-      evidence: { nodeport_outside_http: outside ? [`curl from outside the nodes: ${outside.verdict}`] : [] },
+    datapath: mergeDatapath([
+      {
+        record: { nodeport_outside_http: outside?.httpCode ?? null },
+        evidence: {
+          nodeport_outside_http: outside ? [`curl from outside the nodes: ${outside.verdict}`] : [],
+        },
+      },
+      buildNodePortFacts({ lb, bind, nodePort: NODE_PORT, webPods: ready.length }),
+    ]),
+  };
+}
+
+/** Ours: NodePort frontends in the agent's LB map (with their slots), and what bind() on the port does. */
+export function buildNodePortFacts(input: {
+  lb: LbList | null;
+  bind: BindProbe | null;
+  nodePort: number;
+  /** web Pods behind web-np when the topic ran. */
+  webPods: number;
+}): Evidenced<DatapathRecord> {
+  const frontends = input.lb
+    ? input.lb.services.filter(
+        (s) => s.frontend.endsWith(`:${input.nodePort}`) && (s.protocol === null || s.protocol === "TCP"),
+      )
+    : null;
+  return {
+    record: {
+      nodeport_bind: input.bind?.result ?? null,
+      nodeport_web_pods: input.webPods,
+      nodeport_lb_frontends: frontends
+        ? frontends
+            .map((f) => ({ frontend: f.frontend, backends: f.backends.length }))
+            .sort((a, b) => a.frontend.localeCompare(b.frontend))
+        : null,
+    },
+    evidence: {
+      nodeport_bind: input.bind ? [input.bind.line] : [],
+      nodeport_lb_frontends: frontends
+        ? frontends.map((f) => `${f.frontend} (${f.backends.length} backend slots)`)
+        : [],
     },
   };
 }

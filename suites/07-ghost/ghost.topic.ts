@@ -6,11 +6,12 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
+
 import { ciliumDbg } from "../../helpers/observe/agent.ts";
 import { clusterIp } from "../../helpers/observe/cluster.ts";
 import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
-import { iptablesSave } from "../../helpers/observe/node.ts";
-import { curlFrom, lbList } from "../../helpers/observe/steps.ts";
+import { iptablesSave, onNode } from "../../helpers/observe/node.ts";
+import { curlFrom, lbList, newerStep } from "../../helpers/observe/steps.ts";
 import { ensureGhostAndProbe, WEB_PORT } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import type { LbList } from "../../helpers/parse/bpf-lb-list.ts";
@@ -19,6 +20,7 @@ import type { CurlResult } from "../../helpers/parse/curl.ts";
 import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/parse/iptables-save.ts";
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
+import { type U64, u64Compare, u64Diff } from "../../helpers/parse/u64.ts";
 import { pollUntil } from "../../helpers/poll.ts";
 import {
   DROP_PROFILE,
@@ -45,6 +47,16 @@ export const topic = defineTopic({
     { on: "agent", run: "cilium-dbg config -a", for: "serviceNoBackendResponse" },
     { on: "node", run: "iptables-save", for: "kube-proxy's REJECT rule" },
     { on: "agent", run: "cilium-dbg bpf lb list", for: "ghost's entries in the LB map" },
+    {
+      on: "node",
+      run: "iptables-save -c -t filter",
+      for: "kube-proxy's REJECT counter before, between and after",
+    },
+    {
+      on: "node",
+      run: "curl -sS -v -o /dev/null --max-time 5",
+      for: "probes from the node's host namespace",
+    },
   ],
   builds: ["ghost", "datapath"],
   observe: observeGhost,
@@ -161,6 +173,37 @@ export const topic = defineTopic({
         evidence: r.evidence("datapath", "ghost_wildcard_entry"),
       }),
     },
+    {
+      id: "ghost.reject-counter",
+      claim:
+        "kube-proxy's REJECT rule answers probes from a node's host namespace but not from a Pod (Cilium answers the Pod's packet first); without kube-proxy there is no such rule",
+      source: KN("clusters.md §4.3"),
+      why: "a Pod's packet meets bpf_lxc's per-packet LB, which replies for a Service without backends before netfilter sees it; the host's packet has no Cilium hook in front (KPR=false: no socket LB) and reaches kube-proxy's filter rule",
+      expect: { kpr: { eq: "no REJECT rule" }, "kube-proxy": { eq: "host moves, Pod does not" } },
+      needs: ["datapath"],
+      observe: (r) => {
+        const c = dp(r, "ghost_reject_counters");
+        if (c === null)
+          return {
+            value: null,
+            evidence: [],
+            skip: "this bundle predates the REJECT-counter probes (no recorded call)",
+          };
+        const evidence = r.evidence("datapath", "ghost_reject_counters");
+        if (c.rule === null) return { value: "no REJECT rule", evidence };
+        if ([c.host_before, c.host_after, c.pod_before, c.pod_after].some((v) => v === null))
+          return { value: "(a counter was not read)", evidence };
+        const host = u64Diff(c.host_after as U64, c.host_before as U64);
+        const pod = u64Diff(c.pod_after as U64, c.pod_before as U64);
+        const hostMoved = u64Compare(host, c.host_probes) >= 0;
+        const podMoved = u64Compare(pod, 0) > 0;
+        const value =
+          hostMoved && !podMoved
+            ? "host moves, Pod does not"
+            : `host +${host} for ${c.host_probes}, Pod +${pod} for ${c.pod_probes}`;
+        return { value, evidence };
+      },
+    },
   ],
 });
 
@@ -187,12 +230,71 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
   const config = parseConfig(await ciliumDbg(ctx, probe.node, ["config", "-a"]));
   const ipt = parseIptablesSave(await iptablesSave(ctx, probe.node));
   const lb = await lbList(ctx, probe.node);
+  // who answers: kube-proxy's REJECT counter around probes from the node's host namespace, then from the Pod
+  const counters = await newerStep(ctx, "REJECT counters", async () => {
+    const filter = async () =>
+      parseIptablesSave((await onNode(ctx, probe.node, ["iptables-save", "-c", "-t", "filter"])).stdout);
+    const url = `http://${cip}/`;
+    const before = await filter();
+    for (let i = 0; i < REJECT_PROBES; i++) await curlFrom(ctx, { kind: "node", node: probe.node }, url);
+    const afterHost = await filter();
+    for (let i = 0; i < REJECT_PROBES; i++)
+      await curlFrom(ctx, { kind: "pod", namespace: ctx.namespace, pod: "probe" }, url);
+    const afterPod = await filter();
+    return { before, afterHost, afterPod };
+  });
   return {
     ghost: buildGhostRecord({ clusterIp: cip, port: WEB_PORT, services, curl, config }),
     datapath: mergeDatapath([
       buildGhostFacts({ iptables: ipt, lb, clusterIp: cip, namespace: ctx.namespace }),
       { record: { ghost_errno: curl.errno }, evidence: { ghost_errno: curl.error ? [curl.error] : [] } },
+      buildRejectCounterFacts({ counters, namespace: ctx.namespace, probes: REJECT_PROBES }),
     ]),
+  };
+}
+
+const REJECT_PROBES = 3;
+
+/** Ours: kube-proxy's "has no endpoints" REJECT rule for ghost, and its packet counter around each set of probes. */
+export function buildRejectCounterFacts(input: {
+  counters: { before: IptablesSave; afterHost: IptablesSave; afterPod: IptablesSave } | null;
+  namespace: string;
+  probes: number;
+}): Evidenced<DatapathRecord> {
+  if (!input.counters) return { record: { ghost_reject_counters: null }, evidence: {} };
+  const rule = (s: IptablesSave) =>
+    allRules(s).find(
+      (r) =>
+        r.target === "REJECT" &&
+        (r.comment ?? "").startsWith(`${input.namespace}/ghost`) &&
+        (r.comment ?? "").includes("has no endpoints"),
+    );
+  const [b, h, p] = [
+    rule(input.counters.before),
+    rule(input.counters.afterHost),
+    rule(input.counters.afterPod),
+  ];
+  return {
+    record: {
+      ghost_reject_counters: {
+        rule: b ? b.text.replace(/^\[\d+:\d+\] /, "") : null,
+        host_probes: input.probes,
+        host_before: b?.packets ?? null,
+        host_after: h?.packets ?? null,
+        pod_probes: input.probes,
+        pod_before: h?.packets ?? null,
+        pod_after: p?.packets ?? null,
+      },
+    },
+    evidence: {
+      ghost_reject_counters: b
+        ? [
+            `before: ${b.text}`,
+            `after ${input.probes} probes from the node: ${h?.text}`,
+            `after ${input.probes} probes from the Pod: ${p?.text}`,
+          ]
+        : ["no REJECT rule for ghost in the filter table"],
+    },
   };
 }
 

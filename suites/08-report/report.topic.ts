@@ -76,7 +76,7 @@ export const topic = defineTopic({
 /** Lab step 8: re-read the current state; compared with the earlier topics' records. */
 export async function observeReport(ctx: RunContext): Promise<RecordSet> {
   const { holder, status, cip, ctRec } = await holderState(ctx);
-  const prog = await programState(ctx, holder);
+  const { prog } = await programState(ctx, holder);
   const lb = await lbList(ctx, holder.node);
   const config = parseConfig(await ciliumDbg(ctx, holder.node, ["config", "-a"]));
   const report = buildReportRecord({

@@ -1,0 +1,27 @@
+/**
+ * `npx tsx scripts/golden-check.ts`: writes what `check` says on each shipped bundle into suites/golden/, the
+ * reference suites/golden.test.ts holds the code to. Run it only when the bundles or a declaration change on
+ * purpose, and say in the commit which verdicts changed and why.
+ */
+import { writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { checkBundle } from "../helpers/check.ts";
+import { SHIPPED_BUNDLES } from "../suites/environment.ts";
+import { TOPICS } from "../suites/topics.ts";
+
+for (const dir of SHIPPED_BUNDLES) {
+  const r = await checkBundle(dir, TOPICS);
+  const verdicts = r.verdicts.map(({ id, status, expected, observed, evidence }) => ({
+    id,
+    status,
+    expected,
+    observed,
+    evidence,
+  }));
+  const name = basename(dir);
+  writeFileSync(
+    join(import.meta.dirname, "..", "suites", "golden", `${name}.check.json`),
+    `${JSON.stringify({ bundle: `suites/bundles/${name}`, mode: r.mode, cilium: r.cilium, verdicts }, null, 1)}\n`,
+  );
+  process.stdout.write(`${name}: ${verdicts.length} verdicts\n`);
+}
