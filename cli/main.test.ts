@@ -50,8 +50,8 @@ describe("datapath-conformance CLI", () => {
       out: () => {},
       err: () => {},
       readStdin: async () => "",
-      write: async (s: string) => {
-        out += s;
+      write: async (s: string | Uint8Array) => {
+        out += typeof s === "string" ? s : Buffer.from(s).toString("utf8");
       },
       // 7-byte chunks: lines (and a UTF-8 decoder state) are cut mid-way
       stdin: async function* () {

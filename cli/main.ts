@@ -7,7 +7,7 @@ import { compareBundles, formatComparison } from "../helpers/compare.ts";
 import { UserError } from "../helpers/errors.ts";
 import { type MeasuredBundle, summaryMarkdown, summarySvg } from "../helpers/measure/summary.ts";
 import { FORMAT_NAMES, FORMATS } from "../helpers/parse/index.ts";
-import { BufferedWriter, forEachBlock, STREAMING } from "../helpers/parse/stream.ts";
+import { forEachBlock, RowBuffer, STREAMING } from "../helpers/parse/stream.ts";
 import { stripTranscript } from "../helpers/parse/transcript.ts";
 import { MODES } from "../helpers/properties/expectation.ts";
 import { expectationMarkdown, expectationRows } from "../helpers/properties/table.ts";
@@ -35,7 +35,7 @@ registerCommand({
         );
       if (flags.transcript)
         throw new UserError("--ndjson reads raw output; strip a transcript first (parse without --ndjson)");
-      const out = new BufferedWriter((s) => io.write(s));
+      const rows = new RowBuffer();
       let source: AsyncIterable<Buffer | string>;
       try {
         if (file !== "-") statSync(file);
@@ -43,21 +43,22 @@ registerCommand({
       } catch (err) {
         throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
       }
+      const flush = async () => {
+        const bytes = rows.take();
+        if (bytes) await io.write(bytes);
+      };
       await forEachBlock(source, async (block, offset) => {
-        let lines = "";
+        let read: number;
         try {
-          stream(block, offset, (json) => {
-            lines += `${json}\n`;
-          });
+          read = stream(block, offset, (json) => rows.add(json));
         } catch (err) {
           // the records before a bad line are written first, then the line is named
-          await out.push(lines);
-          await out.flush();
+          await flush();
           throw err;
         }
-        await out.push(lines);
+        await flush();
+        return read;
       });
-      await out.flush();
       return 0;
     }
     let input = file === "-" ? await io.readStdin() : readText(file);
@@ -243,7 +244,7 @@ export interface Io {
   err(s: string): void;
   readStdin(): Promise<string>;
   /** Streamed output: resolves when the sink has taken it (backpressure). Defaults to `out`. */
-  write?(s: string): Promise<void>;
+  write?(s: string | Uint8Array): Promise<void>;
   /** Standard input as a stream of chunks (`parse --ndjson -`). */
   stdin?(): AsyncIterable<Buffer | string>;
 }
@@ -252,7 +253,7 @@ export interface Io {
 function withStreams(io: Io): Required<Io> {
   return {
     ...io,
-    write: io.write ?? (async (s) => io.out(s)),
+    write: io.write ?? (async (s) => io.out(typeof s === "string" ? s : Buffer.from(s).toString("utf8"))),
     stdin:
       io.stdin ??
       async function* () {
@@ -271,8 +272,13 @@ const processIo: Io = {
   },
   write: (s) =>
     new Promise<void>((resolve, reject) => {
-      if (process.stdout.write(s)) resolve();
-      else process.stdout.once("drain", resolve).once("error", reject);
+      if (process.stdout.write(s)) return resolve();
+      const done = (err?: Error) => {
+        process.stdout.off("drain", done).off("error", done);
+        if (err) reject(err);
+        else resolve();
+      };
+      process.stdout.once("drain", done).once("error", done);
     }),
   stdin: () => process.stdin,
 };
@@ -292,6 +298,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       );
     return await cmd.run(rest, withStreams(io));
   } catch (err) {
+    // the reader closed the pipe (`… | head`): the output ends there
+    if ((err as NodeJS.ErrnoException).code === "EPIPE") return 0;
     if (err instanceof UserError) {
       io.err(`datapath-conformance ${name}: ${err.message}\n`);
       return err.exitCode;
