@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TOPICS } from "../../suites/topics.ts";
 import { checkBundle } from "../check.ts";
 import { BUNDLES_DIR, BundleCopies, KUBE_SVC_LINE } from "../testing/tamper.ts";
@@ -23,68 +23,83 @@ const ARGS = [
   "--no-first-run",
 ];
 
-let context: BrowserContext | undefined;
-let why = existsSync(CHROMIUM)
-  ? ""
-  : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
-const profile = mkdtempSync(join(tmpdir(), "dpc-chromium-"));
-const copies = new BundleCopies();
-const requests: string[] = [];
-let shippedPage = "";
-let tamperedPage = "";
-let tamperedDir = "";
-
-beforeAll(async () => {
-  mkdirSync(OUT, { recursive: true });
-  shippedPage = join(OUT, "report.html");
-  writeFileSync(
-    shippedPage,
-    renderReport(await buildReport([join(BUNDLES_DIR, "kpr"), join(BUNDLES_DIR, "kube-proxy")], TOPICS)),
-  );
-  // a kpr bundle with one kube-proxy rule added: iptables.kube-svc-lines fails there
-  tamperedDir = copies.tampered("kpr", "iptables", ["iptables-save"], (t) =>
-    t.replace("COMMIT", `${KUBE_SVC_LINE}\nCOMMIT`),
-  );
-  tamperedPage = join(OUT, "report-failing.html");
-  writeFileSync(
-    tamperedPage,
-    renderReport(await buildReport([tamperedDir, join(BUNDLES_DIR, "kube-proxy")], TOPICS)),
-  );
-  if (why) return;
-  try {
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ARGS,
-      viewport: { width: 1280, height: 900 },
-    });
-    context.on("request", (r) => requests.push(r.url()));
-  } catch (err) {
-    why = `Chromium at ${CHROMIUM} did not start: ${(err instanceof Error ? err.message : String(err)).split("\n")[0]}`;
-  }
-}, 120_000);
-
-afterAll(async () => {
-  await context?.close();
-  rmSync(profile, { recursive: true, force: true });
-  copies.cleanup();
-});
-
-async function open(file: string): Promise<Page> {
-  const page = await (context as BrowserContext).newPage();
-  await page.goto(pathToFileURL(file).href);
-  return page;
+/** What the tests share, made once per file and cleaned up after it (a file-scoped fixture). */
+interface Browser {
+  /** null when Chromium cannot run here; `why` says why. */
+  context: BrowserContext | null;
+  why: string;
+  requests: string[];
+  shippedPage: string;
+  tamperedPage: string;
+  tamperedDir: string;
+  open(file: string): Promise<Page>;
 }
+
+const test = it.extend<{ browser: Browser }>({
+  browser: [
+    // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
+    async ({}, use) => {
+      mkdirSync(OUT, { recursive: true });
+      const copies = new BundleCopies();
+      const profile = mkdtempSync(join(tmpdir(), "dpc-chromium-"));
+      const shippedPage = join(OUT, "report.html");
+      writeFileSync(
+        shippedPage,
+        renderReport(await buildReport([join(BUNDLES_DIR, "kpr"), join(BUNDLES_DIR, "kube-proxy")], TOPICS)),
+      );
+      // a kpr bundle with one kube-proxy rule added: iptables.kube-svc-lines (and two others) fail there
+      const tamperedDir = copies.tampered("kpr", "iptables", ["iptables-save"], (t) =>
+        t.replace("COMMIT", `${KUBE_SVC_LINE}\nCOMMIT`),
+      );
+      const tamperedPage = join(OUT, "report-failing.html");
+      writeFileSync(
+        tamperedPage,
+        renderReport(await buildReport([tamperedDir, join(BUNDLES_DIR, "kube-proxy")], TOPICS)),
+      );
+      const requests: string[] = [];
+      let context: BrowserContext | null = null;
+      let why = existsSync(CHROMIUM)
+        ? ""
+        : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
+      if (!why) {
+        try {
+          context = await chromium.launchPersistentContext(profile, {
+            executablePath: CHROMIUM,
+            headless: true,
+            args: ARGS,
+            viewport: { width: 1280, height: 900 },
+          });
+          context.on("request", (r) => requests.push(r.url()));
+        } catch (err) {
+          why = `Chromium at ${CHROMIUM} did not start: ${(err instanceof Error ? err.message : String(err)).split("\n")[0]}`;
+        }
+      }
+      const open = async (file: string) => {
+        const page = await (context as BrowserContext).newPage();
+        await page.goto(pathToFileURL(file).href);
+        return page;
+      };
+      try {
+        await use({ context, why, requests, shippedPage, tamperedPage, tamperedDir, open });
+      } finally {
+        await context?.close();
+        rmSync(profile, { recursive: true, force: true });
+        copies.cleanup();
+      }
+    },
+    { scope: "file" },
+  ],
+});
 
 const visibleRows = (page: Page) =>
   page.$$eval("tbody.prop", (bs) =>
     bs.filter((b) => (b as HTMLElement).offsetParent !== null).map((b) => (b as HTMLElement).dataset.id),
   );
 
-describe("the HTML report in Chromium", () => {
-  it("every declared property appears with its verdict in both mode columns", async (t) => {
-    if (!context) return t.skip(why);
-    const page = await open(shippedPage);
+describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
+  test("every declared property appears with its verdict in both mode columns", async ({ browser, skip }) => {
+    if (!browser.context) return skip(browser.why);
+    const page = await browser.open(browser.shippedPage);
     const shown = await page.$$eval("tbody.prop", (bs) =>
       bs.map((b) => ({
         id: (b as HTMLElement).dataset.id,
@@ -111,9 +126,12 @@ describe("the HTML report in Chromium", () => {
     await page.close();
   });
 
-  it("the failed-only filter hides passing rows and keeps the failing one (reached with Tab, toggled with Enter)", async (t) => {
-    if (!context) return t.skip(why);
-    const page = await open(tamperedPage);
+  test("the failed-only filter hides passing rows and keeps the failing one (reached with Tab, toggled with Enter)", async ({
+    browser,
+    skip,
+  }) => {
+    if (!browser.context) return skip(browser.why);
+    const page = await browser.open(browser.tamperedPage);
     const all = await visibleRows(page);
     expect(all.length).toBe(TOPICS.flatMap((x) => x.properties).length);
     // failures first
@@ -125,7 +143,7 @@ describe("the HTML report in Chromium", () => {
     expect(await focused()).toBe("fail");
     await page.keyboard.press("Enter");
     // the rows that fail in the tampered bundle (one added KUBE-SVC rule fails three iptables properties)
-    const failing = (await checkBundle(tamperedDir, TOPICS)).verdicts
+    const failing = (await checkBundle(browser.tamperedDir, TOPICS)).verdicts
       .filter((v) => v.status === "fail")
       .map((v) => v.id);
     expect(failing).toContain("iptables.kube-svc-lines");
@@ -140,9 +158,12 @@ describe("the HTML report in Chromium", () => {
     await page.close();
   });
 
-  it("expanding a property shows its evidence lines and raw outputs, without moving the columns", async (t) => {
-    if (!context) return t.skip(why);
-    const page = await open(tamperedPage);
+  test("expanding a property shows its evidence lines and raw outputs, without moving the columns", async ({
+    browser,
+    skip,
+  }) => {
+    if (!browser.context) return skip(browser.why);
+    const page = await browser.open(browser.tamperedPage);
     const columns = () =>
       page.$$eval("table.props thead th", (ths) =>
         ths.map((th) => {
@@ -170,9 +191,12 @@ describe("the HTML report in Chromium", () => {
     await page.close();
   });
 
-  it("reads at 600 px wide without sideways scrolling; no network request was made", async (t) => {
-    if (!context) return t.skip(why);
-    const page = await open(shippedPage);
+  test("reads at 600 px wide without sideways scrolling; no network request was made", async ({
+    browser,
+    skip,
+  }) => {
+    if (!browser.context) return skip(browser.why);
+    const page = await browser.open(browser.shippedPage);
     await page.setViewportSize({ width: 600, height: 900 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(600);
     await page.screenshot({ path: join(OUT, "report-600.png"), fullPage: false });
@@ -181,7 +205,7 @@ describe("the HTML report in Chromium", () => {
     await page.locator("#chart-scaling").screenshot({ path: join(OUT, "chart-scaling.png") });
     await page.locator("#chart-map-latency").screenshot({ path: join(OUT, "chart-map-latency.png") });
     await page.close();
-    expect(requests.length).toBeGreaterThan(0);
-    expect(requests.filter((u) => !u.startsWith("file://"))).toEqual([]);
+    expect(browser.requests.length).toBeGreaterThan(0);
+    expect(browser.requests.filter((u) => !u.startsWith("file://"))).toEqual([]);
   });
 });
