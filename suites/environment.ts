@@ -17,6 +17,9 @@ export const SHIPPED_BUNDLES = [
   join(SUITES_DIR, "bundles", "kube-proxy"),
   // 1.19.6 with the upgrade leg to 1.19.7 (a patch upgrade)
   join(SUITES_DIR, "bundles", "kpr-upgrade"),
+  // the opt-in drop profile: ghost and measure-latency only
+  join(SUITES_DIR, "bundles", "drop-kpr"),
+  join(SUITES_DIR, "bundles", "drop-kube-proxy"),
 ];
 
 /** One mode to run a topic against: how to get a context, where its evidence goes. */
