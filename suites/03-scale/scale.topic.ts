@@ -6,8 +6,9 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
+
 import { kubectlJson, type PodInfo } from "../../helpers/observe/cluster.ts";
-import type { RunContext } from "../../helpers/observe/context.ts";
+import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
 import { iptablesSave } from "../../helpers/observe/node.ts";
 import { backendsOf, waitSlots } from "../../helpers/observe/steps.ts";
 import { ensureWeb, TARGET_PORT, WEB_PORT } from "../../helpers/observe/workloads.ts";
@@ -18,7 +19,13 @@ import {
   parseEndpointSliceJson,
   readyAddresses,
 } from "../../helpers/parse/endpointslice-json.ts";
-import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/parse/iptables-save.ts";
+import {
+  allRules,
+  type IptablesSave,
+  kubeProxyChains,
+  parseIptablesSave,
+} from "../../helpers/parse/iptables-save.ts";
+import { pollUntil } from "../../helpers/poll.ts";
 import { dp, LAB, sameSet } from "../../helpers/properties/sources.ts";
 import { findLbService, lbRow, type PodRef, RecordError } from "../../helpers/records/common.ts";
 import type { DatapathRecord, Evidenced, RecordSet, ScaleRecord } from "../../helpers/records/types.ts";
@@ -129,7 +136,20 @@ export async function observeScale(ctx: RunContext): Promise<RecordSet> {
       ]),
     ),
   );
-  const ipt = parseIptablesSave(await iptablesSave(ctx, node));
+  // kube-proxy syncs on its own clock: wait until its rules have a KUBE-SEP chain per web Pod (or until it is
+  // clear there is no kube-proxy), instead of reading iptables right after Cilium's map converged
+  const { value: ipt } = await pollUntil({
+    what: `kube-proxy's ${web.length} KUBE-SEP chains for ${ctx.namespace}/web on ${node} (or no kube-proxy)`,
+    deadlineMs: DEADLINES.mapConverged,
+    intervalMs: 1000,
+    probe: async () => parseIptablesSave(await iptablesSave(ctx, node)),
+    done: (save) =>
+      kubeProxyChains(save).length === 0 || webSepChains(save, ctx.namespace).size === web.length,
+    show: (save) => `${webSepChains(save, ctx.namespace).size} KUBE-SEP chains`,
+    sleep: ctx.sleep,
+    now: ctx.now,
+    progress: ctx.log,
+  });
   return {
     svc: before.svc,
     scale: buildScaleRecord({ lb, frontend: formatEndpoint(cip, WEB_PORT), before: svc.backends }),
@@ -166,16 +186,7 @@ export function buildScaleFacts(input: {
   pods: PodRef[];
   targetPort: number;
 }): Evidenced<DatapathRecord> {
-  const rules = allRules(input.iptables);
-  // kube-proxy comments a KUBE-SEP rule `ns/svc` or `ns/svc:port`: `ns/web-np` is another Service
-  const web = `${input.namespace}/web`;
-  const seps = new Set(
-    rules
-      .filter(
-        (r) => r.chain.startsWith("KUBE-SEP-") && (r.comment === web || r.comment?.startsWith(`${web}:`)),
-      )
-      .map((r) => r.chain),
-  );
+  const seps = webSepChains(input.iptables, input.namespace);
   return {
     record: {
       web_sep_chains: seps.size,
@@ -184,4 +195,16 @@ export function buildScaleFacts(input: {
     },
     evidence: { web_sep_chains: [...seps] },
   };
+}
+
+/** kube-proxy's KUBE-SEP chains for ns/web: it comments their rules `ns/svc` or `ns/svc:port` (`ns/web-np` is another Service). */
+export function webSepChains(save: IptablesSave, namespace: string): Set<string> {
+  const web = `${namespace}/web`;
+  return new Set(
+    allRules(save)
+      .filter(
+        (r) => r.chain.startsWith("KUBE-SEP-") && (r.comment === web || r.comment?.startsWith(`${web}:`)),
+      )
+      .map((r) => r.chain),
+  );
 }
