@@ -27,4 +27,6 @@ for (const dir of SHIPPED_BUNDLES) {
   process.stdout.write(`${name}: ${verdicts.length} verdicts\n`);
 }
 // in the repository's JSON style, so `npm test`'s biome check passes
-execFileSync("npx", ["biome", "format", "--write", join(import.meta.dirname, "..", "suites", "golden")], { stdio: "ignore" });
+execFileSync("npx", ["biome", "format", "--write", join(import.meta.dirname, "..", "suites", "golden")], {
+  stdio: "ignore",
+});
