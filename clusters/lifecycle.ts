@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { writeBaseline } from "../helpers/baseline.ts";
 import { writeMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
@@ -163,6 +164,32 @@ async function timed<T>(
 
 async function sh(h: Host, argv: string[], timeoutMs = 600_000): Promise<string> {
   return (await mustRun(h.exec, { target: { kind: "local" }, argv, timeoutMs })).stdout;
+}
+
+/**
+ * The agents' metrics right after the gates, into the bundle's baseline/: the invariants count drops over the
+ * run. A cluster that cannot answer is logged and the run goes on (the invariants then say what they cover).
+ */
+async function recordBaseline(
+  g: GateContext & { exec: Executor },
+  nodes: string[],
+  dir: string,
+): Promise<void> {
+  const metrics: Record<string, string> = {};
+  for (const node of nodes) {
+    try {
+      const r = await g.exec.run({
+        target: { kind: "agent", node },
+        argv: ["cilium-dbg", "metrics", "list", "-o", "json"],
+      });
+      if (r.exitCode === 0) metrics[node] = r.stdout;
+    } catch (err) {
+      g.log(
+        `no drop baseline from the agent on ${node}: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  }
+  if (Object.keys(metrics).length > 0) writeBaseline(dir, metrics);
 }
 
 function gateContext(h: Host, p: Profile, log: (l: string) => void): GateContext & { exec: Executor } {
@@ -351,6 +378,7 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
             }
           : {}),
       });
+      await recordBaseline(g, nodes, dir);
       targets.push({
         mode,
         ciliumMinor: p.cilium.minor,
@@ -514,6 +542,7 @@ async function provisionExisting(o: ProvisionOptions, h: Host): Promise<Provisio
       createdAt: new Date().toISOString(),
       phases: {},
     });
+    await recordBaseline(g, nodes, dir);
     return {
       targets: [
         {

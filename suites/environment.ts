@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { readBaseline } from "../helpers/baseline.ts";
 import { type BundleMeta, bundleTopics, readMeta, readRecords, writeMeta } from "../helpers/bundle.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";
@@ -110,6 +111,7 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
         kubeContext: t.context,
         ...(t.upgrade ? { upgrade: t.upgrade } : {}),
         earlierRecords: (): RecordSet => readRecords(t.bundleDir),
+        baselineMetrics: () => readBaseline(t.bundleDir),
       };
       return { ctx, outDir: t.bundleDir, close: () => exec.close() };
     },

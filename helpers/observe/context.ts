@@ -52,6 +52,8 @@ export interface RunContext {
   runStartedAt: string;
   /** Records written by earlier topics of the same run (report.txt compares against them). */
   earlierRecords(): RecordSet;
+  /** The agents' metrics when the run began, by node (helpers/baseline.ts); null when not recorded. */
+  baselineMetrics?(): Record<string, string> | null;
 }
 
 export const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

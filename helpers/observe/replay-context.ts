@@ -1,3 +1,4 @@
+import { readBaseline } from "../baseline.ts";
 import type { BundleMeta } from "../bundle.ts";
 import { ReplayExecutor } from "../exec/replay.ts";
 import type { RecordSet } from "../records/types.ts";
@@ -24,5 +25,6 @@ export function replayContext(
     ...(meta.upgrade ? { upgrade: meta.upgrade } : {}),
     ...(meta.kubeContext ? { kubeContext: meta.kubeContext } : {}),
     earlierRecords: opts.earlierRecords,
+    baselineMetrics: () => readBaseline(dir),
   };
 }

@@ -197,8 +197,10 @@ export interface VxlanRecord {
 
 /** Ours: global invariants over the run (cilium-cli's final checks). */
 export interface InvariantsRecord {
-  /** cilium_drop_count_total by reason, summed over agents. */
+  /** cilium_drop_count_total by reason, summed over agents, over `drop_window`. */
   drop_reasons: Record<string, number>;
+  /** What the counts cover: this run (from the baseline) or the agents' lifetime (a bundle without one). */
+  drop_window?: string;
   /** Reasons not in the allowlist. */
   unexpected_drops: string[];
   /** Agent log lines at error level since the run started (allowlisted ones removed). */

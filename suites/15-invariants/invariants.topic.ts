@@ -36,14 +36,17 @@ export const topic = defineTopic({
       claim:
         "The agents' cilium_drop_count_total has no reason outside the allowlist (e.g. 'Service backend not found' from ghost is expected)",
       source: KN("peers-and-pitfalls.md §0, §5 (cilium connectivity test's no-unexpected-packet-drops)"),
-      why: "the allow-list is cilium-cli's (defaults.ExpectedDropReasons, 15 reasons); the counts are the agents' since they started, as cilium-cli reads them (not yet only this run's)",
+      why: "the allow-list is cilium-cli's (defaults.ExpectedDropReasons, 15 reasons); the counts are this run's: the agents' counters now minus when Cilium was ready (bundle baseline/); a bundle without a baseline counts the agents' lifetime and says so",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
       needs: ["invariants"],
       observe: (r) => {
         const i = r.get("invariants");
         return {
           value: i.unexpected_drops,
-          evidence: Object.entries(i.drop_reasons).map(([k, v]) => `${k}: ${v}`),
+          evidence: [
+            `over ${i.drop_window ?? "the agents' lifetime"}:`,
+            ...Object.entries(i.drop_reasons).map(([k, v]) => `${k}: ${v}`),
+          ],
         };
       },
     },
@@ -95,12 +98,15 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
   );
   const drops: Record<string, number> = {};
   const errors: string[] = [];
+  const baseline = ctx.baselineMetrics?.() ?? null;
   for (const agent of agents) {
-    for (const [reason, n] of Object.entries(
-      dropReasons(parseMetricsJson(await ciliumDbg(ctx, agent.node, ["metrics", "list", "-o", "json"]))),
-    )) {
+    const now = dropReasons(
+      parseMetricsJson(await ciliumDbg(ctx, agent.node, ["metrics", "list", "-o", "json"])),
+    );
+    const start = baseline?.[agent.node];
+    const before = baseline && start !== undefined ? dropReasons(parseMetricsJson(start)) : {};
+    for (const [reason, n] of Object.entries(dropsSince(before, now)))
       drops[reason] = (drops[reason] ?? 0) + n;
-    }
     const log = await kubectl(ctx, [
       "-n",
       "kube-system",
@@ -121,8 +127,25 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
           .filter((r) => !EXPECTED_DROP_REASONS.includes(r))
           .sort(),
         error_lines: errors,
+        drop_window: baseline
+          ? "this run (from the agents' counters when Cilium was ready)"
+          : "the agents' lifetime (this bundle has no baseline)",
       },
       evidence: { drop_reasons: Object.entries(drops).map(([k, v]) => `${k}: ${v}`) },
     },
   };
+}
+
+/** Drops per reason between two readings of one agent's counters (a counter that went down means a restart: its new value). */
+export function dropsSince(
+  before: Record<string, number>,
+  now: Record<string, number>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [reason, n] of Object.entries(now)) {
+    const b = before[reason] ?? 0;
+    const d = n >= b ? n - b : n;
+    if (d > 0) out[reason] = d;
+  }
+  return out;
 }
