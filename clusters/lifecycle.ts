@@ -167,8 +167,9 @@ async function sh(h: Host, argv: string[], timeoutMs = 600_000): Promise<string>
 }
 
 /**
- * The agents' metrics right after the gates, into the bundle's baseline/: the invariants count drops over the
- * run. A cluster that cannot answer is logged and the run goes on (the invariants then say what they cover).
+ * The agents' metrics right after the gates (once cilium-health answers), into the bundle's baseline/: the
+ * invariants count drops over the run. An agent that cannot answer is logged and the run goes on (the
+ * invariants then say what they cover).
  */
 async function recordBaseline(
   g: GateContext & { exec: Executor },
@@ -178,6 +179,22 @@ async function recordBaseline(
   const metrics: Record<string, string> = {};
   for (const node of nodes) {
     try {
+      // cilium-health starts after the agent reports ready, and reading the metrics asks it for its status:
+      // asked too early, the agent logs `Error while getting cilium-health status` (seen on the lab cluster,
+      // run lab-baseline). Wait until its status shows the health probe's result first.
+      // at most 60 reads 3 s apart (a bounded count, so a host whose clock does not move still ends)
+      let health = "";
+      for (let attempt = 0; attempt < 60; attempt++) {
+        const out = (await g.exec.run({ target: { kind: "agent", node }, argv: ["cilium-dbg", "status"] }))
+          .stdout;
+        health = out.split("\n").find((l) => l.startsWith("Cluster health:")) ?? "(no Cluster health line)";
+        if (/^Cluster health:\s+\d+\/\d+ reachable/.test(health)) break;
+        if (attempt === 59)
+          g.log(
+            `cilium-health on ${node} still not reporting after 3 min (last: ${health}); baseline taken anyway`,
+          );
+        await g.sleep(3000);
+      }
       const r = await g.exec.run({
         target: { kind: "agent", node },
         argv: ["cilium-dbg", "metrics", "list", "-o", "json"],

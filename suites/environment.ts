@@ -21,6 +21,8 @@ export const SHIPPED_BUNDLES = [
   // the opt-in drop profile: ghost and measure-latency only
   join(SUITES_DIR, "bundles", "drop-kpr"),
   join(SUITES_DIR, "bundles", "drop-kube-proxy"),
+  // the first with a drop baseline (ghost and invariants only)
+  join(SUITES_DIR, "bundles", "baseline-kpr"),
 ];
 
 /** One mode to run a topic against: how to get a context, where its evidence goes. */
