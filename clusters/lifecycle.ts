@@ -8,13 +8,13 @@ import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
 import { type Executor, mustRun } from "../helpers/exec/types.ts";
-import { realSleep, type UpgradePlan } from "../helpers/observe/context.ts";
+import { realSleep } from "../helpers/observe/context.ts";
 import { parseStatus } from "../helpers/parse/status.ts";
-import { pollUntil } from "../helpers/poll.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
 import type { ClusterTarget } from "../suites/run-state.ts";
-import { type Lab, labCilium, labEnabled, labPath, labProfile, readLab } from "./lab.ts";
+import { provisionExisting } from "./existing.ts";
+import { type Lab, labEnabled, labPath, readLab } from "./lab.ts";
 import { acquireLease } from "./lease.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
 import {
@@ -26,11 +26,9 @@ import {
   nodeToolsArgv,
   type Profile,
   type Provider,
-  runNamespace,
-  runNamespaceName,
 } from "./profile.ts";
 import { agentsOk, ciliumRolledOut, type GateContext, kubeDnsProgrammed, nodesReady } from "./readiness.ts";
-import { resolveCilium } from "./versions.ts";
+import { planUpgrade } from "./upgrade-plan.ts";
 
 export interface ProvisionOptions {
   provider: Provider;
@@ -65,55 +63,6 @@ async function checkLoadImages(h: Host, p: Profile): Promise<void> {
       ? `LAB_IMAGES=1: docker has no ${missing.join(", ")}; build them with: npx datapath-conformance lab images`
       : `PRELOAD_IMAGES=1: docker has no ${missing.join(", ")}; pull them first (docker pull ${missing.join(" && docker pull ")})`,
   );
-}
-
-/**
- * The upgrade leg: to the next minor (the path Cilium's upgrade guide and CI take, clusters.md §6), or to a
- * newer patch of the same minor (a patch upgrade: the offline lab builds 1.19 only).
- */
-export function planUpgrade(p: Profile, upgradeTo: string, valuesFile: string, lab?: Lab): UpgradePlan {
-  const to = lab ? labCilium(lab, upgradeTo) : resolveCilium(upgradeTo);
-  const [maj, min] = p.cilium.minor.split(".").map(Number);
-  const next = `${maj}.${(min ?? 0) + 1}`;
-  const patchOf = (v: string) => Number(v.split(".")[2] ?? -1);
-  const patchUpgrade = to.minor === p.cilium.minor && patchOf(to.version) > patchOf(p.cilium.version);
-  if (to.minor !== next && !patchUpgrade) {
-    throw new UserError(
-      `UPGRADE_TO=${upgradeTo}: Cilium supports upgrades to a newer patch of the same minor or to the next minor only; from ${p.cilium.version} that is a ${p.cilium.minor}.x above it or ${next}`,
-    );
-  }
-  const v = p.helmValues as {
-    kubeProxyReplacement?: boolean;
-    k8sServiceHost?: string;
-    k8sServicePort?: number;
-  };
-  return {
-    fromMinor: p.cilium.minor,
-    to: to.version,
-    toMinor: to.minor,
-    valuesFile,
-    ...(v.kubeProxyReplacement && v.k8sServiceHost
-      ? { k8sServiceHost: v.k8sServiceHost, k8sServicePort: v.k8sServicePort ?? 6443 }
-      : {}),
-    ...(lab && p.lab ? { lab: labUpgrade(lab, p.cluster, to.version) } : {}),
-  };
-}
-
-/** The lab's side of an upgrade to `version`: its chart, its images to load, and the values naming them. */
-function labUpgrade(lab: Lab, cluster: string, version: string): NonNullable<UpgradePlan["lab"]> {
-  const lp = labProfile(lab, version);
-  return {
-    chart: lp.chart,
-    cluster,
-    load: lp.load,
-    set: [
-      `image.override=${lp.ciliumImage}`,
-      `operator.image.override=${lp.operatorImage}`,
-      `preflight.image.override=${lp.ciliumImage}`,
-      "preflight.image.pullPolicy=Never",
-      "envoy.enabled=false",
-    ],
-  };
 }
 
 export interface Provisioned {
@@ -162,7 +111,7 @@ async function timed<T>(
   }
 }
 
-async function sh(h: Host, argv: string[], timeoutMs = 600_000): Promise<string> {
+export async function sh(h: Host, argv: string[], timeoutMs = 600_000): Promise<string> {
   return (await mustRun(h.exec, { target: { kind: "local" }, argv, timeoutMs })).stdout;
 }
 
@@ -171,7 +120,7 @@ async function sh(h: Host, argv: string[], timeoutMs = 600_000): Promise<string>
  * invariants count drops over the run. An agent that cannot answer is logged and the run goes on (the
  * invariants then say what they cover).
  */
-async function recordBaseline(
+export async function recordBaseline(
   g: GateContext & { exec: Executor },
   nodes: string[],
   dir: string,
@@ -209,7 +158,7 @@ async function recordBaseline(
   if (Object.keys(metrics).length > 0) writeBaseline(dir, metrics);
 }
 
-function gateContext(h: Host, p: Profile, log: (l: string) => void): GateContext & { exec: Executor } {
+export function gateContext(h: Host, p: Profile, log: (l: string) => void): GateContext & { exec: Executor } {
   return { exec: h.cluster(p.context), log, sleep: h.sleep };
 }
 
@@ -264,7 +213,7 @@ async function outsideClient(
   }
 }
 
-async function clusterVersions(g: GateContext & { exec: Executor }, nodes: string[]) {
+export async function clusterVersions(g: GateContext & { exec: Executor }, nodes: string[]) {
   const nodeList = JSON.parse(
     (await mustRun(g.exec, { target: { kind: "kubectl" }, argv: ["get", "nodes", "-o", "json"] })).stdout,
   ) as {
@@ -293,7 +242,7 @@ async function clusterVersions(g: GateContext & { exec: Executor }, nodes: strin
  * is FROM scratch with k3s-root's busybox (ash, no bash, no ss applet, wget without HTTPS instead of curl),
  * so node probes run here instead; they see the node's sockets, routes and iptables rules.
  */
-async function startNodeTools(
+export async function startNodeTools(
   h: Host,
   nodes: string[],
   log: (l: string) => void,
@@ -440,149 +389,10 @@ async function teardownLocal(
   }
 }
 
-type Kubectl = (argv: string[]) => Promise<{ stdout: string }>;
-
-/** Linux nodes that run a Cilium agent: the only ones that get a node shell and an agent gate. */
-export async function ciliumNodes(kubectl: Kubectl): Promise<string[]> {
-  const linux = (
-    JSON.parse((await kubectl(["get", "nodes", "-l", "kubernetes.io/os=linux", "-o", "json"])).stdout) as {
-      items: { metadata: { name: string } }[];
-    }
-  ).items.map((n) => n.metadata.name);
-  const agents = (
-    JSON.parse(
-      (await kubectl(["-n", "kube-system", "get", "pods", "-l", "k8s-app=cilium", "-o", "json"])).stdout,
-    ) as { items: { spec?: { nodeName?: string } }[] }
-  ).items.map((p) => p.spec?.nodeName);
-  const nodes = linux.filter((n) => agents.includes(n));
-  if (nodes.length === 0)
-    throw new UserError(
-      "no Linux node of this cluster runs a Cilium agent (kube-system pods -l k8s-app=cilium)",
-    );
-  return nodes;
-}
-
-/** existing: the current (or given) context, never created or deleted; only the run's namespace and Lease are. */
-async function provisionExisting(o: ProvisionOptions, h: Host): Promise<Provisioned> {
-  checkBinaries("existing");
-  if (process.env.CONFORMANCE_EXISTING_OK !== "1") {
-    throw new UserError(
-      "CLUSTER_PROVIDER=existing runs workloads and privileged node shells in your current cluster; set CONFORMANCE_EXISTING_OK=1 to allow it",
-    );
-  }
-  const context = o.context ?? (await sh(h, ["kubectl", "config", "current-context"])).trim();
-  // a namespace name is a DNS-1123 label: run ids such as the workflow's `…-1.20` are sanitised
-  const ns = runNamespaceName(o.runId);
-  const kubectl = (argv: string[], stdin?: string) =>
-    mustRun(h.exec, {
-      target: { kind: "local" },
-      argv: ["kubectl", "--context", context, ...argv],
-      ...(stdin !== undefined ? { stdin } : {}),
-    });
-  // everything taken is released on every failure path, in reverse order
-  const cleanups: (() => Promise<void>)[] = [];
-  const teardown = async () => {
-    o.log(`deleting namespace ${ns} and releasing the Lease (the cluster itself is left as it was)`);
-    for (const c of cleanups.reverse()) await c().catch(() => {});
-  };
-  cleanups.push(await acquireLease(h.cluster(context), o.runId));
-  try {
-    // Pod Security Admission: the node shells and the capture Pod are privileged, hostNetwork and hostPID;
-    // a Baseline or Restricted default would reject them (labels set at creation, before any Pod)
-    await kubectl(["create", "-f", "-"], JSON.stringify(runNamespace(ns, o.runId)));
-    cleanups.push(async () => {
-      await h.exec.run({
-        target: { kind: "local" },
-        argv: ["kubectl", "--context", context, "delete", "namespace", ns, "--wait=false"],
-      });
-    });
-    const nodes = await ciliumNodes(kubectl);
-    for (const node of nodes) {
-      const pod = {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: `node-shell-${node}`, namespace: ns },
-        spec: {
-          nodeName: node,
-          hostNetwork: true,
-          hostPID: true,
-          tolerations: [{ operator: "Exists" }],
-          containers: [
-            {
-              name: "shell",
-              image: IMAGES.netshoot,
-              command: ["sleep", "86400"],
-              securityContext: { privileged: true },
-            },
-          ],
-        },
-      };
-      await kubectl(["apply", "-f", "-"], JSON.stringify(pod));
-    }
-    await pollUntil({
-      what: `${nodes.length} node-shell Pods Running in ${ns}`,
-      deadlineMs: 180_000,
-      intervalMs: 2000,
-      probe: async () =>
-        (
-          JSON.parse((await kubectl(["-n", ns, "get", "pods", "-o", "json"])).stdout) as {
-            items: { status: { phase?: string } }[];
-          }
-        ).items.filter((x) => x.status.phase === "Running").length,
-      done: (n) => n === nodes.length,
-      show: (n) => `${n}/${nodes.length} Running`,
-      sleep: h.sleep,
-      progress: o.log,
-    });
-    const p = makeProfile({ provider: "existing", mode: "kpr", existingContext: context });
-    const g = gateContext(h, p, o.log);
-    await agentsOk(g, nodes);
-    const v = await clusterVersions(g, nodes);
-    const mode: Mode = v.kpr === "True" ? "kpr" : "kube-proxy";
-    if (o.modes.length === 1 && o.modes[0] !== mode)
-      throw new UserError(
-        `CONFORMANCE_MODE=${o.modes[0]} but the cluster's agents report KubeProxyReplacement ${v.kpr} (mode ${mode})`,
-      );
-    const minor = /^(\d+\.\d+)/.exec(v.cilium ?? "")?.[1] ?? "";
-    const dir = join(o.resultsDir, o.runId, mode);
-    writeMeta(dir, {
-      format: 1,
-      mode,
-      cilium: v.cilium ?? "",
-      ciliumMinor: minor,
-      kubernetes: v.kubernetes,
-      kernel: v.kernel,
-      attachMode: v.attachMode,
-      provider: "existing",
-      origin: "recorded",
-      runId: o.runId,
-      createdAt: new Date().toISOString(),
-      phases: {},
-    });
-    await recordBaseline(g, nodes, dir);
-    return {
-      targets: [
-        {
-          mode,
-          ciliumMinor: minor,
-          provider: "existing",
-          context,
-          namespace: ns,
-          nodeShell: "pod",
-          nodeShellNamespace: ns,
-          bundleDir: dir,
-        },
-      ],
-      teardown,
-    };
-  } catch (err) {
-    await teardown();
-    throw err;
-  }
-}
-
 export async function provision(o: ProvisionOptions, h: Host = realHost()): Promise<Provisioned> {
   if (o.provider === "existing") return provisionExisting(o, h);
   if (o.provider === "kind" || o.provider === "k3d") return provisionLocal(o, h);
   throw new UserError(`provider ${o.provider} does not provision clusters`);
 }
+
+export { planUpgrade } from "./upgrade-plan.ts";
