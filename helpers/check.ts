@@ -1,5 +1,6 @@
 import { bundleTopics, readMeta } from "./bundle.ts";
 import { replayContext } from "./observe/replay-context.ts";
+import type { Mode } from "./properties/expectation.ts";
 import { judge, type Verdict } from "./properties/judge.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
 import type { RecordSet } from "./records/types.ts";
@@ -7,11 +8,24 @@ import type { TopicDeclaration } from "./topic.ts";
 
 export interface CheckResult {
   bundle: string;
-  mode: string;
+  mode: Mode;
   cilium: string;
   origin: string;
   verdicts: Verdict[];
   records: RecordSet;
+}
+
+/** The part of a verdict a reference compares (suites/golden): what was expected, observed and shown. */
+export type VerdictRow = Pick<Verdict, "id" | "status" | "expected" | "observed" | "evidence">;
+
+export function verdictRows(r: CheckResult): VerdictRow[] {
+  return r.verdicts.map(({ id, status, expected, observed, evidence }) => ({
+    id,
+    status,
+    expected,
+    observed,
+    evidence,
+  }));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type CheckResult, checkBundle } from "./check.ts";
+import { resolve } from "./properties/expectation.ts";
 import type { RecordSet } from "./records/types.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
@@ -64,8 +65,12 @@ export async function compareBundles(
   const byId = (r: CheckResult) => new Map(r.verdicts.map((v) => [v.id, v.status as string]));
   const va = byId(a);
   const vb = byId(b);
+  // declared not applicable in B's mode and version (comparing two modes): no regression
   const naInB = new Set(
-    b.verdicts.filter((v) => v.status === "skip" && /: not applicable: /.test(v.message)).map((v) => v.id),
+    topics
+      .flatMap((t) => t.properties)
+      .filter((p) => "na" in resolve(p.expect[b.mode], b.cilium))
+      .map((p) => p.id),
   );
   const ids = [...new Set([...va.keys(), ...vb.keys()])];
   const verdicts: VerdictChange[] = ids.map((id) => {

@@ -6,19 +6,13 @@
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { checkBundle } from "../helpers/check.ts";
+import { checkBundle, verdictRows } from "../helpers/check.ts";
 import { SHIPPED_BUNDLES } from "../suites/environment.ts";
 import { TOPICS } from "../suites/topics.ts";
 
 for (const dir of SHIPPED_BUNDLES) {
   const r = await checkBundle(dir, TOPICS);
-  const verdicts = r.verdicts.map(({ id, status, expected, observed, evidence }) => ({
-    id,
-    status,
-    expected,
-    observed,
-    evidence,
-  }));
+  const verdicts = verdictRows(r);
   const name = basename(dir);
   writeFileSync(
     join(import.meta.dirname, "..", "suites", "golden", `${name}.check.json`),

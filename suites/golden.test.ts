@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkBundle } from "../helpers/check.ts";
+import { checkBundle, type VerdictRow, verdictRows } from "../helpers/check.ts";
 import { TOPICS } from "./topics.ts";
 
 /**
@@ -13,7 +13,7 @@ import { TOPICS } from "./topics.ts";
  */
 interface Golden {
   bundle: string;
-  verdicts: { id: string; status: string; expected: string; observed: string; evidence: string[] }[];
+  verdicts: VerdictRow[];
 }
 
 describe("check gives the same verdicts as before the move", () => {
@@ -22,14 +22,8 @@ describe("check gives the same verdicts as before the move", () => {
       readFileSync(join(import.meta.dirname, "golden", `${name}.check.json`), "utf8"),
     ) as Golden;
     const r = await checkBundle(join(import.meta.dirname, "bundles", name), TOPICS);
-    const now = r.verdicts.map(({ id, status, expected, observed, evidence }) => ({
-      id,
-      status,
-      expected,
-      observed,
-      evidence,
-    }));
-    const byId = (rows: Golden["verdicts"]) => [...rows].sort((a, b) => a.id.localeCompare(b.id));
+    const now = verdictRows(r);
+    const byId = (rows: VerdictRow[]) => [...rows].sort((a, b) => a.id.localeCompare(b.id));
     expect(byId(now)).toEqual(byId(golden.verdicts));
   });
 });

@@ -5,18 +5,26 @@ export interface HolderEvent {
   [key: string]: unknown;
 }
 
-/** The holder logs one JSON object per line; the last `connected` event is the live connection. */
+/** The holder logs one JSON object per line: its events, in order (a torn last line is left out). */
+export function holderEvents(log: string): HolderEvent[] {
+  return log
+    .split("\n")
+    .filter((l) => l.trim().startsWith("{"))
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as HolderEvent];
+      } catch {
+        // a torn last line while the log is being written
+        return [];
+      }
+    });
+}
+
+/** The last `connected` event: the live connection. */
 export function lastHolderConnection(log: string): HolderEvent | null {
-  let last: HolderEvent | null = null;
-  for (const line of log.split("\n")) {
-    const t = line.trim();
-    if (!t.startsWith("{")) continue;
-    try {
-      const e = JSON.parse(t) as HolderEvent;
-      if (e.event === "connected") last = e;
-    } catch {
-      // a torn last line while the log is being written
-    }
-  }
-  return last;
+  return (
+    holderEvents(log)
+      .filter((e) => e.event === "connected")
+      .at(-1) ?? null
+  );
 }

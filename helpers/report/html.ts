@@ -56,6 +56,12 @@ const esc = (s: string) =>
 const slug = (s: string) => s.replace(/[^A-Za-z0-9_-]+/g, "-");
 const MARK = { pass: "✔ pass", fail: "✘ fail", skip: "– skip" } as const;
 
+/** A path under the working directory relative to it (as a user typed it), any other as given. */
+function shownPath(dir: string): string {
+  const rel = relative(process.cwd(), dir);
+  return rel.startsWith("..") ? dir : rel;
+}
+
 function runCard(c: ReportColumn): string {
   const m = c.meta;
   const rows: [string, string][] = [
@@ -66,7 +72,7 @@ function runCard(c: ReportColumn): string {
     ["kernel", m.kernel ?? "unknown"],
     ["attach mode", m.attachMode ?? "unknown"],
     ["run", `${m.runId} (${m.createdAt})`],
-    ["bundle", relative(process.cwd(), c.dir).startsWith("..") ? c.dir : relative(process.cwd(), c.dir)],
+    ["bundle", shownPath(c.dir)],
   ];
   const lab = m.lab
     ? `<p class="muted">${esc(m.lab.note)}; Cilium from ${esc(m.lab.ciliumSource)}; patch: ${esc(m.lab.patch)}</p>`

@@ -263,12 +263,7 @@ export function buildRejectCounterFacts(input: {
 }): Evidenced<DatapathRecord> {
   if (!input.counters) return { record: { ghost_reject_counters: null }, evidence: {} };
   const rule = (s: IptablesSave) =>
-    allRules(s).find(
-      (r) =>
-        r.target === "REJECT" &&
-        (r.comment ?? "").startsWith(`${input.namespace}/ghost`) &&
-        (r.comment ?? "").includes("has no endpoints"),
-    );
+    ghostRejectRules(s, input.namespace).find((r) => (r.comment ?? "").includes("has no endpoints"));
   const [b, h, p] = [
     rule(input.counters.before),
     rule(input.counters.afterHost),
@@ -343,10 +338,7 @@ export function buildGhostFacts(input: {
   clusterIp: string;
   namespace: string;
 }): Evidenced<DatapathRecord> {
-  const rules = allRules(input.iptables);
-  const rejects = rules.filter(
-    (r) => r.target === "REJECT" && r.comment?.startsWith(`${input.namespace}/ghost`),
-  );
+  const rejects = ghostRejectRules(input.iptables, input.namespace);
   const wildcard = input.lb.services.find(
     (s) => s.frontend === formatEndpoint(input.clusterIp, 0) && s.protocol === "ANY",
   );
@@ -357,4 +349,9 @@ export function buildGhostFacts(input: {
       ghost_wildcard_entry: wildcard ? [`${wildcard.frontend}/ANY (0) [${wildcard.flags.join(", ")}]`] : [],
     },
   };
+}
+
+/** kube-proxy's REJECT rules for ns/ghost (it comments them `ns/ghost:port has no endpoints`). */
+function ghostRejectRules(save: IptablesSave, namespace: string) {
+  return allRules(save).filter((r) => r.target === "REJECT" && r.comment?.startsWith(`${namespace}/ghost`));
 }

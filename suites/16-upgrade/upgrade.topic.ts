@@ -11,7 +11,7 @@ import { mustRun } from "../../helpers/exec/types.ts";
 import { ciliumDbg } from "../../helpers/observe/agent.ts";
 import { kubectl, kubectlJson } from "../../helpers/observe/cluster.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
-import type { HolderEvent } from "../../helpers/parse/holder-log.ts";
+import { holderEvents } from "../../helpers/parse/holder-log.ts";
 import { parseStatus } from "../../helpers/parse/status.ts";
 import { pollUntil } from "../../helpers/poll.ts";
 import { KN } from "../../helpers/properties/sources.ts";
@@ -87,19 +87,6 @@ export const topic = defineTopic({
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
-function events(log: string): HolderEvent[] {
-  return log
-    .split("\n")
-    .filter((l) => l.trim().startsWith("{"))
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as HolderEvent];
-      } catch {
-        return [];
-      }
-    });
-}
-
 async function helm(ctx: RunContext, args: string[]): Promise<void> {
   if (!ctx.kubeContext) throw new Error("the upgrade needs the cluster's kubectl context");
   await mustRun(ctx.exec, {
@@ -111,7 +98,7 @@ async function helm(ctx: RunContext, args: string[]): Promise<void> {
 
 async function holderSnapshot(ctx: RunContext, node: string, client: string) {
   const log = await kubectl(ctx, ["-n", ctx.namespace, "logs", "holder"]);
-  const ev = events(log);
+  const ev = holderEvents(log);
   const connected = ev.filter((e) => e.event === "connected");
   const ct = await ciliumDbg(ctx, node, ["bpf", "ct", "list", "global"]);
   const out = ct.split("\n").find((l) => l.startsWith(`TCP OUT ${client} -> `));
