@@ -1,9 +1,18 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { labHelmValues, labProfile, parseEnvFile, readLab } from "./lab.ts";
-import { formatPlan, makeProfile } from "./profile.ts";
+import {
+  ciliumDeps,
+  LAB_DIR,
+  labHelmValues,
+  labProfile,
+  parseCiliumDeps,
+  parseEnvFile,
+  readLab,
+} from "./lab.ts";
+import { formatPlan, labChanges, makeProfile } from "./profile.ts";
 
 const cache = mkdtempSync(join(tmpdir(), "dpc-lab-cache-"));
 afterAll(() => rmSync(cache, { recursive: true, force: true }));
@@ -57,4 +66,56 @@ describe("the offline lab as an image source", () => {
     const plain = formatPlan(makeProfile({ provider: "kind", mode: "kpr" }));
     expect(plain).not.toMatch(/localhost\/lab|failCgroupV1|pullPolicy: Never/);
   });
+});
+
+describe("what the lab changes in a Cilium build (clusters/lab/cilium-deps.tsv)", () => {
+  const table = parseCiliumDeps(readFileSync(join(LAB_DIR, "cilium-deps.tsv"), "utf8"));
+
+  it("every line is a replace of a version the lab builds, to another served version of the same module", () => {
+    expect(table.length).toBeGreaterThan(0);
+    for (const d of table) {
+      expect(lab.ciliumVersions).toContain(d.version);
+      expect(d.replacement.startsWith(`${d.module}@`)).toBe(true);
+      expect(d.replacement).not.toBe(d.pinned);
+      expect(d.why.length).toBeGreaterThan(40);
+    }
+    expect(() => parseCiliumDeps("1.20.2\tm\tm@v1\n")).toThrow(/line 1 needs 5 tab-separated fields/);
+  });
+
+  it("plan names the declared replaces before the build, and the build's label after it", () => {
+    const v = "1.20.2";
+    const before = labChanges(labProfile(lab, v));
+    expect(before).toContain("replace github.com/osrg/gobgp/v4: github.com/osrg/gobgp/v4@v4.6.1-");
+    expect(before).toContain("not built yet");
+    expect(formatPlan(makeProfile({ provider: "kind", mode: "kpr", cilium: v, lab }))).toContain(
+      `# lab build of Cilium ${v}: replace github.com/osrg/gobgp/v4`,
+    );
+    expect(labChanges(labProfile(lab, "1.19.7"))).toMatch(/^no dependency replaced;/);
+    mkdirSync(join(cache, "out"), { recursive: true });
+    writeFileSync(join(cache, "out", `cilium-${v}.patch.txt`), "replace a: a@v1 => a@v2\nnone: unchanged\n");
+    expect(labChanges(labProfile(lab, v))).toBe("replace a: a@v1 => a@v2; none: unchanged");
+  });
+
+  // The table against the versions' own go.mod, where the lab's module cache holds them (skipped otherwise).
+  const gomod = join(
+    process.env.LAB_CACHE ?? join(homedir(), ".cache", "datapath-conformance", "lab"),
+    "gomod",
+  );
+  for (const version of readLab().ciliumVersions) {
+    const mod = join(gomod, "cache", "download", "github.com", "cilium", "cilium", "@v", `v${version}.mod`);
+    it.skipIf(!existsSync(mod))(
+      `Cilium ${version}: each replaced module is pinned as the table says (its go.mod in the lab's module cache)`,
+      () => {
+        const json = JSON.parse(execFileSync("go", ["mod", "edit", "-json", mod], { encoding: "utf8" })) as {
+          Require?: { Path: string; Version: string }[];
+          Replace?: { Old: { Path: string }; New: { Path: string; Version: string } }[];
+        };
+        for (const d of ciliumDeps(version)) {
+          const r = json.Replace?.find((x) => x.Old.Path === d.module);
+          const q = json.Require?.find((x) => x.Path === d.module);
+          expect(r ? `${r.New.Path}@${r.New.Version}` : `${q?.Path}@${q?.Version}`).toBe(d.pinned);
+        }
+      },
+    );
+  }
 });

@@ -72,9 +72,47 @@ export interface LabProfile {
    * holds them (lab.sh imports every Cilium build into it; $LAB_CACHE/out/node-images.txt lists what it holds).
    */
   load: string[];
-  /** The patch label of the Cilium build (clusters/lab/patch-cilium.sh), once the build has run. */
+  /**
+   * Every change the lab made to the Cilium build, as its images' label reads (the dependency replaces of
+   * clusters/lab/cilium-deps.tsv, then clusters/lab/patch-cilium.sh's line), once the build has run.
+   */
   patch: string | null;
+  /** The dependency replaces cilium-deps.tsv declares for this version (known before the build runs). */
+  deps: CiliumDep[];
 }
+
+/** One line of clusters/lab/cilium-deps.tsv: a module version the proxy refuses, and what the lab builds with. */
+export interface CiliumDep {
+  version: string;
+  module: string;
+  /** module@version as the Cilium version's go.mod selects it (its own replace included). */
+  pinned: string;
+  /** module@version the lab builds with instead. */
+  replacement: string;
+  why: string;
+}
+
+/** clusters/lab/cilium-deps.tsv: tab-separated, `#` comments. */
+export function parseCiliumDeps(text: string): CiliumDep[] {
+  return text
+    .split("\n")
+    .filter((l) => l.trim() && !l.startsWith("#"))
+    .map((l, i) => {
+      const [version, module, pinned, replacement, why] = l.split("\t");
+      if (!version || !module || !pinned || !replacement || !why)
+        throw new Error(`clusters/lab/cilium-deps.tsv: line ${i + 1} needs 5 tab-separated fields: ${l}`);
+      return { version, module, pinned, replacement, why };
+    });
+}
+
+export function ciliumDeps(version: string): CiliumDep[] {
+  return parseCiliumDeps(readFileSync(join(LAB_DIR, "cilium-deps.tsv"), "utf8")).filter(
+    (d) => d.version === version,
+  );
+}
+
+/** The label line lab.sh writes for a dependency change (apply_cilium_deps). */
+export const depLabel = (d: CiliumDep): string => `replace ${d.module}: ${d.pinned} => ${d.replacement}`;
 
 export function labCiliumImage(version: string): string {
   return `localhost/lab/cilium:v${version}-src`;
@@ -122,7 +160,8 @@ export function labProfile(lab: Lab, ciliumVersion: string): LabProfile {
     operatorImage,
     chart: join(out, "chart"),
     load: [ciliumImage, operatorImage].filter((i) => !inNode.includes(i)),
-    patch: existsSync(patchFile) ? (readFileSync(patchFile, "utf8").split("\n")[0] ?? null) : null,
+    patch: existsSync(patchFile) ? readFileSync(patchFile, "utf8").trim().split("\n").join("; ") : null,
+    deps: ciliumDeps(ciliumVersion),
   };
 }
 

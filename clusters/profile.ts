@@ -3,6 +3,7 @@ import { UserError } from "../helpers/errors.ts";
 import { MODES, type Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
 import {
+  depLabel,
   LAB_KUBEADM_PATCHES,
   type Lab,
   type LabProfile,
@@ -325,7 +326,7 @@ export function plan(p: Profile): PlannedStep[] {
           phase: "load images",
           argv: load,
           note: p.lab
-            ? `lab images built from source (Cilium patch: ${p.lab.patch ?? "build not run yet"})`
+            ? `lab images built from source (${labChanges(p.lab)})`
             : "PRELOAD_IMAGES=1: pulled beforehand into the local Docker (a missing one fails before the cluster is created)",
         },
       ]
@@ -432,9 +433,17 @@ export function plan(p: Profile): PlannedStep[] {
   }
 }
 
+/** What the lab changed in a Cilium build: its label once built, else the declared dependency replaces. */
+export function labChanges(lp: LabProfile): string {
+  if (lp.patch) return lp.patch;
+  const deps = lp.deps.map(depLabel);
+  return `${deps.length ? deps.join("; ") : "no dependency replaced"}; the /proc/modules check runs at build (not built yet)`;
+}
+
 export function formatPlan(p: Profile): string {
   const out = [
     `# ${p.provider} × ${p.mode} × Cilium ${p.cilium.version} (cluster ${p.cluster}, context ${p.context || "current"})`,
+    ...(p.lab ? [`# lab build of Cilium ${p.cilium.version}: ${labChanges(p.lab)}`] : []),
   ];
   for (const step of plan(p)) {
     out.push("", `## ${step.phase}`);

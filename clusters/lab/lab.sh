@@ -8,7 +8,9 @@
 #   clusters/lab/lab.sh down        stop it
 #   clusters/lab/lab.sh status      what is built, what runs, the cache's size
 #
-# The only change to third-party code is the /proc/modules patch to Cilium (see patch-cilium.sh).
+# The only changes to third-party code: the dependency replaces of cilium-deps.tsv (module versions the proxy
+# refuses, replaced by the nearest it serves) and the /proc/modules patch where a version still needs it
+# (patch-cilium.sh). Both are named in the images' labels and in every bundle recorded with them.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -135,12 +137,29 @@ build_pause() {
   strip "$OUT/pause/pause"
 }
 
-# Cilium from its module: a writable copy, the lab patch check, the agent's binaries and the generic operator.
+# The dependency changes cilium-deps.tsv declares for version $1, applied to the writable copy $2: each line's
+# pinned version must be what the copy's go.mod selects (a replace of its own counts), or the build stops.
+# Prints one label line per change.
+apply_cilium_deps() {
+  local v=$1 src=$2 ver mod pinned repl why selected
+  while IFS=$'\t' read -r ver mod pinned repl why; do
+    [ "$ver" = "$v" ] || continue
+    selected=$(cd "$src" && go mod edit -json | jq -r --arg m "$mod" '
+      ([.Replace[]? | select(.Old.Path == $m) | "\(.New.Path)@\(.New.Version)"] | first) //
+      ([.Require[]? | select(.Path == $m) | "\(.Path)@\(.Version)"] | first) // "absent"')
+    [ "$selected" = "$pinned" ] || die "cilium-deps.tsv: Cilium $v selects $mod as $selected, the table says $pinned"
+    (cd "$src" && go mod edit -replace "$mod=$repl")
+    echo "replace ${mod}: ${pinned} => ${repl}"
+  done < <(grep -v '^#' "$HERE/cilium-deps.tsv")
+}
+
+# Cilium from its module: a writable copy, the declared dependency changes and the /proc/modules patch check,
+# the agent's binaries and the generic operator. $OUT/cilium-$v.patch.txt holds one label line per change.
 build_cilium() {
   local v=$1 src="$SRC/cilium-$v" root="$OUT/cilium-$v/root" info rev date ver
   go mod download -json "github.com/cilium/cilium@v$v" >/dev/null
   rm -rf "$src" "$OUT/cilium-$v"; cp -r "$GOMODCACHE/github.com/cilium/cilium@v$v" "$src"; chmod -R u+w "$src"
-  bash "$HERE/patch-cilium.sh" "$src" | tee "$OUT/cilium-$v.patch.txt"
+  { apply_cilium_deps "$v" "$src"; bash "$HERE/patch-cilium.sh" "$src"; } | tee "$OUT/cilium-$v.patch.txt"
   info="$GOMODCACHE/cache/download/github.com/cilium/cilium/@v/v$v.info"
   rev=$(jq -r '.Origin.Hash // "module" | .[0:9]' "$info"); date=$(jq -r .Time "$info")
   ver="$v $rev $date"
@@ -203,7 +222,7 @@ image_tools() { docker tag "localhost/lab/rootfs-base:$DEBIAN_SUITE" "$LAB_TOOLS
 image_cilium() {
   local v=$1 d patch; d=$(ctx "cilium-$v")
   cp -a "$OUT/cilium-$v/root" "$d/root"; cp "$OUT/cilium-$v/cilium-operator-generic" "$d/"
-  patch=$(head -n 1 "$OUT/cilium-$v.patch.txt")
+  patch=$(lab_patch_label "$v")
   # /cni/loopback: install-plugin.sh copies it to the host's CNI directory
   cat >"$d/Dockerfile" <<DOCKERFILE
 FROM localhost/lab/rootfs-cilium:$DEBIAN_SUITE
@@ -224,6 +243,8 @@ CMD ["/usr/bin/cilium-operator-generic"]
 DOCKERFILE
   dbuild "$(lab_operator_image "$v")" "$o"
 }
+# Every change the lab made to a Cilium build, one label: "; " between the lines of its patch file.
+lab_patch_label() { awk 'NR > 1 { printf "; " } { printf "%s", $0 }' "$OUT/cilium-$1.patch.txt"; }
 lab_cilium_image() { echo "localhost/lab/cilium:v$1-src"; }
 lab_operator_image() { echo "localhost/lab/operator-generic:v$1-src"; }
 
@@ -433,7 +454,12 @@ cmd_images() {
 
 cmd_status() {
   say "cache: $LAB_CACHE ($(du -sh "$LAB_CACHE" 2>/dev/null | cut -f1))"
-  local f; for f in "$STAMPS"/*; do [ -e "$f" ] && printf '  %-28s %s\n' "$(basename "$f")" "$(head -n 1 "$f")"; done
+  local f v; for f in "$STAMPS"/*; do [ -e "$f" ] && printf '  %-28s %s\n' "$(basename "$f")" "$(head -n 1 "$f")"; done
+  say "what the lab changes in each Cilium version it builds:"
+  for v in $CILIUM_VERSIONS; do
+    if [ -s "$OUT/cilium-$v.patch.txt" ]; then printf '  %-8s built: %s\n' "$v" "$(lab_patch_label "$v")"
+    else printf '  %-8s not built; declared: %s\n' "$v" "$(awk -F'\t' -v v="$v" '$1 == v { printf "%sreplace %s: %s => %s", (n++ ? "; " : ""), $2, $3, $4 } END { if (!n) printf "no dependency replaced" }' "$HERE/cilium-deps.tsv")"; fi
+  done
   if docker_up; then
     say "docker $(docker version --format '{{.Server.Version}}') is running; lab images:"
     docker images --format '  {{.Repository}}:{{.Tag}}  {{.Size}}' | grep -E 'localhost/lab|registry.k8s.io' || true
