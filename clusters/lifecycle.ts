@@ -45,6 +45,8 @@ export interface ProvisionOptions {
   noBackendResponse?: "reject" | "drop";
   /** UPGRADE_TO: the next minor (or a patch of it) to upgrade to in the upgrade leg. */
   upgradeTo?: string;
+  /** ROLLBACK=1: after the upgrade, back to the installed version with `helm rollback`. */
+  rollback?: boolean;
   /** LAB_IMAGES=1: the offline lab's images (kind only); read from the environment when not given. */
   lab?: Lab;
 }
@@ -291,7 +293,7 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
       profiles.push(p);
       const dir = join(o.resultsDir, o.runId, mode);
       const upgrade = o.upgradeTo
-        ? planUpgrade(p, o.upgradeTo, join(dir, "cilium-values.yaml"), lab)
+        ? planUpgrade(p, o.upgradeTo, join(dir, "cilium-values.yaml"), lab, o.rollback ?? false)
         : undefined;
       mkdirSync(dir, { recursive: true });
       const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);

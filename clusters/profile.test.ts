@@ -89,6 +89,7 @@ describe("upgrade plan", () => {
     const { planUpgrade } = await import("./lifecycle.ts");
     const p = makeProfile({ provider: "kind", mode: "kpr", cilium: "1.19" });
     expect(planUpgrade(p, "1.20", "/r/cilium-values.yaml")).toEqual({
+      from: p.cilium.version,
       fromMinor: "1.19",
       to: "1.20.1",
       toMinor: "1.20",
@@ -101,8 +102,10 @@ describe("upgrade plan", () => {
       /a newer patch of the same minor or to the next minor only; from 1\.19\.\d+ that is a 1\.19\.x above it or 1\.20/,
     );
     const older = makeProfile({ provider: "kind", mode: "kube-proxy", cilium: "1.19.6" });
-    expect(planUpgrade(older, "1.19.7", "v")).toMatchObject({
+    expect(planUpgrade(older, "1.19.7", "v", undefined, true)).toMatchObject({
+      from: "1.19.6",
       fromMinor: "1.19",
+      rollback: true,
       to: "1.19.7",
       toMinor: "1.19",
     });

@@ -6,9 +6,15 @@ import { resolveCilium } from "./versions.ts";
 
 /**
  * The upgrade leg: to the next minor (the path Cilium's upgrade guide and CI take, clusters.md §6), or to a
- * newer patch of the same minor (a patch upgrade: the offline lab builds 1.19 only).
+ * newer patch of the same minor; with `rollback`, then back with `helm rollback` (the guide's way back).
  */
-export function planUpgrade(p: Profile, upgradeTo: string, valuesFile: string, lab?: Lab): UpgradePlan {
+export function planUpgrade(
+  p: Profile,
+  upgradeTo: string,
+  valuesFile: string,
+  lab?: Lab,
+  rollback = false,
+): UpgradePlan {
   const to = lab ? labCilium(lab, upgradeTo) : resolveCilium(upgradeTo);
   const [maj, min] = p.cilium.minor.split(".").map(Number);
   const next = `${maj}.${(min ?? 0) + 1}`;
@@ -25,6 +31,7 @@ export function planUpgrade(p: Profile, upgradeTo: string, valuesFile: string, l
     k8sServicePort?: number;
   };
   return {
+    from: p.cilium.version,
     fromMinor: p.cilium.minor,
     to: to.version,
     toMinor: to.minor,
@@ -33,6 +40,7 @@ export function planUpgrade(p: Profile, upgradeTo: string, valuesFile: string, l
       ? { k8sServiceHost: v.k8sServiceHost, k8sServicePort: v.k8sServicePort ?? 6443 }
       : {}),
     ...(lab && p.lab ? { lab: labUpgrade(lab, p.cluster, to.version) } : {}),
+    ...(rollback ? { rollback: true } : {}),
   };
 }
 

@@ -12,6 +12,25 @@ const FILES: [string, Record<string, string>][] = [
   ["holder.yaml", { WEB_CLUSTER_IP: "10.96.112.41" }],
   ["capture.yaml", { NODE: "cdc-kpr-worker" }],
   ["dns-client.yaml", { NODE: "cdc-kpr-worker" }],
+  [
+    "conn-client.yaml",
+    {
+      NAME: "conn-np",
+      NODE: "cdc-kpr-worker",
+      HOST_NETWORK: "true",
+      TARGET_HOST: "172.31.100.3",
+      TARGET_PORT: "30780",
+      SOURCE_PORT: "40420",
+    },
+  ],
+  [
+    "request-loop.yaml",
+    {
+      NODE: "cdc-kpr-worker",
+      TARGETS: "clusterip=10.96.112.41:80,nodeport=172.31.100.3:30780",
+      DURATION_MS: "900000",
+    },
+  ],
 ];
 
 async function validate(doc: Record<string, unknown>): Promise<void> {

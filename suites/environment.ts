@@ -16,8 +16,6 @@ export const SUITES_DIR = resolve(import.meta.dirname);
 export const SHIPPED_BUNDLES = [
   join(SUITES_DIR, "bundles", "kpr"),
   join(SUITES_DIR, "bundles", "kube-proxy"),
-  // 1.19.6 with the upgrade leg to 1.19.7 (a patch upgrade)
-  join(SUITES_DIR, "bundles", "kpr-upgrade"),
   // the opt-in drop profile: ghost and measure-latency only
   join(SUITES_DIR, "bundles", "drop-kpr"),
   join(SUITES_DIR, "bundles", "drop-kube-proxy"),

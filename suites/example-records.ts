@@ -2,7 +2,7 @@
  * Record sets WRITTEN BY US, shaped after the lab's and the notebook's values, for testing judges:
  * one that satisfies every kpr expectation and one for kube-proxy mode. Not observations.
  */
-import type { RecordSet } from "../helpers/records/types.ts";
+import type { RecordSet, UpgradeLeg } from "../helpers/records/types.ts";
 
 const web = ["10.244.1.7:8080", "10.244.2.9:8080"];
 const scaled = [...web, "10.244.1.8:8080", "10.244.2.10:8080"];
@@ -47,14 +47,22 @@ function common(): RecordSet {
     },
     upgrade: {
       record: {
+        from: "1.19.7",
         from_minor: "1.19",
-        to: "1.20.1",
-        cilium_after: "1.20.1",
-        connection_before: 1,
-        connection_after: 1,
-        closed_events: 0,
-        backend_before: "10.244.2.9:8080",
-        backend_after: "10.244.2.9:8080",
+        to: "1.20.2",
+        loop_total: 1200,
+        legs: [
+          upgradeLeg,
+          {
+            ...upgradeLeg,
+            kind: "rollback",
+            from: "1.20.2",
+            to: "1.19.7",
+            agents_after: {
+              "cdc-kpr-worker": { version: "1.19.7", ok: true, line: "Cilium:   Ok   1.19.7" },
+            },
+          },
+        ],
       },
       evidence: {},
     },
@@ -137,6 +145,48 @@ const datapath = {
     "web-7d9-b": web[1] as string,
     "web-7d9-c": scaled[2] as string,
     "web-7d9-d": scaled[3] as string,
+  },
+};
+
+const upgradeLeg: UpgradeLeg = {
+  kind: "upgrade",
+  from: "1.19.7",
+  to: "1.20.2",
+  duration_s: 95.2,
+  window: { from_ms: 1000, to_ms: 111_000, from_line: "1000", to_line: "111000" },
+  agents_after: {
+    "cdc-kpr-worker": { version: "1.20.2", ok: true, line: "Cilium:   Ok   1.20.2" },
+  },
+  connections: [
+    {
+      name: "conn-0",
+      node: "cdc-kpr-worker",
+      via: "clusterip",
+      connection_before: 1,
+      connection_after: 1,
+      closed_events: 0,
+      error_events: 0,
+      backend_before: "web-7d9-a",
+      backend_after: "web-7d9-a",
+      ct_before: null,
+      ct_after: null,
+      ct_backend_before: null,
+      ct_backend_after: null,
+      replies_during: 110,
+      last_line_after: '{"event":"reply","status":200,"body":"web-7d9-a"}',
+    },
+  ],
+  requests: {
+    total: 550,
+    failed: 0,
+    failures: [],
+    longest_gap: {
+      to: "clusterip",
+      ms: 212,
+      after: '{"i":40,"to":"clusterip","t":9000,"ms":1.1,"ok":true,"status":200,"backend":"web-7d9-a"}',
+      before: '{"i":42,"to":"clusterip","t":9212,"ms":1.3,"ok":true,"status":200,"backend":"web-7d9-b"}',
+    },
+    backends: { clusterip: { "web-7d9-a": 270, "web-7d9-b": 280 } },
   },
 };
 

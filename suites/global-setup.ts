@@ -68,6 +68,10 @@ async function decide(): Promise<{ state: RunState; provisioned?: Provisioned }>
     provider = "kind";
     log(`CLUSTER_PROVIDER unset and ${docker.why} answers: using kind`);
   }
+  if (env.ROLLBACK === "1" && !env.UPGRADE_TO)
+    throw new UserError(
+      "ROLLBACK=1 rolls back after the upgrade leg: set UPGRADE_TO too (e.g. CILIUM_VERSION=1.19 UPGRADE_TO=1.20 ROLLBACK=1)",
+    );
   const modes: Mode[] = env.CONFORMANCE_MODE ? [parseMode(env.CONFORMANCE_MODE)] : [...MODES];
   // unique per invocation, so two runs on one machine (e.g. one per mode) never share a results folder
   const runId =
@@ -82,6 +86,7 @@ async function decide(): Promise<{ state: RunState; provisioned?: Provisioned }>
     keep: env.KEEP_CLUSTER === "1",
     preload: env.PRELOAD_IMAGES === "1",
     ...(env.UPGRADE_TO ? { upgradeTo: env.UPGRADE_TO } : {}),
+    ...(env.ROLLBACK === "1" ? { rollback: true } : {}),
     ...(env.NO_BACKEND_RESPONSE
       ? { noBackendResponse: parseNoBackendResponse(env.NO_BACKEND_RESPONSE) }
       : {}),

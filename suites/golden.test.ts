@@ -17,7 +17,7 @@ interface Golden {
 }
 
 describe("check gives the same verdicts as before the move", () => {
-  it.each(["kpr", "kube-proxy", "kpr-upgrade"])("%s", async (name) => {
+  it.each(["kpr", "kube-proxy"])("%s", async (name) => {
     const golden = JSON.parse(
       readFileSync(join(import.meta.dirname, "golden", `${name}.check.json`), "utf8"),
     ) as Golden;

@@ -13,6 +13,8 @@ export const DEADLINES = {
 
 /** The upgrade leg of a run: from the installed minor to the next one, along Cilium's documented path. */
 export interface UpgradePlan {
+  /** The installed version (full patch) and its minor. */
+  from: string;
   fromMinor: string;
   to: string;
   toMinor: string;
@@ -26,6 +28,8 @@ export interface UpgradePlan {
    * are `kind load`ed onto the cluster first, and `set` points the agent, operator and preflight at them.
    */
   lab?: { chart: string; cluster: string; load: string[]; set: string[] };
+  /** ROLLBACK=1: after the upgrade, `helm rollback` to the revision before (the upgrade guide's way back). */
+  rollback?: boolean;
 }
 
 export interface RunContext {

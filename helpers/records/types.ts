@@ -207,16 +207,67 @@ export interface InvariantsRecord {
   error_lines: string[];
 }
 
-/** Ours: the upgrade leg (holder connection and conntrack backend before and after). */
-export interface UpgradeRecord {
-  from_minor: string;
-  to: string;
-  cilium_after: string;
+/** One long-lived connection held across an upgrade leg (the holder program, one request a second). */
+export interface UpgradeConnection {
+  /** The Pod holding it (`conn-<i>` from a Pod on every node, `conn-np` from a node to the NodePort). */
+  name: string;
+  node: string;
+  via: "clusterip" | "nodeport";
+  /** The holder's connection counter before and after (it counts every connect: equal means no reconnect). */
   connection_before: number;
   connection_after: number;
   closed_events: number;
+  /** `error` and `stalled` events during the leg. */
+  error_events: number;
+  /** The backend that answered last (its hostname, from GET /hostname), before and after. */
   backend_before: string | null;
   backend_after: string | null;
+  /** The connection's own entry in Cilium's conntrack on its node (`TCP OUT <local> -> …`), when there is one. */
+  ct_before: string | null;
+  ct_after: string | null;
+  /** That entry's destination: the backend where the socket was translated, else the Service address. */
+  ct_backend_before: string | null;
+  ct_backend_after: string | null;
+  replies_during: number;
+  /** The holder log's last line after the leg. */
+  last_line_after: string;
+}
+
+/** The request loop's requests inside one leg's window. */
+export interface UpgradeRequests {
+  total: number;
+  failed: number;
+  /** Each failed request: its start (ms since the epoch), target, error and the raw log line. */
+  failures: { t: number; to: string; error: string; raw: string }[];
+  /** The longest time between successes to one target, with the raw lines on either side (null: an edge). */
+  longest_gap: { to: string; ms: number; after: string | null; before: string | null } | null;
+  /** Successful requests per target and backend. */
+  backends: Record<string, Record<string, number>>;
+}
+
+/** One leg: the upgrade, or the rollback after it. */
+export interface UpgradeLeg {
+  kind: "upgrade" | "rollback";
+  from: string;
+  to: string;
+  /** From the change (helm upgrade / rollback) to every agent running `to` and OK, on the loop's clock. */
+  duration_s: number;
+  /** The leg's window on the loop's clock: `date +%s%3N` in the loop's Pod before the change and after settling. */
+  window: { from_ms: number; to_ms: number; from_line: string; to_line: string };
+  /** Every agent after the leg: the version its status reports, whether it is OK, and the status line. */
+  agents_after: Record<string, { version: string; ok: boolean; line: string }>;
+  connections: UpgradeConnection[];
+  requests: UpgradeRequests;
+}
+
+/** Ours: a Cilium upgrade (and with ROLLBACK=1 the way back) under load. */
+export interface UpgradeRecord {
+  from: string;
+  from_minor: string;
+  to: string;
+  legs: UpgradeLeg[];
+  /** Every request the loop made over the whole topic. */
+  loop_total: number;
 }
 
 /** Ours: rule and map growth with the number of Services (4 endpoints each, EndpointSlices without Pods). */
