@@ -372,7 +372,8 @@ cmd_up() {
       "runtimes": {"runc-nosysres": {"path": $runc}}, "default-runtime": "runc-nosysres",
       "log-driver": "json-file", "log-opts": {"max-size": "10m"}}' >/etc/docker/daemon.json
     say "starting dockerd (data root $DOCKER_ROOT, log $LOGS/dockerd.log)"
-    nohup dockerd --pidfile "$DOCKER_PID" >"$LOGS/dockerd.log" 2>&1 &
+    # fd 9 is a step's lock (see step): dockerd must not inherit it, or that step stays locked while it runs
+    nohup dockerd --pidfile "$DOCKER_PID" >"$LOGS/dockerd.log" 2>&1 9>&- &
     local i; for i in $(seq 1 60); do docker_up && break; sleep 1; done
     docker_up || die "dockerd did not answer within 60 s; see $LOGS/dockerd.log"
     say "docker $(docker version --format '{{.Server.Version}}') is up"
