@@ -1,0 +1,89 @@
+/**
+ * The README's "what we have run for real" table, rendered from the shipped recorded bundles themselves: per
+ * Cilium version × mode × provider, what ran (topics, verdict counts) and how long each phase took; per
+ * upgrade leg, its duration and its traffic record. Each cell links to its bundle.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { relative } from "node:path";
+import { type BundleMeta, bundleTopics, readMeta, readRecords } from "../bundle.ts";
+import type { UpgradeLeg } from "../records/types.ts";
+
+export interface RunRow {
+  dir: string;
+  meta: BundleMeta;
+  topics: string[];
+  counts: { pass: number; fail: number; skip: number };
+  legs: UpgradeLeg[];
+}
+
+export function readRun(dir: string): RunRow {
+  const meta = readMeta(dir);
+  const counts = { pass: 0, fail: 0, skip: 0 };
+  const verdicts = `${dir}/verdicts.jsonl`;
+  if (existsSync(verdicts))
+    for (const line of readFileSync(verdicts, "utf8").split("\n").filter(Boolean)) {
+      const v = JSON.parse(line) as { status: keyof typeof counts };
+      counts[v.status]++;
+    }
+  const up = readRecords(dir).upgrade?.record;
+  return { dir, meta, topics: bundleTopics(dir), counts, legs: up?.legs ?? [] };
+}
+
+const s = (x: number | undefined) => (x === undefined ? "–" : `${Math.round(x)} s`);
+
+/** Seconds of the phases a run has: cluster creation, Cilium ready, the specs together, end to end. */
+export function runTimes(meta: BundleMeta): {
+  create?: number;
+  ready?: number;
+  specs: number;
+  total: number;
+} {
+  const ph = meta.phases;
+  const specs = Object.entries(ph)
+    .filter(([k]) => k.startsWith("spec "))
+    .reduce((a, [, v]) => a + v, 0);
+  const setup = Object.entries(ph)
+    .filter(([k]) => !k.startsWith("spec "))
+    .reduce((a, [, v]) => a + v, 0);
+  return {
+    ...(ph["create cluster"] !== undefined ? { create: ph["create cluster"] } : {}),
+    ...(ph["Cilium ready"] !== undefined ? { ready: ph["Cilium ready"] } : {}),
+    specs,
+    total: setup + specs,
+  };
+}
+
+/** Markdown: one row per bundle, then one row per upgrade leg; links relative to `base` (the README's folder). */
+export function runsMarkdown(dirs: string[], base: string): string {
+  const runs = dirs.map(readRun);
+  const link = (r: RunRow) => `[${relative(base, r.dir)}](${relative(base, r.dir)})`;
+  const out = [
+    "| Cilium | mode | provider | topics | pass / fail / skip | create | Cilium ready | specs | end to end | bundle |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const r of runs) {
+    const t = runTimes(r.meta);
+    const what = r.topics.length >= 15 ? `all ${r.topics.length}` : r.topics.join(", ");
+    out.push(
+      `| ${r.meta.cilium.split(" ")[0]} | ${r.meta.mode} | ${r.meta.provider}${r.meta.lab ? " (lab)" : ""} | ${what} | ${r.counts.pass} / ${r.counts.fail} / ${r.counts.skip} | ${s(t.create)} | ${s(t.ready)} | ${s(t.specs)} | ${s(t.total)} | ${link(r)} |`,
+    );
+  }
+  const legs = runs.flatMap((r) => r.legs.map((l) => ({ r, l })));
+  if (legs.length > 0) {
+    out.push(
+      "",
+      "| leg | mode | duration | requests (failed) | longest gap | connections survived | agents after | bundle |",
+      "|---|---|---|---|---|---|---|---|",
+    );
+    for (const { r, l } of legs) {
+      const survived = l.connections.filter(
+        (c) => c.connection_after === c.connection_before && c.closed_events === 0 && c.error_events === 0,
+      ).length;
+      const agents = Object.values(l.agents_after);
+      out.push(
+        `| ${l.kind} ${l.from} → ${l.to} | ${r.meta.mode} | ${l.duration_s} s | ${l.requests.total} (${l.requests.failed}) | ${l.requests.longest_gap ? `${l.requests.longest_gap.ms} ms` : "–"} | ${survived}/${l.connections.length} | ${agents.filter((a) => a.version === l.to && a.ok).length}/${agents.length} on ${l.to} | ${link(r)} |`,
+      );
+    }
+  }
+  return `${out.join("\n")}\n`;
+}
