@@ -157,6 +157,10 @@ const upgradeLeg: UpgradeLeg = {
   agents_after: {
     "cdc-kpr-worker": { version: "1.20.2", ok: true, line: "Cilium:   Ok   1.20.2" },
   },
+  agent_restarts: {
+    "cdc-kpr-worker": { pod: "cilium-x7k2p", started: "2026-12-03T04:35:02Z", ready: "2026-12-03T04:35:20Z" },
+  },
+  drops: [],
   connections: [
     {
       name: "conn-0",
@@ -173,6 +177,7 @@ const upgradeLeg: UpgradeLeg = {
       ct_backend_before: null,
       ct_backend_after: null,
       replies_during: 110,
+      break_lines: [],
       last_line_after: '{"event":"reply","status":200,"body":"web-7d9-a"}',
     },
   ],

@@ -229,6 +229,8 @@ export interface UpgradeConnection {
   ct_backend_before: string | null;
   ct_backend_after: string | null;
   replies_during: number;
+  /** The holder log's lines of the leg that are not replies (stalls, errors, closes, reconnects), raw. */
+  break_lines: string[];
   /** The holder log's last line after the leg. */
   last_line_after: string;
 }
@@ -256,6 +258,20 @@ export interface UpgradeLeg {
   window: { from_ms: number; to_ms: number; from_line: string; to_line: string };
   /** Every agent after the leg: the version its status reports, whether it is OK, and the status line. */
   agents_after: Record<string, { version: string; ok: boolean; line: string }>;
+  /** Each node's agent Pod after the leg: when its agent container started and the Pod became Ready. */
+  agent_restarts: Record<string, { pod: string; started: string | null; ready: string | null }>;
+  /**
+   * What the datapath dropped during the leg, per node, reason, direction and BPF source line (the pinned
+   * metrics map read before and after: `cilium-dbg bpf metrics list -o json`).
+   */
+  drops: {
+    node: string;
+    reason: string;
+    direction: string;
+    file: string;
+    line: number;
+    packets: number | string;
+  }[];
   connections: UpgradeConnection[];
   requests: UpgradeRequests;
 }

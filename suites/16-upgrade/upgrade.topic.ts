@@ -28,6 +28,7 @@ import {
   WEB_PORT,
   waitPodsReady,
 } from "../../helpers/observe/workloads.ts";
+import { dropDeltas, parseBpfMetrics } from "../../helpers/parse/bpf-metrics.ts";
 import { type HolderEvent, holderEvents } from "../../helpers/parse/holder-log.ts";
 import { parseRequestLog, type RequestResult, requestStats } from "../../helpers/parse/requests-log.ts";
 import { parseStatus } from "../../helpers/parse/status.ts";
@@ -74,10 +75,14 @@ function legProperties(kind: UpgradeLeg["kind"]): PropertyDeclaration[] {
         if (!l) return { value: null, evidence: [], skip: noLeg };
         return {
           value: l.connections.length > 0 && l.connections.every(survived),
-          evidence: l.connections.map(
-            (c) =>
-              `${c.name} (${c.via}, ${c.node}): connection ${c.connection_before} → ${c.connection_after}, ${c.closed_events} close, ${c.error_events} error event(s); last line: ${c.last_line_after}`,
-          ),
+          evidence: [
+            ...l.connections.map(
+              (c) =>
+                `${c.name} (${c.via}, ${c.node}): connection ${c.connection_before} → ${c.connection_after}, ${c.closed_events} close, ${c.error_events} error event(s); last line: ${c.last_line_after}`,
+            ),
+            ...l.connections.flatMap((c) => c.break_lines.map((b) => `${c.name}: ${b}`)),
+            ...legContext(l),
+          ],
         };
       },
     },
@@ -114,6 +119,7 @@ function legProperties(kind: UpgradeLeg["kind"]): PropertyDeclaration[] {
           evidence: [
             `${l.requests.total} requests from ${l.window.from_line} to ${l.window.to_line}, ${l.requests.failed} failed`,
             ...l.requests.failures.slice(0, 20).map((f) => f.raw),
+            ...legContext(l),
           ],
         };
       },
@@ -170,6 +176,11 @@ export const topic = defineTopic({
     { on: "pod", run: "date +%s%3N", for: "the leg's start and end on the loop's clock" },
     { on: "agent", run: "cilium-dbg bpf ct list global", for: "each connection's conntrack entry" },
     {
+      on: "agent",
+      run: "cilium-dbg bpf metrics list -o json",
+      for: "the datapath's drop counters before and after each leg (pinned: they outlive the agent)",
+    },
+    {
       on: "local",
       run: "helm upgrade --install cilium-preflight",
       for: "the preflight check of the new version",
@@ -179,6 +190,11 @@ export const topic = defineTopic({
     { on: "local", run: "helm history cilium", for: "the revision to roll back to" },
     { on: "local", run: "helm rollback cilium", for: "the way back (ROLLBACK=1)" },
     { on: "agent", run: "cilium-dbg status", for: "every agent's version and health" },
+    {
+      on: "kubectl",
+      run: "-n kube-system get pods -l k8s-app=cilium -o json",
+      for: "when each node's new agent started and became ready",
+    },
     { on: "pod", run: "kill -TERM 1", for: "ending the request loop" },
     { on: "kubectl", run: "-n <ns> logs request-loop", for: "every request's outcome and time" },
   ],
@@ -199,6 +215,19 @@ function survived(c: UpgradeConnection): boolean {
 function sameBackend(c: UpgradeConnection): boolean {
   const ct = c.ct_backend_before === null || c.ct_backend_after === c.ct_backend_before;
   return c.backend_before !== null && c.backend_after === c.backend_before && ct;
+}
+
+/** What else the leg recorded: when each node's agent restarted, and the datapath's drops per node. */
+function legContext(l: UpgradeLeg): string[] {
+  return [
+    ...Object.entries(l.agent_restarts).map(
+      ([node, r]) =>
+        `agent on ${node}: new Pod ${r.pod} started ${r.started ?? "?"}, ready ${r.ready ?? "?"}`,
+    ),
+    ...l.drops.map(
+      (d) => `drops on ${d.node}: ${d.packets} × ${d.reason} (${d.direction}, ${d.file}:${d.line})`,
+    ),
+  ];
 }
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
@@ -301,6 +330,8 @@ async function deployTraffic(ctx: RunContext): Promise<{ clients: Client[]; node
 
 interface Snapshot {
   events: HolderEvent[];
+  /** The log's lines that are not replies or the start (connects, stalls, errors, closes), raw. */
+  breaks: string[];
   /** The log's lines (raw), for quoting. */
   lines: string[];
   connection: number;
@@ -329,9 +360,11 @@ async function snapshot(ctx: RunContext, clients: Client[]): Promise<Map<string,
     const log = await kubectl(ctx, ["-n", ctx.namespace, "logs", c.name]);
     const events = holderEvents(log);
     const replies = events.filter((e) => e.event === "reply" && e.status === 200);
+    const lines = log.split("\n").filter((l) => l.trim());
     out.set(c.name, {
       events,
-      lines: log.split("\n").filter((l) => l.trim()),
+      breaks: lines.filter((l) => !/"event":"(reply|start)"/.test(l)),
+      lines,
       connection: Number(events.filter((e) => e.event === "connected").at(-1)?.connection ?? 0),
       closed: events.filter((e) => e.event === "closed").length,
       errors: events.filter((e) => e.event === "error" || e.event === "stalled").length,
@@ -500,6 +533,41 @@ async function preflight(
   await helm(ctx, ["uninstall", "cilium-preflight"]);
 }
 
+/** Every node's pinned BPF metrics map (the datapath's drop counters, kept across agent restarts). */
+async function bpfMetrics(ctx: RunContext, nodeList: NodeInfo[]) {
+  const out = new Map<string, ReturnType<typeof parseBpfMetrics>>();
+  for (const n of nodeList)
+    out.set(n.name, parseBpfMetrics(await ciliumDbg(ctx, n.name, ["bpf", "metrics", "list", "-o", "json"])));
+  return out;
+}
+
+/** When each node's agent Pod (the new one, after a rollout) started and became ready, from the API. */
+async function agentRestarts(ctx: RunContext): Promise<UpgradeLeg["agent_restarts"]> {
+  const list = (await kubectlJson(ctx, ["-n", "kube-system", "get", "pods", "-l", "k8s-app=cilium"])) as {
+    items?: {
+      metadata?: { name?: string };
+      spec?: { nodeName?: string };
+      status?: {
+        containerStatuses?: { name?: string; state?: { running?: { startedAt?: string } } }[];
+        conditions?: { type?: string; status?: string; lastTransitionTime?: string }[];
+      };
+    }[];
+  };
+  const out: UpgradeLeg["agent_restarts"] = {};
+  for (const p of list.items ?? []) {
+    const node = p.spec?.nodeName;
+    if (!node) continue;
+    const agent = p.status?.containerStatuses?.find((c) => c.name === "cilium-agent");
+    const ready = p.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
+    out[node] = {
+      pod: p.metadata?.name ?? "?",
+      started: agent?.state?.running?.startedAt ?? null,
+      ready: ready?.lastTransitionTime ?? null,
+    };
+  }
+  return out;
+}
+
 /** One leg: before, the change (upgrade or rollback), the rollout, the settle time, after. */
 async function runLeg(
   ctx: RunContext,
@@ -516,6 +584,7 @@ async function runLeg(
   }
 > {
   const before = await snapshot(ctx, clients);
+  const metricsBefore = await bpfMetrics(ctx, nodeList);
   ctx.log(`${kind} ${from} → ${to}: ${clients.length} connections held, the request loop running`);
   const start = await loopClock(ctx);
   await change();
@@ -527,6 +596,13 @@ async function runLeg(
   if (!ctx.replay) await ctx.sleep(SETTLE_MS);
   const end = await loopClock(ctx);
   const after = await snapshot(ctx, clients);
+  const metricsAfter = await bpfMetrics(ctx, nodeList);
+  const drops = nodeList.flatMap((n) =>
+    dropDeltas(metricsBefore.get(n.name) ?? [], metricsAfter.get(n.name) ?? []).map((d) => ({
+      node: n.name,
+      ...d,
+    })),
+  );
   const connections: UpgradeConnection[] = clients.map((c) => {
     const b = before.get(c.name) as Snapshot;
     const a = after.get(c.name) as Snapshot;
@@ -547,6 +623,7 @@ async function runLeg(
       replies_during:
         a.events.filter((e) => e.event === "reply").length -
         b.events.filter((e) => e.event === "reply").length,
+      break_lines: a.breaks.slice(b.breaks.length),
       last_line_after: a.lines.at(-1) ?? "(empty log)",
     };
   });
@@ -556,6 +633,8 @@ async function runLeg(
     to,
     duration_s: Math.round((rolledOut.ms - start.ms) / 100) / 10,
     agents_after: agents,
+    agent_restarts: await agentRestarts(ctx),
+    drops,
     connections,
     start,
     end,
