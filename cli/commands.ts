@@ -258,10 +258,39 @@ function labScript(name: string, synopsis: string, summaryText: string, maxPosit
 
 export const lab: Command = {
   name: "lab",
-  synopsis: "images [STEP…] | up | down | status",
+  synopsis: "run | images [STEP…] | up | down | status",
   summary:
-    "the offline lab: build kind/Kubernetes/Cilium images from Go modules and Debian packages (root, Linux)",
+    "the offline lab: build kind/Kubernetes/Cilium images from Go modules and Debian packages, and run on them (root, Linux)",
   subcommands: [
+    {
+      name: "run",
+      synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y.Z] [--dry-run]",
+      summary:
+        "the whole job: build what is missing, start the engine, run both modes, write the HTML report and print where it is",
+      details:
+        "Phases: images (clusters/lab/lab.sh images: finished steps are skipped; a cold build is estimated from $LAB_CACHE/timings.tsv or the README's measured figures), engine (lab up), conformance (LAB_IMAGES=1 CLUSTER_PROVIDER=kind, the conformance project), report (results/<run-id>/report.html). Exit 0 when every property held.",
+      options: {
+        mode: { type: "string", value: "kpr|kube-proxy", help: "one mode only (both by default)" },
+        cilium: {
+          type: "string",
+          value: "X.Y.Z",
+          help: "the Cilium version the lab builds and runs (the newest in clusters/lab/versions.env)",
+        },
+        "dry-run": { type: "boolean", help: "print the phases and the estimate; run nothing" },
+      },
+      maxPositionals: 0,
+      run: async ({ values }, io) => {
+        const { labRun, realLabRunDeps } = await import("./lab-run.ts");
+        return labRun(
+          {
+            mode: stringOption(values, "mode"),
+            cilium: stringOption(values, "cilium"),
+            dryRun: values["dry-run"] === true,
+          },
+          await realLabRunDeps(io),
+        );
+      },
+    },
     labScript(
       "images",
       "[STEP…]",

@@ -122,7 +122,7 @@ describe("datapath-conformance CLI", () => {
       ...(c.subcommands ?? []).map((s) => [[c.name, s.name], s] as [string[], Command]),
     ]);
     expect(paths.map(([p]) => p.join(" "))).toEqual(
-      expect.arrayContaining(["parse", "check", "compare", "report", "lab images"]),
+      expect.arrayContaining(["parse", "check", "compare", "report", "lab run", "lab images"]),
     );
     for (const [path, cmd] of paths)
       for (const flag of ["--help", "-h"]) {
@@ -186,10 +186,14 @@ describe("datapath-conformance CLI", () => {
         ["report", "/nonexistent"],
         "datapath-conformance report: /nonexistent is not an evidence bundle (no bundle.json)",
       ],
-      [["lab"], "datapath-conformance lab: which one? valid: images, up, down, status (lab --help)"],
+      [["lab"], "datapath-conformance lab: which one? valid: run, images, up, down, status (lab --help)"],
       [
         ["lab", "frob"],
-        'datapath-conformance lab: unknown subcommand "frob"; valid: images, up, down, status',
+        'datapath-conformance lab: unknown subcommand "frob"; valid: run, images, up, down, status',
+      ],
+      [
+        ["lab", "run", "--mode", "ipvs", "--dry-run"],
+        'datapath-conformance lab run: unknown mode "ipvs"; valid: kpr, kube-proxy',
       ],
     ];
     for (const [argv, line] of cases) {
