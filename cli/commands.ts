@@ -4,6 +4,7 @@
  */
 import { createReadStream, readFileSync, statSync, writeFileSync } from "node:fs";
 import { UserError } from "../helpers/errors.ts";
+import type { MeasuredBundle } from "../helpers/measure/summary.ts";
 import { oneOf, stringOption } from "./args.ts";
 import type { Command } from "./registry.ts";
 
@@ -159,7 +160,7 @@ export const summary: Command = {
     const { readMeta } = await import("../helpers/bundle.ts");
     const { summaryMarkdown, summarySvg } = await import("../helpers/measure/summary.ts");
     const all = await topics();
-    const measured: import("../helpers/measure/summary.ts").MeasuredBundle[] = [];
+    const measured: MeasuredBundle[] = [];
     for (const dir of positionals) {
       const r = await checkBundle(dir, all);
       const meta = readMeta(dir);

@@ -265,6 +265,15 @@ describe("lab run", () => {
     );
   });
 
+  it("Ctrl-C during a phase: the run stops there, without a report", async () => {
+    const f = fakeDeps({ conformance: 130 });
+    expect(await labRun({ dryRun: false }, f.deps)).toBe(130);
+    expect(f.reports).toEqual([]);
+    expect(f.lines.at(-1)).toBe(
+      "[lab run 3/4] conformance: interrupted after 1 min 1 s; nothing further runs",
+    );
+  });
+
   it("no bundle written: no report, a line saying so and a non-zero exit", async () => {
     const f = fakeDeps({}, []);
     expect(await labRun({ dryRun: false }, f.deps)).toBe(1);

@@ -214,6 +214,9 @@ export function planLabRun(
   };
 }
 
+/** The exit code of a phase stopped by Ctrl-C (128 + SIGINT). */
+const INTERRUPTED = 130;
+
 /** Runs the plan phase by phase; stops at a failed build or engine; writes the report whatever the verdicts. */
 export async function labRun(opts: LabRunOptions, deps: LabRunDeps): Promise<number> {
   checkOptions(opts, deps.lab);
@@ -258,6 +261,10 @@ export async function labRun(opts: LabRunOptions, deps: LabRunDeps): Promise<num
     say(i, `${p.name}: ${p.says}`);
     if (p.command) {
       const code = await deps.run(p.command);
+      if (code === INTERRUPTED) {
+        say(i, `${p.name}: interrupted after ${took()}; nothing further runs`);
+        return code;
+      }
       if (p.name === "conformance") {
         verdictsFailed = code;
         say(
@@ -320,8 +327,16 @@ export async function realLabRunDeps(io: Required<Io>): Promise<LabRunDeps> {
     },
     run: async (cmd) => {
       const [bin, ...args] = cmd.argv as [string, ...string[]];
-      const r = await execa(bin, args, { env: cmd.env, stdio: "inherit", reject: false, cwd: root });
-      return r.exitCode ?? 1;
+      // Ctrl-C reaches the phase's process too: it cleans up (the conformance project tears its clusters
+      // down) and exits; this process waits for it instead of leaving it behind
+      const wait = () => {};
+      process.on("SIGINT", wait);
+      try {
+        const r = await execa(bin, args, { env: cmd.env, stdio: "inherit", reject: false, cwd: root });
+        return r.exitCode ?? (r.signal ? INTERRUPTED : 1);
+      } finally {
+        process.off("SIGINT", wait);
+      }
     },
     bundles: (runDir) =>
       existsSync(runDir)
