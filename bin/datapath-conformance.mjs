@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly (no build step): tsx registers the loader, then cli/main.ts runs.
-import { register } from "tsx/esm/api";
+// Runs the TypeScript CLI directly (no build step): bin/load-cli.mjs loads cli/main.ts (a bundle of it kept
+// fresh in node_modules/.cache, or tsx), then it runs.
+import { loadCli } from "./load-cli.mjs";
 
-register();
 // a reader that stops early (`… | head`) closes the pipe: that ends the output, not with a stack trace
 process.stdout.on("error", (err) => {
   if (err.code === "EPIPE") process.exit(0);
   throw err;
 });
-const { main } = await import("../cli/main.ts");
+const { main } = await loadCli();
 process.exitCode = await main(process.argv.slice(2));

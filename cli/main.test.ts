@@ -1,5 +1,10 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { CILIUM_MINORS, CILIUM_PATCHES } from "../clusters/versions.ts";
+import { ALL_COMMANDS } from "./commands.ts";
 import { main } from "./main.ts";
+import type { Command } from "./registry.ts";
 
 function run(argv: string[], stdin = "") {
   let out = "";
@@ -109,5 +114,97 @@ describe("datapath-conformance CLI", () => {
       /unknown command "frobnicate"; valid: parse, formats, expectations/,
     );
     expect((await run([])).code).toBe(2);
+  });
+
+  it("every command and subcommand answers --help and -h with its own usage, exit 0", async () => {
+    const paths: [string[], Command][] = ALL_COMMANDS.flatMap((c) => [
+      [[c.name], c] as [string[], Command],
+      ...(c.subcommands ?? []).map((s) => [[c.name, s.name], s] as [string[], Command]),
+    ]);
+    expect(paths.map(([p]) => p.join(" "))).toEqual(
+      expect.arrayContaining(["parse", "check", "compare", "report", "lab run", "lab images"]),
+    );
+    for (const [path, cmd] of paths)
+      for (const flag of ["--help", "-h"]) {
+        const r = await run([...path, flag]);
+        expect(r, `${path.join(" ")} ${flag}`).toMatchObject({ code: 0, err: "" });
+        expect(r.out.split("\n")[0]).toBe(
+          `usage: datapath-conformance ${path.join(" ")}${cmd.synopsis ? ` ${cmd.synopsis}` : ""}`,
+        );
+        expect(r.out).toContain(cmd.summary);
+        for (const name of Object.keys(cmd.options ?? {})) expect(r.out).toContain(`--${name}`);
+      }
+    // help wins over what else is on the line; `help CMD` is the same page
+    expect((await run(["parse", "nope", "--ndjson", "--help"])).code).toBe(0);
+    expect((await run(["help", "check"])).out).toBe((await run(["check", "--help"])).out);
+    const top = await run(["--help"]);
+    expect(top.code).toBe(0);
+    for (const c of ALL_COMMANDS) expect(top.out).toContain(`  ${c.name}`);
+  });
+
+  it("--version prints the suite's version and the Cilium versions it declares", async () => {
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, "..", "package.json"), "utf8"));
+    for (const flag of ["--version", "-V"]) {
+      const r = await run([flag]);
+      expect(r.code).toBe(0);
+      expect(r.out.split("\n")[0]).toBe(`datapath-conformance ${pkg.version} (cilium-datapath-conformance)`);
+      for (const m of CILIUM_MINORS) expect(r.out).toContain(`${m} → ${CILIUM_PATCHES[m]}`);
+      expect(r.out).toMatch(/offline lab \(LAB_IMAGES=1\): builds Cilium \d+\.\d+\.\d+/);
+    }
+  });
+
+  it("bad arguments: one line naming the problem, exit 2", async () => {
+    const cases: [string[], string][] = [
+      [
+        ["check", "--frob", "x"],
+        "datapath-conformance check: unknown option --frob; valid: --markdown, --help/-h",
+      ],
+      [["check", "--markdown=yes", "x"], "datapath-conformance check: --markdown takes no value"],
+      [
+        ["expectations", "--mode"],
+        "datapath-conformance expectations: --mode needs a value (kpr|kube-proxy)",
+      ],
+      [
+        ["expectations", "--mode", "--format", "md"],
+        "datapath-conformance expectations: --mode needs a value (kpr|kube-proxy)",
+      ],
+      [
+        ["expectations", "--mode", "ipvs"],
+        'datapath-conformance expectations: unknown mode "ipvs"; valid: kpr, kube-proxy',
+      ],
+      [["formats", "extra"], 'datapath-conformance formats: unexpected argument "extra" (usage: formats)'],
+      [
+        ["compare", "a", "b", "c"],
+        'datapath-conformance compare: unexpected argument "c" (usage: compare BUNDLE_A BUNDLE_B)',
+      ],
+      [["compare", "a"], "datapath-conformance compare: needs two bundles: compare BUNDLE_A BUNDLE_B"],
+      [
+        ["report", "--compare", "a"],
+        "datapath-conformance report: --compare needs two values: --compare A B",
+      ],
+      [
+        ["report", "/nonexistent"],
+        "datapath-conformance report: /nonexistent is not an evidence bundle (no bundle.json)",
+      ],
+      [["lab"], "datapath-conformance lab: which one? valid: run, images, up, down, status (lab --help)"],
+      [
+        ["lab", "frob"],
+        'datapath-conformance lab: unknown subcommand "frob"; valid: run, images, up, down, status',
+      ],
+      [
+        ["lab", "run", "--mode", "ipvs", "--dry-run"],
+        'datapath-conformance lab run: unknown mode "ipvs"; valid: kpr, kube-proxy',
+      ],
+    ];
+    for (const [argv, line] of cases) {
+      const r = await run(argv);
+      expect(r, argv.join(" ")).toMatchObject({ code: 2, out: "", err: `${line}\n` });
+    }
+  });
+
+  it("an option's value may be given after = and a file may be -", async () => {
+    const r = await run(["expectations", "--mode=kpr", "--format=json"]);
+    expect(JSON.parse(r.out)[0].expected).toHaveProperty("kpr");
+    expect((await run(["parse", "ss", "-"], "LISTEN 0 128 0.0.0.0:1 0.0.0.0:*\n")).code).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { readBaseline } from "../helpers/baseline.ts";
 import { type BundleMeta, bundleTopics, readMeta, readRecords, writeMeta } from "../helpers/bundle.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
@@ -27,13 +27,18 @@ export const SHIPPED_BUNDLES = [
 export interface ModeTarget {
   mode: Mode;
   ciliumMinor: string;
-  /** Shown in test names: `[replay]`, `[kind]`, … */
+  /** Shown in test names: `[replay kpr-upgrade]` (the bundle's folder), `[kind]`, … */
   label: string;
   /** What ran: versions, kernel, attach mode (bundle.json). */
   meta(): BundleMeta;
   /** Adds a phase timing (seconds) to the run's bundle.json; a replay leaves its bundle untouched. */
   recordPhase(name: string, seconds: number): void;
-  /** Why this topic cannot run here (a bundle without that topic), or null. */
+  /**
+   * Whether this target has the topic at all: a replayed bundle holds only the topics it recorded (a partial
+   * bundle, e.g. the drop profile's, holds two), and a topic it does not hold gets no tests there.
+   */
+  holds(topic: string): boolean;
+  /** Why a topic it holds cannot run here (a run without an upgrade leg), or null. */
   skipReason(topic: string): string | null;
   context(topic: string): { ctx: RunContext; outDir: string; close: () => Promise<void> };
 }
@@ -49,14 +54,14 @@ export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] 
     return {
       mode: meta.mode,
       ciliumMinor: meta.ciliumMinor,
-      label: "replay",
+      label: `replay ${basename(dir)}`,
       meta: () => meta,
       recordPhase: () => {},
-      skipReason: (topic) =>
-        topics.includes(topic) ? null : `bundle ${dir} has no recorded calls for ${topic}`,
+      holds: (topic) => topics.includes(topic),
+      skipReason: () => null,
       context: (topic) => {
         const ctx = replayContext(dir, meta, topic, {
-          log: logger("replay", meta.mode, topic),
+          log: logger(`replay ${basename(dir)}`, meta.mode, topic),
           earlierRecords: () => readRecords(dir),
         });
         return { ctx, outDir: join(outRoot, meta.mode), close: async () => {} };
@@ -71,6 +76,7 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
     ciliumMinor: t.ciliumMinor,
     label: t.provider,
     meta: () => readMeta(t.bundleDir),
+    holds: () => true,
     recordPhase: (name, seconds) => {
       const meta = readMeta(t.bundleDir);
       writeMeta(t.bundleDir, { ...meta, phases: { ...meta.phases, [name]: Math.round(seconds * 10) / 10 } });
@@ -116,6 +122,24 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
       return { ctx, outDir: t.bundleDir, close: () => exec.close() };
     },
   }));
+}
+
+/**
+ * The targets a topic's spec runs against: those that hold it. When none does (replaying only partial bundles
+ * without it), `none` says which were replayed, for the topic's one skipped test.
+ */
+export function topicTargets(
+  all: ModeTarget[],
+  topic: string,
+): { holding: ModeTarget[]; none: string | null } {
+  const holding = all.filter((t) => t.holds(topic));
+  return {
+    holding,
+    none:
+      holding.length > 0
+        ? null
+        : `none of the ${all.length} bundles replayed (${all.map((t) => t.label).join(", ")}) recorded ${topic}`,
+  };
 }
 
 /** Bundles named by BUNDLE (comma-separated), else the shipped ones. */

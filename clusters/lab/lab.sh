@@ -7,6 +7,7 @@
 #   clusters/lab/lab.sh up          start the lab's container engine (our address ranges, egress blocked)
 #   clusters/lab/lab.sh down        stop it
 #   clusters/lab/lab.sh status      what is built, what runs, the cache's size
+#   clusters/lab/lab.sh steps       every step `images` builds, in order (one a line)
 #
 # The only changes to third-party code: the dependency replaces of cilium-deps.tsv (module versions the proxy
 # refuses, replaced by the nearest it serves) and the /proc/modules patch where a version still needs it
@@ -64,6 +65,17 @@ image_step() {
 
 img_id() { docker image inspect -f '{{.Id}}' "$1" 2>/dev/null | cut -c8-19 || true; }
 stamp_of() { head -n 1 "$STAMPS/$1" 2>/dev/null | awk '{print $4}'; }
+
+# Every step cmd_images builds, in its order (`lab.sh steps`; `lab run` estimates from it). A test holds
+# this list to the steps cmd_images names.
+lab_steps() {
+  local b v
+  printf '%s\n' host-packages rootfs-base tools kubernetes etcd coredns pause rootfs-node rootfs-cilium
+  for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do echo "image-$b"; done
+  printf '%s\n' image-etcd image-coredns image-pause image-agnhost image-tools image-node-base
+  for v in $CILIUM_VERSIONS; do printf '%s\n' "cilium-$v" "image-cilium-$v"; done
+  echo image-node
+}
 
 # Only the steps named on the command line (all when none is named).
 wanted() { [ ${#ONLY[@]} -eq 0 ] && return 0; local w; for w in "${ONLY[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
@@ -411,7 +423,10 @@ cmd_down() {
 
 cmd_images() {
   ONLY=("$@")
-  local t0=$SECONDS v
+  local t0=$SECONDS v w
+  for w in "${ONLY[@]}"; do
+    lab_steps | grep -qxF -- "$w" || die "unknown step '$w'; valid: $(lab_steps | tr '\n' ' ')"
+  done
   wanted host-packages && step host-packages host_packages
   docker_up || cmd_up
   # Go builds first for the rootfs steps are mostly downloads; the order keeps both busy when run twice.
@@ -475,5 +490,6 @@ case "${1:-}" in
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
+  steps) lab_steps ;;
   *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -49,6 +49,34 @@ tr.evidence > td { background: var(--bg-soft); }
 .charts { display: grid; align-items: start; grid-template-columns: repeat(auto-fit, minmax(min(100%, 560px), 1fr)); gap: 16px; }
 .charts figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 6px; }
 .charts svg { max-width: 100%; height: auto; display: block; }
+#headline h2 { margin-top: 16px; }
+table.headline { width: 100%; border-collapse: collapse; table-layout: fixed; }
+table.headline col.hl-claim-col { width: 30%; }
+table.headline th, table.headline td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+table.headline thead th { background: var(--bg-soft); }
+table.headline th[scope="row"] { font-weight: normal; }
+.hl-title { display: block; font-weight: 600; }
+.hl-says { display: block; font-size: 12px; color: #3c4043; }
+.hl-cell .verdict { margin-right: 4px; }
+.hl-facts { font-size: 12px; }
+.hl-line { display: block; margin-top: 4px; padding: 3px 6px; background: var(--bg-soft); border-left: 3px solid var(--line); white-space: pre-wrap; overflow-wrap: anywhere; }
+.hl-cell[data-status="pass"] .hl-line { border-left-color: var(--pass); }
+.hl-cell[data-status="fail"] .hl-line { border-left-color: var(--fail); }
+.hl-line.none { font-style: italic; font-size: 12px; }
+.hl-from, .hl-note { display: block; font-size: 11px; overflow-wrap: anywhere; }
+.pictures { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap: 12px; margin-top: 12px; }
+.picture { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; min-width: 0; }
+.picture figcaption { font-weight: 600; margin-bottom: 4px; }
+.picture svg { max-width: 100%; height: auto; display: block; }
+.picture ul { margin: 4px 0 0; padding-left: 18px; font-size: 12px; }
+.legend { font-size: 12px; }
+.upgrade { border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; margin-top: 12px; }
+.upgrade dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 0 0 8px; }
+.upgrade dt { color: var(--muted); }
+.upgrade dd { margin: 0; overflow-wrap: anywhere; }
+table.upgrade-conns { border-collapse: collapse; width: 100%; table-layout: fixed; }
+table.upgrade-conns th, table.upgrade-conns td { text-align: left; padding: 3px 8px 3px 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+.upgrade-verdicts { list-style: none; padding: 0; margin: 8px 0 0; }
 table.compare { border-collapse: collapse; width: 100%; table-layout: fixed; }
 table.compare td, table.compare th { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; overflow-wrap: anywhere; }
 .changed { color: var(--fail); font-weight: 600; }
@@ -61,6 +89,11 @@ table.compare td, table.compare th { border-bottom: 1px solid var(--line); paddi
   table.props td { border: 0; padding: 3px 10px; }
   table.props td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
   table.props tr.evidence[hidden] { display: none; }
+  table.headline, table.headline thead, table.headline tbody, table.headline tr, table.headline th, table.headline td { display: block; width: auto; }
+  table.headline thead { display: none; }
+  table.headline tr { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 8px; }
+  table.headline th, table.headline td { border: 0; padding: 4px 10px; }
+  table.headline td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); display: block; font-size: 12px; }
 }
 `;
 

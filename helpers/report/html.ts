@@ -8,7 +8,10 @@ import { sourceText, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import { CSS, SCRIPT } from "./assets.ts";
+import { HEADLINE, type HeadlineCell, headlineCell } from "./headline.ts";
+import { describePath, translationPaths, translationSvg } from "./picture.ts";
 import { BundleCalls, type Provenance, provenance } from "./provenance.ts";
+import { renderUpgrade, upgradeView } from "./upgrade.ts";
 
 /** One bundle as a column of the report. */
 export interface ReportColumn {
@@ -88,6 +91,62 @@ ${phases.length > 0 ? `<details class="phase-timings"><summary>phase timings: ${
 
 function verdictOf(c: ReportColumn, id: string): Verdict | undefined {
   return c.check.verdicts.find((v) => v.id === id);
+}
+
+function headlineCellHtml(c: ReportColumn, cell: HeadlineCell): string {
+  const facts = cell.facts
+    .filter((f) => f.status !== "absent")
+    .map((f) =>
+      f.status === "skip"
+        ? `${esc(f.label)}: skipped`
+        : `${esc(f.label)} <b>${esc(f.observed)}</b>${f.status === "fail" ? ` <span class="verdict fail">(expected ${esc(f.expected)})</span>` : ` <span class="muted">(expected ${esc(f.expected)})</span>`}`,
+    )
+    .join(" · ");
+  const from = cell.lineFrom ? `${cell.lineFrom}${cell.rawFrom ? `: ${cell.rawFrom}` : ""}` : "";
+  const line =
+    cell.line === null
+      ? cell.status === "skip"
+        ? `<span class="hl-note muted">${esc((cell.note ?? "").replace(/^.*?: (skipped|not applicable): /, ""))}</span>`
+        : '<span class="hl-note muted">no evidence line</span>'
+      : cell.absence
+        ? `<span class="hl-line none" title="${esc(from)}">${esc(cell.line)}</span>`
+        : `<code class="hl-line" title="${esc(from)}">${esc(cell.line)}</code>${cell.rawFrom ? `<span class="hl-from muted">${esc(cell.rawFrom)}</span>` : ""}`;
+  return `<td class="hl-cell" data-label="${esc(c.label)}" data-mode="${esc(c.meta.mode)}" data-status="${cell.status}"><span class="verdict ${cell.status}">${MARK[cell.status]}</span> <span class="hl-facts">${facts}</span>${line}</td>`;
+}
+
+/**
+ * The page's opening: the field documents' five claims, one row each, per bundle (verdict, values and the one
+ * raw line that shows it), and a picture per bundle of where its run translated the Service.
+ */
+function headlineSection(input: ReportInput): string {
+  const cols = input.columns;
+  const rows = HEADLINE.map((claim) => {
+    const cells = cols.map((c) =>
+      headlineCellHtml(
+        c,
+        headlineCell(
+          claim,
+          (id) => verdictOf(c, id),
+          (id) => c.provenance.get(id),
+        ),
+      ),
+    );
+    return `<tr data-claim="${esc(claim.key)}"><th scope="row"><span class="hl-title">${esc(claim.title)}</span><span class="hl-says">${esc(claim.says)} <span class="muted">(${esc(claim.source)})</span></span></th>${cells.join("")}</tr>`;
+  });
+  const pictures = cols.map((c) => {
+    const paths = translationPaths((id) => verdictOf(c, id));
+    return `<figure class="picture" data-mode="${esc(c.meta.mode)}"><figcaption>${esc(c.label)}: where the Service was translated</figcaption>${translationSvg(c.label, paths)}<ul class="muted">${paths.map((p) => `<li>${esc(describePath(p))}</li>`).join("")}</ul></figure>`;
+  });
+  return `<section id="headline" aria-labelledby="headline-title">
+<h2 id="headline-title">The field documents' five claims</h2>
+<table class="headline"><colgroup><col class="hl-claim-col">${cols.map(() => "<col>").join("")}</colgroup>
+<thead><tr><th scope="col">claim</th>${cols.map((c) => `<th scope="col">${esc(c.label)}</th>`).join("")}</tr></thead>
+<tbody>
+${rows.join("\n")}
+</tbody></table>
+<div class="pictures">${pictures.join("\n")}</div>
+<p class="muted legend">In each picture a dashed line goes to the Service's address and a solid one to a Pod IP; the dot is where the Service became a Pod IP, as this run's verdicts place it (hover a line for the verdicts). Every verdict is in "Properties" below, with its evidence.</p>
+</section>`;
 }
 
 function evidenceBlock(c: ReportColumn, v: Verdict): string {
@@ -188,8 +247,15 @@ export function renderReport(input: ReportInput): string {
 <body><main>
 <header><h1>Where Service load balancing happens: ${esc(cols.map((c) => c.label).join(" | "))}</h1>
 <p class="muted">cilium-datapath-conformance report, generated ${esc(input.generatedAt)} by re-judging the bundles below (as <code>check</code> does). ${totals}</p></header>
+${headlineSection(input)}
 <h2 id="runs">The run${cols.length > 1 ? "s" : ""}</h2>
 <div class="runs">${cols.map(runCard).join("\n")}</div>
+${cols
+  .map((c) => {
+    const u = upgradeView(c.meta, c.check.records.upgrade?.record, c.check.verdicts);
+    return u ? renderUpgrade(c.label, u) : "";
+  })
+  .join("\n")}
 <h2 id="properties">Properties</h2>
 <div class="filters" role="group" aria-label="Show properties">
 <button type="button" data-filter="fail" aria-pressed="false">Failed (${counts("fail")})</button>

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { TOPICS } from "../../suites/topics.ts";
 import { checkBundle } from "../check.ts";
 import { BUNDLES_DIR, BundleCopies, KUBE_SVC_LINE } from "../testing/tamper.ts";
+import { HEADLINE } from "./headline.ts";
 import { buildReport, renderReport } from "./html.ts";
 
 /**
@@ -20,6 +21,7 @@ const ARGS = [
   "--disable-gpu",
   "--disable-background-networking",
   "--disable-component-update",
+  "--disable-sync",
   "--no-first-run",
 ];
 
@@ -32,6 +34,8 @@ interface Browser {
   shippedPage: string;
   tamperedPage: string;
   tamperedDir: string;
+  /** The upgrade bundle beside a partial one (the drop profile's). */
+  upgradePage: string;
   open(file: string): Promise<Page>;
 }
 
@@ -55,6 +59,13 @@ const test = it.extend<{ browser: Browser }>({
       writeFileSync(
         tamperedPage,
         renderReport(await buildReport([tamperedDir, join(BUNDLES_DIR, "kube-proxy")], TOPICS)),
+      );
+      const upgradePage = join(OUT, "report-upgrade.html");
+      writeFileSync(
+        upgradePage,
+        renderReport(
+          await buildReport([join(BUNDLES_DIR, "kpr-upgrade"), join(BUNDLES_DIR, "drop-kpr")], TOPICS),
+        ),
       );
       const requests: string[] = [];
       let context: BrowserContext | null = null;
@@ -80,7 +91,7 @@ const test = it.extend<{ browser: Browser }>({
         return page;
       };
       try {
-        await use({ context, why, requests, shippedPage, tamperedPage, tamperedDir, open });
+        await use({ context, why, requests, shippedPage, tamperedPage, tamperedDir, upgradePage, open });
       } finally {
         await context?.close();
         rmSync(profile, { recursive: true, force: true });
@@ -173,7 +184,8 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
       );
     const before = await columns();
     const button = page.locator('tbody[data-id="iptables.kube-svc-lines"] button.expander');
-    const rowTop = async () => (await button.boundingBox())?.y;
+    // in page coordinates: focusing the button may scroll it into view (the headline is above it)
+    const rowTop = () => button.evaluate((b) => b.getBoundingClientRect().top + window.scrollY);
     const top = await rowTop();
     await button.focus();
     await page.keyboard.press("Enter");
@@ -207,5 +219,97 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
     await page.close();
     expect(browser.requests.length).toBeGreaterThan(0);
     expect(browser.requests.filter((u) => !u.startsWith("file://"))).toEqual([]);
+  });
+
+  test("opens on the headline: five claims per mode, visible above the fold at 1280 and 600 px, nothing wider than the page", async ({
+    browser,
+    skip,
+  }) => {
+    if (!browser.context) return skip(browser.why);
+    const page = await browser.open(browser.shippedPage);
+    // each cell's verdict: the worst of its properties' (fail, else pass when one was judged, else skip)
+    const judged = {
+      kpr: await checkBundle(join(BUNDLES_DIR, "kpr"), TOPICS),
+      "kube-proxy": await checkBundle(join(BUNDLES_DIR, "kube-proxy"), TOPICS),
+    };
+    const expected = HEADLINE.map((h) => [
+      h.key,
+      (["kpr", "kube-proxy"] as const).map((m) => {
+        const st = h.properties.map((p) => judged[m].verdicts.find((v) => v.id === p.id)?.status);
+        return st.includes("fail") ? "fail" : st.some((x) => x === "pass") ? "pass" : "skip";
+      }),
+    ]);
+    for (const width of [1280, 600]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.evaluate(() => window.scrollTo(0, 0));
+      const layout = await page.evaluate(() => {
+        const rows = [...document.querySelectorAll("#headline tr[data-claim]")];
+        const top = (e: Element | null) => (e ? e.getBoundingClientRect().top : Number.POSITIVE_INFINITY);
+        return {
+          scrollWidth: document.documentElement.scrollWidth,
+          fold: window.innerHeight,
+          title: top(document.querySelector("#headline-title")),
+          firstRow: top(rows[0] ?? null),
+          firstRowBottom: rows[0]?.getBoundingClientRect().bottom ?? Number.POSITIVE_INFINITY,
+          headlineBeforeRuns: top(document.querySelector("#headline")) < top(document.querySelector("#runs")),
+          rows: rows.map((r) => [
+            (r as HTMLElement).dataset.claim,
+            [...r.querySelectorAll("td.hl-cell")].map((td) => (td as HTMLElement).dataset.status),
+          ]),
+          // any element of the headline wider than the box it sits in
+          overflowing: [...document.querySelectorAll("#headline *")]
+            .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+            .map((e) => e.tagName + (e.className ? `.${String(e.className)}` : "")),
+          pictures: [...document.querySelectorAll("#headline figure.picture svg")].map((svg) => {
+            const r = svg.getBoundingClientRect();
+            const f = (svg.closest("figure") as HTMLElement).getBoundingClientRect();
+            return { width: Math.round(r.width), fits: r.width <= f.width + 1 && r.height > 0 };
+          }),
+        };
+      });
+      expect(layout.scrollWidth, `${width} px`).toBeLessThanOrEqual(width);
+      expect(layout.overflowing, `${width} px`).toEqual([]);
+      expect(layout.headlineBeforeRuns).toBe(true);
+      expect(layout.title).toBeLessThan(layout.fold);
+      // the first claim is read whole without scrolling, at both widths
+      expect(layout.firstRowBottom, `${width} px`).toBeLessThan(layout.fold);
+      expect(layout.rows).toEqual(expected);
+      expect(layout.pictures).toHaveLength(2);
+      for (const p of layout.pictures) expect(p.fits && p.width > 200, `${width} px`).toBe(true);
+      await page.screenshot({ path: join(OUT, `report-headline-${width}.png`), fullPage: false });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.locator("#headline").screenshot({ path: join(OUT, "headline-1280.png") });
+    // the pictures as drawn: where each mode's verdicts place the translation
+    const at = (mode: string) =>
+      page.$$eval(`figure.picture[data-mode="${mode}"] g.path`, (gs) =>
+        gs.map((g) => `${(g as HTMLElement).dataset.path} ${(g as HTMLElement).dataset.at}`),
+      );
+    expect(await at("kpr")).toEqual(["pod socket", "host socket", "nodeport tc"]);
+    expect(await at("kube-proxy")).toEqual(["pod tc", "host iptables", "nodeport iptables"]);
+    await page.close();
+  });
+
+  test("an upgrade bundle beside a partial one: the upgrade view and the skipped claims read at 600 px", async ({
+    browser,
+    skip,
+  }) => {
+    if (!browser.context) return skip(browser.why);
+    const page = await browser.open(browser.upgradePage);
+    for (const width of [1280, 600]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      const upgrade = page.locator("section.upgrade");
+      expect(await upgrade.count()).toBe(1);
+      expect(await upgrade.locator("h3").textContent()).toContain("Cilium 1.19.6 → 1.19.7");
+      expect(await upgrade.locator("table.upgrade-conns td.verdict").textContent()).toBe("yes");
+      await upgrade.scrollIntoViewIfNeeded();
+      await upgrade.screenshot({ path: join(OUT, `upgrade-${width}.png`) });
+    }
+    // the drop profile's bundle has no iptables topic: that claim is skipped there, with the reason
+    const skipped = page.locator('tr[data-claim="no-kube-proxy-rules"] td.hl-cell[data-status="skip"]');
+    expect(await skipped.count()).toBe(1);
+    expect(await skipped.textContent()).toContain("has no recorded calls for iptables");
+    await page.close();
   });
 });

@@ -1,0 +1,46 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const ROOT = join(import.meta.dirname, "..");
+const BIN = join(ROOT, "bin", "datapath-conformance.mjs");
+// inside the repository, as the real cache is: the bundle's packages resolve from its node_modules
+mkdirSync(join(ROOT, "node_modules", ".cache"), { recursive: true });
+const cache = mkdtempSync(join(ROOT, "node_modules", ".cache", "dpc-cli-test-"));
+afterAll(() => rmSync(cache, { recursive: true, force: true }));
+
+/** The CLI as a user runs it, with its own bundle cache; stderr's first line says how it was loaded. */
+function cli(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, DATAPATH_CONFORMANCE_CACHE: cache, DATAPATH_CONFORMANCE_DEBUG: "1", ...env },
+  });
+  return { code: r.status, out: r.stdout, how: r.stderr.split("\n")[0] };
+}
+
+describe("bin/datapath-conformance.mjs", { timeout: 60_000 }, () => {
+  it("bundles the CLI on first use, then loads the bundle; a changed source rebuilds it", () => {
+    const first = cli(["--version"]);
+    expect(first).toMatchObject({ code: 0, how: "cli: bundle-built" });
+    expect(first.out).toMatch(/^datapath-conformance \d+\.\d+\.\d+ /);
+    expect(cli(["--version"])).toEqual({ ...first, how: "cli: bundle" });
+    // the manifest holds a hash per source file the bundle was built from: one that no longer matches rebuilds
+    const manifestFile = join(cache, "cli.json");
+    const manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
+    expect(Object.keys(manifest.inputs)).toEqual(expect.arrayContaining(["cli/main.ts", "suites/topics.ts"]));
+    manifest.inputs["suites/topics.ts"] = "0".repeat(40);
+    writeFileSync(manifestFile, JSON.stringify(manifest));
+    expect(cli(["--version"])).toEqual(first);
+  });
+
+  it("the bundle and tsx give the same output and exit code", () => {
+    const args = ["check", join(ROOT, "suites", "bundles", "drop-kpr")];
+    const bundled = cli(args);
+    const tsx = cli(args, { DATAPATH_CONFORMANCE_TSX: "1" });
+    expect(bundled.how).toMatch(/^cli: bundle/);
+    expect(tsx.how).toBe("cli: tsx");
+    expect(bundled.out).toContain("drop-kpr: mode kpr");
+    expect({ ...bundled, how: "" }).toEqual({ ...tsx, how: "" });
+  });
+});

@@ -1,0 +1,332 @@
+/**
+ * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
+ * without the topics, the report or the cluster code).
+ */
+import { createReadStream, readFileSync, statSync, writeFileSync } from "node:fs";
+import { UserError } from "../helpers/errors.ts";
+import type { MeasuredBundle } from "../helpers/measure/summary.ts";
+import { oneOf, stringOption } from "./args.ts";
+import type { Command } from "./registry.ts";
+
+const topics = async () => (await import("../suites/topics.ts")).TOPICS;
+
+export const parse: Command = {
+  name: "parse",
+  synopsis: "FORMAT [FILE|-] [--transcript] [--ndjson]",
+  summary: "raw command output → JSON on stdout",
+  details:
+    "Reads FILE, or standard input when FILE is - or absent. `datapath-conformance formats` lists the formats.",
+  options: {
+    transcript: {
+      type: "boolean",
+      help: "the input is a pasted terminal transcript: strip prompts and fences",
+    },
+    ndjson: {
+      type: "boolean",
+      help: "one record a line, streamed (the line-per-record formats: bpf-ct-list)",
+    },
+  },
+  maxPositionals: 2,
+  run: async ({ positionals, values }, io) => {
+    const { FORMAT_NAMES, FORMATS } = await import("../helpers/parse/index.ts");
+    const [format, file = "-"] = positionals;
+    if (!format) throw new UserError(`which format? valid: ${FORMAT_NAMES.join(", ")}`);
+    const spec = FORMATS[format];
+    if (!spec)
+      throw new UserError(`unknown format ${JSON.stringify(format)}; valid: ${FORMAT_NAMES.join(", ")}`);
+    if (values.ndjson) {
+      const { forEachBlock, RowBuffer, STREAMING } = await import("../helpers/parse/stream.ts");
+      const stream = STREAMING[format];
+      if (!stream)
+        throw new UserError(
+          `--ndjson streams the line-per-record formats (${Object.keys(STREAMING).join(", ")}); ${format} prints one JSON document`,
+        );
+      if (values.transcript)
+        throw new UserError("--ndjson reads raw output; strip a transcript first (parse without --ndjson)");
+      const rows = new RowBuffer();
+      let source: AsyncIterable<Buffer | string>;
+      try {
+        if (file !== "-") statSync(file);
+        source = file === "-" ? io.stdin() : createReadStream(file, { highWaterMark: 1 << 20 });
+      } catch (err) {
+        throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      }
+      const flush = async () => {
+        const bytes = rows.take();
+        if (bytes) await io.write(bytes);
+      };
+      await forEachBlock(source, async (block, offset) => {
+        let read: number;
+        try {
+          read = stream(block, offset, (json) => rows.add(json));
+        } catch (err) {
+          // the records before a bad line are written first, then the line is named
+          await flush();
+          throw err;
+        }
+        await flush();
+        return read;
+      });
+      return 0;
+    }
+    let input = file === "-" ? await io.readStdin() : readText(file);
+    if (values.transcript) input = (await import("../helpers/parse/transcript.ts")).stripTranscript(input);
+    io.out(`${JSON.stringify(spec.parse(input), null, 2)}\n`);
+    return 0;
+  },
+};
+
+export const formats: Command = {
+  name: "formats",
+  synopsis: "",
+  summary: "list the output formats `parse` reads, with the command that prints each",
+  maxPositionals: 0,
+  run: async (_args, io) => {
+    const { FORMAT_NAMES, FORMATS } = await import("../helpers/parse/index.ts");
+    for (const name of FORMAT_NAMES) io.out(`${name.padEnd(20)} ${FORMATS[name]?.command}\n`);
+    return 0;
+  },
+};
+
+export const expectations: Command = {
+  name: "expectations",
+  synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--format md|json]",
+  summary: "the expectation table: every property's expected value per mode (and per Cilium version)",
+  options: {
+    mode: { type: "string", value: "kpr|kube-proxy", help: "one mode's column only" },
+    cilium: { type: "string", value: "X.Y[.Z]", help: "resolve expectations for this Cilium minor or patch" },
+    format: { type: "string", value: "md|json", help: "markdown (default) or JSON" },
+  },
+  maxPositionals: 0,
+  run: async ({ values }, io) => {
+    const { MODES } = await import("../helpers/properties/expectation.ts");
+    const { expectationMarkdown, expectationRows } = await import("../helpers/properties/table.ts");
+    const { PROPERTIES } = await import("../suites/topics.ts");
+    const mode = oneOf("mode", stringOption(values, "mode"), MODES);
+    const format = oneOf("format", stringOption(values, "format"), ["md", "json"] as const) ?? "md";
+    const given = stringOption(values, "cilium");
+    const cilium = given === undefined ? undefined : checkMinor(given);
+    if (format === "json")
+      io.out(`${JSON.stringify(expectationRows(PROPERTIES, { mode, cilium }), null, 2)}\n`);
+    else io.out(expectationMarkdown(PROPERTIES, { mode, cilium }));
+    return 0;
+  },
+};
+
+export const check: Command = {
+  name: "check",
+  synopsis: "BUNDLE… [--markdown]",
+  summary: "re-judge evidence bundles offline from their raw outputs; exit 1 when a property fails",
+  options: { markdown: { type: "boolean", help: "a markdown table (a CI step summary)" } },
+  run: async ({ positionals, values }, io) => {
+    if (positionals.length === 0) throw new UserError("which bundle? e.g. check suites/bundles/kpr");
+    const { checkBundle, formatCheck, formatCheckMarkdown } = await import("../helpers/check.ts");
+    const all = await topics();
+    let failed = false;
+    for (const dir of positionals) {
+      const r = await checkBundle(dir, all);
+      io.out(values.markdown ? formatCheckMarkdown(r) : formatCheck(r));
+      if (r.verdicts.some((v) => v.status === "fail")) failed = true;
+    }
+    return failed ? 1 : 0;
+  },
+};
+
+export const compare: Command = {
+  name: "compare",
+  synopsis: "BUNDLE_A BUNDLE_B",
+  summary:
+    "property-by-property comparison (markdown); exit 1 when a verdict changed or a property disappeared",
+  maxPositionals: 2,
+  run: async ({ positionals }, io) => {
+    const [a, b] = positionals;
+    if (!a || !b) throw new UserError("needs two bundles: compare BUNDLE_A BUNDLE_B");
+    const { compareBundles, formatComparison } = await import("../helpers/compare.ts");
+    const c = await compareBundles(a, b, await topics());
+    io.out(formatComparison(c));
+    return c.regressed ? 1 : 0;
+  },
+};
+
+export const summary: Command = {
+  name: "summary",
+  synopsis: "BUNDLE… [--svg FILE]",
+  summary: "measurements as a markdown table, and an SVG chart (rules vs Services, latencies)",
+  options: { svg: { type: "string", value: "FILE", help: "also write the chart to FILE" } },
+  run: async ({ positionals, values }, io) => {
+    if (positionals.length === 0)
+      throw new UserError("which bundle(s)? e.g. summary results/<run-id>/kpr results/<run-id>/kube-proxy");
+    const { checkBundle } = await import("../helpers/check.ts");
+    const { readMeta } = await import("../helpers/bundle.ts");
+    const { summaryMarkdown, summarySvg } = await import("../helpers/measure/summary.ts");
+    const all = await topics();
+    const measured: MeasuredBundle[] = [];
+    for (const dir of positionals) {
+      const r = await checkBundle(dir, all);
+      const meta = readMeta(dir);
+      measured.push({
+        label: `${meta.mode} ${meta.cilium}`,
+        meta,
+        ...(r.records.scaling ? { scaling: r.records.scaling.record } : {}),
+        ...(r.records.latency ? { latency: r.records.latency.record } : {}),
+      });
+    }
+    io.out(summaryMarkdown(measured));
+    const svg = stringOption(values, "svg");
+    if (svg !== undefined) {
+      writeFileSync(svg, summarySvg(measured));
+      io.err(`wrote ${svg}\n`);
+    }
+    return 0;
+  },
+};
+
+export const report: Command = {
+  name: "report",
+  synopsis: "BUNDLE… [-o FILE] [--compare A B]",
+  summary: "one self-contained HTML page: the headline, the runs, every property with its evidence, charts",
+  details:
+    "The page opens on the field documents' five claims per mode and a picture of where each mode translated the Service; then the runs (and an upgrade leg's before → after), every property side by side per mode with its evidence and raw outputs, and the measurement charts. With --compare, what changed from A to B; without BUNDLE, A and B are the columns.",
+  options: {
+    output: { type: "string", short: "o", value: "FILE", help: "where to write the page (report.html)" },
+    compare: { type: "pair", value: "A B", help: "add what changed from bundle A to bundle B" },
+  },
+  run: async ({ positionals, values }, io) => {
+    const pair = values.compare;
+    const compare = Array.isArray(pair) ? pair : undefined;
+    const dirs = positionals.length > 0 ? positionals : compare ? [...compare] : [];
+    if (dirs.length === 0)
+      throw new UserError(
+        "which bundle(s)? e.g. report suites/bundles/kpr suites/bundles/kube-proxy -o report.html",
+      );
+    const { writeReport } = await import("../helpers/report/write.ts");
+    const out = stringOption(values, "output") ?? "report.html";
+    const { bytes } = await writeReport(dirs, await topics(), out, compare ? { compare } : {});
+    io.err(`wrote ${out} (${Math.round(bytes / 1024)} KiB)\n`);
+    return 0;
+  },
+};
+
+export const plan: Command = {
+  name: "plan",
+  synopsis: "[--provider kind|k3d|existing|replay] --mode kpr|kube-proxy [--cilium X.Y[.Z]]",
+  summary:
+    "what a run would do: every command, the kind config / k3d arguments and the Helm values; runs nothing",
+  details: "With LAB_IMAGES=1 the plan uses the offline lab's images and chart.",
+  options: {
+    provider: { type: "string", value: "kind|k3d|existing|replay", help: "the cluster provider (kind)" },
+    mode: { type: "string", value: "kpr|kube-proxy", help: "the mode (required)" },
+    cilium: {
+      type: "string",
+      value: "X.Y[.Z]",
+      help: "the Cilium minor or patch (the newest minor's pinned patch)",
+    },
+  },
+  maxPositionals: 0,
+  run: async ({ values }, io) => {
+    const { formatPlan, makeProfile, parseMode, parseProvider } = await import("../clusters/profile.ts");
+    const { labEnabled, readLab } = await import("../clusters/lab.ts");
+    const provider = parseProvider(stringOption(values, "provider"));
+    const mode = parseMode(stringOption(values, "mode"));
+    const cilium = stringOption(values, "cilium");
+    const lab = labEnabled() ? readLab() : undefined;
+    io.out(
+      formatPlan(
+        makeProfile({ provider, mode, ...(cilium !== undefined ? { cilium } : {}), ...(lab ? { lab } : {}) }),
+      ),
+    );
+    return 0;
+  },
+};
+
+/** `lab images|up|down|status`: clusters/lab/lab.sh does the work (root, Linux). */
+function labScript(name: string, synopsis: string, summaryText: string, maxPositionals?: number): Command {
+  return {
+    name,
+    synopsis,
+    summary: summaryText,
+    ...(maxPositionals !== undefined ? { maxPositionals } : {}),
+    run: async ({ positionals }, io) => {
+      if (process.platform !== "linux") throw new UserError("the offline lab builds on Linux only");
+      const { LAB_SCRIPT } = await import("../clusters/lab.ts");
+      const { execa } = await import("execa");
+      const r = await execa("bash", [LAB_SCRIPT, name, ...positionals], { stdio: "inherit", reject: false });
+      if (r.exitCode !== 0) io.err(`datapath-conformance lab ${name}: exited ${r.exitCode}\n`);
+      return r.exitCode ?? 1;
+    },
+  };
+}
+
+export const lab: Command = {
+  name: "lab",
+  synopsis: "run | images [STEP…] | up | down | status",
+  summary:
+    "the offline lab: build kind/Kubernetes/Cilium images from Go modules and Debian packages, and run on them (root, Linux)",
+  subcommands: [
+    {
+      name: "run",
+      synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y.Z] [--dry-run]",
+      summary:
+        "the whole job: build what is missing, start the engine, run both modes, write the HTML report and print where it is",
+      details:
+        "Phases: images (clusters/lab/lab.sh images: finished steps are skipped; a cold build is estimated from $LAB_CACHE/timings.tsv or the README's measured figures), engine (lab up), conformance (LAB_IMAGES=1 CLUSTER_PROVIDER=kind, the conformance project), report (results/<run-id>/report.html). Exit 0 when every property held.",
+      options: {
+        mode: { type: "string", value: "kpr|kube-proxy", help: "one mode only (both by default)" },
+        cilium: {
+          type: "string",
+          value: "X.Y.Z",
+          help: "the Cilium version the lab builds and runs (the newest in clusters/lab/versions.env)",
+        },
+        "dry-run": { type: "boolean", help: "print the phases and the estimate; run nothing" },
+      },
+      maxPositionals: 0,
+      run: async ({ values }, io) => {
+        const { labRun, realLabRunDeps } = await import("./lab-run.ts");
+        return labRun(
+          {
+            mode: stringOption(values, "mode"),
+            cilium: stringOption(values, "cilium"),
+            dryRun: values["dry-run"] === true,
+          },
+          await realLabRunDeps(io),
+        );
+      },
+    },
+    labScript(
+      "images",
+      "[STEP…]",
+      "build the images (idempotent: a finished step is skipped; progress and timings); STEP… builds only those",
+    ),
+    labScript("up", "", "start the lab's container engine if none runs (prints how to stop it)", 0),
+    labScript("down", "", "delete the lab's kind clusters and stop the engine it started", 0),
+    labScript("status", "", "what is built, what runs, the cache's size", 0),
+  ],
+};
+
+export const ALL_COMMANDS: Command[] = [
+  parse,
+  formats,
+  expectations,
+  check,
+  compare,
+  summary,
+  report,
+  plan,
+  lab,
+];
+
+function checkMinor(v: string): string {
+  if (!/^1\.\d+(\.\d+)?$/.test(v))
+    throw new UserError(
+      `--cilium takes a minor such as 1.20 or a version such as 1.19.3, got ${JSON.stringify(v)}`,
+    );
+  return v;
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}

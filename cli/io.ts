@@ -1,0 +1,44 @@
+/** Where a CLI invocation reads and writes: the process's streams, or a test's strings. */
+export interface Io {
+  out(s: string): void;
+  err(s: string): void;
+  readStdin(): Promise<string>;
+  /** Streamed output: resolves when the sink has taken it (backpressure). Defaults to `out`. */
+  write?(s: string | Uint8Array): Promise<void>;
+  /** Standard input as a stream of chunks (`parse --ndjson -`). */
+  stdin?(): AsyncIterable<Buffer | string>;
+}
+
+/** An Io with the streamed parts filled in from the plain ones (tests pass only out/err/readStdin). */
+export function withStreams(io: Io): Required<Io> {
+  return {
+    ...io,
+    write: io.write ?? (async (s) => io.out(typeof s === "string" ? s : Buffer.from(s).toString("utf8"))),
+    stdin:
+      io.stdin ??
+      async function* () {
+        yield await io.readStdin();
+      },
+  };
+}
+
+export const processIo: Io = {
+  out: (s) => process.stdout.write(s),
+  err: (s) => process.stderr.write(s),
+  readStdin: async () => {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  },
+  write: (s) =>
+    new Promise<void>((resolve, reject) => {
+      if (process.stdout.write(s)) return resolve();
+      const done = (err?: Error) => {
+        process.stdout.off("drain", done).off("error", done);
+        if (err) reject(err);
+        else resolve();
+      };
+      process.stdout.once("drain", done).once("error", done);
+    }),
+  stdin: () => process.stdin,
+};

@@ -1,0 +1,355 @@
+/**
+ * `datapath-conformance lab run`: the whole job on a machine without a registry, in four phases —
+ * images (clusters/lab/lab.sh images: finished steps are skipped), engine (lab up), conformance (both modes
+ * on kind with the lab's images) and report (one HTML page) — with a progress line per phase and, for a cold
+ * build, an estimate. What runs is injected (LabRunDeps), so the plan, the estimate and the order are tested
+ * without building or starting anything.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { pathToFileURL } from "node:url";
+import { LAB_SCRIPT, type Lab, readLab } from "../clusters/lab.ts";
+import { UserError } from "../helpers/errors.ts";
+import { MODES } from "../helpers/properties/expectation.ts";
+import type { Io } from "./io.ts";
+
+export interface LabRunOptions {
+  mode?: string | undefined;
+  cilium?: string | undefined;
+  dryRun: boolean;
+}
+
+/** One external command a phase runs (its output goes straight to the terminal). */
+export interface PhaseCommand {
+  argv: string[];
+  env: Record<string, string>;
+}
+
+export interface ReportCounts {
+  label: string;
+  pass: number;
+  fail: number;
+  skip: number;
+}
+
+export interface LabRunDeps {
+  lab: Lab;
+  /** The repository (results/ is under it). */
+  root: string;
+  platform: NodeJS.Platform;
+  isRoot: boolean;
+  /** Every step `lab.sh images` builds, in order (`lab.sh steps`). */
+  steps(): Promise<string[]>;
+  /** Steps with a stamp in $LAB_CACHE/stamps (built earlier). */
+  stamped(): Set<string>;
+  /** The last time each step took (seconds), from $LAB_CACHE/timings.tsv. */
+  timings(): Map<string, number>;
+  /** Runs one phase's command; resolves with its exit code. */
+  run(cmd: PhaseCommand): Promise<number>;
+  /** The evidence bundles (folders with a bundle.json) under a run's results folder. */
+  bundles(runDir: string): string[];
+  /** Writes the HTML report of those bundles to `out`; the verdict counts per bundle. */
+  writeReport(dirs: string[], out: string): Promise<ReportCounts[]>;
+  now(): Date;
+  /** Progress lines. */
+  log(line: string): void;
+}
+
+/**
+ * The README's measured cold build (2 cores, empty cache, "46 min 50 s for everything"): seconds per step,
+ * where $LAB_CACHE/timings.tsv has no figure of this machine's own. First match wins.
+ */
+export const README_COLD_SECONDS: [RegExp, number][] = [
+  [/^host-packages$/, 30],
+  [/^rootfs-base$/, 80],
+  [/^rootfs-node$/, 63],
+  [/^rootfs-cilium$/, 154],
+  [/^tools$/, 150],
+  [/^kubernetes$/, 660],
+  [/^etcd$/, 58],
+  [/^coredns$/, 245],
+  [/^pause$/, 1],
+  [/^cilium-/, 674],
+  [/^image-cilium-/, 20],
+  [/^image-node-base$/, 1],
+  [/^image-node$/, 150],
+  [/^image-/, 4],
+];
+
+export interface StepEstimate {
+  step: string;
+  seconds: number;
+  from: "built" | "timings.tsv" | "README";
+}
+
+/** What each step will cost: 0 when stamped, else this machine's last time, else the README's cold figure. */
+export function estimateBuild(
+  steps: string[],
+  stamped: Set<string>,
+  timings: Map<string, number>,
+): StepEstimate[] {
+  return steps.map((step) => {
+    if (stamped.has(step)) return { step, seconds: 0, from: "built" };
+    const own = timings.get(step);
+    if (own !== undefined) return { step, seconds: own, from: "timings.tsv" };
+    const cold = README_COLD_SECONDS.find(([re]) => re.test(step))?.[1];
+    return { step, seconds: cold ?? 60, from: "README" };
+  });
+}
+
+export function formatDuration(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min${s % 60 ? ` ${s % 60} s` : ""}`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+/** `1 of 25 steps to build, about 38 min (kubernetes 11 min, …; figures from …)`, or that nothing is missing. */
+export function describeEstimate(est: StepEstimate[]): string {
+  const todo = est.filter((e) => e.from !== "built");
+  if (todo.length === 0) return `all ${est.length} steps built earlier: nothing to build`;
+  const total = todo.reduce((t, e) => t + e.seconds, 0);
+  const biggest = [...todo]
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, 3)
+    .map((e) => `${e.step} ${formatDuration(e.seconds)}`);
+  const sources = [
+    ...new Set(todo.map((e) => (e.from === "README" ? "the README's cold figures" : "timings.tsv"))),
+  ];
+  return `${todo.length} of ${est.length} steps to build, about ${formatDuration(total)} (${biggest.join(", ")}${todo.length > 3 ? ", …" : ""}; from ${sources.join(" and ")})`;
+}
+
+/** The steps a run with Cilium `version` needs: all but the other Cilium versions' builds. */
+export function stepsFor(steps: string[], lab: Lab, version: string): string[] {
+  const others = lab.ciliumVersions.filter((v) => v !== version);
+  return steps.filter((s) => !others.some((v) => s === `cilium-${v}` || s === `image-cilium-${v}`));
+}
+
+export interface Phase {
+  name: "images" | "engine" | "conformance" | "report";
+  /** What the progress line says it does. */
+  says: string;
+  command?: PhaseCommand;
+}
+
+export interface LabRunPlan {
+  runId: string;
+  runDir: string;
+  cilium: string;
+  modes: string[];
+  estimate: StepEstimate[];
+  phases: Phase[];
+}
+
+/** The options against the lab: the Cilium version to run (the lab's newest unless given). */
+export function checkOptions(opts: LabRunOptions, lab: Lab): string {
+  const cilium = opts.cilium ?? lab.ciliumVersions[0];
+  if (!cilium || !lab.ciliumVersions.includes(cilium))
+    throw new UserError(
+      `--cilium ${JSON.stringify(opts.cilium)}: the lab builds ${lab.ciliumVersions.join(", ")} (clusters/lab/versions.env)`,
+    );
+  if (opts.mode !== undefined && !MODES.includes(opts.mode as (typeof MODES)[number]))
+    throw new UserError(`unknown mode ${JSON.stringify(opts.mode)}; valid: ${MODES.join(", ")}`);
+  return cilium;
+}
+
+/** The four phases, their commands and the build estimate: pure. */
+export function planLabRun(
+  opts: LabRunOptions,
+  ctx: {
+    lab: Lab;
+    root: string;
+    steps: string[];
+    stamped: Set<string>;
+    timings: Map<string, number>;
+    now: Date;
+  },
+): LabRunPlan {
+  const cilium = checkOptions(opts, ctx.lab);
+  const modes = opts.mode ? [opts.mode] : [...MODES];
+  const runId = `lab-${ctx.now.toISOString().replace(/[-:]/g, "").replace("T", "-").replace(/\..*/, "")}`;
+  const runDir = join(ctx.root, "results", runId);
+  const needed = stepsFor(ctx.steps, ctx.lab, cilium);
+  const estimate = estimateBuild(needed, ctx.stamped, ctx.timings);
+  const vitest = join(ctx.root, "node_modules", "vitest", "vitest.mjs");
+  return {
+    runId,
+    runDir,
+    cilium,
+    modes,
+    estimate,
+    phases: [
+      {
+        name: "images",
+        says: describeEstimate(estimate),
+        // every step by name when the run needs fewer than all (another Cilium version's build is left out)
+        command: {
+          argv: ["bash", LAB_SCRIPT, "images", ...(needed.length < ctx.steps.length ? needed : [])],
+          env: { LAB_CACHE: ctx.lab.cache },
+        },
+      },
+      {
+        name: "engine",
+        says: "the lab's container engine (started if none runs; `lab down` stops it)",
+        command: { argv: ["bash", LAB_SCRIPT, "up"], env: { LAB_CACHE: ctx.lab.cache } },
+      },
+      {
+        name: "conformance",
+        says: `${modes.length === 2 ? "both modes" : `mode ${modes[0]}`} (${modes.join(", ")}) on kind with the lab's images, Cilium ${cilium}, run ${runId}`,
+        command: {
+          argv: [process.execPath, vitest, "run", "--project", "conformance"],
+          env: {
+            LAB_CACHE: ctx.lab.cache,
+            LAB_IMAGES: "1",
+            CLUSTER_PROVIDER: "kind",
+            CILIUM_VERSION: cilium,
+            RUN_ID: runId,
+            ...(opts.mode ? { CONFORMANCE_MODE: opts.mode } : {}),
+          },
+        },
+      },
+      { name: "report", says: `one HTML page of the run's bundles: ${join(runDir, "report.html")}` },
+    ],
+  };
+}
+
+/** The exit code of a phase stopped by Ctrl-C (128 + SIGINT). */
+const INTERRUPTED = 130;
+
+/** Runs the plan phase by phase; stops at a failed build or engine; writes the report whatever the verdicts. */
+export async function labRun(opts: LabRunOptions, deps: LabRunDeps): Promise<number> {
+  checkOptions(opts, deps.lab);
+  if (!opts.dryRun) {
+    if (deps.platform !== "linux") throw new UserError("the offline lab builds on Linux only");
+    if (!deps.isRoot)
+      throw new UserError(
+        "the offline lab needs root (it installs Debian packages and starts dockerd); run as root",
+      );
+  }
+  const plan = planLabRun(opts, {
+    lab: deps.lab,
+    root: deps.root,
+    steps: await deps.steps(),
+    stamped: deps.stamped(),
+    timings: deps.timings(),
+    now: deps.now(),
+  });
+  const n = plan.phases.length;
+  const say = (i: number, line: string) => deps.log(`[lab run ${i + 1}/${n}] ${line}`);
+  // a path under the working directory as the user would type it, any other in full
+  const shown = (p: string) => {
+    const rel = relative(process.cwd(), p);
+    return rel && !rel.startsWith("..") ? rel : p;
+  };
+  if (opts.dryRun) {
+    plan.phases.forEach((p, i) => {
+      say(i, `${p.name}: ${p.says}`);
+      if (p.command)
+        deps.log(
+          `    ${Object.entries(p.command.env)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(" ")} ${p.command.argv.join(" ")}`,
+        );
+    });
+    return 0;
+  }
+  let verdictsFailed = 0;
+  for (const [i, p] of plan.phases.entries()) {
+    const t0 = deps.now().getTime();
+    const took = () => formatDuration((deps.now().getTime() - t0) / 1000);
+    say(i, `${p.name}: ${p.says}`);
+    if (p.command) {
+      const code = await deps.run(p.command);
+      if (code === INTERRUPTED) {
+        say(i, `${p.name}: interrupted after ${took()}; nothing further runs`);
+        return code;
+      }
+      if (p.name === "conformance") {
+        verdictsFailed = code;
+        say(
+          i,
+          `${p.name}: ${code === 0 ? "every spec passed" : `exit ${code} (a property failed or a spec could not run)`} after ${took()}`,
+        );
+        continue;
+      }
+      if (code !== 0) {
+        say(i, `${p.name}: FAILED (exit ${code}) after ${took()}; nothing further runs`);
+        return code;
+      }
+      say(i, `${p.name}: done in ${took()}`);
+      continue;
+    }
+    const dirs = deps.bundles(plan.runDir);
+    if (dirs.length === 0) {
+      say(i, `${p.name}: the conformance phase left no bundle under ${shown(plan.runDir)}: no report`);
+      return verdictsFailed || 1;
+    }
+    const out = join(plan.runDir, "report.html");
+    const counts = await deps.writeReport(dirs, out);
+    for (const c of counts) say(i, `${c.label}: ${c.pass} passed, ${c.fail} failed, ${c.skip} skipped`);
+    say(i, `${p.name}: written in ${took()}: ${shown(out)} (${pathToFileURL(out).href})`);
+  }
+  return verdictsFailed;
+}
+
+/** timings.tsv: `step<TAB>seconds<TAB>when` lines; the last line of a step wins. */
+export function parseTimings(text: string): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    const [step, secs] = line.split("\t");
+    if (step && secs && /^\d+$/.test(secs)) m.set(step, Number(secs));
+  }
+  return m;
+}
+
+export async function realLabRunDeps(io: Required<Io>): Promise<LabRunDeps> {
+  const { execa } = await import("execa");
+  const lab = readLab();
+  const root = join(import.meta.dirname, "..");
+  return {
+    lab,
+    root,
+    platform: process.platform,
+    isRoot: process.getuid?.() === 0,
+    steps: async () => {
+      const r = await execa("bash", [LAB_SCRIPT, "steps"], { env: { LAB_CACHE: lab.cache }, reject: false });
+      if (r.exitCode !== 0) throw new UserError(`${LAB_SCRIPT} steps failed: ${r.stderr.split("\n")[0]}`);
+      return r.stdout.split("\n").filter(Boolean);
+    },
+    stamped: () => {
+      const dir = join(lab.cache, "stamps");
+      return new Set(existsSync(dir) ? readdirSync(dir).filter((f) => !f.startsWith(".")) : []);
+    },
+    timings: () => {
+      const file = join(lab.cache, "timings.tsv");
+      return existsSync(file) ? parseTimings(readFileSync(file, "utf8")) : new Map();
+    },
+    run: async (cmd) => {
+      const [bin, ...args] = cmd.argv as [string, ...string[]];
+      // Ctrl-C reaches the phase's process too: it cleans up (the conformance project tears its clusters
+      // down) and exits; this process waits for it instead of leaving it behind
+      const wait = () => {};
+      process.on("SIGINT", wait);
+      try {
+        const r = await execa(bin, args, { env: cmd.env, stdio: "inherit", reject: false, cwd: root });
+        return r.exitCode ?? (r.signal ? INTERRUPTED : 1);
+      } finally {
+        process.off("SIGINT", wait);
+      }
+    },
+    bundles: (runDir) =>
+      existsSync(runDir)
+        ? readdirSync(runDir)
+            .map((d) => join(runDir, d))
+            .filter((d) => existsSync(join(d, "bundle.json")))
+        : [],
+    writeReport: async (dirs, out) => {
+      const { TOPICS } = await import("../suites/topics.ts");
+      const { writeReport } = await import("../helpers/report/write.ts");
+      return (await writeReport(dirs, TOPICS, out)).columns;
+    },
+    now: () => new Date(),
+    log: (line) => io.err(`${line}\n`),
+  };
+}

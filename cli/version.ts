@@ -1,0 +1,22 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseEnvFile } from "../clusters/lab.ts";
+import { CILIUM_MINORS, CILIUM_PATCHES, DEFAULT_CILIUM_MINOR } from "../clusters/versions.ts";
+
+const ROOT = join(import.meta.dirname, "..");
+
+/** `--version`: the suite's version and the Cilium versions it declares (clusters/versions.ts) and the lab builds. */
+export function versionText(): string {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    name: string;
+    version: string;
+  };
+  const lab = parseEnvFile(readFileSync(join(ROOT, "clusters", "lab", "versions.env"), "utf8"));
+  const patches = CILIUM_MINORS.map((m) => `${m} → ${CILIUM_PATCHES[m]}`).join(", ");
+  return [
+    `datapath-conformance ${pkg.version} (${pkg.name})`,
+    `Cilium: minors ${CILIUM_MINORS.join(", ")} (CILIUM_VERSION=X.Y installs the pinned patch: ${patches}; default ${DEFAULT_CILIUM_MINOR}; CILIUM_VERSION=X.Y.Z any patch of these minors)`,
+    `offline lab (LAB_IMAGES=1): builds Cilium ${(lab.CILIUM_VERSIONS ?? "").split(/\s+/).filter(Boolean).join(", ")} with Kubernetes ${lab.K8S_VERSION ?? "?"} (clusters/lab/versions.env)`,
+    "",
+  ].join("\n");
+}

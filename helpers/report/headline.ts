@@ -1,0 +1,161 @@
+/**
+ * The report's headline: the field documents' five claims, one row each, per mode — the verdict of the
+ * properties that carry the claim, their expected and observed values, and the one raw line that shows it
+ * (taken from the verdicts' evidence, preferring a line found verbatim in a raw output).
+ */
+import type { Verdict } from "../properties/judge.ts";
+import type { Provenance } from "./provenance.ts";
+
+export interface HeadlineClaim {
+  key: string;
+  /** The claim in a few words, as the row's title. */
+  title: string;
+  /** What the field document says, in one sentence. */
+  says: string;
+  /** Where it says it. */
+  source: string;
+  /** The properties that carry the claim (suites/NN-topic/*.topic.ts), the one whose line shows it first. */
+  properties: { id: string; label: string }[];
+  /** The evidence line that shows the claim best, in order of preference; otherwise the first. */
+  line?: RegExp[];
+  /** When the first property holds and its evidence is empty because nothing matched (a count of 0). */
+  none?: string;
+}
+
+export const HEADLINE: HeadlineClaim[] = [
+  {
+    key: "no-kube-proxy-rules",
+    title: "No kube-proxy rules",
+    says: "iptables-save holds no KUBE-SVC rule and no line with the web ClusterIP: the Service lives in BPF maps",
+    source: "lab step 1",
+    properties: [
+      { id: "iptables.kube-svc-lines", label: "KUBE-SVC lines" },
+      { id: "iptables.cluster-ip-lines", label: "lines with the ClusterIP" },
+    ],
+    // kube-proxy's jump for the web Service first, then any KUBE-SVC rule, then any line naming a chain
+    line: [/^-A KUBE-SERVICES .*cca-dp\/web.* -j KUBE-SVC-/, /^-A .*KUBE-SVC-/, /KUBE-SVC/],
+    none: "no line of iptables-save contains KUBE-SVC",
+  },
+  {
+    key: "backend-slots",
+    title: "0→4 backend slots",
+    says: "Scaled to 4 replicas, web's entry in bpf lb list holds slot 0 (the Service) and backend slots 1–4, the EndpointSlice's ready Pods",
+    source: "lab step 3",
+    properties: [
+      { id: "scale.four-slots", label: "backend slots" },
+      { id: "scale.matches-endpointslice", label: "same as the EndpointSlice" },
+    ],
+    line: [/\(4\)/],
+  },
+  {
+    key: "socket-at-pod-ip",
+    title: "The holder's socket is at a Pod IP",
+    says: "Socket LB rewrites connect(): netstat in the holder shows a backend Pod's IP:8080, while getpeername() still says ClusterIP:80",
+    source: "lab step 4",
+    properties: [{ id: "holder.socket-peer", label: "socket peer" }],
+    line: [/^tcp /],
+  },
+  {
+    key: "nodeport-no-listener",
+    title: "NodePort answers with no listener",
+    says: "NodePort 30780 answers HTTP 200 although no process listens on it (ss shows no socket)",
+    source: "lab step 6",
+    properties: [
+      { id: "nodeport.http-200", label: "HTTP code" },
+      { id: "nodeport.no-listener", label: "listening sockets" },
+    ],
+    line: [/http_code=/],
+  },
+  {
+    key: "ghost-fails-fast",
+    title: "The ghost Service fails fast: curl exit 7",
+    says: "A Service without backends is refused at once: curl exits 7 (couldn't connect), not 28 (timed out at 5 s)",
+    source: "lab step 7",
+    properties: [
+      { id: "ghost.fails-fast", label: "curl exit" },
+      { id: "ghost.seconds", label: "seconds" },
+    ],
+    line: [/^curl: \(/],
+  },
+];
+
+export interface HeadlineFact {
+  id: string;
+  label: string;
+  status: Verdict["status"] | "absent";
+  expected: string;
+  observed: string;
+}
+
+export interface HeadlineCell {
+  status: Verdict["status"];
+  facts: HeadlineFact[];
+  /** The line that shows it, or null when no evidence line does. */
+  line: string | null;
+  /** True when `line` says that nothing matched (the claim's `none`), not a line of output. */
+  absence: boolean;
+  /** The property whose evidence the line is from. */
+  lineFrom: string | null;
+  /** Where the line is in the raw outputs: `command on target` (null when it is a record's summary). */
+  rawFrom: string | null;
+  /** Why the claim could not be judged here (the first skip's message). */
+  note: string | null;
+}
+
+/** One claim in one bundle: the worst verdict of its properties (fail, else pass, else skip) and its line. */
+export function headlineCell(
+  claim: HeadlineClaim,
+  verdictOf: (id: string) => Verdict | undefined,
+  provenanceOf: (id: string) => Provenance | undefined,
+): HeadlineCell {
+  const vs = claim.properties.map((p) => ({ p, v: verdictOf(p.id) }));
+  const facts: HeadlineFact[] = vs.map(({ p, v }) => ({
+    id: p.id,
+    label: p.label,
+    status: v?.status ?? "absent",
+    expected: v?.expected ?? "",
+    observed: v?.observed ?? "-",
+  }));
+  const judged = vs.filter(({ v }) => v && v.status !== "skip");
+  const status: Verdict["status"] = judged.some(({ v }) => v?.status === "fail")
+    ? "fail"
+    : judged.length > 0
+      ? "pass"
+      : "skip";
+  const note =
+    status === "skip" ? (vs.find(({ v }) => v)?.v?.message ?? "not declared in this bundle") : null;
+  // the line: from the first failing property, else from the first whose evidence has one
+  const order = [...judged.filter(({ v }) => v?.status === "fail"), ...judged];
+  for (const { p, v } of order) {
+    const evidence = (v?.evidence ?? []).map((e) => e.trim()).filter(Boolean);
+    if (evidence.length === 0) continue;
+    const prov = provenanceOf(p.id);
+    const raw = (l: string) => !prov?.derived.includes(l);
+    const preferred = (claim.line ?? []).flatMap((re) => [
+      evidence.find((l) => re.test(l) && raw(l)),
+      evidence.find((l) => re.test(l)),
+    ]);
+    const line = preferred.find((l) => l !== undefined) ?? evidence.find(raw) ?? (evidence[0] as string);
+    const source = prov?.sources.find((s) => s.lines.some((x) => x.matched && x.text.includes(line)));
+    return {
+      status,
+      facts,
+      line,
+      absence: false,
+      lineFrom: p.id,
+      rawFrom: source ? `${source.command.slice(0, 80)} on ${source.target}` : null,
+      note,
+    };
+  }
+  const first = judged[0]?.v;
+  const line = first && claim.none && first.status === "pass" && first.observed === "0" ? claim.none : null;
+  return {
+    status,
+    facts,
+    line,
+    absence: line !== null,
+    lineFrom: line ? (judged[0]?.p.id ?? null) : null,
+    rawFrom: null,
+    note,
+  };
+}

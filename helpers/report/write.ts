@@ -1,0 +1,33 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { readMeta } from "../bundle.ts";
+import type { TopicDeclaration } from "../topic.ts";
+import { buildReport, renderReport } from "./html.ts";
+
+export interface WrittenReport {
+  bytes: number;
+  /** Each bundle's column and its verdict counts. */
+  columns: { label: string; pass: number; fail: number; skip: number }[];
+}
+
+/** Re-judges the bundles, renders the page and writes it to `out` (its folder made if missing). */
+export async function writeReport(
+  dirs: string[],
+  topics: TopicDeclaration[],
+  out: string,
+  opts: { compare?: [string, string] } = {},
+): Promise<WrittenReport> {
+  // every bundle named is read first: a wrong path is one line before any work
+  for (const d of [...dirs, ...(opts.compare ?? [])]) readMeta(d);
+  const input = await buildReport(dirs, topics, opts.compare ? { compare: opts.compare } : {});
+  const html = renderReport(input);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, html);
+  return {
+    bytes: Buffer.byteLength(html),
+    columns: input.columns.map((c) => {
+      const n = (s: string) => c.check.verdicts.filter((v) => v.status === s).length;
+      return { label: c.label, pass: n("pass"), fail: n("fail"), skip: n("skip") };
+    }),
+  };
+}

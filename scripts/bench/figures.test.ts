@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { formatFigures, median } from "./figures.ts";
+
+describe("bench figures", () => {
+  it("each figure with its reference, the ratio and whether its goal is met", () => {
+    expect(
+      formatFigures([
+        {
+          what: "check, two bundles",
+          seconds: 0.84,
+          reference: { what: "in process", seconds: 0.42 },
+          goalSeconds: 2,
+        },
+        { what: "npm test", seconds: 71.5, goalSeconds: 60 },
+        {
+          what: "parse --ndjson",
+          seconds: 3.7,
+          reference: { what: "streamed in process", seconds: 1.2 },
+          note: "peak RSS 170 MB",
+        },
+      ]),
+    ).toBe(
+      [
+        "| figure | time | reference (same run) | ratio | goal |",
+        "|---|---|---|---|---|",
+        "| check, two bundles | 0.84 s | in process: 0.42 s | 2.0× | ≤ 2 s ✔ |",
+        "| npm test | 71.5 s |  |  | ≤ 60 s ✘ missed |",
+        "| parse --ndjson | 3.70 s (peak RSS 170 MB) | streamed in process: 1.20 s | 3.1× |  |",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("median of odd and even counts", () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+  });
+});

@@ -1,0 +1,41 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { bundleTopics } from "../helpers/bundle.ts";
+import { replayTargets, SHIPPED_BUNDLES, SUITES_DIR, topicTargets } from "./environment.ts";
+import { TOPICS } from "./topics.ts";
+
+const targets = replayTargets(SHIPPED_BUNDLES, join(SUITES_DIR, "..", "results", "environment-test"));
+const byLabel = (label: string) => targets.find((t) => t.label === label);
+
+describe("replayed bundles: a topic runs only where it was recorded", () => {
+  it("each bundle holds exactly the topics it has calls for; test names carry its folder", () => {
+    expect(targets.map((t) => t.label)).toEqual(SHIPPED_BUNDLES.map((b) => `replay ${b.split("/").at(-1)}`));
+    for (const [i, t] of targets.entries())
+      for (const topic of TOPICS)
+        expect(t.holds(topic.name), `${t.label} ${topic.name}`).toBe(
+          bundleTopics(SHIPPED_BUNDLES[i] as string).includes(topic.name),
+        );
+    expect(TOPICS.filter((x) => byLabel("replay drop-kpr")?.holds(x.name)).map((x) => x.name)).toEqual([
+      "ghost",
+      "measure-latency",
+    ]);
+  });
+
+  it("a partial bundle adds no tests for the topics it lacks", () => {
+    expect(topicTargets(targets, "iptables").holding.map((t) => t.label)).toEqual([
+      "replay kpr",
+      "replay kube-proxy",
+      "replay kpr-upgrade",
+    ]);
+    expect(topicTargets(targets, "upgrade").holding.map((t) => t.label)).toEqual(["replay kpr-upgrade"]);
+    expect(topicTargets(targets, "ghost").none).toBeNull();
+  });
+
+  it("no bundle with the topic: one reason naming the bundles replayed", () => {
+    const drops = targets.filter((t) => t.label.startsWith("replay drop-"));
+    expect(topicTargets(drops, "holder")).toEqual({
+      holding: [],
+      none: "none of the 2 bundles replayed (replay drop-kpr, replay drop-kube-proxy) recorded holder",
+    });
+  });
+});
