@@ -1,112 +1,73 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { TOPICS } from "../../suites/topics.ts";
+import { kprRecords } from "../../suites/example-records.ts";
 import { readMeta } from "../bundle.ts";
-import { checkBundle } from "../check.ts";
+import type { UpgradeRecord } from "../records/types.ts";
 import { BUNDLES_DIR } from "../testing/tamper.ts";
 import { renderUpgrade, upgradeView } from "./upgrade.ts";
 
-const upgrade = await checkBundle(join(BUNDLES_DIR, "kpr-upgrade"), TOPICS);
-const meta = readMeta(join(BUNDLES_DIR, "kpr-upgrade"));
+const meta = readMeta(join(BUNDLES_DIR, "kpr"));
+const record = kprRecords().upgrade?.record as UpgradeRecord;
 
-describe("the upgrade view", () => {
-  it("the shipped upgrade bundle: versions, the spec's time, the holder's connection and the verdicts", () => {
-    const u = upgradeView(meta, upgrade.records.upgrade?.record, upgrade.verdicts);
-    expect(u).toMatchObject({
-      before: "1.19.6",
-      after: "1.19.7",
-      seconds: meta.phases["spec upgrade"],
-      secondsFrom: "spec phase",
-      traffic: null,
-      agentVersionsAfter: [],
-      connections: [
-        {
-          from: "holder",
-          survived: true,
-          backendBefore: upgrade.records.upgrade?.record.backend_before,
-          backendAfter: upgrade.records.upgrade?.record.backend_after,
-        },
-      ],
-    });
-    expect(u?.verdicts.map((v) => `${v.id} ${v.status}`)).toEqual([
-      "upgrade.holder-connection-survives pass",
-      "upgrade.same-backend pass",
-      "upgrade.new-version-running pass",
+describe("the upgrade view (records written by us: suites/example-records.ts)", () => {
+  it("every leg: versions, the rollout's time, the traffic, the connections and the agents after", () => {
+    const u = upgradeView(meta, record, []);
+    expect(u?.legs.map((l) => `${l.kind} ${l.from} → ${l.to}`)).toEqual([
+      "upgrade 1.19.7 → 1.20.2",
+      "rollback 1.20.2 → 1.19.7",
     ]);
-    const html = renderUpgrade("kpr · Cilium 1.19.6", u ?? (undefined as never));
-    expect(html).toContain("Upgrade leg: Cilium 1.19.6 → 1.19.7");
-    expect(html).toContain("No traffic record in this bundle");
+    const html = renderUpgrade("kpr", u ?? (undefined as never));
+    expect(html).toContain("Upgrade under load: Cilium 1.19.7 → 1.20.2");
+    expect(html).toContain("<h4>Rollback: Cilium 1.20.2 → 1.19.7</h4>");
+    expect(html).toContain("<dt>rollout took</dt><dd>95.2 s");
+    expect(html).toContain("<dt>requests during it</dt><dd>550, 0 failed");
+    expect(html).toContain("<dt>longest gap</dt><dd>212 ms without a success to clusterip</dd>");
+    expect(html).toContain("cdc-kpr-worker: 1.19.7");
     expect(html).not.toContain("changed");
   });
 
-  it("renders a traffic record, the agents' versions and the upgrade's own duration when a bundle has them", () => {
-    const record = {
-      ...upgrade.records.upgrade?.record,
-      durationMs: 41_200,
-      agentVersionsAfter: { "cilium-abc12": "1.19.7", "cilium-def34": "1.19.7" },
-      traffic: {
-        requests: 1200,
-        failed: 23,
-        longestGapMs: 850,
-        failures: Array.from({ length: 23 }, (_, i) => ({
-          t: `13:41:0${i % 10}.${i}`,
-          error: "connection reset",
-        })),
-        connections: [
-          {
-            from: "holder",
-            to: "web",
-            survived: true,
-            backendBefore: "10.0.0.1:8080",
-            backendAfter: "10.0.0.1:8080",
+  it("failures with their times, a broken connection, a changed backend and the drops are shown", () => {
+    const leg = record.legs[0] as UpgradeRecord["legs"][number];
+    const broken: UpgradeRecord = {
+      ...record,
+      legs: [
+        {
+          ...leg,
+          requests: {
+            ...leg.requests,
+            failed: 23,
+            failures: Array.from({ length: 23 }, (_, i) => ({
+              t: Date.UTC(2026, 11, 3, 4, 35, 11, i * 100),
+              to: "nodeport",
+              error: "ETIMEDOUT",
+              raw: "{}",
+            })),
           },
-          {
-            from: "client-2",
-            to: "web",
-            survived: false,
-            backendBefore: "10.0.0.2:8080",
-            backendAfter: "10.0.0.3:8080",
-          },
-        ],
-      },
-    };
-    const u = upgradeView(meta, record, []);
-    expect(u).toMatchObject({
-      seconds: 41.2,
-      secondsFrom: "record",
-      traffic: { requests: 1200, failed: 23, longestGapMs: 850 },
-      agentVersionsAfter: [
-        { agent: "cilium-abc12", version: "1.19.7" },
-        { agent: "cilium-def34", version: "1.19.7" },
+          connections: leg.connections.map((c) => ({ ...c, closed_events: 1, backend_after: "web-other" })),
+          drops: [
+            {
+              node: "w2",
+              reason: "Policy denied",
+              direction: "ingress",
+              file: "bpf_lxc.c",
+              line: 2032,
+              packets: 3,
+            },
+          ],
+        },
       ],
-    });
-    const html = renderUpgrade("kpr", u ?? (undefined as never));
-    expect(html).toContain("<dt>took</dt><dd>41.2 s</dd>");
-    expect(html).toContain("<dt>requests during it</dt><dd>1200, 23 failed</dd>");
-    expect(html).toContain("<dt>longest gap</dt><dd>850 ms</dd>");
-    expect(html).toContain("cilium-abc12: 1.19.7, cilium-def34: 1.19.7");
+    };
+    const html = renderUpgrade("kpr", upgradeView(meta, broken, []) ?? (undefined as never));
     expect(html).toContain("<summary>23 failed requests</summary>");
-    expect(html.match(/<li><code>13:41/g)).toHaveLength(20);
+    expect(html).toContain("<li><code>04:35:11.000</code> nodeport: ETIMEDOUT</li>");
+    expect(html.match(/<li><code>04:35/g)).toHaveLength(20);
     expect(html).toContain("… 3 more");
-    expect(html).toMatch(
-      /client-2 → web<\/td><td class="verdict fail">no<\/td>.*<span class="changed">changed<\/span>/,
-    );
+    expect(html).toContain("no: 1 close, 0 error");
+    expect(html).toContain('<span class="changed">changed</span>');
+    expect(html).toContain('w2: 3 × Policy denied <span class="muted">(ingress, bpf_lxc.c:2032)</span>');
   });
 
-  it("tolerates what is absent or malformed, and shows nothing for a bundle without an upgrade leg", () => {
-    expect(upgradeView(readMeta(join(BUNDLES_DIR, "kpr")), undefined, [])).toBeNull();
-    const u = upgradeView(
-      meta,
-      { traffic: { requests: "many", failures: [null, { t: 1 }] }, agentVersionsAfter: ["1.19.7"] },
-      [],
-    );
-    expect(u).toMatchObject({
-      before: "1.19.6",
-      after: meta.upgrade?.to,
-      traffic: { requests: null, failed: null, failures: [{ t: "1", error: "?" }] },
-      agentVersionsAfter: [{ agent: "agent 1", version: "1.19.7" }],
-      connections: [],
-    });
-    expect(() => renderUpgrade("kpr", u ?? (undefined as never))).not.toThrow();
+  it("a bundle without an upgrade record has no view", () => {
+    expect(upgradeView(meta, undefined, [])).toBeNull();
   });
 });

@@ -1,110 +1,31 @@
 /**
- * The report's upgrade view, for a bundle with an upgrade leg: before → after versions, how long it took,
- * and what the traffic saw. It renders what the record holds and leaves out what it does not: today's
- * record has the holder connection (before/after, closes, conntrack backend); a traffic record (requests,
- * failures with their time, the longest gap, connections that survived or not), the agents' versions after
- * and the upgrade's own duration are shown when a bundle carries them.
+ * The report's upgrade view, for a bundle with an upgrade leg: per leg (the upgrade, and the rollback after
+ * it), before → after versions, how long the rollout took, what the traffic saw (requests and failures with
+ * their times, the longest gap, each long-lived connection and its backend before → after), every agent's
+ * version after, when each node's agent restarted and what the datapath dropped meanwhile.
  */
 import type { BundleMeta } from "../bundle.ts";
 import type { Verdict } from "../properties/judge.ts";
-
-export interface UpgradeConnection {
-  from: string;
-  to: string;
-  survived: boolean | null;
-  backendBefore: string | null;
-  backendAfter: string | null;
-}
+import type { UpgradeLeg, UpgradeRecord } from "../records/types.ts";
 
 export interface UpgradeView {
-  before: string;
-  after: string | null;
-  /** Seconds: the record's own duration when it has one, else the upgrade spec's phase time. */
-  seconds: number | null;
-  secondsFrom: "record" | "spec phase" | null;
-  agentVersionsAfter: { agent: string; version: string }[];
-  traffic: {
-    requests: number | null;
-    failed: number | null;
-    longestGapMs: number | null;
-    failures: { t: string; error: string }[];
-  } | null;
-  connections: UpgradeConnection[];
+  from: string;
+  to: string;
+  legs: UpgradeLeg[];
   verdicts: Verdict[];
 }
 
-type Loose = Record<string, unknown>;
-const obj = (x: unknown): Loose | null =>
-  x && typeof x === "object" && !Array.isArray(x) ? (x as Loose) : null;
-const str = (x: unknown): string | null =>
-  typeof x === "string" ? x : typeof x === "number" ? String(x) : null;
-const n = (x: unknown): number | null => (typeof x === "number" && Number.isFinite(x) ? x : null);
-const bool = (x: unknown): boolean | null => (typeof x === "boolean" ? x : null);
-
-/** The view of one bundle, or null when it has no upgrade leg (no upgrade record and none asked for). */
-export function upgradeView(meta: BundleMeta, record: unknown, verdicts: Verdict[]): UpgradeView | null {
-  const r = obj(record);
-  if (!r && !meta.upgrade) return null;
-  const rec = r ?? {};
-  const traffic = obj(rec.traffic);
-  const connections: UpgradeConnection[] = [];
-  if (traffic && Array.isArray(traffic.connections))
-    for (const c of traffic.connections.map(obj))
-      if (c)
-        connections.push({
-          from: str(c.from) ?? "?",
-          to: str(c.to) ?? "?",
-          survived: bool(c.survived),
-          backendBefore: str(c.backendBefore),
-          backendAfter: str(c.backendAfter),
-        });
-  // today's record: the holder's one connection to web
-  if (connections.length === 0 && n(rec.connection_before) !== null) {
-    const closed = n(rec.closed_events);
-    const after = n(rec.connection_after);
-    connections.push({
-      from: "holder",
-      to: "web (ClusterIP:80)",
-      survived: closed === null || after === null ? null : closed === 0 && after >= 1,
-      backendBefore: str(rec.backend_before),
-      backendAfter: str(rec.backend_after),
-    });
-  }
-  const versions = rec.agentVersionsAfter;
-  const agentVersionsAfter = Array.isArray(versions)
-    ? versions.map((v, i) => {
-        const o = obj(v);
-        return o
-          ? { agent: str(o.agent ?? o.pod ?? o.node) ?? `agent ${i + 1}`, version: str(o.version) ?? "?" }
-          : { agent: `agent ${i + 1}`, version: str(v) ?? "?" };
-      })
-    : obj(versions)
-      ? Object.entries(versions as Loose).map(([agent, v]) => ({ agent, version: str(v) ?? "?" }))
-      : [];
-  const ownMs = n(rec.durationMs);
-  const phase = meta.phases["spec upgrade"];
-  const failures =
-    traffic && Array.isArray(traffic.failures)
-      ? traffic.failures
-          .map(obj)
-          .filter((f): f is Loose => f !== null)
-          .map((f) => ({ t: str(f.t) ?? "?", error: str(f.error) ?? "?" }))
-      : [];
+/** The view of one bundle, or null when it has no upgrade record. */
+export function upgradeView(
+  meta: BundleMeta,
+  record: UpgradeRecord | undefined,
+  verdicts: Verdict[],
+): UpgradeView | null {
+  if (!record || !Array.isArray(record.legs)) return null;
   return {
-    before: meta.cilium,
-    after: str(rec.cilium_after) ?? str(rec.to) ?? meta.upgrade?.to ?? null,
-    seconds: ownMs !== null ? ownMs / 1000 : (phase ?? null),
-    secondsFrom: ownMs !== null ? "record" : phase !== undefined ? "spec phase" : null,
-    agentVersionsAfter,
-    traffic: traffic
-      ? {
-          requests: n(traffic.requests),
-          failed: n(traffic.failed),
-          longestGapMs: n(traffic.longestGapMs),
-          failures,
-        }
-      : null,
-    connections,
+    from: record.from ?? meta.cilium,
+    to: record.to,
+    legs: record.legs,
     verdicts: verdicts.filter((v) => v.topic === "upgrade"),
   };
 }
@@ -113,48 +34,80 @@ const esc = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const MARK = { pass: "✔ pass", fail: "✘ fail", skip: "– skip" } as const;
 const MAX_FAILURES = 20;
+const clock = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+
+function renderLeg(l: UpgradeLeg): string {
+  const agents = Object.entries(l.agents_after);
+  const facts: [string, string][] = [
+    ["Cilium", `${l.from} → ${l.to}`],
+    [
+      "rollout took",
+      `${l.duration_s.toFixed(1)} s (from the helm ${l.kind} to every agent on ${l.to} and OK)`,
+    ],
+    [
+      "requests during it",
+      `${l.requests.total}, ${l.requests.failed} failed (${clock(l.window.from_ms)} – ${clock(l.window.to_ms)} UTC)`,
+    ],
+  ];
+  if (l.requests.longest_gap)
+    facts.push([
+      "longest gap",
+      `${l.requests.longest_gap.ms} ms without a success to ${l.requests.longest_gap.to}`,
+    ]);
+  facts.push([
+    "agents after",
+    agents.map(([node, a]) => `${node}: ${a.version}${a.ok ? "" : " (not OK)"}`).join(", ") || "(none read)",
+  ]);
+  const restarts = Object.entries(l.agent_restarts ?? {});
+  if (restarts.length > 0)
+    facts.push([
+      "agents restarted",
+      restarts
+        .map(
+          ([node, r]) =>
+            `${node} ${r.started?.slice(11, 19) ?? "?"} → ready ${r.ready?.slice(11, 19) ?? "?"}`,
+        )
+        .join(", "),
+    ]);
+  const conns = `<table class="upgrade-conns"><thead><tr><th>connection</th><th>survived</th><th>answered by, before → after</th></tr></thead><tbody>${l.connections
+    .map((c) => {
+      const ok = c.connection_after === c.connection_before && c.closed_events === 0 && c.error_events === 0;
+      const changed = c.backend_before !== null && c.backend_after !== c.backend_before;
+      return `<tr><td>${esc(c.name)} <span class="muted">(${esc(c.via)}, ${esc(c.node)})</span></td><td class="verdict ${ok ? "pass" : "fail"}">${ok ? "yes" : `no: ${c.closed_events} close, ${c.error_events} error`}</td><td><code>${esc(c.backend_before ?? "?")}</code> → <code>${esc(c.backend_after ?? "?")}</code>${changed ? ' <span class="changed">changed</span>' : ""}</td></tr>`;
+    })
+    .join("")}</tbody></table>`;
+  const f = l.requests.failures;
+  const failures =
+    f.length > 0
+      ? `<details class="upgrade-failures"><summary>${f.length} failed request${f.length === 1 ? "" : "s"}</summary><ul>${f
+          .slice(0, MAX_FAILURES)
+          .map((x) => `<li><code>${clock(x.t)}</code> ${esc(x.to)}: ${esc(x.error)}</li>`)
+          .join(
+            "",
+          )}${f.length > MAX_FAILURES ? `<li class="muted">… ${f.length - MAX_FAILURES} more</li>` : ""}</ul></details>`
+      : "";
+  const drops =
+    (l.drops ?? []).length > 0
+      ? `<details class="upgrade-drops"><summary>datapath drops during the ${esc(l.kind)}</summary><ul>${l.drops
+          .map(
+            (d) =>
+              `<li>${esc(d.node)}: ${esc(String(d.packets))} × ${esc(d.reason)} <span class="muted">(${esc(d.direction)}, ${esc(d.file)}:${d.line})</span></li>`,
+          )
+          .join("")}</ul></details>`
+      : "";
+  return `<h4>${l.kind === "upgrade" ? "Upgrade" : "Rollback"}: Cilium ${esc(l.from)} → ${esc(l.to)}</h4>
+<dl>${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join("")}</dl>
+${conns}${failures}${drops}`;
+}
 
 /** The view as a section of the page. */
 export function renderUpgrade(label: string, u: UpgradeView): string {
-  const facts: [string, string][] = [["Cilium", `${u.before} → ${u.after ?? "(not recorded)"}`]];
-  if (u.seconds !== null)
-    facts.push([
-      "took",
-      `${u.seconds.toFixed(1)} s${u.secondsFrom === "spec phase" ? " (the upgrade spec: preflight, helm upgrade, rollout, checks)" : ""}`,
-    ]);
-  if (u.traffic) {
-    const t = u.traffic;
-    if (t.requests !== null)
-      facts.push(["requests during it", `${t.requests}${t.failed !== null ? `, ${t.failed} failed` : ""}`]);
-    if (t.longestGapMs !== null) facts.push(["longest gap", `${t.longestGapMs} ms`]);
-  }
-  if (u.agentVersionsAfter.length > 0)
-    facts.push(["agents after", u.agentVersionsAfter.map((a) => `${a.agent}: ${a.version}`).join(", ")]);
-  const conns =
-    u.connections.length > 0
-      ? `<table class="upgrade-conns"><thead><tr><th>connection</th><th>survived</th><th>backend before → after</th></tr></thead><tbody>${u.connections
-          .map(
-            (c) =>
-              `<tr><td>${esc(c.from)} → ${esc(c.to)}</td><td class="verdict ${c.survived === true ? "pass" : c.survived === false ? "fail" : "skip"}">${c.survived === true ? "yes" : c.survived === false ? "no" : "not recorded"}</td><td><code>${esc(c.backendBefore ?? "?")}</code> → <code>${esc(c.backendAfter ?? "?")}</code>${c.backendBefore && c.backendAfter && c.backendBefore !== c.backendAfter ? ' <span class="changed">changed</span>' : ""}</td></tr>`,
-          )
-          .join("")}</tbody></table>`
-      : "";
-  const failures =
-    u.traffic && u.traffic.failures.length > 0
-      ? `<details class="upgrade-failures"><summary>${u.traffic.failures.length} failed request${u.traffic.failures.length === 1 ? "" : "s"}</summary><ul>${u.traffic.failures
-          .slice(0, MAX_FAILURES)
-          .map((f) => `<li><code>${esc(f.t)}</code> ${esc(f.error)}</li>`)
-          .join(
-            "",
-          )}${u.traffic.failures.length > MAX_FAILURES ? `<li class="muted">… ${u.traffic.failures.length - MAX_FAILURES} more</li>` : ""}</ul></details>`
-      : "";
   const verdicts =
     u.verdicts.length > 0
       ? `<ul class="upgrade-verdicts">${u.verdicts.map((v) => `<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${esc(v.id)}</code> ${esc(v.claim)}</li>`).join("")}</ul>`
       : "";
-  return `<section class="upgrade" aria-label="upgrade leg: ${esc(label)}">
-<h3>Upgrade leg: Cilium ${esc(u.before)} → ${esc(u.after ?? "?")} <span class="muted">(${esc(label)})</span></h3>
-<dl>${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join("")}</dl>
-${u.traffic ? "" : '<p class="muted">No traffic record in this bundle: the holder\'s connection is what was watched.</p>'}
-${conns}${failures}${verdicts}</section>`;
+  return `<section class="upgrade" aria-label="upgrade: ${esc(label)}">
+<h3>Upgrade under load: Cilium ${esc(u.from)} → ${esc(u.to)} <span class="muted">(${esc(label)})</span></h3>
+${u.legs.map(renderLeg).join("\n")}
+${verdicts}</section>`;
 }
