@@ -6,7 +6,7 @@ import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";
 import { RecordingExecutor } from "../helpers/exec/record.ts";
 import type { Executor } from "../helpers/exec/types.ts";
-import { type RunContext, realSleep } from "../helpers/observe/context.ts";
+import { nothingSpent, type RunContext, realSleep } from "../helpers/observe/context.ts";
 import { replayContext } from "../helpers/observe/replay-context.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import type { RecordSet } from "../helpers/records/types.ts";
@@ -103,6 +103,8 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
       const ctx: RunContext = {
         exec,
         now: Date.now,
+        recordedAt: () => exec.recordedAt() ?? Date.now(),
+        spent: nothingSpent,
         mode: t.mode,
         ciliumMinor: t.ciliumMinor,
         namespace: t.namespace,

@@ -28,6 +28,7 @@ function slug(argv: string[]): string {
 /** Wraps an executor and writes every call (command, stdout, stderr, exit code, time) into the bundle. */
 export class RecordingExecutor implements Executor {
   private seq = 0;
+  private lastAt: number | null = null;
   constructor(
     private readonly inner: Executor,
     private readonly bundleDir: string,
@@ -44,6 +45,10 @@ export class RecordingExecutor implements Executor {
     this.seq++;
     const stdoutFile = join("raw", this.topic, `${String(this.seq).padStart(3, "0")}-${slug(req.argv)}.txt`);
     writeFileSync(join(this.bundleDir, stdoutFile), result.stdout);
+    // the time is stamped once, to the millisecond the bundle keeps: a replay reads back the very same value
+    const at = new Date(this.clock()).toISOString();
+    const atMs = Date.parse(at);
+    this.lastAt = atMs;
     const rec: CallRecord = {
       seq: this.seq,
       key: callKey(req),
@@ -52,12 +57,17 @@ export class RecordingExecutor implements Executor {
       ...(req.stdin !== undefined ? { stdin: req.stdin } : {}),
       exitCode: result.exitCode,
       durationMs: Math.round(result.durationMs),
-      at: new Date(this.clock()).toISOString(),
+      at,
       stdoutFile,
       stderr: result.stderr,
     };
     appendFileSync(join(this.bundleDir, "calls", `${this.topic}.jsonl`), `${JSON.stringify(rec)}\n`);
-    return result;
+    return { ...result, recorded: { topic: this.topic, seq: this.seq, stdoutFile, at: atMs } };
+  }
+
+  /** The recorded end time of the last call (ms since the epoch), as the bundle holds it; null before any. */
+  recordedAt(): number | null {
+    return this.lastAt;
   }
 
   close(): Promise<void> {

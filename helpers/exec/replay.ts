@@ -20,12 +20,15 @@ export class NotRecorded extends UserError {
 /**
  * Serves a bundle's recorded calls back. Calls are matched by target and exact argv; the n-th identical
  * call gets the n-th recording (so polls and before/after reads replay in order), and the last
- * recording repeats once they run out. A call never recorded is an error naming it.
+ * recording repeats once they run out (counted: `spent()`, so a wait ends instead of spinning on it). A call
+ * never recorded is an error naming it.
  */
 export class ReplayExecutor implements Executor {
   private readonly byKey = new Map<string, CallRecord[]>();
   private readonly used = new Map<string, number>();
   private lastAt: number | null = null;
+  private spentCalls = 0;
+  private lastSpent: string | null = null;
 
   constructor(
     private readonly bundleDir: string,
@@ -55,8 +58,13 @@ export class ReplayExecutor implements Executor {
     if (!list || list.length === 0) throw new NotRecorded(this.bundleDir, this.topic, key);
     const n = this.used.get(key) ?? 0;
     this.used.set(key, n + 1);
+    if (n >= list.length) {
+      this.spentCalls++;
+      this.lastSpent = key;
+    }
     const rec = list[Math.min(n, list.length - 1)] as CallRecord;
-    this.lastAt = Date.parse(rec.at);
+    const at = Date.parse(rec.at);
+    this.lastAt = at;
     const stdoutPath = join(this.bundleDir, rec.stdoutFile);
     if (!existsSync(stdoutPath))
       throw new UserError(`bundle ${this.bundleDir}: ${rec.stdoutFile} is missing`);
@@ -65,7 +73,13 @@ export class ReplayExecutor implements Executor {
       stderr: rec.stderr,
       exitCode: rec.exitCode,
       durationMs: rec.durationMs,
+      recorded: { topic: this.topic, seq: rec.seq, stdoutFile: rec.stdoutFile, at },
     };
+  }
+
+  /** Calls served after their recordings ran out (the last one repeated), and the key of the latest. */
+  spent(): { count: number; key: string | null } {
+    return { count: this.spentCalls, key: this.lastSpent };
   }
 
   /** The recorded end time of the last call served (ms since the epoch); 0 before any call. */

@@ -15,6 +15,8 @@ export function replayContext(
   return {
     exec,
     now: () => exec.now(),
+    recordedAt: () => exec.now(),
+    spent: () => exec.spent(),
     mode: meta.mode,
     ciliumMinor: meta.ciliumMinor,
     namespace: "cca-dp",

@@ -2,11 +2,10 @@ import { NotRecorded } from "../exec/replay.ts";
 import { formatEndpoint } from "../parse/address.ts";
 import { type LbList, parseBpfLbList } from "../parse/bpf-lb-list.ts";
 import { curlArgv, parseCurl } from "../parse/curl.ts";
-import { pollUntil } from "../poll.ts";
 import { findLbService } from "../records/common.ts";
 import { ciliumDbg } from "./agent.ts";
 import { nodes, type PodInfo } from "./cluster.ts";
-import { DEADLINES, type RunContext } from "./context.ts";
+import { DEADLINES, type RunContext, waitFor } from "./context.ts";
 import { TARGET_PORT } from "./workloads.ts";
 
 /** Observation steps several topics share: the LB map (and waiting for it), a node's kernel, curl from a target. */
@@ -22,16 +21,13 @@ export async function waitSlots(
   want: string[],
 ): Promise<{ lb: LbList; elapsedMs: number }> {
   const wanted = [...want].sort().join(",");
-  const { value, elapsedMs } = await pollUntil({
+  const { value, elapsedMs } = await waitFor(ctx, {
     what: `${want.length} backend slots for ${frontend} in the agent on ${node}`,
     deadlineMs: DEADLINES.mapConverged,
     intervalMs: 1000,
     probe: () => lbList(ctx, node),
     done: (lb) => slotAddresses(lb, frontend).sort().join(",") === wanted,
     show: (lb) => `slots [${slotAddresses(lb, frontend).join(", ")}]`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
   });
   ctx.log(`${frontend}: ${want.length} backend slots in the map after ${(elapsedMs / 1000).toFixed(1)} s`);
   return { lb: value, elapsedMs };

@@ -8,7 +8,7 @@
  */
 
 import { kubectlJson, type PodInfo } from "../../helpers/observe/cluster.ts";
-import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
+import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { iptablesSave } from "../../helpers/observe/node.ts";
 import { backendsOf, waitSlots } from "../../helpers/observe/steps.ts";
 import { ensureWeb, TARGET_PORT, WEB_PORT } from "../../helpers/observe/workloads.ts";
@@ -25,7 +25,6 @@ import {
   kubeProxyChains,
   parseIptablesSave,
 } from "../../helpers/parse/iptables-save.ts";
-import { pollUntil } from "../../helpers/poll.ts";
 import { dp, LAB, sameSet } from "../../helpers/properties/sources.ts";
 import { findLbService, lbRow, type PodRef, RecordError } from "../../helpers/records/common.ts";
 import type { DatapathRecord, Evidenced, RecordSet, ScaleRecord } from "../../helpers/records/types.ts";
@@ -138,7 +137,7 @@ export async function observeScale(ctx: RunContext): Promise<RecordSet> {
   );
   // kube-proxy syncs on its own clock: wait until its rules have a KUBE-SEP chain per web Pod (or until it is
   // clear there is no kube-proxy), instead of reading iptables right after Cilium's map converged
-  const { value: ipt } = await pollUntil({
+  const { value: ipt } = await waitFor(ctx, {
     what: `kube-proxy's ${web.length} KUBE-SEP chains for ${ctx.namespace}/web on ${node} (or no kube-proxy)`,
     deadlineMs: DEADLINES.mapConverged,
     intervalMs: 1000,
@@ -146,9 +145,6 @@ export async function observeScale(ctx: RunContext): Promise<RecordSet> {
     done: (save) =>
       kubeProxyChains(save).length === 0 || webSepChains(save, ctx.namespace).size === web.length,
     show: (save) => `${webSepChains(save, ctx.namespace).size} KUBE-SEP chains`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
   });
   return {
     svc: before.svc,

@@ -9,7 +9,7 @@
 
 import { ciliumDbg } from "../../helpers/observe/agent.ts";
 import { clusterIp, kubectl, pods } from "../../helpers/observe/cluster.ts";
-import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
+import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { newerStep } from "../../helpers/observe/steps.ts";
 import { ensureHolder, ensureWeb, HOLDER_PORT } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
@@ -19,7 +19,6 @@ import { lastHolderConnection } from "../../helpers/parse/holder-log.ts";
 import { type NetstatOutput, parseNetstat } from "../../helpers/parse/netstat.ts";
 import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
-import { pollUntil } from "../../helpers/poll.ts";
 import { dp, ipOf, KN, LAB } from "../../helpers/properties/sources.ts";
 import { type PodRef, podsByIp, RecordError, statusLine } from "../../helpers/records/common.ts";
 import { mergeDatapath } from "../../helpers/records/datapath.ts";
@@ -191,16 +190,13 @@ export const topic = defineTopic({
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
 async function holderConnected(ctx: RunContext): Promise<string> {
-  const { value } = await pollUntil({
+  const { value } = await waitFor(ctx, {
     what: "the holder's `connected` log line",
     deadlineMs: DEADLINES.holderConnected,
     intervalMs: 1000,
     probe: () => kubectl(ctx, ["-n", ctx.namespace, "logs", "holder"]),
     done: (log) => lastHolderConnection(log) !== null,
     show: (log) => log.trim().split("\n").slice(-1)[0] ?? "(empty log)",
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
   });
   return value;
 }

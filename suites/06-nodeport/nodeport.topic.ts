@@ -8,7 +8,7 @@
  */
 import { ciliumDbg } from "../../helpers/observe/agent.ts";
 import { nodes, type PodInfo, pods } from "../../helpers/observe/cluster.ts";
-import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
+import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { iptablesSave, onNode } from "../../helpers/observe/node.ts";
 import { curlFrom, newerStep } from "../../helpers/observe/steps.ts";
 import {
@@ -26,7 +26,6 @@ import { linesContaining } from "../../helpers/parse/iptables-save.ts";
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { parseSs, type SsOutput } from "../../helpers/parse/ss.ts";
-import { pollUntil } from "../../helpers/poll.ts";
 import { dp, KN, LAB } from "../../helpers/properties/sources.ts";
 import { findAgentService } from "../../helpers/records/common.ts";
 import { mergeDatapath } from "../../helpers/records/datapath.ts";
@@ -196,16 +195,13 @@ export async function observeNodePort(ctx: RunContext): Promise<RecordSet> {
   const node = (ready[0] as PodInfo).node;
   const nodeIp = (await nodes(ctx)).find((n) => n.name === node)?.internalIp ?? "";
   const url = `http://${formatEndpoint(nodeIp, NODE_PORT)}/`;
-  const { value: curl } = await pollUntil({
+  const { value: curl } = await waitFor(ctx, {
     what: `HTTP 200 from ${url} on ${node}`,
     deadlineMs: DEADLINES.nodePortAnswers,
     intervalMs: 1000,
     probe: () => curlFrom(ctx, { kind: "node", node }, url),
     done: (c) => c.httpCode === 200,
     show: (c) => `${c.verdict}${c.error ? ` (${c.error})` : ""}`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
   });
   const outside = await curlFrom(ctx, { kind: "outside" }, url).catch((err: Error) => {
     ctx.log(`no client outside the nodes: ${err.message}`);

@@ -9,7 +9,7 @@
 
 import { ciliumDbg } from "../../helpers/observe/agent.ts";
 import { clusterIp } from "../../helpers/observe/cluster.ts";
-import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
+import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { iptablesSave, onNode } from "../../helpers/observe/node.ts";
 import { curlFrom, lbList, newerStep } from "../../helpers/observe/steps.ts";
 import { ensureGhostAndProbe, WEB_PORT } from "../../helpers/observe/workloads.ts";
@@ -21,7 +21,6 @@ import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/pa
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { type U64, u64Compare, u64Diff } from "../../helpers/parse/u64.ts";
-import { pollUntil } from "../../helpers/poll.ts";
 import {
   DROP_PROFILE,
   dp,
@@ -214,7 +213,7 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
   const probe = await ensureGhostAndProbe(ctx);
   const cip = await clusterIp(ctx, ctx.namespace, "ghost");
   const frontend = formatEndpoint(cip, WEB_PORT);
-  const { value: services } = await pollUntil({
+  const { value: services } = await waitFor(ctx, {
     what: `the agent on ${probe.node} to list ${frontend}`,
     deadlineMs: DEADLINES.mapConverged,
     intervalMs: 1000,
@@ -222,9 +221,6 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
       parseServiceListJson(await ciliumDbg(ctx, probe.node, ["service", "list", "-o", "json"])),
     done: (s) => s.services.some((x) => x.frontend === frontend),
     show: (s) => `${s.services.length} services, ${frontend} absent`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
   });
   const curl = await curlFrom(ctx, { kind: "pod", namespace: ctx.namespace, pod: "probe" }, `http://${cip}/`);
   const config = parseConfig(await ciliumDbg(ctx, probe.node, ["config", "-a"]));

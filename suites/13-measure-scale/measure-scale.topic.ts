@@ -18,11 +18,10 @@ import {
 } from "../../helpers/measure/workloads.ts";
 import { ciliumDbg } from "../../helpers/observe/agent.ts";
 import { kubectl } from "../../helpers/observe/cluster.ts";
-import type { RunContext } from "../../helpers/observe/context.ts";
+import { type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { iptablesSave } from "../../helpers/observe/node.ts";
 import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { linesContaining } from "../../helpers/parse/iptables-save.ts";
-import { pollUntil } from "../../helpers/poll.ts";
 import { KN, LAB } from "../../helpers/properties/sources.ts";
 import type { MeasureScaleRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
@@ -116,11 +115,13 @@ export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
   const points: MeasureScaleRecord["points"] = [];
   for (const n of SCALE_POINTS) {
     ctx.log(`${n} Services × ${ENDPOINTS_PER_SERVICE} endpoints`);
-    const t0 = ctx.now();
+    // from the end of the call before the apply to the read that found every Service programmed: recorded
+    // times, so a replay reproduces them
+    const t0 = ctx.recordedAt();
     await kubectl(ctx, ["apply", "-f", "-"], scaleManifest(ctx.namespace, n));
     let frontends = new Map<string, number>();
     for (const a of agents) {
-      const { value } = await pollUntil({
+      const { value } = await waitFor(ctx, {
         what: `${n} measurement Services with ${ENDPOINTS_PER_SERVICE} backends each in the agent on ${a}`,
         deadlineMs: 120_000,
         intervalMs: 1000,
@@ -128,9 +129,6 @@ export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
         done: (m) => m.size === n && [...m.values()].every((c) => c === ENDPOINTS_PER_SERVICE),
         show: (m) =>
           `${m.size} Services, ${[...m.values()].filter((c) => c === ENDPOINTS_PER_SERVICE).length} complete`,
-        sleep: ctx.sleep,
-        now: ctx.now,
-        progress: ctx.log,
       });
       if (a === node) frontends = value;
     }
@@ -138,20 +136,17 @@ export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
     let raw = "";
     if (ctx.mode === "kube-proxy") {
       const want = n * ENDPOINTS_PER_SERVICE;
-      const { value } = await pollUntil({
+      const { value } = await waitFor(ctx, {
         what: `${want} KUBE-SEP DNAT rules for the measurement Services on ${node}`,
         deadlineMs: 120_000,
         intervalMs: 1000,
         probe: () => iptablesSave(ctx, node),
         done: (t) => linesContaining(t, comment).filter((l) => l.includes("-j DNAT")).length === want,
         show: (t) => `${linesContaining(t, comment).filter((l) => l.includes("-j DNAT")).length} DNAT rules`,
-        sleep: ctx.sleep,
-        now: ctx.now,
-        progress: ctx.log,
       });
       raw = value;
     } else raw = await iptablesSave(ctx, node);
-    const programmedMs = ctx.now() - t0;
+    const programmedMs = ctx.recordedAt() - t0;
     const ips = new Set([...frontends.keys()].map((f) => f.slice(0, f.lastIndexOf(":"))));
     const lbEntries: Record<string, number> = {};
     for (const a of agents) {
@@ -169,16 +164,13 @@ export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
     });
     await deleteMeasurement(ctx, SCALE_LABEL);
     for (const a of agents) {
-      await pollUntil({
+      await waitFor(ctx, {
         what: `the measurement Services gone from the agent on ${a}`,
         deadlineMs: 120_000,
         intervalMs: 1000,
         probe: () => measureFrontends(ctx, a, "dpc-m-"),
         done: (m) => m.size === 0,
         show: (m) => `${m.size} left`,
-        sleep: ctx.sleep,
-        now: ctx.now,
-        progress: ctx.log,
       });
     }
   }

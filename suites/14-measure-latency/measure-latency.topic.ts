@@ -26,6 +26,7 @@ import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { parseConfig } from "../../helpers/parse/config.ts";
 import { curlArgv, parseCurl } from "../../helpers/parse/curl.ts";
+import { ReplayExhausted } from "../../helpers/poll.ts";
 import { DROP_PROFILE, dropProfileWaits, LAB, NB } from "../../helpers/properties/sources.ts";
 import type { MeasureLatencyRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
@@ -145,10 +146,12 @@ export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
   for (let k = 2; k <= CONVERGENCE_EVENTS + 1; k++) {
     const address = formatEndpoint(benchAddress(k, 19), 8080);
     await kubectl(ctx, ["apply", "-f", "-"], JSON.stringify(slice(ctx.namespace, svc, "latency", addrs(k))));
-    const t0 = ctx.now();
+    // times are the calls' recorded end times: a replay reproduces them to the millisecond
+    const t0 = ctx.recordedAt();
     const mapMs: Record<string, number | null> = Object.fromEntries(agents.map((a) => [a, null]));
     let kpMs: number | null = null;
-    const deadline = t0 + 30_000;
+    const deadline = ctx.now() + 30_000;
+    const spentBefore = ctx.spent().count;
     while (ctx.now() < deadline) {
       for (const a of agents) {
         if (mapMs[a] !== null) continue;
@@ -156,14 +159,17 @@ export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
         const has = lb.services.some(
           (s) => s.frontend === frontend && s.backends.some((b) => b.address === address),
         );
-        if (has) mapMs[a] = ctx.now() - t0;
+        if (has) mapMs[a] = ctx.recordedAt() - t0;
       }
       if (ctx.mode === "kube-proxy" && kpMs === null) {
         const raw = await iptablesSave(ctx, node);
-        if (raw.includes(`--to-destination ${address}`)) kpMs = ctx.now() - t0;
+        if (raw.includes(`--to-destination ${address}`)) kpMs = ctx.recordedAt() - t0;
       }
       if (Object.values(mapMs).every((v) => v !== null) && (ctx.mode !== "kube-proxy" || kpMs !== null))
         break;
+      const spent = ctx.spent();
+      if (spent.count > spentBefore)
+        throw new ReplayExhausted(`${address} in every agent's map`, spent.key, JSON.stringify(mapMs));
       await ctx.sleep(200);
     }
     events.push({ index: k - 1, address, map_ms: mapMs, kube_proxy_ms: kpMs });

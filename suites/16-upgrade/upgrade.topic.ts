@@ -10,10 +10,9 @@ import { CILIUM_CHART } from "../../clusters/versions.ts";
 import { mustRun } from "../../helpers/exec/types.ts";
 import { ciliumDbg } from "../../helpers/observe/agent.ts";
 import { kubectl, kubectlJson } from "../../helpers/observe/cluster.ts";
-import type { RunContext } from "../../helpers/observe/context.ts";
+import { type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { holderEvents } from "../../helpers/parse/holder-log.ts";
 import { parseStatus } from "../../helpers/parse/status.ts";
-import { pollUntil } from "../../helpers/poll.ts";
 import { KN } from "../../helpers/properties/sources.ts";
 import type { RecordSet, UpgradeRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
@@ -156,7 +155,7 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
     "operator.enabled=false",
     ...apiServer,
   ]);
-  await pollUntil({
+  await waitFor(ctx, {
     what: "the cilium-pre-flight-check DaemonSet and Deployment ready",
     deadlineMs: 600_000,
     intervalMs: 3000,
@@ -183,9 +182,6 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
     },
     done: (s) => s.desired > 0 && s.ready === s.desired && s.dep >= 1,
     show: (s) => `preflight ${s.ready}/${s.desired}, deployment ${s.dep}/1`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
   });
   await helm(ctx, ["uninstall", "cilium-preflight"]);
   await helm(ctx, [
@@ -198,7 +194,7 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
     "--set",
     `upgradeCompatibility=${plan.fromMinor}`,
   ]);
-  const { value: version } = await pollUntil({
+  const { value: version } = await waitFor(ctx, {
     what: `the agent on ${node} to run Cilium ${plan.to} and report OK`,
     deadlineMs: 600_000,
     intervalMs: 3000,
@@ -212,9 +208,6 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
     },
     done: (s) => s.ok && s.version.startsWith(plan.to),
     show: (s) => `Cilium ${s.version || "?"}, status ${s.ok ? "OK" : "not OK"}`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
   });
   const after = await holderSnapshot(ctx, node, client);
   const record: UpgradeRecord = {
