@@ -206,6 +206,11 @@ export function kprRecords(): RecordSet {
         web_sep_chains: 0,
         ghost_reject_rules: 0,
         ghost_errno: "EHOSTUNREACH",
+        ghost_probes: [
+          { from: "pod", exit: 7, seconds: 0.0022 },
+          { from: "node", exit: 7, seconds: 0.0002 },
+          { from: "pod", exit: 7, seconds: 0.0003 },
+        ],
         nodeport_bind: "EADDRINUSE",
         nodeport_web_pods: 4,
         nodeport_lb_frontends: [
@@ -368,6 +373,11 @@ export function kubeProxyRecords(): RecordSet {
         web_sep_chains: 4,
         ghost_reject_rules: 1,
         ghost_errno: "ECONNREFUSED",
+        ghost_probes: [
+          { from: "pod", exit: 7, seconds: 0.0004 },
+          { from: "node", exit: 7, seconds: 0.0037 },
+          { from: "pod", exit: 7, seconds: 0.0063 },
+        ],
         nodeport_bind: "bound",
         nodeport_web_pods: 4,
         nodeport_lb_frontends: [],

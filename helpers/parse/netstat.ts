@@ -8,6 +8,8 @@ export interface NetstatConnection {
   local: string;
   foreign: string;
   state: string | null;
+  /** 1-based line. */
+  line: number;
 }
 
 export interface NetstatOutput {
@@ -43,6 +45,7 @@ export function parseNetstat(input: string): NetstatOutput {
       local: addr(local),
       foreign: addr(foreign),
       state: state ?? null,
+      line: line.no,
     });
   }
   return { connections };

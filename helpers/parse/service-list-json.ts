@@ -31,11 +31,12 @@ export function parseServiceListJson(input: string): ServiceList {
       );
     }
     const flags = (spec.flags ?? {}) as Record<string, unknown>;
-    const backends = ((spec["backend-addresses"] ?? []) as ModelAddr[]).map((b) => ({
+    const backends = ((spec["backend-addresses"] ?? []) as ModelAddr[]).map((b, k) => ({
       address: formatEndpoint(String(b.ip), Number(b.port)),
       state: b.state ?? "active",
       protocol: b.protocol ? b.protocol.toUpperCase() : null,
       preferred: typeof b.preferred === "boolean" ? b.preferred : null,
+      path: [index, "spec", "backend-addresses", k],
     }));
     return {
       id: Number(spec.id),
@@ -47,6 +48,7 @@ export function parseServiceListJson(input: string): ServiceList {
       namespace: typeof flags.namespace === "string" ? flags.namespace : null,
       name: typeof flags.name === "string" ? flags.name : null,
       backends,
+      path: [index, "spec"],
     };
   });
   return { services };

@@ -1,5 +1,5 @@
 import { parseServiceAddress } from "./address.ts";
-import { contentLines, fail } from "./lines.ts";
+import { contentLines, fail, noteUnknown } from "./lines.ts";
 
 export interface ServiceBackend {
   address: string;
@@ -7,6 +7,11 @@ export interface ServiceBackend {
   protocol: string | null;
   /** `--clustermesh-affinity` marks preferred backends; null when not shown. */
   preferred: boolean | null;
+  /** 1-based line (text); for `-o json` the JSON path of the backend. */
+  line?: number;
+  path?: (string | number)[];
+  /** Text after the known fields (a newer agent's), kept as printed, and reported. */
+  extra?: Record<string, string>;
 }
 
 export interface AgentService {
@@ -19,6 +24,9 @@ export interface AgentService {
   namespace: string | null;
   name: string | null;
   backends: ServiceBackend[];
+  /** 1-based line of the row (text); for `-o json` the JSON path of the element's spec. */
+  line?: number;
+  path?: (string | number)[];
 }
 
 export interface ServiceList {
@@ -27,7 +35,7 @@ export interface ServiceList {
 
 const FORMAT = "service-list";
 const HEADER = /^\s*ID\s+Frontend\s+Service Type\s+Backend$/;
-const BACKEND = String.raw`(\d+) => (\S+) \(([^)]+)\)( \(preferred\))?`;
+const BACKEND = String.raw`(\d+) => (\S+) \(([^)]+)\)( \(preferred\))?(?:\s+(\S.*?))?`;
 const FIRST_ROW = new RegExp(String.raw`^(\d+)\s+(\S+)\s+(\w+)( \(Remote\))?(?:\s+${BACKEND})?$`);
 const CONTINUATION = new RegExp(String.raw`^\s+${BACKEND}$`);
 
@@ -51,6 +59,7 @@ export function parseServiceList(input: string): ServiceList {
         namespace: null,
         name: null,
         backends: [],
+        line: line.no,
       };
       services.push(current);
       if (first[5] !== undefined) current.backends.push(backend(line, first.slice(5)));
@@ -69,10 +78,13 @@ export function parseServiceList(input: string): ServiceList {
 function backend(line: { no: number; text: string }, m: (string | undefined)[]): ServiceBackend {
   const addr = parseServiceAddress(m[1] as string);
   if (!addr) fail(FORMAT, line, "backend is not IP:PORT[/PROTO]");
+  if (m[4]) noteUnknown(line.no, "trailing field", m[4]);
   return {
     address: addr.text,
     state: m[2] as string,
     protocol: addr.protocol,
     preferred: m[3] !== undefined ? true : null,
+    line: line.no,
+    ...(m[4] ? { extra: { trailing: m[4] } } : {}),
   };
 }

@@ -9,14 +9,20 @@ export const MODE_TITLES: Record<Mode, string> = {
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
-/** What a property expects to observe. Serialisable, so the table can be printed as JSON too. */
-export type Expect =
+/** What a property expects of one value. */
+export type ValueExpect =
   | { eq: Json }
   | { gte: number }
   | { lte: number }
   | { between: [number, number] }
   | { oneOf: Json[] }
-  | { match: string }
+  | { match: string };
+
+/** What a property expects to observe. Serialisable, so the table can be printed as JSON too. */
+export type Expect =
+  | ValueExpect
+  /** Every value of a non-empty list satisfies it (each probe, not their median). */
+  | { each: ValueExpect }
   /** Not applicable in this mode/version: the verdict is a skip with this reason. */
   | { na: string };
 
@@ -91,6 +97,7 @@ function show(v: Json): string {
 }
 
 export function describeExpect(e: Expect): string {
+  if ("each" in e) return `each ${describeExpect(e.each)}`;
   if ("eq" in e) return show(e.eq);
   if ("gte" in e) return `≥ ${e.gte}`;
   if ("lte" in e) return `≤ ${e.lte}`;
@@ -115,6 +122,8 @@ function deepEqual(a: unknown, b: unknown): boolean {
 }
 
 export function satisfies(e: Expect, observed: unknown): boolean {
+  if ("each" in e)
+    return Array.isArray(observed) && observed.length > 0 && observed.every((v) => satisfies(e.each, v));
   if ("eq" in e) return deepEqual(e.eq, observed);
   if ("gte" in e) return typeof observed === "number" && observed >= e.gte;
   if ("lte" in e) return typeof observed === "number" && observed <= e.lte;

@@ -1,8 +1,10 @@
 import type { U64 } from "../parse/u64.ts";
+import type { EvidenceItem } from "./evidence.ts";
 /**
  * The lab's records, with exactly the field names and types of the documents (counts are numbers), and
  * the records this suite adds for the kube-proxy notebook and for the mode/version differences. Each
- * record travels with its evidence: for every field, the raw output lines it was read from.
+ * record travels with its evidence: for every field, the raw lines it was read from, quoted at their place in
+ * the bundle, or the value derived from named places (helpers/records/evidence.ts).
  */
 
 /** Lab step 1: iptables-save on the node. */
@@ -107,6 +109,8 @@ export interface DatapathFields {
   ghost_wildcard_entry: boolean;
   /** The connect() errno curl -v reported for the ghost ClusterIP (null when it printed none). */
   ghost_errno: string | null;
+  /** Every probe of the ghost Service in the ghost topic: from where, curl's exit code and time_total (s). */
+  ghost_probes: { from: "pod" | "node"; exit: number; seconds: number | null }[];
   /** filter-table REJECT rules kube-proxy writes for cca-dp/ghost ("has no endpoints"). */
   ghost_reject_rules: number;
   /** The web Service's ClusterIP (what the holder dialled). */
@@ -130,7 +134,7 @@ export interface DatapathFields {
   /** RevNAT of the holder's SVC conntrack entry: the Service's id (null: no SVC entry, as with socket LB). */
   holder_svc_rev_nat: number | null;
   /** The holder's SVC conntrack entry, its BackendID and that id's address in the backend map. */
-  holder_svc_backend: { backend_id: number | null; address: string | null } | null;
+  holder_svc_backend: { backend_id: U64 | null; address: string | null } | null;
   /** kube-proxy's REJECT rule for ghost: its packet counter around probes from the host and from a Pod. */
   ghost_reject_counters: {
     rule: string | null;
@@ -283,8 +287,8 @@ export interface LabRecords {
 
 export type RecordName = keyof LabRecords;
 
-/** For each field, the raw output lines that back it. */
-export type Evidence<T> = { [K in keyof T]?: string[] };
+/** For each field, the evidence that backs it: raw lines quoted at their place, or values derived from named places. */
+export type Evidence<T> = { [K in keyof T]?: EvidenceItem[] };
 
 export interface Evidenced<T> {
   record: T;

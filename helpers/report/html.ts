@@ -6,6 +6,7 @@ import { type MeasuredBundle, measurementCharts } from "../measure/summary.ts";
 import { describeModeExpectation, MODE_TITLES } from "../properties/expectation.ts";
 import { sourceText, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
+import { showItem } from "../records/evidence.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import { CSS, SCRIPT } from "./assets.ts";
 import { BundleCalls, type Provenance, provenance } from "./provenance.ts";
@@ -37,7 +38,16 @@ export async function buildReport(
     const meta = readMeta(dir);
     const check = await checkBundle(dir, topics);
     const calls = new BundleCalls(dir);
-    const prov = new Map(check.verdicts.map((v) => [v.id, provenance(calls, v.topic, v.evidence)]));
+    const prov = new Map(
+      check.verdicts.map((v) => [
+        v.id,
+        provenance(
+          calls,
+          v.topic,
+          v.evidence.map((e) => ("quote" in e ? e.quote : e.derived)),
+        ),
+      ]),
+    );
     columns.push({ label: `${meta.mode} · Cilium ${meta.cilium}`, dir, meta, check, provenance: prov });
   }
   // two bundles of the same mode and version are told apart by their folder
@@ -92,7 +102,8 @@ function verdictOf(c: ReportColumn, id: string): Verdict | undefined {
 
 function evidenceBlock(c: ReportColumn, v: Verdict): string {
   const prov = c.provenance.get(v.id);
-  const lines = v.evidence.length > 0 ? v.evidence.map(esc).join("\n") : "(no evidence lines)";
+  const lines =
+    v.evidence.length > 0 ? v.evidence.map((e) => esc(showItem(e))).join("\n") : "(no evidence lines)";
   const raws = (prov?.sources ?? [])
     .map(
       (

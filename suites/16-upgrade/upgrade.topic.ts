@@ -8,12 +8,14 @@
  */
 import { CILIUM_CHART } from "../../clusters/versions.ts";
 import { mustRun } from "../../helpers/exec/types.ts";
-import { ciliumDbg } from "../../helpers/observe/agent.ts";
-import { kubectl, kubectlJson } from "../../helpers/observe/cluster.ts";
+import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
+import { kubectlJson, kubectlRaw } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitFor } from "../../helpers/observe/context.ts";
-import { holderEvents } from "../../helpers/parse/holder-log.ts";
+import { holderEventLines } from "../../helpers/parse/holder-log.ts";
 import { parseStatus } from "../../helpers/parse/status.ts";
 import { KN } from "../../helpers/properties/sources.ts";
+import { statusQuote } from "../../helpers/records/common.ts";
+import { derive, RawText } from "../../helpers/records/evidence.ts";
 import type { RecordSet, UpgradeRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -77,7 +79,7 @@ export const topic = defineTopic({
         const u = r.get("upgrade");
         return {
           value: u.cilium_after === u.to || u.cilium_after.startsWith(`${u.to} `),
-          evidence: [`Cilium ${u.cilium_after} (asked for ${u.to})`],
+          evidence: [...r.evidence("upgrade", "cilium_after"), ...r.evidence("upgrade", "to")],
         };
       },
     },
@@ -96,17 +98,22 @@ async function helm(ctx: RunContext, args: string[]): Promise<void> {
 }
 
 async function holderSnapshot(ctx: RunContext, node: string, client: string) {
-  const log = await kubectl(ctx, ["-n", ctx.namespace, "logs", "holder"]);
-  const ev = holderEvents(log);
-  const connected = ev.filter((e) => e.event === "connected");
-  const ct = await ciliumDbg(ctx, node, ["bpf", "ct", "list", "global"]);
-  const out = ct.split("\n").find((l) => l.startsWith(`TCP OUT ${client} -> `));
+  const log = await kubectlRaw(ctx, ["-n", ctx.namespace, "logs", "holder"]);
+  const ev = holderEventLines(log.text);
+  const connected = ev.filter((e) => e.event.event === "connected");
+  const closed = ev.filter((e) => e.event.event === "closed");
+  const ct = await ciliumDbgRaw(ctx, node, ["bpf", "ct", "list", "global"]);
+  const out = ct.find((l) => l.startsWith(`TCP OUT ${client} -> `));
+  const last = connected.at(-1);
   return {
-    connection: Number(connected.at(-1)?.connection ?? 0),
+    connection: Number(last?.event.connection ?? 0),
     events: ev.length,
-    closed: ev.filter((e) => e.event === "closed").length,
-    backend: out ? (out.split(" ")[4] ?? null) : null,
-    ctLine: out ?? null,
+    closed: closed.length,
+    backend: out ? (out.quote.split(" ")[4] ?? null) : null,
+    /** The last `connected` line and every `closed` line of the log, quoted. */
+    logEvidence: [...(last ? [log.quote(last.line)] : []), ...closed.map((c) => log.quote(c.line))],
+    log,
+    ctEvidence: out ? [out] : [derive(`no TCP OUT entry from ${client}`, ct)],
   };
 }
 
@@ -203,8 +210,13 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
         target: { kind: "agent", node },
         argv: ["cilium-dbg", "status", "--brief"],
       });
-      const st = parseStatus(await ciliumDbg(ctx, node, ["status"]));
-      return { ok: brief.stdout.trim() === "OK", version: st.ciliumVersion ?? "" };
+      const raw = await ciliumDbgRaw(ctx, node, ["status"]);
+      const st = parseStatus(raw.text);
+      return {
+        ok: brief.stdout.trim() === "OK",
+        version: st.ciliumVersion ?? "",
+        evidence: [...RawText.stdout(brief).nonBlank(), ...statusQuote(raw, st, "Cilium")],
+      };
     },
     done: (s) => s.ok && s.version.startsWith(plan.to),
     show: (s) => `Cilium ${s.version || "?"}, status ${s.ok ? "OK" : "not OK"}`,
@@ -225,9 +237,17 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
       record,
       evidence: {
         connection_after: [
-          `holder connection ${before.connection} → ${after.connection}, ${after.closed - before.closed} close event(s) during the upgrade`,
+          ...before.logEvidence,
+          ...after.logEvidence,
+          derive(
+            `holder connection ${before.connection} → ${after.connection}, ${after.closed - before.closed} close event(s) during the upgrade`,
+            before.log,
+            after.log,
+          ),
         ],
-        backend_after: [before.ctLine ?? "(no OUT entry before)", after.ctLine ?? "(no OUT entry after)"],
+        backend_after: [...before.ctEvidence, ...after.ctEvidence],
+        cilium_after: version.evidence,
+        to: [derive(`the upgrade asked for Cilium ${plan.to}`, { file: "bundle.json" })],
       },
     },
   };
