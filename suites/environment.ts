@@ -99,7 +99,10 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
         },
         pods,
       );
-      const exec = new RecordingExecutor(inner, t.bundleDir, topic);
+      const exec = new RecordingExecutor(inner, t.bundleDir, topic, Date.now, {
+        bundle: t.bundleDir,
+        ...(t.labCache ? { labCache: t.labCache } : {}),
+      });
       const ctx: RunContext = {
         exec,
         now: Date.now,

@@ -1,5 +1,6 @@
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type PathRoots, portableArgv } from "./portable.ts";
 import { callKey, type ExecRequest, type ExecResult, type Executor, targetKey } from "./types.ts";
 
 /** One line of `calls/<topic>.jsonl` in an evidence bundle. */
@@ -35,6 +36,8 @@ export class RecordingExecutor implements Executor {
     private readonly topic: string,
     /** Stamps `at` (the end of each call); the bundle maker passes a simulated clock. */
     private readonly clock: () => number = Date.now,
+    /** Folders whose paths a command names by `$BUNDLE/…` / `$LAB_CACHE/…` in the bundle (portable.ts). */
+    private readonly roots: PathRoots = { bundle: bundleDir },
   ) {
     mkdirSync(join(bundleDir, "calls"), { recursive: true });
     mkdirSync(join(bundleDir, "raw", topic), { recursive: true });
@@ -43,7 +46,9 @@ export class RecordingExecutor implements Executor {
   async run(req: ExecRequest): Promise<ExecResult> {
     const result = await this.inner.run(req);
     this.seq++;
-    const stdoutFile = join("raw", this.topic, `${String(this.seq).padStart(3, "0")}-${slug(req.argv)}.txt`);
+    // the command as the bundle keeps it: no folder of this machine in it (a replay elsewhere matches it)
+    const argv = portableArgv(req.argv, this.roots);
+    const stdoutFile = join("raw", this.topic, `${String(this.seq).padStart(3, "0")}-${slug(argv)}.txt`);
     writeFileSync(join(this.bundleDir, stdoutFile), result.stdout);
     // the time is stamped once, to the millisecond the bundle keeps: a replay reads back the very same value
     const at = new Date(this.clock()).toISOString();
@@ -51,9 +56,9 @@ export class RecordingExecutor implements Executor {
     this.lastAt = atMs;
     const rec: CallRecord = {
       seq: this.seq,
-      key: callKey(req),
+      key: callKey({ ...req, argv }),
       target: targetKey(req.target),
-      argv: req.argv,
+      argv,
       ...(req.stdin !== undefined ? { stdin: req.stdin } : {}),
       exitCode: result.exitCode,
       durationMs: Math.round(result.durationMs),

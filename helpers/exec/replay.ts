@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors.ts";
+import { labCacheDir, type PathRoots, portableArgv } from "./portable.ts";
 import type { CallRecord } from "./record.ts";
 import { callKey, type ExecRequest, type ExecResult, type Executor } from "./types.ts";
 
@@ -30,10 +31,14 @@ export class ReplayExecutor implements Executor {
   private spentCalls = 0;
   private lastSpent: string | null = null;
 
+  private readonly roots: PathRoots;
+
   constructor(
     private readonly bundleDir: string,
     readonly topic: string,
+    roots?: PathRoots,
   ) {
+    this.roots = roots ?? { bundle: bundleDir, labCache: labCacheDir() };
     const file = join(bundleDir, "calls", `${topic}.jsonl`);
     if (!existsSync(file))
       throw new UserError(`bundle ${bundleDir} has no recorded calls for ${topic} (calls/${topic}.jsonl)`);
@@ -53,7 +58,8 @@ export class ReplayExecutor implements Executor {
   }
 
   async run(req: ExecRequest): Promise<ExecResult> {
-    const key = callKey(req);
+    // matched as recorded: paths under the bundle or the lab's cache by name (portable.ts)
+    const key = callKey({ ...req, argv: portableArgv(req.argv, this.roots) });
     const list = this.byKey.get(key);
     if (!list || list.length === 0) throw new NotRecorded(this.bundleDir, this.topic, key);
     const n = this.used.get(key) ?? 0;
