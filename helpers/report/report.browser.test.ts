@@ -191,6 +191,35 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
     await page.close();
   });
 
+  test("an evidence line links to its raw output, which opens scrolled to that line and highlights it", async ({
+    browser,
+    skip,
+  }) => {
+    if (!browser.context) return skip(browser.why);
+    const page = await browser.open(browser.tamperedPage);
+    await page.locator('tbody[data-id="iptables.kube-svc-lines"] button.expander').click();
+    const link = page.locator("#ev-iptables-kube-svc-lines li.q a.at").first();
+    const place = (await link.textContent()) ?? "";
+    expect(place).toMatch(/^raw\/iptables\/\d+-iptables-save\.txt:\d+$/);
+    const quoted = await page.locator("#ev-iptables-kube-svc-lines li.q code").first().textContent();
+    expect(quoted).toBe(KUBE_SVC_LINE);
+    await link.click();
+    const id = decodeURIComponent(new URL(page.url()).hash.slice(1));
+    const line = page.locator(`[id="${id}"]`);
+    // the output it is in is open, the line is in view, highlighted, and reads what the evidence quoted
+    expect(await line.evaluate((el) => (el.closest("details") as HTMLDetailsElement).open)).toBe(true);
+    expect(await line.isVisible()).toBe(true);
+    expect(await line.evaluate((el) => el.matches(":target"))).toBe(true);
+    expect(await line.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe("rgb(255, 213, 74)");
+    const box = await line.boundingBox();
+    const viewport = page.viewportSize();
+    expect(box && viewport && box.y >= 0 && box.y + box.height <= viewport.height).toBe(true);
+    expect(await line.textContent()).toBe(KUBE_SVC_LINE);
+    expect(await line.getAttribute("data-n")).toBe(place.split(":").at(-1) as string);
+    await page.screenshot({ path: join(OUT, "report-raw-line.png") });
+    await page.close();
+  });
+
   test("reads at 600 px wide without sideways scrolling; no network request was made", async ({
     browser,
     skip,
