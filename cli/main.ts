@@ -7,6 +7,7 @@ import { compareBundles, formatComparison } from "../helpers/compare.ts";
 import { UserError } from "../helpers/errors.ts";
 import { type MeasuredBundle, summaryMarkdown, summarySvg } from "../helpers/measure/summary.ts";
 import { FORMAT_NAMES, FORMATS } from "../helpers/parse/index.ts";
+import { formatNotes, withNotes } from "../helpers/parse/lines.ts";
 import { forEachBlock, RowBuffer, STREAMING } from "../helpers/parse/stream.ts";
 import { stripTranscript } from "../helpers/parse/transcript.ts";
 import { MODES } from "../helpers/properties/expectation.ts";
@@ -63,7 +64,11 @@ registerCommand({
     }
     let input = file === "-" ? await io.readStdin() : readText(file);
     if (flags.transcript) input = stripTranscript(input);
-    io.out(`${JSON.stringify(spec.parse(input), null, 2)}\n`);
+    // what the parser passed over without failing (elided lines, unknown fields kept in `extra`) goes to stderr
+    const { value, notes } = withNotes(() => spec.parse(input));
+    io.out(`${JSON.stringify(value, null, 2)}\n`);
+    const said = formatNotes(format, notes);
+    if (said) io.err(said);
     return 0;
   },
 });

@@ -22,11 +22,7 @@ function strings(x: unknown, out: string[] = []): string[] {
 }
 
 /** Folders of a machine running the suite (the recording one's were /work/main, /root/.cache, …); /tmp and /proc are the cluster's too. */
-const LOCAL = [
-  /^\/(root|home|Users|work)\//,
-  new RegExp(`^${homedir()}/`),
-  new RegExp(`^${resolve(".")}/`),
-];
+const LOCAL = [/^\/(root|home|Users|work)\//, new RegExp(`^${homedir()}/`), new RegExp(`^${resolve(".")}/`)];
 
 describe.each(BUNDLES)("bundle %s is portable", (name) => {
   const dir = join(ROOT, name);

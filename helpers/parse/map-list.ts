@@ -1,10 +1,11 @@
 import { contentLines, fail, noteUnknown } from "./lines.ts";
+import { type U64, u64 } from "./u64.ts";
 
 export interface AgentMap {
   name: string;
-  /** null where the agent prints `unknown` (maps it opens without a cache, e.g. cilium_metrics). */
-  entries: number | null;
-  errors: number;
+  /** null where the agent prints `unknown` (maps it opens without a cache, e.g. cilium_metrics); Go int: exact past 2^53. */
+  entries: U64 | null;
+  errors: U64;
   cacheEnabled: boolean;
   /** 1-based line. */
   line: number;
@@ -30,8 +31,8 @@ export function parseMapList(input: string): MapList {
     if (m[5]) noteUnknown(line.no, "trailing column", m[5]);
     maps.push({
       name: m[1] as string,
-      entries: m[2] === "unknown" ? null : Number(m[2]),
-      errors: Number(m[3]),
+      entries: m[2] === "unknown" ? null : u64(m[2] as string),
+      errors: u64(m[3] as string),
       cacheEnabled: m[4] === "true",
       line: line.no,
       ...(m[5] ? { extra: { trailing: m[5] } } : {}),

@@ -2,6 +2,7 @@ import { ParseError } from "../errors.ts";
 import { formatEndpoint } from "./address.ts";
 import { parseJsonText } from "./lines.ts";
 import type { AgentService, ServiceList } from "./service-list.ts";
+import { u64Of } from "./u64.ts";
 
 const FORMAT = "service-list-json";
 
@@ -39,7 +40,7 @@ export function parseServiceListJson(input: string): ServiceList {
       path: [index, "spec", "backend-addresses", k],
     }));
     return {
-      id: Number(spec.id),
+      id: u64Of(spec.id) ?? Number.NaN,
       frontend: formatEndpoint(fe.ip, fe.port),
       protocol: fe.protocol ? fe.protocol.toUpperCase() : null,
       scope: fe.scope === "internal" ? "internal" : "external",

@@ -1,5 +1,6 @@
 import { parseServiceAddress } from "./address.ts";
 import { contentLines, fail, noteUnknown } from "./lines.ts";
+import { type U64, u64 } from "./u64.ts";
 
 export interface ServiceBackend {
   address: string;
@@ -15,7 +16,8 @@ export interface ServiceBackend {
 }
 
 export interface AgentService {
-  id: number;
+  /** int64 in the agent's model: exact past 2^53 (u64.ts). */
+  id: U64;
   frontend: string;
   protocol: string | null;
   scope: "external" | "internal";
@@ -50,7 +52,7 @@ export function parseServiceList(input: string): ServiceList {
       const fe = parseServiceAddress(first[2] as string);
       if (!fe) fail(FORMAT, line, "frontend is not IP:PORT[/PROTO][/i]");
       current = {
-        id: Number(first[1]),
+        id: u64(first[1] as string),
         frontend: fe.text,
         protocol: fe.protocol,
         scope: fe.scope,

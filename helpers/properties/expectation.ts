@@ -121,14 +121,21 @@ function deepEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** A number, or a 64-bit value kept as its decimal past 2^53 (compared by magnitude; thresholds are small). */
+function magnitude(v: unknown): number | null {
+  if (typeof v === "number") return v;
+  if (typeof v === "string" && /^-?\d+$/.test(v)) return Number(v);
+  return null;
+}
+
 export function satisfies(e: Expect, observed: unknown): boolean {
   if ("each" in e)
     return Array.isArray(observed) && observed.length > 0 && observed.every((v) => satisfies(e.each, v));
   if ("eq" in e) return deepEqual(e.eq, observed);
-  if ("gte" in e) return typeof observed === "number" && observed >= e.gte;
-  if ("lte" in e) return typeof observed === "number" && observed <= e.lte;
-  if ("between" in e)
-    return typeof observed === "number" && observed >= e.between[0] && observed <= e.between[1];
+  const n = magnitude(observed);
+  if ("gte" in e) return n !== null && n >= e.gte;
+  if ("lte" in e) return n !== null && n <= e.lte;
+  if ("between" in e) return n !== null && n >= e.between[0] && n <= e.between[1];
   if ("oneOf" in e) return e.oneOf.some((x) => deepEqual(x, observed));
   if ("match" in e) return typeof observed === "string" && new RegExp(e.match).test(observed);
   return true;

@@ -18,7 +18,8 @@ export interface IptablesRecord {
 
 /** Lab step 2: the web ClusterIP in the agent's service list and BPF LB map. */
 export interface SvcRecord {
-  service_id: number;
+  /** A number (the lab's); int64 in the agent's model, so past 2^53 the printed decimal, exactly. */
+  service_id: U64;
   frontend: string;
   backends: string[];
   backend_pods: string[];
@@ -65,7 +66,7 @@ export interface NodePortRecord {
   iptables_lines: number;
   listen_sockets: number;
   /** The agent's entry number of 0.0.0.0:30780 NodePort; null when the agent has none (kube-proxy mode). */
-  service_id: number | null;
+  service_id: U64 | null;
 }
 
 /** Lab step 7: a Service with no backends. */
@@ -127,8 +128,8 @@ export interface DatapathFields {
   nodeport_web_pods: number;
   /** Socket-LB hooks with a `cil_sock…` program at Cilium's cgroup2 root (sorted); null: not in this bundle. */
   sock_hooks: string[] | null;
-  /** Entries of cilium_lb4_reverse_sk in `map list` (socket LB's reverse translation; 0 when absent). */
-  reverse_sk_entries: number;
+  /** Entries of cilium_lb4_reverse_sk in `map list` (socket LB's reverse translation; 0 when absent); exact past 2^53. */
+  reverse_sk_entries: U64;
   /** RevNAT of the holder's OUT conntrack entry (0: nothing to reverse, the socket was translated). */
   holder_out_rev_nat: number | null;
   /** RevNAT of the holder's SVC conntrack entry: the Service's id (null: no SVC entry, as with socket LB). */

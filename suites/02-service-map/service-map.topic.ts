@@ -15,6 +15,7 @@ import { formatEndpoint } from "../../helpers/parse/address.ts";
 import type { LbList } from "../../helpers/parse/bpf-lb-list.ts";
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
+import { u64Of } from "../../helpers/parse/u64.ts";
 import { LAB } from "../../helpers/properties/sources.ts";
 import {
   backendPods,
@@ -53,7 +54,7 @@ export const topic = defineTopic({
       observe: (r) => {
         const svc = r.get("svc");
         return {
-          value: Number.isInteger(svc.service_id) && svc.frontend.endsWith(":80"),
+          value: u64Of(svc.service_id) !== null && svc.frontend.endsWith(":80"),
           evidence: r.evidence("svc", "service_id"),
         };
       },

@@ -278,6 +278,9 @@ export function buildProgRecord(input: {
       .map((p) => input.endpoint.raw.jsonQuote(p))
       .find((q) => q !== null) ?? null;
   const tc = input.tcFilter.raw.nonBlank();
+  // a kernel ifindex is an int; the model's int64 printed past 2^53 would not be one
+  if (typeof ep.interfaceIndex === "string")
+    throw new RecordError("prog", "ifindex", `interface-index ${ep.interfaceIndex} is not an ifindex`);
   return {
     record: {
       endpoint_id: input.endpointId,
