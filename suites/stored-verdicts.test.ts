@@ -11,7 +11,7 @@ import {
   writeMeta,
   writeRecords,
 } from "../helpers/bundle.ts";
-import { checkBundle, formatCheck } from "../helpers/check.ts";
+import { checkBundle, formatCheck, storedVerdicts } from "../helpers/check.ts";
 import { RecordingExecutor } from "../helpers/exec/record.ts";
 import { ReplayExecutor } from "../helpers/exec/replay.ts";
 import type { Executor } from "../helpers/exec/types.ts";
@@ -85,10 +85,12 @@ describe("a bundle recorded with this suite is re-judged exactly", () => {
     expect(r.stored.format).toBe("current");
     expect(r.stored.differences).toEqual([]);
     expect(r.stored.exact).toBe(true);
-    // and its stored evidence holds, verbatim at place
+    // and its stored evidence holds, verbatim at place: the records' and the verdicts'
     const stored = readRecords(dir);
     const items = Object.values(stored).flatMap((e) => Object.values(e?.evidence ?? {}).flat());
-    expect(tallyEvidence(new BundleFiles(dir), items).faults).toEqual([]);
+    const verdicts = [...(storedVerdicts(dir)?.values() ?? [])].flatMap((v) => v.evidence);
+    expect(verdicts.length).toBeGreaterThan(100);
+    expect(tallyEvidence(new BundleFiles(dir), [...items, ...verdicts]).faults).toEqual([]);
   }, 60_000);
 });
 
