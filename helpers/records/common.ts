@@ -121,8 +121,8 @@ export function lbBackendRows(raw: RawText, s: LbService): Quote[] {
 }
 
 /**
- * The lines behind an EndpointSlice's ready addresses: per endpoint, its address and the Pod it names
- * (targetRef), quoted; and the port they are read for.
+ * The lines behind an EndpointSlice's ready addresses (of the slices that have the port): per ready endpoint, its
+ * address, its ready condition and the Pod it names (targetRef), quoted.
  */
 export function readyEvidence(slices: Read<EndpointSlices>, port?: string | number): EvidenceItem[] {
   const raw = slices.raw;
