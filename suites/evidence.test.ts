@@ -1,8 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkBundle } from "../helpers/check.ts";
-import type { Verdict } from "../helpers/properties/judge.ts";
+import { checkBundle, storedVerdicts } from "../helpers/check.ts";
 import { isEvidenceItem } from "../helpers/records/evidence.ts";
 import { BundleFiles, tallyEvidence } from "../helpers/records/verify-evidence.ts";
 import { TOPICS } from "./topics.ts";
@@ -44,13 +43,9 @@ describe("evidence is quoted verbatim at its place, or derived from named places
   for (const name of BUNDLES)
     it(`${name}: the stored verdicts.jsonl, when recorded in this format`, (ctx) => {
       const dir = join(ROOT, name);
-      const file = join(dir, "verdicts.jsonl");
-      if (!existsSync(file)) return ctx.skip("the bundle stores no verdicts");
-      const stored = readFileSync(file, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Verdict);
-      const items = stored.flatMap((v) => v.evidence as unknown[]);
+      const stored = storedVerdicts(dir);
+      if (!stored) return ctx.skip("the bundle stores no verdicts");
+      const items = [...stored.values()].flatMap((v) => v.evidence as unknown[]);
       if (!items.every(isEvidenceItem))
         return ctx.skip(
           "recorded with an older suite: its stored evidence is plain lines (check re-judges it above, verbatim at place)",

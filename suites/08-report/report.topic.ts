@@ -87,8 +87,7 @@ export const topic = defineTopic({
             r.get("ghost").no_backend_response,
           ],
         ];
-        const fieldEvidence = (name: RecordName, field: string) =>
-          (r.set[name]?.evidence as Record<string, EvidenceItem[] | undefined> | undefined)?.[field] ?? [];
+        const fieldEvidence = (name: RecordName, field: string) => r.evidence(name, field as never);
         const differ = want.filter(([, a, , , b]) => a !== b);
         const diff = differ.map(
           ([k, a, name, field, b]) => `${k}: report=${String(a)} ${name}.${field}=${String(b)}`,
