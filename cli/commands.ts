@@ -71,7 +71,12 @@ export const parse: Command = {
     }
     let input = file === "-" ? await io.readStdin() : readText(file);
     if (values.transcript) input = (await import("../helpers/parse/transcript.ts")).stripTranscript(input);
-    io.out(`${JSON.stringify(spec.parse(input), null, 2)}\n`);
+    // what the parser passed over without failing (elided lines, unknown fields kept in `extra`) goes to stderr
+    const { formatNotes, withNotes } = await import("../helpers/parse/lines.ts");
+    const { value, notes } = withNotes(() => spec.parse(input));
+    io.out(`${JSON.stringify(value, null, 2)}\n`);
+    const said = formatNotes(format, notes);
+    if (said) io.err(said);
     return 0;
   },
 };

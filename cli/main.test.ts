@@ -28,6 +28,18 @@ describe("datapath-conformance CLI", () => {
     expect(JSON.parse(r.out).sockets[0].local).toBe("0.0.0.0:30780");
   });
 
+  it("parse says on stderr what it passed over: elided lines skipped and counted, unknown keywords kept", async () => {
+    const r = await run(
+      ["parse", "ip-route", "-"],
+      "default nhid 12 via 192.168.1.1 dev eth0 quantum_flux 7\n...\n10.0.2.0/24 dev eth0 scope link\n",
+    );
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out).routes[0].extra).toEqual({ nhid: "12", quantum_flux: "7" });
+    expect(r.err).toBe(
+      'ip-route: skipped 1 elided line (line 2)\nip-route: line 1: kept unknown keyword "quantum_flux" in extra: "quantum_flux 7"\n',
+    );
+  });
+
   it("unknown format: exit 2, one line listing the formats", async () => {
     const r = await run(["parse", "nope"]);
     expect(r.code).toBe(2);

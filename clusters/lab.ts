@@ -6,9 +6,9 @@
  * Nothing here applies without LAB_IMAGES=1: what a user with a registry gets does not change.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
 import { UserError } from "../helpers/errors.ts";
+import { labCacheDir } from "../helpers/exec/portable.ts";
 import { type CiliumVersion, resolveCilium } from "./versions.ts";
 
 export const LAB_DIR = join(import.meta.dirname, "lab");
@@ -48,7 +48,7 @@ export function readLab(env: NodeJS.ProcessEnv = process.env): Lab {
     if (!value) throw new Error(`clusters/lab/versions.env has no ${k}`);
     return value;
   };
-  const cache = env.LAB_CACHE ?? join(homedir(), ".cache", "datapath-conformance", "lab");
+  const cache = labCacheDir(env);
   return {
     cache,
     binDir: join(cache, "bin"),

@@ -7,6 +7,7 @@ import { UserError } from "../helpers/errors.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
+import { portableUpgrade } from "../helpers/exec/portable.ts";
 import { type Executor, mustRun } from "../helpers/exec/types.ts";
 import { realSleep } from "../helpers/observe/context.ts";
 import { parseStatus } from "../helpers/parse/status.ts";
@@ -332,7 +333,9 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
         createdAt: new Date().toISOString(),
         phases,
         kubeContext: p.context,
-        ...(upgrade ? { upgrade } : {}),
+        // bundle.json names no folder of this machine: the values file by its place in the bundle, the lab's
+        // chart under $LAB_CACHE (helpers/exec/portable.ts)
+        ...(upgrade ? { upgrade: portableUpgrade(upgrade, { bundle: dir, labCache: lab?.cache }) } : {}),
         ...(p.lab && lab
           ? {
               lab: {
@@ -357,6 +360,7 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
         ...(p.provider === "k3d" ? { nodeShellPrefix: NODE_TOOLS_PREFIX } : {}),
         ...(outside ? { outsideContainer: outside.name } : {}),
         bundleDir: dir,
+        ...(lab ? { labCache: lab.cache } : {}),
         ...(upgrade ? { upgrade } : {}),
       });
     }

@@ -51,6 +51,7 @@ export function labUpgrade(lab: Lab, cluster: string, version: string): NonNulla
     chart: lp.chart,
     cluster,
     load: lp.load,
+    ...(lp.patch ? { patch: lp.patch } : {}),
     set: [
       `image.override=${lp.ciliumImage}`,
       `operator.image.override=${lp.operatorImage}`,

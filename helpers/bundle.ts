@@ -5,6 +5,7 @@ import type { UpgradePlan } from "./observe/context.ts";
 import { MODES, type Mode } from "./properties/expectation.ts";
 import type { Verdict } from "./properties/judge.ts";
 import { mergeDatapath } from "./records/datapath.ts";
+import { type EvidenceItem, isEvidenceItem } from "./records/evidence.ts";
 import { formatReport, parseReport } from "./records/report-text.ts";
 import {
   type Evidenced,
@@ -115,12 +116,23 @@ export function readRecords(dir: string): RecordSet {
     if (!existsSync(path)) continue;
     const text = readFileSync(path, "utf8");
     const evPath = join(rdir, `${file.replace(/\.(json|txt)$/, "")}.evidence.json`);
-    const evidence = existsSync(evPath)
-      ? (JSON.parse(readFileSync(evPath, "utf8")) as Record<string, string[]>)
-      : {};
+    const evidence = existsSync(evPath) ? upgradeEvidence(JSON.parse(readFileSync(evPath, "utf8"))) : {};
     out[name] = { record: name === "report" ? parseReport(text) : JSON.parse(text), evidence };
   }
   return out as RecordSet;
+}
+
+/**
+ * A record's evidence as read from a bundle. Bundles recorded before evidence was quoted at its place hold
+ * plain strings: each becomes a derived value that names no source, which `checkEvidence` reports as such.
+ */
+function upgradeEvidence(doc: unknown): Record<string, EvidenceItem[]> {
+  const out: Record<string, EvidenceItem[]> = {};
+  for (const [field, items] of Object.entries((doc ?? {}) as Record<string, unknown>))
+    out[field] = (Array.isArray(items) ? items : []).map((x) =>
+      isEvidenceItem(x) ? x : { derived: String(x), from: [] },
+    );
+  return out;
 }
 
 export function appendVerdicts(dir: string, verdicts: Verdict[]): void {

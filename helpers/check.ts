@@ -1,8 +1,11 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { bundleTopics, readMeta } from "./bundle.ts";
 import { replayContext } from "./observe/replay-context.ts";
 import type { Mode } from "./properties/expectation.ts";
 import { judge, type Verdict } from "./properties/judge.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
+import { isEvidenceItem } from "./records/evidence.ts";
 import type { RecordSet } from "./records/types.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
@@ -13,6 +16,26 @@ export interface CheckResult {
   origin: string;
   verdicts: Verdict[];
   records: RecordSet;
+  /** How the re-judged verdicts differ from those the run stored (verdicts.jsonl), each with its reason. */
+  stored: StoredComparison;
+}
+
+/** One way a re-judged verdict differs from the one the bundle stored, and why. */
+export interface StoredDifference {
+  id: string;
+  /** What differs: a field of the verdict, or the property itself (declared now / stored then). */
+  what: "status" | "expected" | "observed" | "evidence" | "not stored" | "not declared";
+  was: string;
+  now: string;
+  reason: string;
+}
+
+export interface StoredComparison {
+  /** none: the bundle stores no verdicts; older: its evidence is plain lines (before issue 19); current: items. */
+  format: "none" | "older" | "current";
+  differences: StoredDifference[];
+  /** True when every re-judged verdict equals the stored one (status, expected, observed, evidence). */
+  exact: boolean;
 }
 
 /** The part of a verdict a reference compares (suites/golden): what was expected, observed and shown. */
@@ -30,7 +53,8 @@ export function verdictRows(r: CheckResult): VerdictRow[] {
 
 /**
  * Re-judges a bundle offline: replays every recorded topic (in `topics`' order) through the same observers the specs use (so
- * an altered raw output changes the records), then judges every declared property.
+ * an altered raw output changes the records), then judges every declared property on its topic's observation,
+ * as the run did; `records` is every topic's, merged (what the bundle's records/ hold).
  */
 export async function checkBundle(
   dir: string,
@@ -40,6 +64,8 @@ export async function checkBundle(
   const meta = readMeta(dir);
   const recorded = new Set(bundleTopics(dir));
   let records: RecordSet = {};
+  /** Each topic's own observation: its properties are judged on it, as the run judged them (suites/harness.ts). */
+  const own = new Map<string, RecordSet>();
   const failedTopics = new Map<string, string>();
   for (const { name: topic, observe } of topics) {
     if (!recorded.has(topic)) continue;
@@ -49,7 +75,9 @@ export async function checkBundle(
       earlierRecords: () => sofar,
     });
     try {
-      records = mergeRecordSets([records, await observe(ctx)]);
+      const observed = await observe(ctx);
+      own.set(topic, observed);
+      records = mergeRecordSets([records, observed]);
     } catch (err) {
       failedTopics.set(topic, err instanceof Error ? err.message : String(err));
     }
@@ -73,7 +101,7 @@ export async function checkBundle(
         };
       }
       const failed = failedTopics.get(p.topic);
-      const v = judge(p, meta.mode, records, meta.cilium);
+      const v = judge(p, meta.mode, own.get(p.topic) ?? {}, meta.cilium);
       if (failed && v.status !== "pass")
         return {
           ...v,
@@ -82,7 +110,123 @@ export async function checkBundle(
         };
       return v;
     });
-  return { bundle: dir, mode: meta.mode, cilium: meta.cilium, origin: meta.origin, verdicts, records };
+  return {
+    bundle: dir,
+    mode: meta.mode,
+    cilium: meta.cilium,
+    origin: meta.origin,
+    verdicts,
+    records,
+    stored: compareStored(dir, verdicts, topics, recorded),
+  };
+}
+
+/** The verdicts a bundle stored, the latest per property (a topic observed again appends its own). */
+export function storedVerdicts(dir: string): Map<string, Verdict> | null {
+  const file = join(dir, "verdicts.jsonl");
+  if (!existsSync(file)) return null;
+  const out = new Map<string, Verdict>();
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (line.trim() === "") continue;
+    const v = JSON.parse(line) as Verdict;
+    out.set(v.id, v);
+  }
+  return out;
+}
+
+/**
+ * Re-judging is exact, or says why not: each difference between a re-judged verdict and the stored one gets
+ * its reason. A changed expectation is a newer expectation; a changed status, observed value or evidence under
+ * the same expectation is a newer judge (the observation, a parser or the judgement changed after the
+ * recording); a property declared now but not then is newer than the bundle; one stored but no longer declared
+ * was renamed or removed.
+ */
+export function compareStored(
+  dir: string,
+  verdicts: Verdict[],
+  topics: TopicDeclaration[],
+  recorded: Set<string>,
+): StoredComparison {
+  const stored = storedVerdicts(dir);
+  if (!stored) return { format: "none", differences: [], exact: false };
+  const items = [...stored.values()].flatMap((v) => v.evidence as unknown[]);
+  const format = items.every(isEvidenceItem) ? "current" : "older";
+  const measured = new Set(
+    topics
+      .flatMap((t) => t.properties)
+      .filter((p) => p.needs.some((n) => n === "latency" || n === "scaling"))
+      .map((p) => p.id),
+  );
+  const differences: StoredDifference[] = [];
+  for (const v of verdicts) {
+    if (!recorded.has(v.topic)) continue;
+    const s = stored.get(v.id);
+    if (!s) {
+      differences.push({
+        id: v.id,
+        what: "not stored",
+        was: "-",
+        now: v.status,
+        reason: "newer than the bundle: the property was declared after it was recorded",
+      });
+      continue;
+    }
+    if (s.expected !== v.expected) {
+      differences.push({
+        id: v.id,
+        what: "expected",
+        was: s.expected,
+        now: v.expected,
+        reason: "newer expectation: the declaration changed after the recording",
+      });
+      for (const f of ["status", "observed"] as const)
+        if (s[f] !== v[f])
+          differences.push({
+            id: v.id,
+            what: f,
+            was: s[f],
+            now: v[f],
+            reason: "follows the newer expectation",
+          });
+      continue;
+    }
+    for (const f of ["status", "observed"] as const) {
+      if (s[f] === v[f]) continue;
+      const timed =
+        f === "observed" &&
+        measured.has(v.id) &&
+        !Number.isNaN(Number(s.observed)) &&
+        !Number.isNaN(Number(v.observed));
+      differences.push({
+        id: v.id,
+        what: f,
+        was: s[f],
+        now: v[f],
+        reason: timed
+          ? "newer judge: measured times are now the calls' recorded end times (the recording run read its wall clock, a few ms apart)"
+          : "newer judge: the observation or its judgement changed after the recording",
+      });
+    }
+    if (format === "current" && JSON.stringify(s.evidence) !== JSON.stringify(v.evidence))
+      differences.push({
+        id: v.id,
+        what: "evidence",
+        was: `${s.evidence.length} items`,
+        now: `${v.evidence.length} items`,
+        reason: "newer judge: the evidence shown changed after the recording",
+      });
+  }
+  const declared = new Set(verdicts.map((v) => v.id));
+  for (const id of stored.keys())
+    if (!declared.has(id))
+      differences.push({
+        id,
+        what: "not declared",
+        was: stored.get(id)?.status ?? "",
+        now: "-",
+        reason: "renamed or removed after the recording",
+      });
+  return { format, differences, exact: format === "current" && differences.length === 0 };
 }
 
 /** The step-summary form: the expectation, the observed value and the verdict per property. */
@@ -101,6 +245,8 @@ export function formatCheckMarkdown(r: CheckResult): string {
         `| \`${v.id}\` | ${cell(v.claim)} | ${cell(v.expected)} | ${cell(v.observed)} | ${mark[v.status]} |`,
     ),
     "",
+    ...formatStored(r.stored).map((l) => (l.startsWith("  ") ? `- ${cell(l.trim())}` : l)),
+    "",
   ].join("\n");
 }
 
@@ -115,5 +261,26 @@ export function formatCheck(r: CheckResult): string {
   const fails = r.verdicts.filter((v) => v.status === "fail");
   if (fails.length > 0) lines.push("", ...fails.map((v) => v.message), "");
   lines.push(`${counts.pass} passed, ${counts.fail} failed, ${counts.skip} skipped`);
+  lines.push(...formatStored(r.stored));
   return `${lines.join("\n")}\n`;
+}
+
+/** What `check` says about the stored verdicts: reproduced exactly, or each difference with its reason. */
+export function formatStored(s: StoredComparison): string[] {
+  if (s.format === "none") return ["(the bundle stores no verdicts to compare with)"];
+  const out: string[] = [];
+  if (s.format === "older")
+    out.push(
+      "stored verdicts.jsonl: recorded with an older suite (evidence as plain lines); this check's evidence is quoted at its place",
+    );
+  if (s.differences.length === 0) {
+    if (s.format === "current") out.push("stored verdicts.jsonl: reproduced exactly");
+    else out.push("stored verdicts.jsonl: every status, expectation and observed value reproduced");
+    return out;
+  }
+  out.push(`stored verdicts.jsonl: ${s.differences.length} difference(s), each with its reason:`);
+  const cut = (x: string) => (x.length > 70 ? `${x.slice(0, 67)}...` : x);
+  for (const d of s.differences)
+    out.push(`  ${d.id.padEnd(44)} ${d.what}: ${cut(d.was)} → ${cut(d.now)}  (${d.reason})`);
+  return out;
 }

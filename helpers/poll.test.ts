@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DeadlineError, pollUntil } from "./poll.ts";
+import { DeadlineError, pollUntil, ReplayExhausted } from "./poll.ts";
 
 describe("pollUntil", () => {
   it("returns as soon as done, without sleeping first", async () => {
@@ -77,5 +77,30 @@ describe("pollUntil", () => {
     }).catch((e) => e);
     expect(err).toBe(permanent);
     expect(attempts).toBe(1);
+  });
+
+  it("a replayed probe served after its recordings ran out ends the wait with the last observation", async () => {
+    let served = 0;
+    const recorded = 2;
+    const err = await pollUntil({
+      what: "4 KUBE-SEP chains",
+      deadlineMs: 30_000,
+      intervalMs: 1000,
+      probe: async () => {
+        served++;
+        return 1;
+      },
+      done: (v) => v === 4,
+      show: (v) => `${v} KUBE-SEP chains`,
+      sleep: async () => {},
+      // a replay's clock stands still once the recordings repeat
+      now: () => 0,
+      spent: () => ({ count: Math.max(0, served - recorded), key: 'node/n1 ["iptables-save"]' }),
+    }).catch((e) => e);
+    expect(err).toBeInstanceOf(ReplayExhausted);
+    expect(err.message).toBe(
+      'the bundle\'s recordings of node/n1 ["iptables-save"] ran out while waiting for 4 KUBE-SEP chains; last observation: 1 KUBE-SEP chains',
+    );
+    expect(served).toBe(3);
   });
 });

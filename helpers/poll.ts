@@ -12,6 +12,29 @@ export class DeadlineError extends Error {
   }
 }
 
+/**
+ * A replayed wait that can show nothing new: the bundle's recordings of its probe ran out before the
+ * condition held. It ends the wait at once with the last observation (on a cluster the wait went on: the
+ * recording either met the condition later, which a replay would have served, or timed out).
+ */
+export class ReplayExhausted extends Error {
+  /** No retry can make a new recording appear. */
+  readonly permanent = true;
+  constructor(
+    readonly what: string,
+    readonly key: string | null,
+    readonly last: string,
+  ) {
+    super(
+      `the bundle's recordings${key ? ` of ${key}` : ""} ran out while waiting for ${what}; last observation: ${last}`,
+    );
+    this.name = "ReplayExhausted";
+  }
+}
+
+/** How many replayed calls were served after their recordings ran out, and the latest one's key. */
+export type Spent = () => { count: number; key: string | null };
+
 export interface PollOptions<T> {
   /** What is awaited, in words ("4 backend slots for 10.96.44.2:80"). */
   what: string;
@@ -27,6 +50,8 @@ export interface PollOptions<T> {
   progress?: (line: string) => void;
   progressEveryMs?: number;
   now?: () => number;
+  /** Replay: recordings served after they ran out; a probe that needed one ends the wait (ReplayExhausted). */
+  spent?: Spent;
 }
 
 const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -46,6 +71,7 @@ export async function pollUntil<T>(
   let attempts = 0;
   for (;;) {
     attempts++;
+    const spentBefore = o.spent?.().count ?? 0;
     try {
       const value = await o.probe();
       if (o.done(value)) return { value, attempts, elapsedMs: now() - start };
@@ -55,6 +81,8 @@ export async function pollUntil<T>(
       if (err instanceof Error && (err as { permanent?: boolean }).permanent === true) throw err;
       lastShown = `error: ${err instanceof Error ? err.message : String(err)}`;
     }
+    const spent = o.spent?.();
+    if (spent && spent.count > spentBefore) throw new ReplayExhausted(o.what, spent.key, lastShown);
     const elapsed = now() - start;
     if (elapsed >= o.deadlineMs) throw new DeadlineError(o.what, o.deadlineMs, lastShown);
     if (o.progress && now() - lastProgress >= (o.progressEveryMs ?? 10_000)) {

@@ -5,17 +5,17 @@
  */
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { checkBundle, verdictRows } from "../helpers/check.ts";
-import { SHIPPED_BUNDLES } from "../suites/environment.ts";
+import { bundleName, goldenFile, SHIPPED_BUNDLES } from "../suites/environment.ts";
 import { TOPICS } from "../suites/topics.ts";
 
 for (const dir of SHIPPED_BUNDLES) {
   const r = await checkBundle(dir, TOPICS);
   const verdicts = verdictRows(r);
-  const name = basename(dir);
+  const name = bundleName(dir);
   writeFileSync(
-    join(import.meta.dirname, "..", "suites", "golden", `${name}.check.json`),
+    join(import.meta.dirname, "..", "suites", "golden", goldenFile(name)),
     `${JSON.stringify({ bundle: `suites/bundles/${name}`, mode: r.mode, cilium: r.cilium, verdicts }, null, 1)}\n`,
   );
   process.stdout.write(`${name}: ${verdicts.length} verdicts\n`);

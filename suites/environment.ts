@@ -1,18 +1,28 @@
 import { existsSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { readBaseline } from "../helpers/baseline.ts";
 import { type BundleMeta, bundleTopics, readMeta, readRecords, writeMeta } from "../helpers/bundle.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";
 import { RecordingExecutor } from "../helpers/exec/record.ts";
 import type { Executor } from "../helpers/exec/types.ts";
-import { type RunContext, realSleep } from "../helpers/observe/context.ts";
+import { nothingSpent, type RunContext, realSleep } from "../helpers/observe/context.ts";
 import { replayContext } from "../helpers/observe/replay-context.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import type { RecordSet } from "../helpers/records/types.ts";
 import type { RunState } from "./run-state.ts";
 
 export const SUITES_DIR = resolve(import.meta.dirname);
+export const BUNDLES_ROOT = join(SUITES_DIR, "bundles");
+
+/** The golden reference of a shipped bundle (suites/golden/): its name, `/` as `-`. */
+export const goldenFile = (name: string) => `${name.replaceAll("/", "-")}.check.json`;
+
+/** A shipped bundle's name: its folder under suites/bundles/ (`upgrade-1.19-1.20/kpr`), else its own folder. */
+export function bundleName(dir: string): string {
+  const r = relative(BUNDLES_ROOT, resolve(dir));
+  return r && !r.startsWith("..") ? r : basename(dir);
+}
 export const SHIPPED_BUNDLES = [
   join(SUITES_DIR, "bundles", "kpr"),
   join(SUITES_DIR, "bundles", "kube-proxy"),
@@ -21,6 +31,8 @@ export const SHIPPED_BUNDLES = [
   join(SUITES_DIR, "bundles", "drop-kube-proxy"),
   // the first with a drop baseline (ghost and invariants only)
   join(SUITES_DIR, "bundles", "baseline-kpr"),
+  // the upgrade under load, 1.19.7 → 1.20.2 and back (the upgrade topic only)
+  join(SUITES_DIR, "bundles", "upgrade-1.19-1.20", "kpr"),
 ];
 
 /** One mode to run a topic against: how to get a context, where its evidence goes. */
@@ -54,14 +66,14 @@ export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] 
     return {
       mode: meta.mode,
       ciliumMinor: meta.ciliumMinor,
-      label: `replay ${basename(dir)}`,
+      label: `replay ${bundleName(dir)}`,
       meta: () => meta,
       recordPhase: () => {},
       holds: (topic) => topics.includes(topic),
       skipReason: () => null,
       context: (topic) => {
         const ctx = replayContext(dir, meta, topic, {
-          log: logger(`replay ${basename(dir)}`, meta.mode, topic),
+          log: logger(`replay ${bundleName(dir)}`, meta.mode, topic),
           earlierRecords: () => readRecords(dir),
         });
         return { ctx, outDir: join(outRoot, meta.mode), close: async () => {} };
@@ -103,10 +115,15 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
         },
         pods,
       );
-      const exec = new RecordingExecutor(inner, t.bundleDir, topic);
+      const exec = new RecordingExecutor(inner, t.bundleDir, topic, Date.now, {
+        bundle: t.bundleDir,
+        ...(t.labCache ? { labCache: t.labCache } : {}),
+      });
       const ctx: RunContext = {
         exec,
         now: Date.now,
+        recordedAt: () => exec.recordedAt() ?? Date.now(),
+        spent: nothingSpent,
         mode: t.mode,
         ciliumMinor: t.ciliumMinor,
         namespace: t.namespace,

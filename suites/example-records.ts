@@ -191,7 +191,40 @@ const upgradeLeg: UpgradeLeg = {
       after: '{"i":40,"to":"clusterip","t":9000,"ms":1.1,"ok":true,"status":200,"backend":"web-7d9-a"}',
       before: '{"i":42,"to":"clusterip","t":9212,"ms":1.3,"ok":true,"status":200,"backend":"web-7d9-b"}',
     },
+    longest_outage: null,
+    loop_stall_ms: 212,
+    slowest_ms: 3.4,
     backends: { clusterip: { "web-7d9-a": 270, "web-7d9-b": 280 } },
+  },
+  evidence: {
+    connections: [
+      {
+        quote: '{"event":"connected","local":"10.244.1.9:40410","peer":"10.96.44.2:80","connection":1}',
+        at: { file: "raw/upgrade/040--n-cca-dp-logs-conn-0.txt", line: 2 },
+      },
+    ],
+    backends: [
+      {
+        quote: '{"event":"reply","status":200,"body":"web-7d9-a"}',
+        at: { file: "raw/upgrade/040--n-cca-dp-logs-conn-0.txt", line: 90 },
+      },
+    ],
+    agents: [
+      { quote: "Cilium:   Ok   1.20.2", at: { file: "raw/upgrade/067-cilium-dbg-status.txt", line: 5 } },
+    ],
+    requests: [
+      {
+        derived: "550 requests, 0 failed",
+        from: [{ file: "raw/upgrade/136--n-cca-dp-logs-request-loop.txt" }],
+      },
+    ],
+    gap: [
+      {
+        derived: "no failed request: no outage",
+        from: [{ file: "raw/upgrade/136--n-cca-dp-logs-request-loop.txt" }],
+      },
+    ],
+    context: [],
   },
 };
 
@@ -261,6 +294,11 @@ export function kprRecords(): RecordSet {
         web_sep_chains: 0,
         ghost_reject_rules: 0,
         ghost_errno: "EHOSTUNREACH",
+        ghost_probes: [
+          { from: "pod", exit: 7, seconds: 0.0022 },
+          { from: "node", exit: 7, seconds: 0.0002 },
+          { from: "pod", exit: 7, seconds: 0.0003 },
+        ],
         nodeport_bind: "EADDRINUSE",
         nodeport_web_pods: 4,
         nodeport_lb_frontends: [
@@ -423,6 +461,11 @@ export function kubeProxyRecords(): RecordSet {
         web_sep_chains: 4,
         ghost_reject_rules: 1,
         ghost_errno: "ECONNREFUSED",
+        ghost_probes: [
+          { from: "pod", exit: 7, seconds: 0.0004 },
+          { from: "node", exit: 7, seconds: 0.0037 },
+          { from: "pod", exit: 7, seconds: 0.0063 },
+        ],
         nodeport_bind: "bound",
         nodeport_web_pods: 4,
         nodeport_lb_frontends: [],

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { appendVerdicts, writeRecords } from "../helpers/bundle.ts";
 import { judge } from "../helpers/properties/judge.ts";
+import { showItem } from "../helpers/records/evidence.ts";
 import type { RecordSet } from "../helpers/records/types.ts";
 import type { TopicDeclaration } from "../helpers/topic.ts";
 import {
@@ -141,7 +142,7 @@ export function describeTopic(topic: TopicDeclaration): void {
             await annotate(meta.kernel ?? "unknown", "kernel");
             await annotate(meta.attachMode ?? "unknown", "attach-mode");
             await annotate(`expected ${v.expected}, observed ${v.observed}`, {
-              body: v.evidence.join("\n") || "(no evidence lines)",
+              body: v.evidence.map(showItem).join("\n") || "(no evidence)",
             });
             if (v.status === "skip") {
               say(target, v.message);

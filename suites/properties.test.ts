@@ -108,13 +108,21 @@ describe("failing records produce expected vs observed with the evidence line", 
     const records = withRecord(kprRecords(), (s) => {
       if (!s.iptables) throw new Error("fixture");
       s.iptables.record.kube_svc_lines = 1;
-      s.iptables.evidence.kube_svc_lines = ["-A KUBE-SERVICES -d 10.96.44.2/32 -p tcp -j KUBE-SVC-ABCDEF"];
+      s.iptables.evidence.kube_svc_lines = [
+        {
+          quote: "-A KUBE-SERVICES -d 10.96.44.2/32 -p tcp -j KUBE-SVC-ABCDEF",
+          at: { file: "raw/iptables/009-iptables-save.txt", line: 40 },
+        },
+      ];
     });
     const v = judge(propertyById("iptables.kube-svc-lines"), "kpr", records);
     expect(v.status).toBe("fail");
     expect(v.message).toContain("expected: 0");
     expect(v.message).toContain("observed: 1");
-    expect(v.message).toContain("-A KUBE-SERVICES -d 10.96.44.2/32 -p tcp -j KUBE-SVC-ABCDEF");
+    // "every failure says expected vs observed and shows the raw line", at its place
+    expect(v.message).toContain(
+      "raw/iptables/009-iptables-save.txt:40  -A KUBE-SERVICES -d 10.96.44.2/32 -p tcp -j KUBE-SVC-ABCDEF",
+    );
   });
 
   it("a ghost that times out (exit 28) fails in both modes", () => {
@@ -123,13 +131,68 @@ describe("failing records produce expected vs observed with the evidence line", 
       ["kube-proxy", kubeProxyRecords()],
     ] as const) {
       const records = withRecord(base, (s) => {
-        if (!s.ghost) throw new Error("fixture");
+        if (!s.ghost || !s.datapath) throw new Error("fixture");
         s.ghost.record.curl_exit = 28;
         s.ghost.record.seconds = 5.002;
+        s.datapath.record.ghost_probes = [
+          { from: "pod", exit: 28, seconds: 5.002 },
+          { from: "node", exit: 7, seconds: 0.0002 },
+        ];
       });
       expect(judge(propertyById("ghost.fails-fast"), mode, records).status).toBe("fail");
-      expect(judge(propertyById("ghost.seconds"), mode, records).observed).toBe("5.002");
+      expect(judge(propertyById("ghost.seconds"), mode, records)).toMatchObject({
+        status: "fail",
+        observed: "[5.002]",
+      });
+      // the node's probe was refused at once: the host's property holds
+      expect(judge(propertyById("ghost.host-seconds"), mode, records)).toMatchObject({
+        status: "pass",
+        observed: "[0.0002]",
+      });
     }
+  });
+
+  it("Cilium 1.20.2 with kube-proxy: the Pod's probe waits for curl's limit (the lost reject, PR 48020's backport)", () => {
+    const timedOut = withRecord(kubeProxyRecords(), (s) => {
+      if (!s.ghost || !s.datapath) throw new Error("fixture");
+      s.ghost.record.curl_exit = 28;
+      s.datapath.record.ghost_errno = null;
+      s.datapath.record.ghost_probes = [
+        { from: "pod", exit: 28, seconds: 5.0008 },
+        { from: "node", exit: 7, seconds: 0.0004 },
+        { from: "pod", exit: 28, seconds: 5.0011 },
+      ];
+    });
+    for (const id of ["ghost.fails-fast", "ghost.errno", "ghost.seconds", "ghost.host-seconds"])
+      expect(judge(propertyById(id), "kube-proxy", timedOut, "1.20.2").status, id).toBe("pass");
+    expect(judge(propertyById("ghost.errno"), "kube-proxy", timedOut, "1.20.2").observed).toBe(
+      "none: timed out (exit 28)",
+    );
+    // on 1.20.1 and 1.19.7 the reject arrives: the same observation fails there
+    for (const v of ["1.20.1", "1.19.7"])
+      expect(judge(propertyById("ghost.fails-fast"), "kube-proxy", timedOut, v).status, v).toBe("fail");
+    // and a fast refusal on 1.20.2 fails the declared regression: a fix would show
+    expect(judge(propertyById("ghost.fails-fast"), "kube-proxy", kubeProxyRecords(), "1.20.2").status).toBe(
+      "fail",
+    );
+  });
+
+  it("ghost.seconds is judged on every probe: one slow probe among fast ones fails (0.1 s bound)", () => {
+    const oneSlow = withRecord(kprRecords(), (s) => {
+      if (s.datapath)
+        s.datapath.record.ghost_probes = [
+          { from: "pod", exit: 7, seconds: 0.002 },
+          { from: "node", exit: 7, seconds: 1.02 },
+          { from: "pod", exit: 7, seconds: 1.0003 },
+        ];
+    });
+    for (const id of ["ghost.seconds", "ghost.host-seconds"])
+      expect(judge(propertyById(id), "kpr", oneSlow), id).toMatchObject({
+        status: "fail",
+        expected: "each ≤ 0.1",
+      });
+    // what every real probe took (0.06–6.5 ms) passes
+    expect(judge(propertyById("ghost.seconds"), "kpr", kprRecords()).status).toBe("pass");
   });
 
   it("per-minor expectations: the wildcard entry is expected from 1.19 on", () => {
@@ -148,7 +211,7 @@ describe("failing records produce expected vs observed with the evidence line", 
     });
     const v = judge(propertyById("report.consistent"), "kpr", records);
     expect(v.status).toBe("fail");
-    expect(v.message).toContain("holder_backend: report=10.244.1.8:8080 record=10.244.2.9:8080");
+    expect(v.message).toContain("holder_backend: report=10.244.1.8:8080 ct.backend=10.244.2.9:8080");
   });
 
   it("a missing record fails with the record named, not a crash", () => {
@@ -175,6 +238,12 @@ describe("failing records produce expected vs observed with the evidence line", 
         s.invariants.record.error_lines = [
           'cdc-kpr-worker: time=… level=ERROR msg="Unable to update ipcache map entry"',
         ];
+        s.invariants.evidence.error_lines = [
+          {
+            quote: 'time=… level=ERROR msg="Unable to update ipcache map entry"',
+            at: { file: "raw/invariants/003--n-kube-system-logs-cilium-x.txt", line: 12 },
+          },
+        ];
       }
     });
     expect(judge(propertyById("invariants.no-unexpected-drops"), "kpr", records).observed).toBe(
@@ -182,7 +251,9 @@ describe("failing records produce expected vs observed with the evidence line", 
     );
     const errors = judge(propertyById("invariants.no-agent-errors"), "kpr", records);
     expect(errors.status).toBe("fail");
-    expect(errors.message).toContain("Unable to update ipcache map entry");
+    expect(errors.message).toContain(
+      'raw/invariants/003--n-kube-system-logs-cilium-x.txt:12  time=… level=ERROR msg="Unable to update ipcache map entry"',
+    );
   });
 
   it("the opt-in drop profile: reject-only properties skip with the reason, the timeout is judged instead", () => {
@@ -192,7 +263,8 @@ describe("failing records produce expected vs observed with the evidence line", 
       if (s.latency)
         Object.assign(s.latency.record, {
           no_backend_response: "drop",
-          ghost_p50_s: 5.002,
+          ghost_seconds: [5.002, 5.004, 5.003],
+          ghost_p50_s: 5.003,
           ghost_p90_s: 5.004,
           ghost_exit_codes: [28],
         });
@@ -210,12 +282,14 @@ describe("failing records produce expected vs observed with the evidence line", 
     }
     expect(judge(propertyById("measure.ghost-drop-timeout"), "kube-proxy", drop)).toMatchObject({
       status: "pass",
-      observed: "5.002",
+      observed: "[5.002,5.004,5.003]",
+      expected: "each ≥ 4.9",
     });
-    const fast = withRecord(drop, (s) => {
-      if (s.latency) s.latency.record.ghost_p50_s = 0.002;
+    // every probe, not the median: one probe answered at once among waiting ones fails
+    const oneFast = withRecord(drop, (s) => {
+      if (s.latency) s.latency.record.ghost_seconds = [5.002, 0.002, 5.003];
     });
-    expect(judge(propertyById("measure.ghost-drop-timeout"), "kube-proxy", fast).status).toBe("fail");
+    expect(judge(propertyById("measure.ghost-drop-timeout"), "kube-proxy", oneFast).status).toBe("fail");
   });
 
   it("drop profile with kpr: the socket hook still refuses at once, so the fail-fast properties are judged, not skipped", () => {
@@ -230,8 +304,14 @@ describe("failing records produce expected vs observed with the evidence line", 
     // a kpr agent that let the probe wait would be a finding, not a skip
     const waited = withRecord(drop, (s) => {
       if (s.ghost) Object.assign(s.ghost.record, { curl_exit: 28, seconds: 5.003 });
+      if (s.datapath) s.datapath.record.ghost_probes = [{ from: "pod", exit: 28, seconds: 5.003 }];
       if (s.latency)
-        Object.assign(s.latency.record, { ghost_p50_s: 5.002, ghost_p90_s: 5.004, ghost_exit_codes: [28] });
+        Object.assign(s.latency.record, {
+          ghost_seconds: [5.002, 5.004],
+          ghost_p50_s: 5.002,
+          ghost_p90_s: 5.004,
+          ghost_exit_codes: [28],
+        });
     });
     for (const id of [
       "ghost.fails-fast",
@@ -242,7 +322,7 @@ describe("failing records produce expected vs observed with the evidence line", 
       expect(judge(propertyById(id), "kpr", waited).status, id).toBe("fail");
   });
 
-  it("ghost.errno by patch: EPERM on 1.19.2–1.19.3 (cilium issue 45184), EHOSTUNREACH before and after", () => {
+  it("ghost.errno by patch: EPERM on 1.18 and 1.19.0–1.19.3 (cilium issue 45184), EHOSTUNREACH from 1.19.4", () => {
     const eperm = withRecord(kprRecords(), (s) => {
       if (s.datapath) s.datapath.record.ghost_errno = "EPERM";
     });
@@ -250,7 +330,19 @@ describe("failing records produce expected vs observed with the evidence line", 
     expect(judge(p, "kpr", eperm, "1.19.3")).toMatchObject({ status: "pass", expected: "EPERM" });
     expect(judge(p, "kpr", eperm, "1.19.2").status).toBe("pass");
     expect(judge(p, "kpr", eperm, "1.19.4")).toMatchObject({ status: "fail", expected: "EHOSTUNREACH" });
-    expect(judge(p, "kpr", eperm, "1.19.1").status).toBe("fail");
+    expect(judge(p, "kpr", eperm, "1.19.1").status).toBe("pass");
+    expect(judge(p, "kpr", eperm, "1.18.11").status).toBe("pass");
+    expect(judge(p, "kpr", eperm, "1.18").status).toBe("pass");
+    expect(judge(p, "kpr", kprRecords(), "1.18.11").status).toBe("fail");
+    expect(judge(p, "kpr", eperm, "1.20.2").status).toBe("fail");
+    // the bind hook loses its errno the same way
+    const bindEperm = withRecord(kprRecords(), (s) => {
+      if (s.datapath) s.datapath.record.nodeport_bind = "EPERM";
+    });
+    const bind = propertyById("nodeport.bind-protection");
+    expect(judge(bind, "kpr", bindEperm, "1.18.11").status).toBe("pass");
+    expect(judge(bind, "kpr", bindEperm, "1.19.3").status).toBe("pass");
+    expect(judge(bind, "kpr", bindEperm, "1.19.7").status).toBe("fail");
     expect(judge(p, "kpr", kprRecords(), "1.19.3").status).toBe("fail");
     expect(judge(p, "kpr", kprRecords(), "1.19.7").status).toBe("pass");
     // a bare minor does not know its patch: the minor's expectation applies

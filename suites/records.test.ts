@@ -1,10 +1,10 @@
 /** Builders on small outputs WRITTEN BY US in the tools' layouts. */
 import { describe, expect, it } from "vitest";
+import { curlRead } from "../helpers/observe/steps.ts";
 import { parseBpfCtList } from "../helpers/parse/bpf-ct-list.ts";
 import { parseBpfLbList } from "../helpers/parse/bpf-lb-list.ts";
 import { parseBpftoolNet } from "../helpers/parse/bpftool-net.ts";
 import { parseConfig } from "../helpers/parse/config.ts";
-import { parseCurl } from "../helpers/parse/curl.ts";
 import { parseEndpointJson } from "../helpers/parse/endpoint-json.ts";
 import { parseEndpointSliceJson } from "../helpers/parse/endpointslice-json.ts";
 import { parseIptablesSave } from "../helpers/parse/iptables-save.ts";
@@ -14,45 +14,62 @@ import { parseServiceListJson } from "../helpers/parse/service-list-json.ts";
 import { parseStatus } from "../helpers/parse/status.ts";
 import { parseTcFilter } from "../helpers/parse/tc-filter.ts";
 import { linesWithAddress, RecordError } from "../helpers/records/common.ts";
+import { RawText, type Read, read } from "../helpers/records/evidence.ts";
 import { formatReport, parseReport } from "../helpers/records/report-text.ts";
 import { buildIptablesRecord } from "./01-iptables/iptables.topic.ts";
 import { buildSvcRecord } from "./02-service-map/service-map.topic.ts";
 import { buildScaleFacts } from "./03-scale/scale.topic.ts";
 import { buildCtRecord } from "./04-holder/holder.topic.ts";
 import { buildProgRecord } from "./05-program/program.topic.ts";
-import { buildGhostRecord } from "./07-ghost/ghost.topic.ts";
+import { buildErrnoFacts, buildGhostRecord } from "./07-ghost/ghost.topic.ts";
+import { buildDnsRecord } from "./09-kube-dns/kube-dns.topic.ts";
 
-const status = parseStatus(
+/** An output WRITTEN BY US, as if recorded at raw/test/<name>.txt, with its parse. */
+function fixture<T>(name: string, text: string, parse: (t: string) => T): Read<T> {
+  return read(RawText.of(text, { file: `raw/test/${name}.txt` }), parse);
+}
+
+const status = fixture(
+  "status",
   "KubeProxyReplacement:    True   [eth0   172.18.0.3 (Direct Routing)]\nKubeProxyReplacement Details:\n  Socket LB:              Enabled\n  Socket LB Coverage:     Full\n",
+  parseStatus,
 );
-const services = parseServiceListJson(
-  JSON.stringify([
-    {
-      spec: {
-        id: 12,
-        "frontend-address": { ip: "10.96.44.2", port: 80, protocol: "TCP", scope: "external" },
-        flags: { type: "ClusterIP", namespace: "cca-dp", name: "web" },
-        "backend-addresses": [
-          { ip: "10.244.1.7", port: 8080, protocol: "TCP", state: "active" },
-          { ip: "10.244.2.9", port: 8080, protocol: "TCP", state: "active" },
-        ],
+const services = fixture(
+  "services",
+  JSON.stringify(
+    [
+      {
+        spec: {
+          id: 12,
+          "frontend-address": { ip: "10.96.44.2", port: 80, protocol: "TCP", scope: "external" },
+          flags: { type: "ClusterIP", namespace: "cca-dp", name: "web" },
+          "backend-addresses": [
+            { ip: "10.244.1.7", port: 8080, protocol: "TCP", state: "active" },
+            { ip: "10.244.2.9", port: 8080, protocol: "TCP", state: "active" },
+          ],
+        },
       },
-    },
-    {
-      spec: {
-        id: 13,
-        "frontend-address": { ip: "10.96.44.3", port: 80, protocol: "TCP", scope: "external" },
-        flags: { type: "ClusterIP", namespace: "cca-dp", name: "ghost" },
+      {
+        spec: {
+          id: 13,
+          "frontend-address": { ip: "10.96.44.3", port: 80, protocol: "TCP", scope: "external" },
+          flags: { type: "ClusterIP", namespace: "cca-dp", name: "ghost" },
+        },
       },
-    },
-  ]),
+    ],
+    null,
+    2,
+  ),
+  parseServiceListJson,
 );
-const lb = parseBpfLbList(
+const lb = fixture(
+  "lb",
   [
     "10.96.44.2:80/TCP (0)   0.0.0.0:0 (7) (0) [ClusterIP, non-routable] ",
     "10.96.44.2:80/TCP (2)   10.244.2.9:8080/TCP (7) (2)",
     "10.96.44.2:80/TCP (1)   10.244.1.7:8080/TCP (7) (1)",
   ].join("\n"),
+  parseBpfLbList,
 );
 const pods = [
   { name: "web-a", ip: "10.244.1.7" },
@@ -66,7 +83,11 @@ describe("lab record builders", () => {
       "-A KUBE-SERVICES -d 10.96.0.10/32 -p udp -j KUBE-SVC-BBB",
       "-A CILIUM_FORWARD -o lxc+ -j ACCEPT",
     ].join("\n");
-    const r = buildIptablesRecord({ iptablesSave: save, clusterIp: "10.96.0.1", status });
+    const r = buildIptablesRecord({
+      iptablesSave: RawText.of(save, { file: "raw/test/iptables-save.txt" }),
+      clusterIp: "10.96.0.1",
+      status,
+    });
     expect(r.record).toEqual({
       cluster_ip: "10.96.0.1",
       kube_svc_lines: 2,
@@ -74,7 +95,19 @@ describe("lab record builders", () => {
       cilium_lines: 1,
       kube_proxy_replacement: "True",
     });
-    expect(r.evidence.cluster_ip_lines).toEqual(["-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -j KUBE-SVC-AAA"]);
+    // each counted line is quoted verbatim at its place
+    expect(r.evidence.cluster_ip_lines).toEqual([
+      {
+        quote: "-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -j KUBE-SVC-AAA",
+        at: { file: "raw/test/iptables-save.txt", line: 1 },
+      },
+    ]);
+    expect(r.evidence.kube_proxy_replacement).toEqual([
+      {
+        quote: "KubeProxyReplacement:    True   [eth0   172.18.0.3 (Direct Routing)]",
+        at: { file: "raw/test/status.txt", line: 1 },
+      },
+    ]);
     expect(linesWithAddress("x 10.96.0.1:443\ny 110.96.0.1\n", "10.96.0.1")).toEqual(["x 10.96.0.1:443"]);
   });
 
@@ -94,6 +127,21 @@ describe("lab record builders", () => {
       backends: ["10.244.1.7:8080", "10.244.2.9:8080"],
       backend_pods: ["web-a", "web-b"],
     });
+    // the slots are the bpf lb list rows themselves, not rebuilt text
+    expect(r.evidence.backends).toEqual([
+      {
+        quote: "10.96.44.2:80/TCP (1)   10.244.1.7:8080/TCP (7) (1)",
+        at: { file: "raw/test/lb.txt", line: 3 },
+      },
+      {
+        quote: "10.96.44.2:80/TCP (2)   10.244.2.9:8080/TCP (7) (2)",
+        at: { file: "raw/test/lb.txt", line: 2 },
+      },
+    ]);
+    expect(r.evidence.service_id?.[0]).toEqual({
+      quote: '      "id": 12,',
+      at: { file: "raw/test/services.txt", line: expect.any(Number) },
+    });
   });
 
   it("svc.json: a missing frontend is a RecordError naming the field", () => {
@@ -111,16 +159,24 @@ describe("lab record builders", () => {
   });
 
   it("ct.json from the holder log, its netstat and conntrack", () => {
+    const ctLine =
+      "TCP OUT 10.244.1.5:40404 -> 10.244.2.9:8080 expires=1 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] RevNAT=7 SourceSecurityID=0 BackendID=2 ";
     const r = buildCtRecord({
       holderIp: "10.244.1.5",
       sourcePort: 40404,
-      holderLog:
-        '{"event":"connected","local":"10.244.1.5:40404","peer":"10.96.44.2:80"}\n{"event":"alive"}\n',
-      holderNetstat: parseNetstat(
-        "tcp        0      0 10.244.1.5:40404        10.244.2.9:8080         ESTABLISHED",
+      holderLog: RawText.of(
+        '{"event":"alive"}\n{"event":"connected","local":"10.244.1.5:40404","peer":"10.96.44.2:80"}\n{"event":"alive"}\n',
+        { file: "raw/test/log.txt" },
       ),
-      ct: parseBpfCtList(
-        "TCP OUT 10.244.1.5:40404 -> 10.244.2.9:8080 expires=1 Packets=0 Bytes=0 RxFlagsSeen=0x00 LastRxReport=0 TxFlagsSeen=0x00 LastTxReport=0 Flags=0x0000 [ ] RevNAT=7 SourceSecurityID=0 BackendID=2 ",
+      holderNetstat: fixture(
+        "netstat",
+        "tcp        0      0 10.244.1.5:40404        10.244.2.9:8080         ESTABLISHED",
+        parseNetstat,
+      ),
+      ct: fixture(
+        "ct",
+        `TCP IN 10.0.0.1:1 -> 10.0.0.2:2 expires=1 Packets=0 Bytes=0 Flags=0x0000 [ ] RevNAT=0 SourceSecurityID=0\n${ctLine}`,
+        parseBpfCtList,
       ),
       status,
       pods,
@@ -134,24 +190,36 @@ describe("lab record builders", () => {
       svc_entries: 0,
       socket_lb_coverage: "Full",
     });
+    expect(r.evidence.backend).toEqual([{ quote: ctLine, at: { file: "raw/test/ct.txt", line: 2 } }]);
+    expect(r.evidence.app_peer?.[0]).toMatchObject({ at: { file: "raw/test/log.txt", line: 2 } });
+    // no SVC entry: an absence, derived from the whole output it was looked for in
+    expect(r.evidence.svc_entries).toEqual([
+      { derived: "no TCP SVC entry from port 40404", from: [{ file: "raw/test/ct.txt" }] },
+    ]);
   });
 
   it("prog.json: device from the endpoint, attach and program from bpftool, policy map by id", () => {
-    const tcRaw = "";
     const r = buildProgRecord({
       endpointId: 1234,
-      endpoint: parseEndpointJson(
-        JSON.stringify([
-          { id: 1234, status: { networking: { "interface-name": "lxcab", "interface-index": 17 } } },
-        ]),
+      endpoint: fixture(
+        "endpoint",
+        JSON.stringify(
+          [{ id: 1234, status: { networking: { "interface-name": "lxcab", "interface-index": 17 } } }],
+          null,
+          2,
+        ),
+        parseEndpointJson,
       ),
-      bpftool: parseBpftoolNet(
+      bpftool: fixture(
+        "bpftool",
         "xdp:\n\ntc:\nlxcab(17) tcx/ingress cil_from_container prog_id 4773 link_id 29 \n\nflow_dissector:\n",
+        parseBpftoolNet,
       ),
-      tcFilterRaw: tcRaw,
-      tcFilter: parseTcFilter(tcRaw),
-      maps: parseMapList(
+      tcFilter: fixture("tc", "", parseTcFilter),
+      maps: fixture(
+        "maps",
         "Name   Num entries   Num errors   Cache enabled\ncilium_policy_v2_01234   3   0   true",
+        parseMapList,
       ),
     });
     expect(r.record).toEqual({
@@ -163,19 +231,35 @@ describe("lab record builders", () => {
       policy_map: "cilium_policy_v2_01234",
       tc_filter_lines: 0,
     });
+    expect(r.evidence.attach).toEqual([
+      {
+        quote: "lxcab(17) tcx/ingress cil_from_container prog_id 4773 link_id 29 ",
+        at: { file: "raw/test/bpftool.txt", line: 4 },
+      },
+    ]);
+    expect(r.evidence.interface).toEqual([
+      { quote: '        "interface-name": "lxcab",', at: { file: "raw/test/endpoint.txt", line: 6 } },
+    ]);
+    expect(r.evidence.tc_filter_lines).toEqual([
+      { derived: "tc printed nothing: 0 lines", from: [{ file: "raw/test/tc.txt" }] },
+    ]);
   });
 
   it("ghost.json from the service list, curl and config", () => {
+    const curl = curlRead({
+      exitCode: 7,
+      stdout: "http_code=000 time_total=0.004",
+      stderr:
+        "*   Trying 10.96.44.3:80...\n* Immediate connect fail for 10.96.44.3: No route to host\ncurl: (7) Failed to connect to 10.96.44.3 port 80 after 0 ms: Couldn't connect to server\n",
+      durationMs: 5,
+      recorded: { topic: "ghost", seq: 6, stdoutFile: "raw/ghost/006-curl.txt", at: 0 },
+    });
     const r = buildGhostRecord({
       clusterIp: "10.96.44.3",
       port: 80,
       services,
-      curl: parseCurl({
-        exitCode: 7,
-        stdout: "http_code=000 time_total=0.004",
-        stderr: "curl: (7) Failed to connect",
-      }),
-      config: parseConfig("ServiceNoBackendResponse          : reject"),
+      curl,
+      config: fixture("config", "ServiceNoBackendResponse          : reject", parseConfig),
     });
     expect(r.record).toEqual({
       cluster_ip: "10.96.44.3",
@@ -183,6 +267,29 @@ describe("lab record builders", () => {
       curl_exit: 7,
       seconds: 0.004,
       no_backend_response: "reject",
+    });
+    // the write-out line in raw/, curl's own line and the line that decides the errno in the call's stderr
+    expect(r.evidence.curl_exit).toEqual([
+      { quote: "http_code=000 time_total=0.004", at: { file: "raw/ghost/006-curl.txt", line: 1 } },
+      {
+        quote: "curl: (7) Failed to connect to 10.96.44.3 port 80 after 0 ms: Couldn't connect to server",
+        at: { file: "calls/ghost.jsonl", call: 6, stream: "stderr", line: 3 },
+      },
+      {
+        quote: "* Immediate connect fail for 10.96.44.3: No route to host",
+        at: { file: "calls/ghost.jsonl", call: 6, stream: "stderr", line: 2 },
+      },
+    ]);
+    expect(buildErrnoFacts(curl)).toEqual({
+      record: { ghost_errno: "EHOSTUNREACH" },
+      evidence: {
+        ghost_errno: [
+          {
+            quote: "* Immediate connect fail for 10.96.44.3: No route to host",
+            at: { file: "calls/ghost.jsonl", call: 6, stream: "stderr", line: 2 },
+          },
+        ],
+      },
     });
   });
 
@@ -219,13 +326,102 @@ describe("scale facts", () => {
       "COMMIT",
     ].join("\n");
     const facts = buildScaleFacts({
-      iptables: parseIptablesSave(dump),
+      iptables: fixture("iptables-save", dump, parseIptablesSave),
       namespace: "cca-dp",
-      slices: parseEndpointSliceJson('{"items":[]}'),
+      slices: fixture("slices", '{"items":[]}', parseEndpointSliceJson),
       pods: [],
       targetPort: 8080,
     });
     expect(facts.record.web_sep_chains).toBe(2);
-    expect(facts.evidence.web_sep_chains).toEqual(["KUBE-SEP-AAAAAAAAAAAAAAAA", "KUBE-SEP-BBBBBBBBBBBBBBBB"]);
+    // the chains by their declaration lines
+    expect(facts.evidence.web_sep_chains).toEqual([
+      { quote: ":KUBE-SEP-AAAAAAAAAAAAAAAA - [0:0]", at: { file: "raw/test/iptables-save.txt", line: 2 } },
+      { quote: ":KUBE-SEP-BBBBBBBBBBBBBBBB - [0:0]", at: { file: "raw/test/iptables-save.txt", line: 3 } },
+    ]);
+  });
+});
+
+describe("kube-dns record (EndpointSlice and service list written by us in kubectl's and cilium-dbg's layouts)", () => {
+  it("labels each endpoint with the CoreDNS Pod it names (targetRef), not with the EndpointSlice's name", () => {
+    const slices = fixture(
+      "slices",
+      JSON.stringify(
+        {
+          apiVersion: "v1",
+          kind: "List",
+          items: [
+            {
+              addressType: "IPv4",
+              endpoints: [
+                {
+                  addresses: ["10.244.0.229"],
+                  conditions: { ready: true },
+                  targetRef: { kind: "Pod", name: "coredns-7d764666f9-c9zcx", namespace: "kube-system" },
+                },
+                {
+                  addresses: ["10.244.0.218"],
+                  conditions: { ready: true },
+                  targetRef: { kind: "Pod", name: "coredns-7d764666f9-2n8k5", namespace: "kube-system" },
+                },
+              ],
+              kind: "EndpointSlice",
+              metadata: { name: "kube-dns-x7h2p", namespace: "kube-system" },
+              ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+            },
+          ],
+        },
+        null,
+        4,
+      ),
+      parseEndpointSliceJson,
+    );
+    const dnsServices = fixture(
+      "dns-services",
+      JSON.stringify(
+        [
+          {
+            spec: {
+              id: 2,
+              "frontend-address": { ip: "10.96.0.10", port: 53, protocol: "UDP", scope: "external" },
+              flags: { type: "ClusterIP", namespace: "kube-system", name: "kube-dns" },
+              "backend-addresses": [
+                { ip: "10.244.0.218", port: 53, protocol: "UDP", state: "active" },
+                { ip: "10.244.0.229", port: 53, protocol: "UDP", state: "active" },
+              ],
+            },
+          },
+        ],
+        null,
+        2,
+      ),
+      parseServiceListJson,
+    );
+    const r = buildDnsRecord({
+      clusterIp: "10.96.0.10",
+      port: 53,
+      protocol: "UDP",
+      services: dnsServices,
+      slices,
+      iptables: fixture("iptables-save", "*nat\n:KUBE-SERVICES - [0:0]\nCOMMIT\n", parseIptablesSave),
+    });
+    expect(r.record.endpointslice_ready).toEqual(["10.244.0.218:53", "10.244.0.229:53"]);
+    const shown = (r.evidence.endpointslice_ready ?? []).map((e) =>
+      "quote" in e ? e.quote.trim() : e.derived,
+    );
+    expect(shown).toEqual([
+      '"10.244.0.229"',
+      '"ready": true',
+      '"name": "coredns-7d764666f9-c9zcx",',
+      '"10.244.0.218"',
+      '"ready": true',
+      '"name": "coredns-7d764666f9-2n8k5",',
+    ]);
+    expect(shown.join("\n")).not.toContain("kube-dns-x7h2p");
+    expect(r.evidence.kube_proxy_rules).toEqual([
+      {
+        derived: "no rule commented kube-system/kube-dns:dns",
+        from: [{ file: "raw/test/iptables-save.txt" }],
+      },
+    ]);
   });
 });

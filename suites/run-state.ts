@@ -19,6 +19,8 @@ export interface ClusterTarget {
   nodeShellNamespace?: string;
   outsideContainer?: string;
   bundleDir: string;
+  /** The offline lab's cache, when the run uses it: recorded commands name its paths `$LAB_CACHE/…`. */
+  labCache?: string;
   /** Set when UPGRADE_TO asks for the upgrade leg: where the chart values are and what to upgrade to. */
   upgrade?: UpgradePlan;
 }

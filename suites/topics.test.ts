@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bundleTopics, readMeta } from "../helpers/bundle.ts";
+import { readRawFile } from "../helpers/exec/raw-file.ts";
 import type { CallRecord } from "../helpers/exec/record.ts";
 import { replayContext } from "../helpers/observe/replay-context.ts";
 import { MANIFESTS_DIR } from "../helpers/observe/workloads.ts";
@@ -16,15 +17,20 @@ import { TOPICS } from "./topics.ts";
  */
 const recorded = SHIPPED_BUNDLES.filter((b) => readMeta(b).origin === "recorded");
 
-function callsOf(topic: string): CallRecord[] {
+function callsOf(topic: string): (CallRecord & { bundle: string })[] {
   return recorded.flatMap((b) => {
     const file = join(b, "calls", `${topic}.jsonl`);
     if (!existsSync(file)) return [];
     return readFileSync(file, "utf8")
       .split("\n")
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as CallRecord);
+      .map((l) => ({ ...(JSON.parse(l) as CallRecord), bundle: b }));
   });
+}
+
+/** What a call read on stdin: kept in its line, or (a large one) in its own compressed file. */
+function stdinOf(c: CallRecord & { bundle: string }): string {
+  return c.stdinFile ? readRawFile(join(c.bundle, c.stdinFile)) : (c.stdin ?? "");
 }
 
 /** `agent/node-1` → agent; `kubectl` → kubectl. */
@@ -83,7 +89,7 @@ describe.each(
   it.skipIf(calls.length === 0)("the manifests it deploys are those its applies carried", () => {
     const applied = new Set<string>();
     for (const c of calls.filter((x) => x.target === "kubectl" && x.argv[0] === "apply"))
-      for (const doc of (c.stdin ?? "").split(/^---$/m)) {
+      for (const doc of stdinOf(c).split(/^---$/m)) {
         const file = MANIFEST_SIGNATURES.get(signature(doc.replace(/^\n/, "")));
         if (file) applied.add(file);
       }

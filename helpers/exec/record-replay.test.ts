@@ -51,7 +51,17 @@ describe("record and replay", () => {
     const replay = new ReplayExecutor(dir, "topic");
     expect((await replay.run(iptables)).stdout).toBe("iptables-save #1\n");
     expect(await replay.run(iptables)).toMatchObject({ stdout: "iptables-save #2\n", stderr: "warn\n" });
-    expect((await replay.run(iptables)).stdout).toBe("iptables-save #2\n");
+    expect(replay.spent()).toEqual({ count: 0, key: null });
+    const repeated = await replay.run(iptables);
+    expect(repeated.stdout).toBe("iptables-save #2\n");
+    // the last recording repeats, counted as spent, at its recorded place and time
+    expect(replay.spent()).toEqual({ count: 1, key: 'node/n1 ["iptables-save"]' });
+    expect(repeated.recorded).toEqual({
+      topic: "topic",
+      seq: 2,
+      stdoutFile: "raw/topic/002-iptables-save.txt",
+      at: Date.parse("2026-12-02T09:00:00.200Z"),
+    });
     expect(replay.now()).toBe(Date.parse("2026-12-02T09:00:00.200Z"));
     expect(replay.unused()).toEqual(['agent/n1 ["cilium-dbg","status"]']);
     await expect(

@@ -1,5 +1,7 @@
-import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, mkdirSync } from "node:fs";
+import { join, relative } from "node:path";
+import { type PathRoots, portableArgv } from "./portable.ts";
+import { RAW_COMPRESS_OVER, writeRawFile } from "./raw-file.ts";
 import { callKey, type ExecRequest, type ExecResult, type Executor, targetKey } from "./types.ts";
 
 /** One line of `calls/<topic>.jsonl` in an evidence bundle. */
@@ -9,10 +11,12 @@ export interface CallRecord {
   target: string;
   argv: string[];
   stdin?: string;
+  /** A large stdin (a bulk apply) is kept beside the stdout instead, compressed, relative to the bundle. */
+  stdinFile?: string;
   exitCode: number | null;
   durationMs: number;
   at: string;
-  /** Output files, relative to the bundle directory. */
+  /** Output files, relative to the bundle directory (`.txt.gz` when large: helpers/exec/raw-file.ts). */
   stdoutFile: string;
   stderr: string;
 }
@@ -28,12 +32,15 @@ function slug(argv: string[]): string {
 /** Wraps an executor and writes every call (command, stdout, stderr, exit code, time) into the bundle. */
 export class RecordingExecutor implements Executor {
   private seq = 0;
+  private lastAt: number | null = null;
   constructor(
     private readonly inner: Executor,
     private readonly bundleDir: string,
     private readonly topic: string,
     /** Stamps `at` (the end of each call); the bundle maker passes a simulated clock. */
     private readonly clock: () => number = Date.now,
+    /** Folders whose paths a command names by `$BUNDLE/…` / `$LAB_CACHE/…` in the bundle (portable.ts). */
+    private readonly roots: PathRoots = { bundle: bundleDir },
   ) {
     mkdirSync(join(bundleDir, "calls"), { recursive: true });
     mkdirSync(join(bundleDir, "raw", topic), { recursive: true });
@@ -42,22 +49,47 @@ export class RecordingExecutor implements Executor {
   async run(req: ExecRequest): Promise<ExecResult> {
     const result = await this.inner.run(req);
     this.seq++;
-    const stdoutFile = join("raw", this.topic, `${String(this.seq).padStart(3, "0")}-${slug(req.argv)}.txt`);
-    writeFileSync(join(this.bundleDir, stdoutFile), result.stdout);
+    // the command as the bundle keeps it: no folder of this machine in it (a replay elsewhere matches it)
+    const argv = portableArgv(req.argv, this.roots);
+    const base = join("raw", this.topic, `${String(this.seq).padStart(3, "0")}-${slug(argv)}`);
+    const stdoutFile = relative(
+      this.bundleDir,
+      writeRawFile(join(this.bundleDir, `${base}.txt`), result.stdout),
+    );
+    const stdin =
+      req.stdin === undefined
+        ? {}
+        : Buffer.byteLength(req.stdin) > RAW_COMPRESS_OVER
+          ? {
+              stdinFile: relative(
+                this.bundleDir,
+                writeRawFile(join(this.bundleDir, `${base}.stdin.txt`), req.stdin),
+              ),
+            }
+          : { stdin: req.stdin };
+    // the time is stamped once, to the millisecond the bundle keeps: a replay reads back the very same value
+    const at = new Date(this.clock()).toISOString();
+    const atMs = Date.parse(at);
+    this.lastAt = atMs;
     const rec: CallRecord = {
       seq: this.seq,
-      key: callKey(req),
+      key: callKey({ ...req, argv }),
       target: targetKey(req.target),
-      argv: req.argv,
-      ...(req.stdin !== undefined ? { stdin: req.stdin } : {}),
+      argv,
+      ...stdin,
       exitCode: result.exitCode,
       durationMs: Math.round(result.durationMs),
-      at: new Date(this.clock()).toISOString(),
+      at,
       stdoutFile,
       stderr: result.stderr,
     };
     appendFileSync(join(this.bundleDir, "calls", `${this.topic}.jsonl`), `${JSON.stringify(rec)}\n`);
-    return result;
+    return { ...result, recorded: { topic: this.topic, seq: this.seq, stdoutFile, at: atMs } };
+  }
+
+  /** The recorded end time of the last call (ms since the epoch), as the bundle holds it; null before any. */
+  recordedAt(): number | null {
+    return this.lastAt;
   }
 
   close(): Promise<void> {

@@ -30,6 +30,12 @@ export interface ExecResult {
   /** null when the exit status was lost (e.g. an exec stream that ended without a status). */
   exitCode: number | null;
   durationMs: number;
+  /**
+   * Where the call is in an evidence bundle, when it was recorded or replayed: its topic, its sequence number
+   * in calls/<topic>.jsonl, its stdout file (relative to the bundle) and the recorded end time (ms since the
+   * epoch). Evidence quotes lines at these places; measurements take their times from `at`.
+   */
+  recorded?: { topic: string; seq: number; stdoutFile: string; at: number };
 }
 
 export interface Executor {

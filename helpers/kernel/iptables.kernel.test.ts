@@ -11,6 +11,7 @@ import { iptablesSave } from "../observe/node.ts";
 import { curlArgv, parseCurl } from "../parse/curl.ts";
 import { kubeProxyChains, linesContaining, parseIptablesSave } from "../parse/iptables-save.ts";
 import { parseStatus } from "../parse/status.ts";
+import { NOT_RECORDED, RawText } from "../records/evidence.ts";
 import { NetnsLab } from "./netns-lab.ts";
 
 const why = NetnsLab.unavailable([
@@ -110,10 +111,11 @@ describe.skipIf(why !== null)(`iptables on the real kernel${why ? ` (skipped: ${
     ]);
     const dnat = save.tables.nat?.rules.find((r) => r.target === "DNAT");
     expect(dnat?.spec).toContain(`--to-destination ${lab.ipB}:8080`);
+    const status = "KubeProxyReplacement:    False";
     const rec = buildIptablesRecord({
-      iptablesSave: raw,
+      iptablesSave: RawText.of(raw, { file: NOT_RECORDED }),
       clusterIp: VIP,
-      status: parseStatus("KubeProxyReplacement:    False"),
+      status: { parsed: parseStatus(status), raw: RawText.of(status, { file: NOT_RECORDED }) },
     }).record;
     // :KUBE-SVC declaration, the KUBE-SERVICES jump and the KUBE-SVC rule itself
     expect(rec).toEqual({

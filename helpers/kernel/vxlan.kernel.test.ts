@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildVxlanRecord } from "../../suites/12-vxlan/vxlan.topic.ts";
 import { parseTcpdump } from "../parse/tcpdump.ts";
+import { NOT_RECORDED, RawText } from "../records/evidence.ts";
 import { NetnsLab } from "./netns-lab.ts";
 
 const why = NetnsLab.unavailable(["ip", "iptables", "curl", "tcpdump"]);
@@ -127,7 +128,11 @@ describe.skipIf(why !== null)(`VXLAN capture on the real kernel${why ? ` (skippe
     expect(capture.packets.some((p) => p.inner?.proto === "IP" && p.inner.src === `${overlayB}:8080`)).toBe(
       true,
     );
-    const rec = buildVxlanRecord({ clusterIp: VIP, backend: `${overlayB}:8080`, capture }).record;
+    const rec = buildVxlanRecord({
+      clusterIp: VIP,
+      backend: `${overlayB}:8080`,
+      capture: { parsed: capture, raw: RawText.of(out, { file: NOT_RECORDED }) },
+    }).record;
     expect(rec.inner_destinations).toContain(`${overlayB}:8080`);
     expect(rec.inner_destinations.some((d) => d.startsWith(`${VIP}:`))).toBe(false);
   });

@@ -1,7 +1,8 @@
-import { ciliumDbg } from "../observe/agent.ts";
+import { ciliumDbgRaw } from "../observe/agent.ts";
 import { kubectl, pods } from "../observe/cluster.ts";
 import type { RunContext } from "../observe/context.ts";
 import { parseServiceListJson } from "../parse/service-list-json.ts";
+import type { RawText } from "../records/evidence.ts";
 
 /** Service counts of the scale measurement (the 1, 50, 200). */
 export const SCALE_POINTS = [1, 50, 200];
@@ -81,8 +82,9 @@ export async function measureFrontends(
   ctx: RunContext,
   node: string,
   prefix: string,
-): Promise<Map<string, number>> {
-  const list = parseServiceListJson(await ciliumDbg(ctx, node, ["service", "list", "-o", "json"]));
+): Promise<{ frontends: Map<string, number>; raw: RawText }> {
+  const raw = await ciliumDbgRaw(ctx, node, ["service", "list", "-o", "json"]);
+  const list = parseServiceListJson(raw.text);
   const out = new Map<string, number>();
   for (const s of list.services) {
     if (
@@ -93,5 +95,5 @@ export async function measureFrontends(
     )
       out.set(s.frontend, s.backends.length);
   }
-  return out;
+  return { frontends: out, raw };
 }

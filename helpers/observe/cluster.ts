@@ -1,23 +1,39 @@
 import { mustRun } from "../exec/types.ts";
 import type { PodRef } from "../records/common.ts";
+import { type Quote, RawText } from "../records/evidence.ts";
 import type { RunContext } from "./context.ts";
 
 type Json = Record<string, unknown>;
 const o = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
 
+export async function kubectlRaw(ctx: RunContext, argv: string[], stdin?: string): Promise<RawText> {
+  return RawText.stdout(
+    await mustRun(ctx.exec, { target: { kind: "kubectl" }, argv, ...(stdin !== undefined ? { stdin } : {}) }),
+  );
+}
+
 export async function kubectl(ctx: RunContext, argv: string[], stdin?: string): Promise<string> {
-  return (
-    await mustRun(ctx.exec, { target: { kind: "kubectl" }, argv, ...(stdin !== undefined ? { stdin } : {}) })
-  ).stdout;
+  return (await kubectlRaw(ctx, argv, stdin)).text;
+}
+
+/** `kubectl … -o json`: the document, and its output at its place (evidence quotes its lines). */
+export async function kubectlJsonRaw(ctx: RunContext, argv: string[]): Promise<{ json: Json; raw: RawText }> {
+  const raw = await kubectlRaw(ctx, [...argv, "-o", "json"]);
+  try {
+    return { json: o(JSON.parse(raw.text)), raw };
+  } catch {
+    throw new Error(`kubectl ${argv.join(" ")} -o json printed no JSON: ${raw.text.slice(0, 120)}`);
+  }
 }
 
 export async function kubectlJson(ctx: RunContext, argv: string[]): Promise<Json> {
-  const out = await kubectl(ctx, [...argv, "-o", "json"]);
-  try {
-    return o(JSON.parse(out));
-  } catch {
-    throw new Error(`kubectl ${argv.join(" ")} -o json printed no JSON: ${out.slice(0, 120)}`);
-  }
+  return (await kubectlJsonRaw(ctx, argv)).json;
+}
+
+/** The quotes of some JSON values of an output (those present). */
+function jsonQuotes(raw: RawText | undefined, paths: (string | number)[][]): Quote[] {
+  if (!raw) return [];
+  return paths.map((p) => raw.jsonQuote(p)).filter((q): q is Quote => q !== null);
 }
 
 export interface PodInfo extends PodRef {
@@ -26,9 +42,12 @@ export interface PodInfo extends PodRef {
   phase: string;
 }
 
-export function podInfos(list: Json): PodInfo[] {
-  const items = Array.isArray(list.items) ? (list.items as Json[]) : [list];
-  return items.map((p) => {
+/** Pods of a `get pods -o json` List (or one Pod); with its output, each carries the lines of its name and IP. */
+export function podInfos(list: Json, raw?: RawText): PodInfo[] {
+  const listed = Array.isArray(list.items);
+  const items = listed ? (list.items as Json[]) : [list];
+  return items.map((p, i) => {
+    const at = listed ? ["items", i] : [];
     const meta = o(p.metadata);
     const spec = o(p.spec);
     const status = o(p.status);
@@ -41,26 +60,41 @@ export function podInfos(list: Json): PodInfo[] {
       ready:
         conds.some((c) => c.type === "Ready" && c.status === "True") &&
         Boolean(meta.deletionTimestamp) === false,
+      evidence: jsonQuotes(raw, [
+        [...at, "metadata", "name"],
+        [...at, "status", "podIP"],
+      ]),
     };
   });
 }
 
 export async function pods(ctx: RunContext, namespace: string, selector: string): Promise<PodInfo[]> {
-  return podInfos(await kubectlJson(ctx, ["-n", namespace, "get", "pods", "-l", selector]));
+  const { json, raw } = await kubectlJsonRaw(ctx, ["-n", namespace, "get", "pods", "-l", selector]);
+  return podInfos(json, raw);
 }
 
 export async function pod(ctx: RunContext, namespace: string, name: string): Promise<PodInfo> {
-  const [p] = podInfos(await kubectlJson(ctx, ["-n", namespace, "get", "pod", name]));
+  const { json, raw } = await kubectlJsonRaw(ctx, ["-n", namespace, "get", "pod", name]);
+  const [p] = podInfos(json, raw);
   if (!p) throw new Error(`pod ${namespace}/${name} not found`);
   return p;
 }
 
-export async function clusterIp(ctx: RunContext, namespace: string, service: string): Promise<string> {
-  const svc = await kubectlJson(ctx, ["-n", namespace, "get", "service", service]);
-  const ip = o(svc.spec).clusterIP;
+/** A Service's ClusterIP, and the line of the output that says it. */
+export async function clusterIpRaw(
+  ctx: RunContext,
+  namespace: string,
+  service: string,
+): Promise<{ ip: string; evidence: Quote[] }> {
+  const { json, raw } = await kubectlJsonRaw(ctx, ["-n", namespace, "get", "service", service]);
+  const ip = o(json.spec).clusterIP;
   if (typeof ip !== "string" || ip === "" || ip === "None")
     throw new Error(`service ${namespace}/${service} has no ClusterIP`);
-  return ip;
+  return { ip, evidence: jsonQuotes(raw, [["spec", "clusterIP"]]) };
+}
+
+export async function clusterIp(ctx: RunContext, namespace: string, service: string): Promise<string> {
+  return (await clusterIpRaw(ctx, namespace, service)).ip;
 }
 
 export interface NodeInfo {
@@ -68,27 +102,49 @@ export interface NodeInfo {
   internalIp: string;
   kernel: string;
   kubelet: string;
+  /** The lines of its name, InternalIP and kernel in `get nodes -o json`. */
+  evidence: Quote[];
 }
 
 export async function nodes(ctx: RunContext): Promise<NodeInfo[]> {
-  const list = await kubectlJson(ctx, ["get", "nodes"]);
-  return ((list.items ?? []) as Json[]).map((n) => {
+  const { json: list, raw } = await kubectlJsonRaw(ctx, ["get", "nodes"]);
+  return ((list.items ?? []) as Json[]).map((n, i) => {
     const status = o(n.status);
     const addrs = Array.isArray(status.addresses) ? (status.addresses as Json[]) : [];
     const info = o(status.nodeInfo);
+    const ipAt = addrs.findIndex((a) => a.type === "InternalIP");
     return {
       name: String(o(n.metadata).name ?? ""),
-      internalIp: String(addrs.find((a) => a.type === "InternalIP")?.address ?? ""),
+      internalIp: String(addrs[ipAt]?.address ?? ""),
       kernel: String(info.kernelVersion ?? ""),
       kubelet: String(info.kubeletVersion ?? ""),
+      evidence: jsonQuotes(raw, [
+        ["items", i, "metadata", "name"],
+        ...(ipAt >= 0 ? [["items", i, "status", "addresses", ipAt, "address"]] : []),
+        ["items", i, "status", "nodeInfo", "kernelVersion"],
+      ]),
     };
   });
 }
 
-/** The Cilium endpoint id of a Pod (`kubectl get cep NAME` → status.id). */
-export async function endpointId(ctx: RunContext, namespace: string, podName: string): Promise<number> {
-  const cep = await kubectlJson(ctx, ["-n", namespace, "get", "ciliumendpoints.cilium.io", podName]);
+/** The Cilium endpoint id of a Pod (`kubectl get cep NAME` → status.id), and the line that says it. */
+export async function endpointIdRaw(
+  ctx: RunContext,
+  namespace: string,
+  podName: string,
+): Promise<{ id: number; evidence: Quote[] }> {
+  const { json: cep, raw } = await kubectlJsonRaw(ctx, [
+    "-n",
+    namespace,
+    "get",
+    "ciliumendpoints.cilium.io",
+    podName,
+  ]);
   const id = o(cep.status).id;
   if (typeof id !== "number") throw new Error(`CiliumEndpoint ${namespace}/${podName} has no status.id yet`);
-  return id;
+  return { id, evidence: jsonQuotes(raw, [["status", "id"]]) };
+}
+
+export async function endpointId(ctx: RunContext, namespace: string, podName: string): Promise<number> {
+  return (await endpointIdRaw(ctx, namespace, podName)).id;
 }

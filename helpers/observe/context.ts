@@ -1,4 +1,5 @@
 import type { Executor } from "../exec/types.ts";
+import { type PollOptions, pollUntil, type Spent } from "../poll.ts";
 import type { Mode } from "../properties/expectation.ts";
 import type { RecordSet } from "../records/types.ts";
 
@@ -27,7 +28,14 @@ export interface UpgradePlan {
    * LAB_IMAGES=1: no registry, so the target version's chart is the lab's copy from its module, its images
    * are `kind load`ed onto the cluster first, and `set` points the agent, operator and preflight at them.
    */
-  lab?: { chart: string; cluster: string; load: string[]; set: string[] };
+  lab?: {
+    chart: string;
+    cluster: string;
+    load: string[];
+    set: string[];
+    /** What the lab changed in the target version's build (its images' label), when it has been built. */
+    patch?: string;
+  };
   /** ROLLBACK=1: after the upgrade, `helm rollback` to the revision before (the upgrade guide's way back). */
   rollback?: boolean;
 }
@@ -44,10 +52,18 @@ export interface RunContext {
   log(line: string): void;
   sleep(ms: number): Promise<void>;
   /**
-   * The run's clock (ms since the epoch): the wall clock on a cluster; in a replay, the recorded time of the
-   * last call served, so measured latencies come from the recording, not from how fast it replays.
+   * The clock waits run on (ms since the epoch): the wall clock on a cluster; in a replay, the recorded time
+   * of the last call served. Measurements do not read it: they take `recordedAt()`.
    */
   now(): number;
+  /**
+   * The recorded end time of the last call (ms since the epoch, to the millisecond the bundle keeps): what
+   * measured latencies are computed from, on a cluster and in a replay alike, so a replay reproduces them
+   * exactly. On a cluster before any call, the wall clock.
+   */
+  recordedAt(): number;
+  /** Replay: calls served after their recordings ran out (a wait then ends at once); always 0 on a cluster. */
+  spent: Spent;
   /** The upgrade leg, when this run has one (cluster runs with UPGRADE_TO). */
   upgrade?: UpgradePlan;
   /** kubectl context (for helm), when there is a cluster. */
@@ -61,4 +77,17 @@ export interface RunContext {
 }
 
 export const realSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-export const noSleep = async () => {};
+export const nothingSpent: Spent = () => ({ count: 0, key: null });
+
+/**
+ * `pollUntil` on the run's clock, sleep and progress lines: in a replay it does not sleep, and a probe whose
+ * recordings ran out ends the wait at once with the last observation (ReplayExhausted names it).
+ */
+export function waitFor<T>(
+  ctx: RunContext,
+  o: Omit<PollOptions<T>, "sleep" | "now" | "spent">,
+): ReturnType<typeof pollUntil<T>> {
+  return pollUntil({ progress: ctx.log, ...o, sleep: ctx.sleep, now: ctx.now, spent: ctx.spent });
+}
+/** Replay's sleep: no time passes, but the event loop turns (a wait that spun would still let timers fire). */
+export const noSleep = () => new Promise<void>((r) => setImmediate(r));

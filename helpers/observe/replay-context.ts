@@ -1,5 +1,6 @@
 import { readBaseline } from "../baseline.ts";
 import type { BundleMeta } from "../bundle.ts";
+import { labCacheDir, resolveUpgrade } from "../exec/portable.ts";
 import { ReplayExecutor } from "../exec/replay.ts";
 import type { RecordSet } from "../records/types.ts";
 import { noSleep, type RunContext } from "./context.ts";
@@ -11,10 +12,13 @@ export function replayContext(
   topic: string,
   opts: { log: (line: string) => void; earlierRecords: () => RecordSet },
 ): RunContext {
-  const exec = new ReplayExecutor(dir, topic);
+  const roots = { bundle: dir, labCache: labCacheDir() };
+  const exec = new ReplayExecutor(dir, topic, roots);
   return {
     exec,
     now: () => exec.now(),
+    recordedAt: () => exec.now(),
+    spent: () => exec.spent(),
     mode: meta.mode,
     ciliumMinor: meta.ciliumMinor,
     namespace: "cca-dp",
@@ -22,7 +26,7 @@ export function replayContext(
     log: opts.log,
     sleep: noSleep,
     runStartedAt: meta.createdAt,
-    ...(meta.upgrade ? { upgrade: meta.upgrade } : {}),
+    ...(meta.upgrade ? { upgrade: resolveUpgrade(meta.upgrade, roots) } : {}),
     ...(meta.kubeContext ? { kubeContext: meta.kubeContext } : {}),
     earlierRecords: opts.earlierRecords,
     baselineMetrics: () => readBaseline(dir),

@@ -1,17 +1,18 @@
 import { NotRecorded } from "../exec/replay.ts";
 import { formatEndpoint } from "../parse/address.ts";
 import { type LbList, parseBpfLbList } from "../parse/bpf-lb-list.ts";
-import { curlArgv, parseCurl } from "../parse/curl.ts";
-import { pollUntil } from "../poll.ts";
+import { type CurlResult, curlArgv, parseCurl } from "../parse/curl.ts";
 import { findLbService } from "../records/common.ts";
-import { ciliumDbg } from "./agent.ts";
+import { type Quote, RawText, type Read } from "../records/evidence.ts";
+import { ciliumDbgRaw } from "./agent.ts";
 import { nodes, type PodInfo } from "./cluster.ts";
-import { DEADLINES, type RunContext } from "./context.ts";
+import { DEADLINES, type RunContext, waitFor } from "./context.ts";
 import { TARGET_PORT } from "./workloads.ts";
 
 /** Observation steps several topics share: the LB map (and waiting for it), a node's kernel, curl from a target. */
-export async function lbList(ctx: RunContext, node: string): Promise<LbList> {
-  return parseBpfLbList(await ciliumDbg(ctx, node, ["bpf", "lb", "list"]));
+export async function lbList(ctx: RunContext, node: string): Promise<Read<LbList>> {
+  const raw = await ciliumDbgRaw(ctx, node, ["bpf", "lb", "list"]);
+  return { parsed: parseBpfLbList(raw.text), raw };
 }
 
 /** Polls the agent's BPF LB map until the frontend's slots are exactly `want` (ip:port), or the deadline. */
@@ -20,18 +21,15 @@ export async function waitSlots(
   node: string,
   frontend: string,
   want: string[],
-): Promise<{ lb: LbList; elapsedMs: number }> {
+): Promise<{ lb: Read<LbList>; elapsedMs: number }> {
   const wanted = [...want].sort().join(",");
-  const { value, elapsedMs } = await pollUntil({
+  const { value, elapsedMs } = await waitFor(ctx, {
     what: `${want.length} backend slots for ${frontend} in the agent on ${node}`,
     deadlineMs: DEADLINES.mapConverged,
     intervalMs: 1000,
     probe: () => lbList(ctx, node),
-    done: (lb) => slotAddresses(lb, frontend).sort().join(",") === wanted,
-    show: (lb) => `slots [${slotAddresses(lb, frontend).join(", ")}]`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
+    done: (lb) => slotAddresses(lb.parsed, frontend).sort().join(",") === wanted,
+    show: (lb) => `slots [${slotAddresses(lb.parsed, frontend).join(", ")}]`,
   });
   ctx.log(`${frontend}: ${want.length} backend slots in the map after ${(elapsedMs / 1000).toFixed(1)} s`);
   return { lb: value, elapsedMs };
@@ -47,16 +45,31 @@ export async function kernelOf(ctx: RunContext, node: string): Promise<string | 
   return (await nodes(ctx)).find((n) => n.name === node)?.kernel ?? null;
 }
 
+/** A curl probe's result with its outputs at their places: the write-out in raw/, `-v`'s lines in the call's stderr. */
+export interface CurlRead extends CurlResult {
+  stdout: RawText;
+  stderr: RawText;
+  /** The lines that decided it (write-out, the `curl: (N)` line, the errno line), quoted at their place. */
+  evidence: Quote[];
+}
+
+export function curlRead(r: Awaited<ReturnType<RunContext["exec"]["run"]>>): CurlRead {
+  const c = parseCurl({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr });
+  const stdout = RawText.stdout(r);
+  const stderr = RawText.stderr(r);
+  const q = (l: CurlResult["at"]["writeOut"]) =>
+    l ? (l.stream === "stdout" ? stdout : stderr).quote(l.line) : null;
+  const evidence = [q(c.at.writeOut), q(c.at.error), q(c.at.errno)].filter((x): x is Quote => x !== null);
+  return { ...c, stdout, stderr, evidence };
+}
+
 export async function curlFrom(
   ctx: RunContext,
   target: Parameters<RunContext["exec"]["run"]>[0]["target"],
   url: string,
-) {
-  const r = await ctx.exec.run({
-    target,
-    argv: curlArgv(url),
-  });
-  return parseCurl({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr });
+  opts: { verbose?: boolean } = {},
+): Promise<CurlRead> {
+  return curlRead(await ctx.exec.run({ target, argv: curlArgv(url, opts) }));
 }
 
 /**

@@ -2,9 +2,8 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IMAGES } from "../../manifests/images.ts";
-import { pollUntil } from "../poll.ts";
 import { clusterIp, kubectl, nodes, type PodInfo, pod, pods } from "./cluster.ts";
-import { DEADLINES, type RunContext } from "./context.ts";
+import { DEADLINES, type RunContext, waitFor } from "./context.ts";
 
 export const MANIFESTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "manifests");
 
@@ -38,7 +37,7 @@ export async function apply(ctx: RunContext, yaml: string): Promise<void> {
 /** Waits until exactly `count` Pods matching the selector are Ready (none terminating). */
 export async function waitPodsReady(ctx: RunContext, selector: string, count: number): Promise<PodInfo[]> {
   const t0 = performance.now();
-  const { value } = await pollUntil({
+  const { value } = await waitFor(ctx, {
     what: `${count} Ready Pods ${selector} in ${ctx.namespace}`,
     deadlineMs: DEADLINES.podsReady,
     intervalMs: 2000,
@@ -46,25 +45,19 @@ export async function waitPodsReady(ctx: RunContext, selector: string, count: nu
     done: (ps) => ps.length === count && ps.every((p) => p.ready && p.ip !== ""),
     show: (ps) =>
       `${ps.filter((p) => p.ready).length}/${ps.length} ready (${ps.map((p) => `${p.name}:${p.phase}`).join(", ")})`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
   });
   ctx.log(`${count} Pods ${selector} ready after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   return [...value].sort((a, b) => a.name.localeCompare(b.name));
 }
 
 export async function waitPodReady(ctx: RunContext, name: string): Promise<PodInfo> {
-  const { value } = await pollUntil({
+  const { value } = await waitFor(ctx, {
     what: `Pod ${ctx.namespace}/${name} Ready`,
     deadlineMs: DEADLINES.podsReady,
     intervalMs: 2000,
     probe: () => pod(ctx, ctx.namespace, name),
     done: (p) => p.ready && p.ip !== "",
     show: (p) => `${p.phase}, ready=${p.ready}`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
   });
   return value;
 }

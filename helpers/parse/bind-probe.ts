@@ -1,13 +1,16 @@
 /**
  * Our bind probe: `timeout 2 nc -l ADDR PORT; echo exit=$?` in a node's host network namespace. A socket
- * hook that refuses the port makes nc fail at once ("Address already in use"); a port free to bind keeps nc
- * listening until `timeout` ends it (exit 124).
+ * hook that refuses the port makes nc fail at once ("Address already in use"; "Operation not permitted" where
+ * the hook cannot set its errno and the kernel answers EPERM, Cilium 1.18 and 1.19.0-1.19.3); a port free to
+ * bind keeps nc listening until `timeout` ends it (exit 124).
  */
 export interface BindProbe {
-  result: "EADDRINUSE" | "bound" | "error";
+  result: "EADDRINUSE" | "EPERM" | "bound" | "error";
   exitCode: number | null;
   /** The line that decided it. */
   line: string;
+  /** Its 1-based line in the output (the `exit=` line for "bound"); null: no line decided it. */
+  lineNo: number | null;
 }
 
 export const BIND_PROBE_SECONDS = 2;
@@ -17,14 +20,16 @@ export function bindProbeArgv(address: string, port: number): string[] {
 }
 
 export function parseBindProbe(output: string): BindProbe {
-  const lines = output
-    .split("\n")
-    .map((l) => l.trim())
-    .filter(Boolean);
+  const all = output.split("\n").map((l) => l.trim());
+  const lines = all.filter(Boolean);
   const exitLine = [...lines].reverse().find((l) => /^exit=\d+$/.test(l));
   const exitCode = exitLine ? Number(exitLine.slice(5)) : null;
   const inUse = lines.find((l) => /Address (already )?in use/i.test(l));
-  if (inUse) return { result: "EADDRINUSE", exitCode, line: inUse };
-  if (exitCode === 124) return { result: "bound", exitCode, line: `listened until timeout (${exitLine})` };
-  return { result: "error", exitCode, line: lines.join(" | ") || "(no output)" };
+  const no = (l: string | undefined) => (l === undefined ? null : all.lastIndexOf(l) + 1 || null);
+  if (inUse) return { result: "EADDRINUSE", exitCode, line: inUse, lineNo: all.indexOf(inUse) + 1 };
+  const refused = lines.find((l) => /Operation not permitted/i.test(l));
+  if (refused) return { result: "EPERM", exitCode, line: refused, lineNo: all.indexOf(refused) + 1 };
+  if (exitCode === 124)
+    return { result: "bound", exitCode, line: `listened until timeout (${exitLine})`, lineNo: no(exitLine) };
+  return { result: "error", exitCode, line: lines.join(" | ") || "(no output)", lineNo: no(exitLine) };
 }

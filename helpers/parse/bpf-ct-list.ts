@@ -1,5 +1,5 @@
 import { parseEndpoint } from "./address.ts";
-import { fail, isNoise } from "./lines.ts";
+import { fail, noteUnknown, skipLine } from "./lines.ts";
 import { type U64, u64, u64Sum } from "./u64.ts";
 
 export interface CtEntry {
@@ -12,7 +12,8 @@ export interface CtEntry {
   related: boolean;
   expires: number;
   revNat: number;
-  backendId: number | null;
+  /** 64-bit in the datapath's entry (it shares a union): a number when exact, else the printed decimal. */
+  backendId: U64 | null;
   flags: string[];
   flagsHex: string;
   sourceSecurityId: number | null;
@@ -21,6 +22,8 @@ export interface CtEntry {
   bytes: U64 | null;
   ifIndex: number | null;
   natPort: number | null;
+  /** `Key=value` fields this parser does not know (a newer agent's), kept as printed, and reported. */
+  extra?: Record<string, string>;
 }
 
 export interface CtList {
@@ -52,11 +55,15 @@ function endpointText(text: string): string | null {
 }
 
 const opt = (v: string | undefined): number | null => (v === undefined ? null : +v);
+/** A 64-bit field: exact past 2^53 (u64.ts). */
+const opt64 = (v: string | undefined): U64 | null => (v === undefined ? null : v.length > 15 ? u64(v) : +v);
+/** Fields every 1.15–1.20 agent prints that the entry does not model. */
+const UNMODELLED = new Set(["RxFlagsSeen", "LastRxReport", "TxFlagsSeen", "LastTxReport"]);
 
 /** One `bpf ct list global` line → entry, or null when the line is not an entry. */
-export function parseCtLine(text: string): CtEntry | null {
+export function parseCtLine(text: string, line = 0): CtEntry | null {
   const m = FAST.exec(text);
-  return m ? fromMatch(m) : scanCtLine(text);
+  return m ? fromMatch(m) : scanCtLine(text, line);
 }
 
 const interned = new Map<string, string>();
@@ -95,7 +102,7 @@ function fromMatch(m: RegExpExecArray): CtEntry | null {
     related: m[5] !== undefined,
     expires: +(m[6] as string),
     revNat: +(m[15] as string),
-    backendId: opt(m[18]),
+    backendId: opt64(m[18]),
     flags: flagList(m[14]),
     flagsHex: intern(m[13] as string),
     sourceSecurityId: +(m[16] as string),
@@ -111,7 +118,7 @@ function fromMatch(m: RegExpExecArray): CtEntry | null {
  * once; the `Key=value` fields are then read in a single forward scan, keys recognised by their length and
  * first letter and numbers read in place (no substrings), which keeps a million-line dump fast.
  */
-function scanCtLine(text: string): CtEntry | null {
+function scanCtLine(text: string, line: number): CtEntry | null {
   const s1 = text.indexOf(" ");
   const s2 = text.indexOf(" ", s1 + 1);
   const s3 = text.indexOf(" ", s2 + 1);
@@ -221,11 +228,19 @@ function scanCtLine(text: string): CtEntry | null {
           e.ifIndex = num;
           break;
         case 9 * 128 + 66: // BackendID
-          e.backendId = num;
+          e.backendId = big;
           break;
         case 7 * 128 + 78: // NatPort
           e.natPort = num;
           break;
+        default: {
+          const key = text.slice(start, eq);
+          if (!UNMODELLED.has(key)) {
+            e.extra ??= {};
+            e.extra[key] = text.slice(eq + 1, end);
+            noteUnknown(line, `field ${JSON.stringify(key)}`, text.slice(start, end));
+          }
+        }
       }
     }
     pos = end + 1;
@@ -279,8 +294,8 @@ export function forEachCtEntry(
     if (end < 0) end = len;
     const text = input.slice(pos, end).replace(/\s+$/, "");
     pos = end + 1;
-    if (isNoise(text) || SKIPPED.test(text)) continue;
-    const e = scanCtLine(text);
+    if (skipLine(text, no) || SKIPPED.test(text)) continue;
+    const e = scanCtLine(text, no);
     if (!e) fail(FORMAT, { no, text }, "expected `PROTO OUT|IN|SVC SRC -> DST expires=…`");
     fn(e, no);
   }
@@ -345,6 +360,7 @@ export function ctEntryJson(e: CtEntry): string {
     jnum(e.ifIndex) +
     ',"natPort":' +
     jnum(e.natPort) +
+    (e.extra ? `,"extra":${JSON.stringify(e.extra)}` : "") +
     "}"
   );
 }

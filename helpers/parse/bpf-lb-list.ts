@@ -1,6 +1,6 @@
 import { ParseError } from "../errors.ts";
 import { parseServiceAddress } from "./address.ts";
-import { contentLines, fail, type Line, parseJsonText } from "./lines.ts";
+import { contentLines, fail, type Line, noteUnknown, parseJsonText } from "./lines.ts";
 
 export interface LbBackendSlot {
   address: string | null;
@@ -8,6 +8,10 @@ export interface LbBackendSlot {
   slot: number;
   /** Set when the agent printed `backend <id> not found`. */
   missingBackendId: number | null;
+  /** 1-based line of the row (1 for every row of `-o json`). */
+  line: number;
+  /** Fields after the known ones, kept as printed (a newer agent's addition), and reported. */
+  extra?: Record<string, string>;
 }
 
 export interface LbService {
@@ -18,6 +22,10 @@ export interface LbService {
   flags: string[];
   l7ProxyPort: number | null;
   backends: LbBackendSlot[];
+  /** 1-based line of the slot-0 row; null when the listing has none for this frontend. */
+  line: number | null;
+  /** Fields after the known ones on the slot-0 row, kept as printed, and reported. */
+  extra?: Record<string, string>;
 }
 
 export interface LbList {
@@ -28,7 +36,8 @@ const FORMAT = "bpf-lb-list";
 const HEADER = /^SERVICE ADDRESS\s+BACKEND ADDRESS/;
 /** Key column: `ADDR[/PROTO][/i]` optionally followed by ` (slot)` (1.16+). */
 const ROW = /^(\S+)(?: \((\d+)\))?\s{2,}(\S.*)$/;
-const VALUE = /^(\S+) \((\d+)\) \((\d+)\)(?: \[([^\]]*)\])?(?: \(L7LB Proxy Port: (\d+)\))?$/;
+/** `ADDR (REVNAT) (SLOT)`, then optional `[FLAGS]`, `(L7LB Proxy Port: N)`, then anything newer (kept in `extra`). */
+const VALUE = /^(\S+) \((\d+)\) \((\d+)\)(?: \[([^\]]*)\])?(?: \(L7LB Proxy Port: (\d+)\))?(?:\s+(.*))?$/;
 const NOT_FOUND = /^backend (\d+) not found$/;
 
 class Builder {
@@ -49,13 +58,18 @@ class Builder {
         flags: [],
         l7ProxyPort: null,
         backends: [],
+        line: null,
       };
       this.byKey.set(id, svc);
     }
     const v = VALUE.exec(value.trim());
     if (v) {
       const slot = Number(v[3]);
+      const extra = v[6] ? { trailing: v[6] } : undefined;
+      if (v[6]) noteUnknown(line.no, "trailing field", v[6]);
       if (slot === 0) {
+        svc.line = line.no;
+        if (extra) svc.extra = extra;
         svc.revNat = Number(v[2]);
         svc.flags = v[4]
           ? v[4]
@@ -69,12 +83,25 @@ class Builder {
       const be = parseServiceAddress(v[1] as string);
       if (!be) fail(this.format, line, "backend address is not IP:PORT[/PROTO]");
       if (svc.revNat === null) svc.revNat = Number(v[2]);
-      svc.backends.push({ address: be.text, protocol: be.protocol, slot, missingBackendId: null });
+      svc.backends.push({
+        address: be.text,
+        protocol: be.protocol,
+        slot,
+        missingBackendId: null,
+        line: line.no,
+        ...(extra ? { extra } : {}),
+      });
       return;
     }
     const nf = NOT_FOUND.exec(value.trim());
     if (nf && keySlot !== null) {
-      svc.backends.push({ address: null, protocol: null, slot: keySlot, missingBackendId: Number(nf[1]) });
+      svc.backends.push({
+        address: null,
+        protocol: null,
+        slot: keySlot,
+        missingBackendId: Number(nf[1]),
+        line: line.no,
+      });
       return;
     }
     fail(this.format, line, "backend column is not `ADDR (REVNAT) (SLOT) [FLAGS]`");

@@ -1,4 +1,4 @@
-import { contentLines, fail } from "./lines.ts";
+import { contentLines, fail, noteUnknown } from "./lines.ts";
 
 /** One program attached to a cgroup, as `bpftool cgroup show PATH` prints it. */
 export interface CgroupAttachment {
@@ -10,10 +10,14 @@ export interface CgroupAttachment {
   flags: string | null;
   /** Program name; bpftool shows at most 15 characters unless it reads the full name from BTF. */
   name: string | null;
+  /** 1-based line. */
+  line: number;
+  /** Columns after the known ones (a newer bpftool's), kept as printed, and reported. */
+  extra?: Record<string, string>;
 }
 
 const FORMAT = "bpftool-cgroup";
-const ROW = /^(\d+)\s+(\S+)(?:\s+(\S+))?(?:\s+(\S+))?$/;
+const ROW = /^(\d+)\s+(\S+)(?:\s+(\S+))?(?:\s+(\S+))?(?:\s+(\S.*))?$/;
 const FLAGS = new Set(["multi", "override"]);
 
 /** `cgroup_inet4_connect` → `connect4`, `cgroup_udp6_recvmsg` → `recvmsg6`, `connect4` stays. */
@@ -41,12 +45,15 @@ export function parseBpftoolCgroup(input: string): { attachments: CgroupAttachme
         : rest.length === 1 && flags === null
           ? (rest[0] as string)
           : null;
+    if (m[5]) noteUnknown(line.no, "trailing column", m[5]);
     attachments.push({
       id: Number(m[1]),
       attachType: m[2] as string,
       hook: hookOf(m[2] as string),
       flags,
       name,
+      line: line.no,
+      ...(m[5] ? { extra: { trailing: m[5] } } : {}),
     });
   }
   return { attachments };

@@ -1,5 +1,5 @@
 import { ParseError } from "../errors.ts";
-import { contentLines, fail, parseJsonText } from "./lines.ts";
+import { contentLines, fail, noteUnknown, parseJsonText } from "./lines.ts";
 
 export interface BpfAttachment {
   device: string;
@@ -14,6 +14,10 @@ export interface BpfAttachment {
   rawName: string;
   progId: number | null;
   linkId: number | null;
+  /** 1-based line (0 from JSON). */
+  line: number;
+  /** `key value` pairs after the known ones (a newer bpftool's), kept as printed, and reported. */
+  extra?: Record<string, string>;
 }
 
 export interface BpftoolNet {
@@ -24,9 +28,30 @@ export interface BpftoolNet {
 
 const FORMAT = "bpftool-net";
 const SECTION = /^(xdp|tc|flow_dissector|netfilter):$/;
-const TC_ROW =
-  /^(\S+)\((\d+)\) (\S+) (\S+)(?: prog_id (\d+))?(?: id (\d+))?(?: prog_flags [^ ]+)?(?: link_id (\d+))?(?: link_flags \S+)?\s*$/;
-const XDP_ROW = /^(\S+)\((\d+)\) (\S+) id (\d+)$/;
+const TC_ROW = /^(\S+)\((\d+)\) (\S+) (\S+)((?: \S+ \S+)*)\s*$/;
+const XDP_ROW = /^(\S+)\((\d+)\) (\S+) id (\d+)((?: \S+ \S+)*)\s*$/;
+/** The `key value` pairs bpftool ≤ 7.5 prints after a program's name. */
+const KNOWN_TAIL = new Set(["prog_id", "id", "prog_flags", "link_id", "link_flags"]);
+
+/** `prog_id 105 link_id 89 …` → known values, and the rest kept (and reported) as extra. */
+function tail(
+  text: string,
+  line: number,
+): { fields: Record<string, string>; extra?: Record<string, string> } {
+  const t = text.trim().split(/\s+/).filter(Boolean);
+  const fields: Record<string, string> = {};
+  const extra: Record<string, string> = {};
+  for (let i = 0; i + 1 < t.length; i += 2) {
+    const k = t[i] as string;
+    const v = t[i + 1] as string;
+    if (KNOWN_TAIL.has(k)) fields[k] = v;
+    else {
+      extra[k] = v;
+      noteUnknown(line, `field ${JSON.stringify(k)}`, `${k} ${v}`);
+    }
+  }
+  return Object.keys(extra).length > 0 ? { fields, extra } : { fields };
+}
 
 export function programName(rawName: string, device: string): string {
   const suffix = `-${device}`;
@@ -65,6 +90,7 @@ export function parseBpftoolNet(input: string): BpftoolNet {
     if (inferred === "xdp") {
       const x = XDP_ROW.exec(line.text);
       if (!x) fail(FORMAT, line, "expected `DEV(IFINDEX) MODE id N` under xdp:");
+      const more = tail(x[5] ?? "", line.no);
       attachments.push({
         device: x[1] as string,
         ifindex: Number(x[2]),
@@ -74,11 +100,15 @@ export function parseBpftoolNet(input: string): BpftoolNet {
         rawName: "",
         progId: Number(x[4]),
         linkId: null,
+        line: line.no,
+        ...(more.extra ? { extra: more.extra } : {}),
       });
       continue;
     }
     const m = TC_ROW.exec(line.text);
-    if (!m || (m[5] === undefined && m[6] === undefined)) {
+    const more = m ? tail(m[5] ?? "", line.no) : null;
+    const progId = more?.fields.prog_id ?? more?.fields.id;
+    if (!m || !more || progId === undefined || !/^\d+$/.test(progId)) {
       fail(
         FORMAT,
         line,
@@ -96,8 +126,10 @@ export function parseBpftoolNet(input: string): BpftoolNet {
       kind: kindOf(attach),
       program: programName(m[4] as string, device),
       rawName: m[4] as string,
-      progId: Number(m[5] ?? m[6]),
-      linkId: m[7] !== undefined ? Number(m[7]) : null,
+      progId: Number(progId),
+      linkId: more.fields.link_id !== undefined ? Number(more.fields.link_id) : null,
+      line: line.no,
+      ...(more.extra ? { extra: more.extra } : {}),
     });
   }
   if (sections.length === 0 && attachments.length === 0)
@@ -139,6 +171,7 @@ export function parseBpftoolNetJson(input: string): BpftoolNet {
           rawName,
           progId: typeof progId === "number" ? progId : null,
           linkId: typeof r.link_id === "number" ? r.link_id : null,
+          line: 0,
         });
       }
     }

@@ -58,7 +58,17 @@ describe("service-list (fixtures written by us)", () => {
       remote: false,
       namespace: "cca-dp",
       name: "web",
-      backends: [{ address: "10.244.1.7:8080", state: "active", protocol: null, preferred: null }],
+      backends: [
+        {
+          address: "10.244.1.7:8080",
+          state: "active",
+          protocol: null,
+          preferred: null,
+          path: [0, "spec", "backend-addresses", 0],
+        },
+      ],
+      // where its spec is in the output, so evidence can quote its lines
+      path: [0, "spec"],
     });
   });
 
@@ -102,7 +112,7 @@ describe("bpf-lb-list (fixtures written by us)", () => {
       scope: "internal",
     });
     expect(lb.services.find((s) => s.frontend === "10.96.44.3:80")?.backends).toEqual([
-      { address: null, protocol: null, slot: 1, missingBackendId: 41 },
+      { address: null, protocol: null, slot: 1, missingBackendId: 41, line: 7 },
     ]);
   });
 
@@ -345,8 +355,8 @@ describe("map list", () => {
       "Name                       Num entries   Num errors   Cache enabled\ncilium_policy_v2_03106     3             0            true\ncilium_metrics             unknown       0            false\n",
     );
     expect(list.maps).toEqual([
-      { name: "cilium_policy_v2_03106", entries: 3, errors: 0, cacheEnabled: true },
-      { name: "cilium_metrics", entries: null, errors: 0, cacheEnabled: false },
+      { name: "cilium_policy_v2_03106", entries: 3, errors: 0, cacheEnabled: true, line: 2 },
+      { name: "cilium_metrics", entries: null, errors: 0, cacheEnabled: false, line: 3 },
     ]);
     expect(() => parseMapList("cilium_metrics  many  0  false")).toThrow(/map-list: line 1:/);
   });

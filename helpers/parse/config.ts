@@ -4,6 +4,8 @@ export interface AgentConfig {
   /** NAME → value as printed; nested maps as `Parent.Child`. */
   options: Record<string, string>;
   sections: string[];
+  /** The 1-based line of each option. */
+  lines: Record<string, number>;
 }
 
 const FORMAT = "config";
@@ -16,6 +18,7 @@ const BARE_KEY = /^([A-Za-z][\w.-]*)$/;
 export function parseConfig(input: string): AgentConfig {
   const options: Record<string, string> = {};
   const sections: string[] = [];
+  const lines: Record<string, number> = {};
   let parent: string | null = null;
   for (const line of contentLines(input)) {
     const s = SECTION.exec(line.text);
@@ -27,11 +30,13 @@ export function parseConfig(input: string): AgentConfig {
     const n = NESTED.exec(line.text);
     if (n && parent) {
       options[`${parent}.${n[1]}`] = (n[2] as string).trim();
+      lines[`${parent}.${n[1]}`] = line.no;
       continue;
     }
     const o = OPTION.exec(line.text);
     if (o) {
       options[o[1] as string] = (o[2] as string).trim();
+      lines[o[1] as string] = line.no;
       parent = null;
       continue;
     }
@@ -39,9 +44,10 @@ export function parseConfig(input: string): AgentConfig {
     if (bare) {
       parent = bare[1] as string;
       options[parent] = "";
+      lines[parent] = line.no;
       continue;
     }
     fail(FORMAT, line, "expected `Name : value`");
   }
-  return { options, sections };
+  return { options, sections, lines };
 }

@@ -46,6 +46,16 @@ export interface CurlResult {
   error: string | null;
   /** The connect() errno curl -v reported (`* connect to … failed: Connection refused`), when it did. */
   errno: "ECONNREFUSED" | "EHOSTUNREACH" | "ENETUNREACH" | "EPERM" | null;
+  /**
+   * Where the lines that decided it are (1-based, in the stream named): the `-w` write-out, the `curl: (N)`
+   * line, and the line that named the errno. Evidence quotes them at their place.
+   */
+  at: { writeOut: CurlLine | null; error: CurlLine | null; errno: CurlLine | null };
+}
+
+export interface CurlLine {
+  stream: "stdout" | "stderr";
+  line: number;
 }
 
 export interface CurlInput {
@@ -107,6 +117,14 @@ export function parseCurl(input: CurlInput): CurlResult {
   }
   if (httpCode === 0) httpCode = null;
   const errno = ERRNO.find(([re]) => re.test(text))?.[1] ?? null;
+  const where = (re: RegExp, streams: CurlLine["stream"][]): CurlLine | null => {
+    for (const stream of streams) {
+      const i = input[stream].split("\n").findIndex((l) => re.test(l));
+      if (i >= 0) return { stream, line: i + 1 };
+    }
+    return null;
+  };
+  const errnoRe = ERRNO.find(([, e]) => e === errno)?.[0];
   let cls: CurlClass;
   if (exitCode === 0 || (exitCode === 22 && httpCode !== null)) cls = "HTTP";
   else if (exitCode === 7)
@@ -131,6 +149,11 @@ export function parseCurl(input: CurlInput): CurlResult {
     timeTotal,
     error: errLine ? (errLine[0] as string).trim() : null,
     errno,
+    at: {
+      writeOut: where(/http_code=|time_total=|^\s*\d{3}\s+\d+\.\d+\s*$/, ["stdout"]),
+      error: where(/curl: \(\d+\)/, ["stderr", "stdout"]),
+      errno: errnoRe ? where(errnoRe, ["stderr", "stdout"]) : null,
+    },
   };
 }
 

@@ -46,10 +46,10 @@ describe("bpf lb list --backends (fixtures written by us, knowledge output-forma
       ].join("\n"),
     );
     expect(r.backends).toEqual([
-      { id: 13, protocol: "TCP", address: "10.244.1.174", zone: null },
-      { id: 7, protocol: "UDP", address: "10.244.0.12", zone: null },
-      { id: 21, protocol: "TCP", address: "fd00::5", zone: "zone-a" },
-      { id: 3, protocol: null, address: "10.244.2.9", zone: null },
+      { id: 13, protocol: "TCP", address: "10.244.1.174", zone: null, line: 2 },
+      { id: 7, protocol: "UDP", address: "10.244.0.12", zone: null, line: 3 },
+      { id: 21, protocol: "TCP", address: "fd00::5", zone: "zone-a", line: 4 },
+      { id: 3, protocol: null, address: "10.244.2.9", zone: null, line: 5 },
     ]);
   });
 });

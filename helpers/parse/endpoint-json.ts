@@ -1,15 +1,17 @@
 import { ParseError } from "../errors.ts";
 import { isNoise, parseJsonText } from "./lines.ts";
+import { type U64, u64, u64Of } from "./u64.ts";
 
+/** The model's integers are int64: kept exactly (a decimal string past 2^53). */
 export interface AgentEndpoint {
-  id: number | null;
+  id: U64 | null;
   interfaceName: string | null;
-  interfaceIndex: number | null;
+  interfaceIndex: U64 | null;
   containerInterfaceName: string | null;
   namespace: string | null;
   podName: string | null;
   state: string | null;
-  identity: number | null;
+  identity: U64 | null;
   addresses: string[];
   /** True when read from a grep-filtered fragment rather than a whole JSON document. */
   excerpt: boolean;
@@ -34,9 +36,9 @@ export function parseEndpointJson(input: string): AgentEndpoint {
     const ext = o(status["external-identifiers"]);
     const addressing = Array.isArray(net.addressing) ? (net.addressing as Json[]) : [];
     return {
-      id: typeof ep.id === "number" ? ep.id : null,
+      id: u64Of(ep.id),
       interfaceName: typeof net["interface-name"] === "string" ? (net["interface-name"] as string) : null,
-      interfaceIndex: typeof net["interface-index"] === "number" ? (net["interface-index"] as number) : null,
+      interfaceIndex: u64Of(net["interface-index"]),
       containerInterfaceName:
         typeof net["container-interface-name"] === "string"
           ? (net["container-interface-name"] as string)
@@ -44,7 +46,7 @@ export function parseEndpointJson(input: string): AgentEndpoint {
       namespace: typeof ext["k8s-namespace"] === "string" ? (ext["k8s-namespace"] as string) : null,
       podName: typeof ext["k8s-pod-name"] === "string" ? (ext["k8s-pod-name"] as string) : null,
       state: typeof status.state === "string" ? status.state : null,
-      identity: typeof o(status.identity).id === "number" ? (o(status.identity).id as number) : null,
+      identity: u64Of(o(status.identity).id),
       addresses: addressing.flatMap((a) =>
         [a.ipv4, a.ipv6].filter((x): x is string => typeof x === "string"),
       ),
@@ -60,9 +62,9 @@ function parseFragment(input: string): AgentEndpoint {
     const m = new RegExp(`"${key}":\\s*"([^"]*)"`).exec(input);
     return m ? (m[1] as string) : null;
   };
-  const int = (key: string): number | null => {
+  const int = (key: string): U64 | null => {
     const m = new RegExp(`"${key}":\\s*(\\d+)`).exec(input);
-    return m ? Number(m[1]) : null;
+    return m ? u64(m[1] as string) : null;
   };
   const addresses = [...input.matchAll(/"ipv[46]":\s*"([^"]+)"/g)].map((m) => m[1] as string);
   const ep: AgentEndpoint = {

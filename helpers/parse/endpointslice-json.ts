@@ -9,6 +9,8 @@ export interface SliceEndpoint {
   terminating: boolean | null;
   nodeName: string | null;
   podName: string | null;
+  /** The endpoint's JSON path in the output (the List's `items`, or the lone EndpointSlice). */
+  path: (string | number)[];
 }
 
 export interface EndpointSlice {
@@ -41,7 +43,7 @@ export function parseEndpointSliceJson(input: string): EndpointSlices {
       "expected an EndpointSlice or a List of them",
     );
   return {
-    slices: items.map((item) => {
+    slices: items.map((item, si) => {
       const meta = o(item.metadata);
       const labels = o(meta.labels);
       return {
@@ -57,7 +59,7 @@ export function parseEndpointSliceJson(input: string): EndpointSlices {
           port: Number(p.port),
           protocol: String(p.protocol ?? "TCP"),
         })),
-        endpoints: (Array.isArray(item.endpoints) ? (item.endpoints as Json[]) : []).map((e) => {
+        endpoints: (Array.isArray(item.endpoints) ? (item.endpoints as Json[]) : []).map((e, ei) => {
           const cond = o(e.conditions);
           return {
             addresses: (Array.isArray(e.addresses) ? e.addresses : []).map(String),
@@ -67,6 +69,7 @@ export function parseEndpointSliceJson(input: string): EndpointSlices {
             terminating: typeof cond.terminating === "boolean" ? cond.terminating : null,
             nodeName: typeof e.nodeName === "string" ? e.nodeName : null,
             podName: typeof o(e.targetRef).name === "string" ? (o(e.targetRef).name as string) : null,
+            path: [...(doc.kind === "EndpointSlice" ? [] : ["items", si]), "endpoints", ei],
           };
         }),
       };

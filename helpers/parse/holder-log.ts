@@ -28,3 +28,17 @@ export function lastHolderConnection(log: string): HolderEvent | null {
       .at(-1) ?? null
   );
 }
+
+/** The holder's events with their 1-based line in the log (torn lines left out). */
+export function holderEventLines(log: string): { event: HolderEvent; line: number }[] {
+  const out: { event: HolderEvent; line: number }[] = [];
+  log.split("\n").forEach((l, i) => {
+    if (!l.trim().startsWith("{")) return;
+    try {
+      out.push({ event: JSON.parse(l) as HolderEvent, line: i + 1 });
+    } catch {
+      // a torn last line while the log is being written
+    }
+  });
+  return out;
+}

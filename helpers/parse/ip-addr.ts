@@ -7,6 +7,8 @@ export interface InterfaceAddress {
   /** Address with prefix, e.g. `10.42.0.9/32`. */
   cidr: string;
   ip: string;
+  /** 1-based line. */
+  line: number;
 }
 
 export interface IpAddrOutput {
@@ -29,6 +31,7 @@ export function parseIpAddr(input: string): IpAddrOutput {
       family: m[3] as "inet" | "inet6",
       cidr,
       ip: cidr.split("/")[0] as string,
+      line: line.no,
     });
   }
   return { addresses };

@@ -1,4 +1,4 @@
-import { contentLines, fail } from "./lines.ts";
+import { contentLines, fail, noteUnknown } from "./lines.ts";
 
 export interface Route {
   type: string | null;
@@ -13,6 +13,17 @@ export interface Route {
   uid: number | null;
   /** `ip route get` answers carry a `cache` line. */
   cached: boolean;
+  /** Flags printed bare: onlink, linkdown, pervasive, … */
+  flags: string[];
+  /** `nexthop` entries of a multipath route (their own lines, or inline). */
+  nexthops: { via: string | null; dev: string | null; weight: number | null; flags: string[] }[];
+  /**
+   * Every other keyword as printed, known (metric, pref, expires, realms, …) or not (a newer iproute2's
+   * addition, kept and reported): keyword → value ("" for a bare word).
+   */
+  extra: Record<string, string>;
+  /** 1-based line of the route. */
+  line: number;
 }
 
 export interface IpRouteOutput {
@@ -34,6 +45,7 @@ const TYPES = new Set([
   "anycast",
   "nat",
 ]);
+/** Keywords iproute2's print_route writes with one value after them (`mtu lock 1450`, `congctl lock cubic`). */
 const WITH_VALUE = new Set([
   "via",
   "dev",
@@ -48,15 +60,66 @@ const WITH_VALUE = new Set([
   "iif",
   "oif",
   "tos",
+  "dsfield",
   "advmss",
   "expires",
   "rtt",
+  "rttvar",
+  "reordering",
+  "window",
+  "cwnd",
+  "ssthresh",
+  "initcwnd",
+  "initrwnd",
   "hoplimit",
   "pref",
   "error",
+  "nhid",
+  "realm",
+  "realms",
+  "features",
+  "rto_min",
+  "congctl",
+  "fastopen_no_cookie",
+  "quickack",
+  "ttl-propagate",
+  "weight",
+  "ipid",
+  "age",
+  "used",
+  "users",
+  "mark",
+  "sport",
+  "dport",
+  "ipproto",
 ]);
+/** Bare words iproute2 prints as flags. */
+const FLAGS = new Set([
+  "onlink",
+  "pervasive",
+  "linkdown",
+  "dead",
+  "offload",
+  "trap",
+  "notify",
+  "unresolved",
+  "rt_offload",
+  "rt_trap",
+  "rt_offload_failed",
+  "<redirected>",
+  "<redirect>",
+  "<cloned>",
+]);
+const known = (t: string | undefined) =>
+  t !== undefined && (WITH_VALUE.has(t) || FLAGS.has(t) || t === "nexthop");
 
-/** `ip route get ADDR` and `ip route [show]` lines; the indented `cache …` line belongs to the route above. */
+type Hop = Route["nexthops"][number];
+
+/**
+ * `ip route get ADDR` and `ip route [show]` lines; the indented `cache …` line belongs to the route above, an
+ * indented `nexthop …` line is one of its paths. A keyword this parser does not know (a newer iproute2's) is
+ * kept in `extra` with the value after it, when the next word is not itself a keyword, and reported.
+ */
 export function parseIpRoute(input: string): IpRouteOutput {
   const routes: Route[] = [];
   let error: string | null = null;
@@ -81,7 +144,7 @@ export function parseIpRoute(input: string): IpRouteOutput {
       let type: string | null = null;
       if (TYPES.has(tokens[0] as string)) type = tokens[i++] as string;
       const destination = tokens[i++];
-      if (!destination) fail(FORMAT, line, "expected a destination");
+      if (!destination || known(destination)) fail(FORMAT, line, "expected a destination");
       target = {
         type,
         destination,
@@ -94,20 +157,52 @@ export function parseIpRoute(input: string): IpRouteOutput {
         table: null,
         uid: null,
         cached: false,
+        flags: [],
+        nexthops: [],
+        extra: {},
+        line: line.no,
       };
       routes.push(target);
     }
+    let hop: Hop | null = null;
     for (; i < tokens.length; i++) {
       const key = tokens[i] as string;
       if (key === "lock") continue;
+      if (key === "nexthop") {
+        hop = { via: null, dev: null, weight: null, flags: [] };
+        target.nexthops.push(hop);
+        continue;
+      }
+      if (FLAGS.has(key)) {
+        (hop ?? target).flags.push(key);
+        continue;
+      }
+      if (key === "encap") {
+        // `encap mpls 200`, `encap ip id 1 src … dst …`: everything up to the next keyword
+        const parts: string[] = [];
+        while (i + 1 < tokens.length && !known(tokens[i + 1])) parts.push(tokens[++i] as string);
+        target.extra.encap = parts.join(" ");
+        continue;
+      }
       if (!WITH_VALUE.has(key)) {
-        if (/^[a-z_]+$/.test(key)) continue; // flags such as onlink, linkdown, pervasive
-        fail(FORMAT, line, `unexpected token ${JSON.stringify(key)}`);
+        const next = tokens[i + 1];
+        const value = next !== undefined && !known(next) ? next : "";
+        if (value !== "") i++;
+        target.extra[key] = value;
+        noteUnknown(line.no, `keyword ${JSON.stringify(key)}`, value === "" ? key : `${key} ${value}`);
+        continue;
       }
       let value = tokens[++i];
       if (value === "lock") value = tokens[++i];
       if (value === undefined) fail(FORMAT, line, `${key} without a value`);
-      if (key === "via") target.via = value === "inet" || value === "inet6" ? (tokens[++i] ?? null) : value;
+      if (key === "via" && (value === "inet" || value === "inet6")) value = tokens[++i] ?? "";
+      if (hop && (key === "via" || key === "dev" || key === "weight")) {
+        if (key === "via") hop.via = value;
+        else if (key === "dev") hop.dev = value;
+        else hop.weight = Number(value);
+        continue;
+      }
+      if (key === "via") target.via = value;
       else if (key === "dev") target.dev = value;
       else if (key === "src") target.src = value;
       else if (key === "mtu") target.mtu = Number(value);
@@ -115,6 +210,7 @@ export function parseIpRoute(input: string): IpRouteOutput {
       else if (key === "scope") target.scope = value;
       else if (key === "table") target.table = value;
       else if (key === "uid") target.uid = Number(value);
+      else target.extra[key] = value;
     }
   }
   return { routes, error };

@@ -7,6 +7,8 @@ export interface IptablesChain {
   policy: string;
   packets: U64 | null;
   bytes: U64 | null;
+  /** 1-based line of the declaration (`:NAME POLICY [p:b]`). */
+  line: number;
 }
 
 export interface IptablesRule {
@@ -104,6 +106,7 @@ export function parseIptablesSave(input: string): IptablesSave {
         policy: m[2] as string,
         packets: m[3] !== undefined ? u64(m[3]) : null,
         bytes: m[4] !== undefined ? u64(m[4]) : null,
+        line: no,
       };
       return;
     }

@@ -1,11 +1,16 @@
-import { contentLines, fail } from "./lines.ts";
+import { contentLines, fail, noteUnknown } from "./lines.ts";
+import { type U64, u64 } from "./u64.ts";
 
 export interface AgentMap {
   name: string;
-  /** null where the agent prints `unknown` (maps it opens without a cache, e.g. cilium_metrics). */
-  entries: number | null;
-  errors: number;
+  /** null where the agent prints `unknown` (maps it opens without a cache, e.g. cilium_metrics); Go int: exact past 2^53. */
+  entries: U64 | null;
+  errors: U64;
   cacheEnabled: boolean;
+  /** 1-based line. */
+  line: number;
+  /** Columns after the known four (a newer agent's), kept as printed, and reported. */
+  extra?: Record<string, string>;
 }
 
 export interface MapList {
@@ -13,8 +18,8 @@ export interface MapList {
 }
 
 const FORMAT = "map-list";
-const HEADER = /^Name\s+Num entries\s+Num errors\s+Cache enabled$/;
-const ROW = /^(\S+)\s+(\d+|unknown)\s+(\d+)\s+(true|false)$/;
+const HEADER = /^Name\s+Num entries\s+Num errors\s+Cache enabled\b/;
+const ROW = /^(\S+)\s+(\d+|unknown)\s+(\d+)\s+(true|false)(?:\s+(\S.*))?$/;
 
 /** `cilium-dbg map list`. */
 export function parseMapList(input: string): MapList {
@@ -23,11 +28,14 @@ export function parseMapList(input: string): MapList {
     if (HEADER.test(line.text)) continue;
     const m = ROW.exec(line.text);
     if (!m) fail(FORMAT, line, "expected `NAME  ENTRIES|unknown  ERRORS  true|false`");
+    if (m[5]) noteUnknown(line.no, "trailing column", m[5]);
     maps.push({
       name: m[1] as string,
-      entries: m[2] === "unknown" ? null : Number(m[2]),
-      errors: Number(m[3]),
+      entries: m[2] === "unknown" ? null : u64(m[2] as string),
+      errors: u64(m[3] as string),
       cacheEnabled: m[4] === "true",
+      line: line.no,
+      ...(m[5] ? { extra: { trailing: m[5] } } : {}),
     });
   }
   return { maps };

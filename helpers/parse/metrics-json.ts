@@ -5,6 +5,8 @@ export interface Metric {
   name: string;
   labels: Record<string, string>;
   value: number;
+  /** Position in the output's array (its JSON path is `[index]`). */
+  index: number;
 }
 
 /** `cilium-dbg metrics list -o json`: `[{"name", "labels": {…}, "value"}]`. */
@@ -12,12 +14,13 @@ export function parseMetricsJson(input: string): Metric[] {
   const doc = parseJsonText("metrics-json", input);
   if (!Array.isArray(doc))
     throw new ParseError("metrics-json", 1, input.split("\n")[0] ?? "", "expected a JSON array of metrics");
-  return doc.map((m) => {
+  return doc.map((m, index) => {
     const x = m as { name?: unknown; labels?: Record<string, unknown>; value?: unknown };
     return {
       name: String(x.name ?? ""),
       labels: Object.fromEntries(Object.entries(x.labels ?? {}).map(([k, v]) => [k, String(v)])),
       value: Number(x.value ?? 0),
+      index,
     };
   });
 }

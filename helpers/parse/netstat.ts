@@ -1,13 +1,19 @@
 import { parseEndpoint } from "./address.ts";
-import { contentLines, fail } from "./lines.ts";
+import { contentLines, fail, noteUnknown } from "./lines.ts";
+import { type U64, u64 } from "./u64.ts";
 
 export interface NetstatConnection {
   proto: string;
-  recvQ: number;
-  sendQ: number;
+  /** unsigned long in the kernel's table: exact past 2^53 (u64.ts). */
+  recvQ: U64;
+  sendQ: U64;
   local: string;
   foreign: string;
   state: string | null;
+  /** 1-based line. */
+  line: number;
+  /** Columns after the state (`netstat -p`'s PID/Program name, …), kept as printed, and reported. */
+  extra?: Record<string, string>;
 }
 
 export interface NetstatOutput {
@@ -31,18 +37,21 @@ export function parseNetstat(input: string): NetstatOutput {
   const connections: NetstatConnection[] = [];
   for (const line of contentLines(input)) {
     if (HEADERS.some((h) => h.test(line.text))) continue;
-    const [proto, rq, sq, local, foreign, state] = line.text.trim().split(/\s+/);
+    const [proto, rq, sq, local, foreign, state, ...rest] = line.text.trim().split(/\s+/);
     if (!proto || !/^(tcp|udp|raw)6?$/.test(proto) || !/^\d+$/.test(rq ?? "") || !/^\d+$/.test(sq ?? "")) {
       fail(FORMAT, line, "expected `PROTO RECV-Q SEND-Q LOCAL FOREIGN [STATE]`");
     }
     if (!local || !foreign) fail(FORMAT, line, "missing local or foreign address");
+    if (rest.length > 0) noteUnknown(line.no, "trailing column", rest.join(" "));
     connections.push({
       proto,
-      recvQ: Number(rq),
-      sendQ: Number(sq),
+      recvQ: u64(rq as string),
+      sendQ: u64(sq as string),
       local: addr(local),
       foreign: addr(foreign),
       state: state ?? null,
+      line: line.no,
+      ...(rest.length > 0 ? { extra: { trailing: rest.join(" ") } } : {}),
     });
   }
   return { connections };

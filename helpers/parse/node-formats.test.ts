@@ -35,7 +35,12 @@ describe("iptables-save", () => {
   it("backend from the header, tables, chains, counters, comments", () => {
     const s = parseIptablesSave(nft);
     expect(s).toMatchObject({ backend: "nf_tables", version: "1.8.9" });
-    expect(s.tables.nat?.chains.OUTPUT).toEqual({ name: "OUTPUT", policy: "ACCEPT", packets: 3, bytes: 180 });
+    expect(s.tables.nat?.chains.OUTPUT).toMatchObject({
+      name: "OUTPUT",
+      policy: "ACCEPT",
+      packets: 3,
+      bytes: 180,
+    });
     const svc = s.tables.nat?.rules[0];
     expect(svc).toMatchObject({
       chain: "KUBE-SERVICES",
@@ -336,8 +341,17 @@ describe("/proc/net/tcp", () => {
         local: "10.244.2.9:8080",
         foreign: "10.244.1.5:40404",
         state: "ESTABLISHED",
+        line: 2,
       },
-      { proto: "tcp", recvQ: 0, sendQ: 0, local: "0.0.0.0:8080", foreign: "0.0.0.0:0", state: "LISTEN" },
+      {
+        proto: "tcp",
+        recvQ: 0,
+        sendQ: 0,
+        local: "0.0.0.0:8080",
+        foreign: "0.0.0.0:0",
+        state: "LISTEN",
+        line: 3,
+      },
     ]);
   });
 

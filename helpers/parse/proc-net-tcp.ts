@@ -59,6 +59,7 @@ export function parseProcNetTcp(input: string): NetstatOutput {
       local,
       foreign,
       state: STATES[(t[3] ?? "").toUpperCase()] ?? t[3] ?? null,
+      line: line.no,
     });
   }
   return { connections };

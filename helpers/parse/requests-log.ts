@@ -60,6 +60,8 @@ export function parseRequestLog(text: string): RequestLog {
 export interface Gap {
   to: string;
   ms: number;
+  /** Requests to that target started in between that failed: none means the loop itself started none. */
+  failedBetween: number;
   /** The successful requests on either side (by start time), or the window's edge (null). */
   after: RequestResult | null;
   before: RequestResult | null;
@@ -71,6 +73,15 @@ export interface RequestStats {
   failures: RequestResult[];
   /** The longest time between the starts of two successive successful requests to one target. */
   longestGap: Gap | null;
+  /**
+   * The longest such gap with failed requests to that target inside it: the datapath's outage as the loop saw
+   * it (a gap without failures inside is the loop starting no request: its own process was not scheduled).
+   */
+  longestOutage: Gap | null;
+  /** The longest time between two successive request starts, any target: how late the loop itself ran. */
+  loopStallMs: number;
+  /** The slowest successful request. */
+  slowest: RequestResult | null;
   /** Successful requests per target and backend. */
   backends: Record<string, Record<string, number>>;
 }
@@ -87,9 +98,11 @@ export function requestStats(log: RequestLog, window?: { from: number; to: numbe
   const failures = inside.filter((r) => !r.ok);
   const backends: Record<string, Record<string, number>> = {};
   let longestGap: Gap | null = null;
+  let longestOutage: Gap | null = null;
   const targets = [...new Set(inside.map((r) => r.to))].sort();
   for (const to of targets) {
-    const ok = inside.filter((r) => r.to === to && r.ok);
+    const mine = inside.filter((r) => r.to === to);
+    const ok = mine.filter((r) => r.ok);
     const seen: Record<string, number> = {};
     for (const r of ok) seen[r.backend ?? "?"] = (seen[r.backend ?? "?"] ?? 0) + 1;
     if (ok.length > 0) backends[to] = seen;
@@ -100,9 +113,31 @@ export function requestStats(log: RequestLog, window?: { from: number; to: numbe
       if (!window && (a === null || b === null)) continue;
       const from = a?.t ?? window?.from ?? 0;
       const until = b?.t ?? window?.to ?? 0;
-      const ms = until - from;
-      if (!longestGap || ms > longestGap.ms) longestGap = { to, ms, after: a, before: b };
+      const gap: Gap = {
+        to,
+        ms: until - from,
+        failedBetween: mine.filter((r) => !r.ok && r.t > from && r.t < until).length,
+        after: a,
+        before: b,
+      };
+      if (!longestGap || gap.ms > longestGap.ms) longestGap = gap;
+      if (gap.failedBetween > 0 && (!longestOutage || gap.ms > longestOutage.ms)) longestOutage = gap;
     }
   }
-  return { requests: inside.length, failed: failures.length, failures, longestGap, backends };
+  let loopStallMs = 0;
+  for (let k = 1; k < inside.length; k++)
+    loopStallMs = Math.max(loopStallMs, (inside[k] as RequestResult).t - (inside[k - 1] as RequestResult).t);
+  const slowest = inside
+    .filter((r) => r.ok)
+    .reduce<RequestResult | null>((m, r) => (!m || r.ms > m.ms ? r : m), null);
+  return {
+    requests: inside.length,
+    failed: failures.length,
+    failures,
+    longestGap,
+    longestOutage,
+    loopStallMs,
+    slowest,
+    backends,
+  };
 }

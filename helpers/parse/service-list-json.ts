@@ -2,6 +2,7 @@ import { ParseError } from "../errors.ts";
 import { formatEndpoint } from "./address.ts";
 import { parseJsonText } from "./lines.ts";
 import type { AgentService, ServiceList } from "./service-list.ts";
+import { u64Of } from "./u64.ts";
 
 const FORMAT = "service-list-json";
 
@@ -31,14 +32,15 @@ export function parseServiceListJson(input: string): ServiceList {
       );
     }
     const flags = (spec.flags ?? {}) as Record<string, unknown>;
-    const backends = ((spec["backend-addresses"] ?? []) as ModelAddr[]).map((b) => ({
+    const backends = ((spec["backend-addresses"] ?? []) as ModelAddr[]).map((b, k) => ({
       address: formatEndpoint(String(b.ip), Number(b.port)),
       state: b.state ?? "active",
       protocol: b.protocol ? b.protocol.toUpperCase() : null,
       preferred: typeof b.preferred === "boolean" ? b.preferred : null,
+      path: [index, "spec", "backend-addresses", k],
     }));
     return {
-      id: Number(spec.id),
+      id: u64Of(spec.id) ?? Number.NaN,
       frontend: formatEndpoint(fe.ip, fe.port),
       protocol: fe.protocol ? fe.protocol.toUpperCase() : null,
       scope: fe.scope === "internal" ? "internal" : "external",
@@ -47,6 +49,7 @@ export function parseServiceListJson(input: string): ServiceList {
       namespace: typeof flags.namespace === "string" ? flags.namespace : null,
       name: typeof flags.name === "string" ? flags.name : null,
       backends,
+      path: [index, "spec"],
     };
   });
   return { services };

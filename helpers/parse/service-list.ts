@@ -1,5 +1,6 @@
 import { parseServiceAddress } from "./address.ts";
-import { contentLines, fail } from "./lines.ts";
+import { contentLines, fail, noteUnknown } from "./lines.ts";
+import { type U64, u64 } from "./u64.ts";
 
 export interface ServiceBackend {
   address: string;
@@ -7,10 +8,16 @@ export interface ServiceBackend {
   protocol: string | null;
   /** `--clustermesh-affinity` marks preferred backends; null when not shown. */
   preferred: boolean | null;
+  /** 1-based line (text); for `-o json` the JSON path of the backend. */
+  line?: number;
+  path?: (string | number)[];
+  /** Text after the known fields (a newer agent's), kept as printed, and reported. */
+  extra?: Record<string, string>;
 }
 
 export interface AgentService {
-  id: number;
+  /** int64 in the agent's model: exact past 2^53 (u64.ts). */
+  id: U64;
   frontend: string;
   protocol: string | null;
   scope: "external" | "internal";
@@ -19,6 +26,9 @@ export interface AgentService {
   namespace: string | null;
   name: string | null;
   backends: ServiceBackend[];
+  /** 1-based line of the row (text); for `-o json` the JSON path of the element's spec. */
+  line?: number;
+  path?: (string | number)[];
 }
 
 export interface ServiceList {
@@ -27,7 +37,7 @@ export interface ServiceList {
 
 const FORMAT = "service-list";
 const HEADER = /^\s*ID\s+Frontend\s+Service Type\s+Backend$/;
-const BACKEND = String.raw`(\d+) => (\S+) \(([^)]+)\)( \(preferred\))?`;
+const BACKEND = String.raw`(\d+) => (\S+) \(([^)]+)\)( \(preferred\))?(?:\s+(\S.*?))?`;
 const FIRST_ROW = new RegExp(String.raw`^(\d+)\s+(\S+)\s+(\w+)( \(Remote\))?(?:\s+${BACKEND})?$`);
 const CONTINUATION = new RegExp(String.raw`^\s+${BACKEND}$`);
 
@@ -42,7 +52,7 @@ export function parseServiceList(input: string): ServiceList {
       const fe = parseServiceAddress(first[2] as string);
       if (!fe) fail(FORMAT, line, "frontend is not IP:PORT[/PROTO][/i]");
       current = {
-        id: Number(first[1]),
+        id: u64(first[1] as string),
         frontend: fe.text,
         protocol: fe.protocol,
         scope: fe.scope,
@@ -51,6 +61,7 @@ export function parseServiceList(input: string): ServiceList {
         namespace: null,
         name: null,
         backends: [],
+        line: line.no,
       };
       services.push(current);
       if (first[5] !== undefined) current.backends.push(backend(line, first.slice(5)));
@@ -69,10 +80,13 @@ export function parseServiceList(input: string): ServiceList {
 function backend(line: { no: number; text: string }, m: (string | undefined)[]): ServiceBackend {
   const addr = parseServiceAddress(m[1] as string);
   if (!addr) fail(FORMAT, line, "backend is not IP:PORT[/PROTO]");
+  if (m[4]) noteUnknown(line.no, "trailing field", m[4]);
   return {
     address: addr.text,
     state: m[2] as string,
     protocol: addr.protocol,
     preferred: m[3] !== undefined ? true : null,
+    line: line.no,
+    ...(m[4] ? { extra: { trailing: m[4] } } : {}),
   };
 }

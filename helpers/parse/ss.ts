@@ -8,6 +8,8 @@ export interface Socket {
   local: string;
   peer: string;
   process: string | null;
+  /** 1-based line. */
+  line: number;
 }
 
 export interface SsOutput {
@@ -65,6 +67,7 @@ export function parseSs(input: string): SsOutput {
       local: addr(local),
       peer: addr(peer),
       process: rest.length > 0 ? rest.join(" ") : null,
+      line: line.no,
     });
   }
   return { sockets };

@@ -27,6 +27,8 @@ export interface AgentStatus {
   nodePort: string | null;
   /** Every `Key: value` of the top block and of the KPR details block, as printed. */
   fields: Record<string, string>;
+  /** The 1-based line of each of `fields` (text only). */
+  lines: Record<string, number>;
 }
 
 const FORMAT = "status";
@@ -65,6 +67,7 @@ function emptyStatus(): AgentStatus {
     masquerading: null,
     nodePort: null,
     fields: {},
+    lines: {},
   };
 }
 
@@ -86,6 +89,7 @@ export function parseStatus(input: string): AgentStatus {
       const key = (d[1] as string).trim();
       const value = d[2] as string;
       st.fields[`KubeProxyReplacement Details/${key}`] = value;
+      st.lines[`KubeProxyReplacement Details/${key}`] = line.no;
       if (key === "Status" && !st.kubeProxyReplacement)
         st.kubeProxyReplacement = value.split(/\s+/)[0] ?? null;
       if (key === "Socket LB") st.socketLb = value;
@@ -102,6 +106,7 @@ export function parseStatus(input: string): AgentStatus {
     const key = m[1] as string;
     const value = m[2] as string;
     st.fields[key] = value.trim();
+    st.lines[key] = line.no;
     switch (key) {
       case "KubeProxyReplacement": {
         const kpr = /^(\S+)\s*(\[.*\])?\s*$/.exec(value.trim());

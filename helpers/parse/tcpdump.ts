@@ -13,6 +13,9 @@ export interface Packet {
 export interface EncapsulatedPacket {
   outer: Packet;
   inner: Packet | null;
+  /** 1-based lines of the outer frame and of the inner one (null: none). */
+  line: number;
+  innerLine: number | null;
 }
 
 export interface TcpdumpOutput {
@@ -63,6 +66,7 @@ export function parseTcpdump(input: string): TcpdumpOutput {
     const last = packets[packets.length - 1];
     if (!ts && last && last.inner === null && isTunnel(last.outer)) {
       last.inner = packet(body);
+      last.innerLine = line.no;
       continue;
     }
     // `-T vxlan` decodes every UDP packet as VXLAN, the inner one too: an inner DNS datagram is decoded once
@@ -73,7 +77,7 @@ export function parseTcpdump(input: string): TcpdumpOutput {
       fail(FORMAT, line, "expected a timestamped frame or the inner frame of a tunnel packet");
     const p = packet(body);
     if (p.proto !== "IP" && p.proto !== "IP6") continue; // a non-IP frame on the capture device
-    packets.push({ outer: p, inner: null });
+    packets.push({ outer: p, inner: null, line: line.no, innerLine: null });
   }
   return { packets };
 }

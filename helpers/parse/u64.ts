@@ -12,6 +12,16 @@ export function u64(text: string): U64 {
   return text.replace(/^0+(?=\d)/, "");
 }
 
+/**
+ * A JSON integer as the exact parse keeps it (json-scan.ts: past 2^53 the printed decimal string): a U64, or null
+ * when the value is not an integer.
+ */
+export function u64Of(v: unknown): U64 | null {
+  if (typeof v === "number") return Number.isInteger(v) ? v : null;
+  if (typeof v === "string" && /^-?\d+$/.test(v)) return v;
+  return null;
+}
+
 /** The sum of two printed decimals (a connection's Rx and Tx counters), exactly. */
 export function u64Sum(a: string, b: string): U64 {
   const x = +a;

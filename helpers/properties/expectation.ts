@@ -9,14 +9,20 @@ export const MODE_TITLES: Record<Mode, string> = {
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
-/** What a property expects to observe. Serialisable, so the table can be printed as JSON too. */
-export type Expect =
+/** What a property expects of one value. */
+export type ValueExpect =
   | { eq: Json }
   | { gte: number }
   | { lte: number }
   | { between: [number, number] }
   | { oneOf: Json[] }
-  | { match: string }
+  | { match: string };
+
+/** What a property expects to observe. Serialisable, so the table can be printed as JSON too. */
+export type Expect =
+  | ValueExpect
+  /** Every value of a non-empty list satisfies it (each probe, not their median). */
+  | { each: ValueExpect }
   /** Not applicable in this mode/version: the verdict is a skip with this reason. */
   | { na: string };
 
@@ -91,6 +97,7 @@ function show(v: Json): string {
 }
 
 export function describeExpect(e: Expect): string {
+  if ("each" in e) return `each ${describeExpect(e.each)}`;
   if ("eq" in e) return show(e.eq);
   if ("gte" in e) return `≥ ${e.gte}`;
   if ("lte" in e) return `≤ ${e.lte}`;
@@ -114,12 +121,21 @@ function deepEqual(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** A number, or a 64-bit value kept as its decimal past 2^53 (compared by magnitude; thresholds are small). */
+function magnitude(v: unknown): number | null {
+  if (typeof v === "number") return v;
+  if (typeof v === "string" && /^-?\d+$/.test(v)) return Number(v);
+  return null;
+}
+
 export function satisfies(e: Expect, observed: unknown): boolean {
+  if ("each" in e)
+    return Array.isArray(observed) && observed.length > 0 && observed.every((v) => satisfies(e.each, v));
   if ("eq" in e) return deepEqual(e.eq, observed);
-  if ("gte" in e) return typeof observed === "number" && observed >= e.gte;
-  if ("lte" in e) return typeof observed === "number" && observed <= e.lte;
-  if ("between" in e)
-    return typeof observed === "number" && observed >= e.between[0] && observed <= e.between[1];
+  const n = magnitude(observed);
+  if ("gte" in e) return n !== null && n >= e.gte;
+  if ("lte" in e) return n !== null && n <= e.lte;
+  if ("between" in e) return n !== null && n >= e.between[0] && n <= e.between[1];
   if ("oneOf" in e) return e.oneOf.some((x) => deepEqual(x, observed));
   if ("match" in e) return typeof observed === "string" && new RegExp(e.match).test(observed);
   return true;

@@ -1,3 +1,4 @@
+import { type EvidenceItem, showItem } from "../records/evidence.ts";
 import type { LabRecords, RecordName, RecordSet } from "../records/types.ts";
 import { describeExpect, type Mode, resolve, satisfies } from "./expectation.ts";
 import type { Observation, Property, RecordView } from "./types.ts";
@@ -13,7 +14,8 @@ export interface Verdict {
   status: "pass" | "fail" | "skip";
   expected: string;
   observed: string;
-  evidence: string[];
+  /** Raw lines quoted at their place in the bundle, or values derived from named places. */
+  evidence: EvidenceItem[];
   /** One paragraph a person can act on: expected vs observed and the raw lines. */
   message: string;
 }
@@ -32,8 +34,8 @@ export function recordView(set: RecordSet): RecordView {
       if (!e) throw new MissingRecord(name);
       return e.record as LabRecords[K];
     },
-    evidence<K extends RecordName>(name: K, field: keyof LabRecords[K]): string[] {
-      const e = set[name] as { evidence: Record<string, string[] | undefined> } | undefined;
+    evidence<K extends RecordName>(name: K, field: keyof LabRecords[K]): EvidenceItem[] {
+      const e = set[name] as { evidence: Record<string, EvidenceItem[] | undefined> } | undefined;
       return e?.evidence[field as string] ?? [];
     },
   };
@@ -96,7 +98,7 @@ export function judge(p: Property, mode: Mode, records: RecordSet, cilium?: stri
   const ok = satisfies(exp, obs.value);
   const observed = show(obs.value);
   const lines =
-    obs.evidence.length > 0 ? obs.evidence.map((l) => `    ${l}`).join("\n") : "    (no matching lines)";
+    obs.evidence.length > 0 ? obs.evidence.map((e) => `    ${showItem(e)}`).join("\n") : "    (no evidence)";
   return {
     ...base,
     status: ok ? "pass" : "fail",

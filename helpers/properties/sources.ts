@@ -36,3 +36,11 @@ export const sameSet = (a: string[], b: string[]) =>
   JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
 export const ipOf = (addr: string) =>
   addr.startsWith("[") ? addr.slice(1, addr.indexOf("]")) : addr.slice(0, addr.lastIndexOf(":"));
+
+/** Why Cilium's socket hooks answer EPERM on some versions (ghost.errno, nodeport.bind-protection). */
+export const SETRETVAL_WHY =
+  "the socket hook cannot set its errno and the kernel answers EPERM: try_set_retval() compiles to `return 0` where helpers.h is included before the set_retval feature probe (cilium issue 45184; fixed by PR 45185, backported to 1.19.4 as PR 45673, never to 1.18: PR 48405 says the fix 'was never in v1.18 tree'; 1.18.11 bpf/include/bpf/helpers_skb.h:9-10, helpers.h:106-113; preprocessing 1.19.1 and 1.19.3 gives the same `return 0`)";
+
+/** Why a Pod's connect() to a ClusterIP without backends times out with KPR=false on Cilium 1.20.2. */
+export const ICMP_TAIL_WHY =
+  "Cilium 1.20.2 backports PR 48020 (#48114, CHANGELOG: 'bpf: icmp*: fix up sample length'): generate_icmp4_reply() now cuts the rejected SYN to 42 bytes (bpf/lib/icmp.h:60-67), which the kernel refuses for a Pod's packet with a pending checksum (bpf_skb_change_tail -EINVAL below 52 bytes); the unchecked error leaves an ICMP reply whose IP length disagrees with the frame, and the Pod's kernel discards it (IpInDiscards), so the SYN is retried until curl's 5 s limit. Seen on the lab cluster (run lab120b: 24 probes, exit 28 at 5.0 s; the node's probes still meet kube-proxy's REJECT); cilium PR 48426 names it, fixed upstream by PR 48578 (not in 1.20.2)";

@@ -1,3 +1,4 @@
+import type { EvidenceItem } from "../records/evidence.ts";
 import type { LabRecords, RecordName, RecordSet } from "../records/types.ts";
 import type { Mode, ModeExpectation } from "./expectation.ts";
 
@@ -29,8 +30,8 @@ export interface Source {
 export interface Observation {
   /** The value compared with the expectation (what the table's "observed" column shows). */
   value: unknown;
-  /** Raw output lines that support it. */
-  evidence: string[];
+  /** Raw lines quoted at their place, or values derived from named places, that support it. */
+  evidence: EvidenceItem[];
   /** Set when the observation could not be made in this environment (the verdict is a skip with this reason). */
   skip?: string;
 }
@@ -38,7 +39,7 @@ export interface Observation {
 /** Records available to an observer; `get` throws a clear error when a needed record is absent. */
 export interface RecordView {
   get<K extends RecordName>(name: K): LabRecords[K];
-  evidence<K extends RecordName>(name: K, field: keyof LabRecords[K]): string[];
+  evidence<K extends RecordName>(name: K, field: keyof LabRecords[K]): EvidenceItem[];
   set: RecordSet;
 }
 

@@ -1,7 +1,10 @@
+import { type CtEntry, parseCtLine } from "../parse/bpf-ct-list.ts";
 import type { LbList, LbService } from "../parse/bpf-lb-list.ts";
+import type { EndpointSlices } from "../parse/endpointslice-json.ts";
 import { linesContaining } from "../parse/iptables-save.ts";
 import type { AgentService, ServiceList } from "../parse/service-list.ts";
 import type { AgentStatus } from "../parse/status.ts";
+import { derive, type EvidenceItem, type Quote, type RawText, type Read } from "./evidence.ts";
 
 /** A record could not be built: says which record, which field and what was missing. */
 export class RecordError extends Error {
@@ -14,6 +17,8 @@ export class RecordError extends Error {
 export interface PodRef {
   name: string;
   ip: string;
+  /** The lines that name it and its IP (a `get pods -o json` output), when it was read from one. */
+  evidence?: EvidenceItem[];
 }
 
 /**
@@ -35,8 +40,11 @@ export function ipOf(address: string): string {
     : address.slice(0, address.lastIndexOf(":"));
 }
 
-export const statusLine = (st: AgentStatus, key: string): string[] =>
-  st.fields[key] !== undefined ? [`${key}: ${st.fields[key]}`] : [];
+/** The status line of `key` (a `fields` key of parseStatus), quoted from the output it was parsed from. */
+export function statusQuote(raw: RawText, st: AgentStatus, key: string): Quote[] {
+  const n = st.lines[key];
+  return n === undefined ? [] : [raw.quote(n)];
+}
 
 /** The agent's ClusterIP entry for ns/name at ip:port (names are only in JSON; text rows match by address). */
 export function findAgentService(
@@ -66,7 +74,102 @@ export function findLbService(lb: LbList, frontend: string, protocol = "TCP"): L
   );
 }
 
-export function lbRow(s: LbService, slot: number): string {
-  const b = s.backends.find((x) => x.slot === slot);
-  return `${s.frontend}${s.protocol ? `/${s.protocol}` : ""} (${slot})  ${b?.address ?? "?"} (${s.revNat}) (${slot})`;
+/**
+ * Lines of the agent's service list that show an entry: for `-o json` the members of its spec named (`id`,
+ * `frontend-address`, …), for the text form its row.
+ */
+export function serviceQuotes(
+  raw: RawText,
+  s: AgentService,
+  members: (string | (string | number)[])[] = ["id"],
+): Quote[] {
+  if (s.line !== undefined) return [raw.quote(s.line)];
+  const at = s.path;
+  if (!at) return [];
+  return members
+    .map((m) => raw.jsonQuote([...at, ...(Array.isArray(m) ? m : [m])]))
+    .filter((q): q is Quote => q !== null);
+}
+
+/** The members that identify a Service entry: id, type, namespace/name, frontend address and port. */
+export const SERVICE_ID_MEMBERS: (string | (string | number)[])[] = [
+  "id",
+  ["flags", "type"],
+  ["flags", "namespace"],
+  ["flags", "name"],
+  ["frontend-address", "ip"],
+  ["frontend-address", "port"],
+];
+
+/** A backend of the agent's service list, quoted (its `ip` line for `-o json`, its row for text). */
+export function serviceBackendQuotes(raw: RawText, b: AgentService["backends"][number]): Quote[] {
+  if (b.line !== undefined) return [raw.quote(b.line)];
+  if (!b.path) return [];
+  const q = raw.jsonQuote([...b.path, "ip"]);
+  return q ? [q] : [];
+}
+
+/** The rows of a frontend in `bpf lb list`: slot 0 and every backend slot, quoted. */
+export function lbRows(raw: RawText, s: LbService): Quote[] {
+  const lines = [...(s.line !== null ? [s.line] : []), ...s.backends.map((b) => b.line)];
+  return [...new Set(lines)].sort((a, b) => a - b).map((n) => raw.quote(n));
+}
+
+/** The backend rows of a frontend in `bpf lb list`, quoted. */
+export function lbBackendRows(raw: RawText, s: LbService): Quote[] {
+  return s.backends.map((b) => raw.quote(b.line));
+}
+
+/**
+ * The lines behind an EndpointSlice's ready addresses (of the slices that have the port): per ready endpoint, its
+ * address, its ready condition and the Pod it names (targetRef), quoted.
+ */
+export function readyEvidence(slices: Read<EndpointSlices>, port?: string | number): EvidenceItem[] {
+  const raw = slices.raw;
+  const out: EvidenceItem[] = [];
+  slices.parsed.slices.forEach((s) => {
+    const ports = s.ports.filter((p) => port === undefined || p.name === port || p.port === port);
+    if (ports.length === 0) return;
+    for (const e of s.endpoints) {
+      if (!e.ready) continue;
+      for (const path of [
+        [...e.path, "addresses", 0],
+        [...e.path, "conditions", "ready"],
+        [...e.path, "targetRef", "name"],
+      ]) {
+        const q = raw.jsonQuote(path);
+        if (q) out.push(q);
+      }
+    }
+  });
+  return out.length > 0 ? out : [derive("no ready endpoint", raw)];
+}
+
+/** The `bpf ct list` lines whose entry satisfies `pred`, quoted (each line is read again on its own). */
+export function ctQuotes(raw: RawText, pred: (e: CtEntry) => boolean): Quote[] {
+  return raw.quotes((l) => {
+    if (l.trim() === "") return false;
+    try {
+      const e = parseCtLine(l.replace(/\s+$/, ""));
+      return e !== null && pred(e);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The Pods behind some backends, each by the lines that name it and give its IP (or why there is none). */
+export function backendPods(
+  backends: string[],
+  pods: PodRef[],
+): { names: string[]; evidence: EvidenceItem[] } {
+  const byIp = podsByIp(pods);
+  const names = backends.map((b) => byIp.get(ipOf(b)) ?? `<no pod with IP ${ipOf(b)}>`);
+  const evidence = backends.flatMap((b) => {
+    const p = pods.find((x) => x.ip === ipOf(b));
+    if (p?.evidence && p.evidence.length > 0) return p.evidence;
+    const listed = pods.flatMap((x) => x.evidence ?? []);
+    return [derive(p ? `${p.name} has IP ${p.ip}` : `no listed Pod has IP ${ipOf(b)}`, listed)];
+  });
+  return { names, evidence };
 }

@@ -1,8 +1,10 @@
 import type { U64 } from "../parse/u64.ts";
+import type { EvidenceItem } from "./evidence.ts";
 /**
  * The lab's records, with exactly the field names and types of the documents (counts are numbers), and
  * the records this suite adds for the kube-proxy notebook and for the mode/version differences. Each
- * record travels with its evidence: for every field, the raw output lines it was read from.
+ * record travels with its evidence: for every field, the raw lines it was read from, quoted at their place in
+ * the bundle, or the value derived from named places (helpers/records/evidence.ts).
  */
 
 /** Lab step 1: iptables-save on the node. */
@@ -16,7 +18,8 @@ export interface IptablesRecord {
 
 /** Lab step 2: the web ClusterIP in the agent's service list and BPF LB map. */
 export interface SvcRecord {
-  service_id: number;
+  /** A number (the lab's); int64 in the agent's model, so past 2^53 the printed decimal, exactly. */
+  service_id: U64;
   frontend: string;
   backends: string[];
   backend_pods: string[];
@@ -63,7 +66,7 @@ export interface NodePortRecord {
   iptables_lines: number;
   listen_sockets: number;
   /** The agent's entry number of 0.0.0.0:30780 NodePort; null when the agent has none (kube-proxy mode). */
-  service_id: number | null;
+  service_id: U64 | null;
 }
 
 /** Lab step 7: a Service with no backends. */
@@ -107,6 +110,8 @@ export interface DatapathFields {
   ghost_wildcard_entry: boolean;
   /** The connect() errno curl -v reported for the ghost ClusterIP (null when it printed none). */
   ghost_errno: string | null;
+  /** Every probe of the ghost Service in the ghost topic: from where, curl's exit code and time_total (s). */
+  ghost_probes: { from: "pod" | "node"; exit: number; seconds: number | null }[];
   /** filter-table REJECT rules kube-proxy writes for cca-dp/ghost ("has no endpoints"). */
   ghost_reject_rules: number;
   /** The web Service's ClusterIP (what the holder dialled). */
@@ -116,21 +121,21 @@ export interface DatapathFields {
   /** The holder's IP:40404 as seen in the backend Pod's connection table (not SNATed to a node). */
   backend_sees_client: boolean;
   /** Our bind probe on NodePort 30780 in a node's host network namespace; null: not in this bundle. */
-  nodeport_bind: "EADDRINUSE" | "bound" | "error" | null;
+  nodeport_bind: "EADDRINUSE" | "EPERM" | "bound" | "error" | null;
   /** `bpf lb list` frontends on port 30780/TCP with their backend slots; null: not in this bundle. */
   nodeport_lb_frontends: { frontend: string; backends: number }[] | null;
   /** web Pods (web-np's backends) when the nodeport topic ran. */
   nodeport_web_pods: number;
   /** Socket-LB hooks with a `cil_sock…` program at Cilium's cgroup2 root (sorted); null: not in this bundle. */
   sock_hooks: string[] | null;
-  /** Entries of cilium_lb4_reverse_sk in `map list` (socket LB's reverse translation; 0 when absent). */
-  reverse_sk_entries: number;
+  /** Entries of cilium_lb4_reverse_sk in `map list` (socket LB's reverse translation; 0 when absent); exact past 2^53. */
+  reverse_sk_entries: U64;
   /** RevNAT of the holder's OUT conntrack entry (0: nothing to reverse, the socket was translated). */
   holder_out_rev_nat: number | null;
   /** RevNAT of the holder's SVC conntrack entry: the Service's id (null: no SVC entry, as with socket LB). */
   holder_svc_rev_nat: number | null;
   /** The holder's SVC conntrack entry, its BackendID and that id's address in the backend map. */
-  holder_svc_backend: { backend_id: number | null; address: string | null } | null;
+  holder_svc_backend: { backend_id: U64 | null; address: string | null } | null;
   /** kube-proxy's REJECT rule for ghost: its packet counter around probes from the host and from a Pod. */
   ghost_reject_counters: {
     rule: string | null;
@@ -243,6 +248,11 @@ export interface UpgradeRequests {
   failures: { t: number; to: string; error: string; raw: string }[];
   /** The longest time between successes to one target, with the raw lines on either side (null: an edge). */
   longest_gap: { to: string; ms: number; after: string | null; before: string | null } | null;
+  /** The longest such gap with failed requests inside: the outage the loop saw (null: no request failed). */
+  longest_outage: { to: string; ms: number; after: string | null; before: string | null } | null;
+  /** The loop's own longest delay between two request starts (its process not scheduled, not the datapath). */
+  loop_stall_ms: number;
+  slowest_ms: number | null;
   /** Successful requests per target and backend. */
   backends: Record<string, Record<string, number>>;
 }
@@ -274,6 +284,16 @@ export interface UpgradeLeg {
   }[];
   connections: UpgradeConnection[];
   requests: UpgradeRequests;
+  /** The lines behind the leg's properties, quoted at their places (or derived from named outputs). */
+  evidence: {
+    connections: EvidenceItem[];
+    backends: EvidenceItem[];
+    agents: EvidenceItem[];
+    requests: EvidenceItem[];
+    gap: EvidenceItem[];
+    /** When each agent restarted and what the datapath dropped: beside the traffic's verdicts. */
+    context: EvidenceItem[];
+  };
 }
 
 /** Ours: a Cilium upgrade (and with ROLLBACK=1 the way back) under load. */
@@ -350,8 +370,8 @@ export interface LabRecords {
 
 export type RecordName = keyof LabRecords;
 
-/** For each field, the raw output lines that back it. */
-export type Evidence<T> = { [K in keyof T]?: string[] };
+/** For each field, the evidence that backs it: raw lines quoted at their place, or values derived from named places. */
+export type Evidence<T> = { [K in keyof T]?: EvidenceItem[] };
 
 export interface Evidenced<T> {
   record: T;

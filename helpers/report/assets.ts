@@ -41,10 +41,22 @@ table.props[data-filter="skip"] tbody.prop:not([data-skip]) { display: none; }
 tr.evidence > td { background: var(--bg-soft); }
 .ev-mode { margin: 4px 0 12px; min-width: 0; }
 .ev-lines, .raw pre { margin: 4px 0; padding: 6px 8px; background: #fff; border: 1px solid var(--line); overflow-x: auto; max-width: 100%; }
+.ev-lines { list-style: none; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+.ev-lines li { white-space: pre-wrap; overflow-wrap: anywhere; }
+.ev-lines .derived { font-style: italic; }
+.ev-lines a.at, .sources a { color: #1f4f8a; }
+.sources { margin: 4px 0; padding-left: 18px; font-size: 12px; }
+.sources .meta, .raw .meta { color: var(--muted); }
 .raw { margin: 6px 0; }
-.raw summary { cursor: pointer; }
-.raw .meta { color: var(--muted); }
-.raw mark { background: #fff3b0; }
+.raw summary { cursor: pointer; overflow-wrap: anywhere; }
+.raw summary code, .sources code { word-break: break-all; }
+.sources li { overflow-wrap: anywhere; }
+.raw pre { white-space: pre; }
+.raw .ln { display: block; }
+.raw .ln::before { content: attr(data-n); display: inline-block; width: 5ch; margin-right: 2ch; text-align: right; color: var(--muted); user-select: none; }
+.raw .ln.cited { background: #fff8d6; }
+.raw .ln:target { background: #ffd54a; outline: 2px solid #b7791f; }
+.raw .gap { display: block; color: var(--muted); font-style: italic; }
 .message { white-space: pre-wrap; }
 .charts { display: grid; align-items: start; grid-template-columns: repeat(auto-fit, minmax(min(100%, 560px), 1fr)); gap: 16px; }
 .charts figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 6px; }
@@ -107,6 +119,16 @@ export const SCRIPT = `
       table.dataset.filter = b.dataset.filter;
     });
   }
+  // a link to a raw line opens the output it is in, then scrolls to the line (highlighted by :target)
+  const reveal = () => {
+    const id = decodeURIComponent(location.hash.slice(1));
+    const el = id && document.getElementById(id);
+    if (!el) return;
+    for (let d = el.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+    el.scrollIntoView({ block: "center" });
+  };
+  window.addEventListener("hashchange", reveal);
+  reveal();
   for (const b of document.querySelectorAll("button.expander")) {
     b.addEventListener("click", () => {
       const open = b.getAttribute("aria-expanded") !== "true";

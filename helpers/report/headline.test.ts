@@ -13,10 +13,8 @@ const shipped = await buildReport(
 );
 const [kpr, kubeProxy, drop] = shipped.columns as [ReportColumn, ReportColumn, ReportColumn];
 const cell = (c: ReportColumn, key: string) =>
-  headlineCell(
-    HEADLINE.find((h) => h.key === key) ?? (undefined as never),
-    (id) => c.check.verdicts.find((v) => v.id === id),
-    (id) => c.provenance.get(id),
+  headlineCell(HEADLINE.find((h) => h.key === key) ?? (undefined as never), (id) =>
+    c.check.verdicts.find((v) => v.id === id),
   );
 
 describe("the report's headline", () => {
@@ -37,14 +35,14 @@ describe("the report's headline", () => {
     expect(cell(kpr, "socket-at-pod-ip")).toMatchObject({
       status: "pass",
       lineFrom: "holder.socket-peer",
-      line: expect.stringMatching(new RegExp(`^tcp \\S+:40404 ${ct?.backend} ESTABLISHED$`)),
+      line: expect.stringMatching(new RegExp(`^tcp\\s.*\\S+:40404\\s+${ct?.backend}\\s+ESTABLISHED$`)),
       facts: [{ id: "holder.socket-peer", observed: "backend", expected: "backend", status: "pass" }],
     });
     // beside kube-proxy the socket stays at the ClusterIP: the claim is not this mode's, and the verdict says so
     const web = kubeProxy.check.records.iptables?.record.cluster_ip;
     expect(cell(kubeProxy, "socket-at-pod-ip")).toMatchObject({
       status: "pass",
-      line: expect.stringContaining(` ${web}:80 ESTABLISHED`),
+      line: expect.stringMatching(new RegExp(`\\s${web}:80\\s+ESTABLISHED$`)),
       facts: [{ observed: "cluster-ip" }],
     });
     for (const c of [kpr, kubeProxy]) {
@@ -59,7 +57,10 @@ describe("the report's headline", () => {
     // kube-proxy's own rule for web, found in iptables-save on a node
     expect(cell(kubeProxy, "no-kube-proxy-rules")).toMatchObject({
       line: expect.stringMatching(/^-A KUBE-SERVICES .*cca-dp\/web:http cluster IP.* -j KUBE-SVC-/),
-      rawFrom: expect.stringMatching(/^iptables-save on node\//),
+      at: {
+        file: expect.stringMatching(/^raw\/iptables\/\d+-iptables-save\.txt$/),
+        line: expect.any(Number),
+      },
       absence: false,
     });
     // without kube-proxy nothing matched: the cell says so, it does not invent a line

@@ -1,10 +1,10 @@
 /**
  * The report's headline: the field documents' five claims, one row each, per mode — the verdict of the
  * properties that carry the claim, their expected and observed values, and the one raw line that shows it
- * (taken from the verdicts' evidence, preferring a line found verbatim in a raw output).
+ * (a line the verdicts' evidence quotes verbatim at its place in the bundle).
  */
 import type { Verdict } from "../properties/judge.ts";
-import type { Provenance } from "./provenance.ts";
+import type { LinePlace, Quote } from "../records/evidence.ts";
 
 export interface HeadlineClaim {
   key: string;
@@ -96,8 +96,8 @@ export interface HeadlineCell {
   absence: boolean;
   /** The property whose evidence the line is from. */
   lineFrom: string | null;
-  /** Where the line is in the raw outputs: `command on target` (null when it is a record's summary). */
-  rawFrom: string | null;
+  /** Where the line is in the bundle (null for an absence). */
+  at: LinePlace | null;
   /** Why the claim could not be judged here (the first skip's message). */
   note: string | null;
 }
@@ -106,7 +106,6 @@ export interface HeadlineCell {
 export function headlineCell(
   claim: HeadlineClaim,
   verdictOf: (id: string) => Verdict | undefined,
-  provenanceOf: (id: string) => Provenance | undefined,
 ): HeadlineCell {
   const vs = claim.properties.map((p) => ({ p, v: verdictOf(p.id) }));
   const facts: HeadlineFact[] = vs.map(({ p, v }) => ({
@@ -127,25 +126,13 @@ export function headlineCell(
   // the line: from the first failing property, else from the first whose evidence has one
   const order = [...judged.filter(({ v }) => v?.status === "fail"), ...judged];
   for (const { p, v } of order) {
-    const evidence = (v?.evidence ?? []).map((e) => e.trim()).filter(Boolean);
-    if (evidence.length === 0) continue;
-    const prov = provenanceOf(p.id);
-    const raw = (l: string) => !prov?.derived.includes(l);
-    const preferred = (claim.line ?? []).flatMap((re) => [
-      evidence.find((l) => re.test(l) && raw(l)),
-      evidence.find((l) => re.test(l)),
-    ]);
-    const line = preferred.find((l) => l !== undefined) ?? evidence.find(raw) ?? (evidence[0] as string);
-    const source = prov?.sources.find((s) => s.lines.some((x) => x.matched && x.text.includes(line)));
-    return {
-      status,
-      facts,
-      line,
-      absence: false,
-      lineFrom: p.id,
-      rawFrom: source ? `${source.command.slice(0, 80)} on ${source.target}` : null,
-      note,
-    };
+    const quotes = (v?.evidence ?? []).filter((e): e is Quote => "quote" in e && e.quote.trim() !== "");
+    if (quotes.length === 0) continue;
+    const q =
+      (claim.line ?? [])
+        .map((re) => quotes.find((e) => re.test(e.quote.trim())))
+        .find((e) => e !== undefined) ?? (quotes[0] as Quote);
+    return { status, facts, line: q.quote.trim(), absence: false, lineFrom: p.id, at: q.at, note };
   }
   const first = judged[0]?.v;
   const line = first && claim.none && first.status === "pass" && first.observed === "0" ? claim.none : null;
@@ -155,7 +142,7 @@ export function headlineCell(
     line,
     absence: line !== null,
     lineFrom: line ? (judged[0]?.p.id ?? null) : null,
-    rawFrom: null,
+    at: null,
     note,
   };
 }

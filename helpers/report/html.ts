@@ -6,11 +6,12 @@ import { type MeasuredBundle, measurementCharts } from "../measure/summary.ts";
 import { describeModeExpectation, MODE_TITLES } from "../properties/expectation.ts";
 import { sourceText, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
+import { type EvidenceItem, type Place, showPlace } from "../records/evidence.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import { CSS, SCRIPT } from "./assets.ts";
 import { HEADLINE, type HeadlineCell, headlineCell } from "./headline.ts";
 import { describePath, translationPaths, translationSvg } from "./picture.ts";
-import { BundleCalls, type Provenance, provenance } from "./provenance.ts";
+import { outputKey, placeAnchor, type RawOutput, rawOutputs } from "./provenance.ts";
 import { renderUpgrade, upgradeView } from "./upgrade.ts";
 
 /** One bundle as a column of the report. */
@@ -19,7 +20,8 @@ export interface ReportColumn {
   dir: string;
   meta: BundleMeta;
   check: CheckResult;
-  provenance: Map<string, Provenance>;
+  /** The raw outputs the evidence points into, embedded with per-line anchors, by their key. */
+  raw: Map<string, RawOutput>;
 }
 
 export interface ReportInput {
@@ -39,9 +41,14 @@ export async function buildReport(
   for (const dir of dirs) {
     const meta = readMeta(dir);
     const check = await checkBundle(dir, topics);
-    const calls = new BundleCalls(dir);
-    const prov = new Map(check.verdicts.map((v) => [v.id, provenance(calls, v.topic, v.evidence)]));
-    columns.push({ label: `${meta.mode} · Cilium ${meta.cilium}`, dir, meta, check, provenance: prov });
+    const raw = new Map(
+      rawOutputs(
+        dir,
+        columns.length,
+        check.verdicts.flatMap((v) => v.evidence),
+      ).map((o) => [o.key, o]),
+    );
+    columns.push({ label: `${meta.mode} · Cilium ${meta.cilium}`, dir, meta, check, raw });
   }
   // two bundles of the same mode and version are told apart by their folder
   for (const c of columns)
@@ -102,7 +109,7 @@ function headlineCellHtml(c: ReportColumn, cell: HeadlineCell): string {
         : `${esc(f.label)} <b>${esc(f.observed)}</b>${f.status === "fail" ? ` <span class="verdict fail">(expected ${esc(f.expected)})</span>` : ` <span class="muted">(expected ${esc(f.expected)})</span>`}`,
     )
     .join(" · ");
-  const from = cell.lineFrom ? `${cell.lineFrom}${cell.rawFrom ? `: ${cell.rawFrom}` : ""}` : "";
+  const from = cell.lineFrom ? `${cell.lineFrom}${cell.at ? `: ${showPlace(cell.at)}` : ""}` : "";
   const line =
     cell.line === null
       ? cell.status === "skip"
@@ -110,7 +117,7 @@ function headlineCellHtml(c: ReportColumn, cell: HeadlineCell): string {
         : '<span class="hl-note muted">no evidence line</span>'
       : cell.absence
         ? `<span class="hl-line none" title="${esc(from)}">${esc(cell.line)}</span>`
-        : `<code class="hl-line" title="${esc(from)}">${esc(cell.line)}</code>${cell.rawFrom ? `<span class="hl-from muted">${esc(cell.rawFrom)}</span>` : ""}`;
+        : `<code class="hl-line" title="${esc(from)}">${esc(cell.line)}</code>${cell.at ? `<span class="hl-from muted">${placeLink(c, cell.at)}</span>` : ""}`;
   return `<td class="hl-cell" data-label="${esc(c.label)}" data-mode="${esc(c.meta.mode)}" data-status="${cell.status}"><span class="verdict ${cell.status}">${MARK[cell.status]}</span> <span class="hl-facts">${facts}</span>${line}</td>`;
 }
 
@@ -124,11 +131,7 @@ function headlineSection(input: ReportInput): string {
     const cells = cols.map((c) =>
       headlineCellHtml(
         c,
-        headlineCell(
-          claim,
-          (id) => verdictOf(c, id),
-          (id) => c.provenance.get(id),
-        ),
+        headlineCell(claim, (id) => verdictOf(c, id)),
       ),
     );
     return `<tr data-claim="${esc(claim.key)}"><th scope="row"><span class="hl-title">${esc(claim.title)}</span><span class="hl-says">${esc(claim.says)} <span class="muted">(${esc(claim.source)})</span></span></th>${cells.join("")}</tr>`;
@@ -149,26 +152,62 @@ ${rows.join("\n")}
 </section>`;
 }
 
+/** A place as a link to its line (or output) among the bundle's embedded raw outputs. */
+function placeLink(c: ReportColumn, p: Place): string {
+  const anchor = placeAnchor(c.raw, p);
+  return anchor ? `<a class="at" href="#${anchor}">${esc(showPlace(p))}</a>` : esc(showPlace(p));
+}
+
+/** One evidence item: a quoted line with the link to its place, or a derived value with links to its sources. */
+function evidenceItem(c: ReportColumn, e: EvidenceItem): string {
+  if ("quote" in e) return `<li class="q">${placeLink(c, e.at)} <code>${esc(e.quote)}</code></li>`;
+  const from = e.from.filter((p) => p.call === undefined || p.stream === "stderr");
+  const calls = e.from.length - from.length;
+  return `<li class="d"><span class="derived">${esc(e.derived)}</span> <span class="muted">from ${[
+    ...from.map((p) => placeLink(c, p)),
+    ...(calls > 0 ? [`${calls} call record${calls > 1 ? "s" : ""} (exit code, time)`] : []),
+  ].join(", ")}</span></li>`;
+}
+
 function evidenceBlock(c: ReportColumn, v: Verdict): string {
-  const prov = c.provenance.get(v.id);
-  const lines = v.evidence.length > 0 ? v.evidence.map(esc).join("\n") : "(no evidence lines)";
-  const raws = (prov?.sources ?? [])
+  const items =
+    v.evidence.length > 0
+      ? `<ul class="ev-lines" aria-label="evidence">${v.evidence.map((e) => evidenceItem(c, e)).join("")}</ul>`
+      : '<p class="muted">(no evidence)</p>';
+  // the outputs cited, each with the command that printed it, where and its exit code
+  const cited = new Set(v.evidence.flatMap((e) => ("quote" in e ? [e.at] : e.from)).map((p) => outputKey(p)));
+  const sources = [...c.raw.values()]
+    .filter((o) => cited.has(o.key))
     .map(
-      (
-        s,
-      ) => `<details class="raw"><summary><code>${esc(s.file)}</code> <span class="meta">— <code>${esc(s.command.slice(0, 160))}</code> on ${esc(s.target)}, exit ${s.exitCode ?? "none"}</span></summary>
-<pre>${s.lines.map((l) => `${String(l.n).padStart(5)}  ${l.matched ? `<mark>${esc(l.text)}</mark>` : esc(l.text)}`).join("\n")}</pre></details>`,
+      (o) =>
+        `<li><a href="#${o.id}"><code>${esc(o.key)}</code></a>${o.call ? ` <span class="meta">— <code>${esc(o.call.argv.join(" ").slice(0, 160))}</code> on ${esc(o.call.target)}, exit ${o.call.exitCode ?? "none"}</span>` : ""}</li>`,
     )
-    .join("\n");
-  const derived =
-    prov && prov.derived.length > 0 && prov.sources.length > 0
-      ? `<p class="muted">Not verbatim in a raw output (the record's summary): ${prov.derived.map((d) => `<code>${esc(d)}</code>`).join(", ")}</p>`
-      : "";
+    .join("");
   return `<div class="ev-mode"><h4>${esc(c.label)}: <span class="verdict ${v.status}">${MARK[v.status]}</span></h4>
-<p class="message">${esc(v.message)}</p>
-<pre class="ev-lines" aria-label="evidence lines">${lines}</pre>
-${raws || '<p class="muted">No raw output holds these lines verbatim.</p>'}
-${derived}</div>`;
+<p class="message">${esc(v.message.split("\n  evidence")[0] ?? v.message)}</p>
+${items}
+${sources ? `<ul class="sources" aria-label="raw outputs">${sources}</ul>` : ""}</div>`;
+}
+
+/** A bundle's raw outputs that evidence points into: every line anchored, the cited ones marked. */
+function rawSection(c: ReportColumn): string {
+  if (c.raw.size === 0) return "";
+  return `<section class="raw-outputs" aria-label="raw outputs of ${esc(c.label)}"><h3>${esc(c.label)}</h3>
+${[...c.raw.values()]
+  .map((o) => {
+    let prev = 0;
+    const body = o.lines
+      .map((l) => {
+        const gap = l.n > prev + 1 ? `<span class="gap">… ${l.n - prev - 1} lines …</span>` : "";
+        prev = l.n;
+        return `${gap}<span class="ln${l.cited ? " cited" : ""}" id="${o.id}L${l.n}" data-n="${l.n}">${esc(l.text)}</span>`;
+      })
+      .join("");
+    const tail = o.total > prev ? `<span class="gap">… ${o.total - prev} lines …</span>` : "";
+    return `<details class="raw" id="${o.id}"><summary><code>${esc(o.key)}</code>${o.call ? ` <span class="meta">— <code>${esc(o.call.argv.join(" ").slice(0, 160))}</code> on ${esc(o.call.target)}, exit ${o.call.exitCode ?? "none"}</span>` : ""}</summary>
+<pre>${body}${tail}</pre></details>`;
+  })
+  .join("\n")}</section>`;
 }
 
 function propertyRows(input: ReportInput): string {
@@ -270,6 +309,9 @@ ${propertyRows(input)}
 <h2 id="measurements">Measurements</h2>
 ${charts.length > 0 ? `<div class="charts">${charts.map((c) => `<figure id="chart-${c.id}">${c.svg}</figure>`).join("\n")}</div>` : '<p class="muted">No measurements in these bundles.</p>'}
 ${input.comparison ? comparisonSection(input.comparison) : ""}
+<h2 id="raw">Raw outputs</h2>
+<p class="muted">Every output the evidence above points into, from the bundles' raw/ files and the calls' stderr: a link on an evidence line opens its output here, scrolled to the line and highlighted. Long outputs are shown around the cited lines.</p>
+${cols.map(rawSection).join("\n")}
 </main>
 <script>${SCRIPT}</script>
 </body></html>

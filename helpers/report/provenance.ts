@@ -1,88 +1,78 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { CallRecord } from "../exec/record.ts";
-
-/** A raw output that holds some of a verdict's evidence lines: the call that produced it and the lines around them. */
-export interface RawSource {
-  /** Relative to the bundle: raw/<topic>/NNN-….txt */
-  file: string;
-  target: string;
-  command: string;
-  exitCode: number | null;
-  /** The excerpt: matched lines with a little context, with their line numbers in the file. */
-  lines: { n: number; text: string; matched: boolean }[];
-}
-
-export interface Provenance {
-  sources: RawSource[];
-  /** Evidence lines found verbatim in no raw output (a record's summary of several lines, e.g. `key: value`). */
-  derived: string[];
-}
-
-const CONTEXT = 2;
-const MAX_SOURCES = 6;
-const MAX_LINES = 40;
-
-/** The calls of one topic in a bundle, with their outputs (read once per bundle). */
-export class BundleCalls {
-  private readonly cache = new Map<string, { call: CallRecord; lines: string[] }[]>();
-
-  constructor(private readonly dir: string) {}
-
-  of(topic: string): { call: CallRecord; lines: string[] }[] {
-    let calls = this.cache.get(topic);
-    if (!calls) {
-      const file = join(this.dir, "calls", `${topic}.jsonl`);
-      calls = existsSync(file)
-        ? readFileSync(file, "utf8")
-            .split("\n")
-            .filter(Boolean)
-            .map((l) => JSON.parse(l) as CallRecord)
-            .map((call) => {
-              const out = join(this.dir, call.stdoutFile);
-              return { call, lines: existsSync(out) ? readFileSync(out, "utf8").split("\n") : [] };
-            })
-        : [];
-      this.cache.set(topic, calls);
-    }
-    return calls;
-  }
-}
+import type { EvidenceItem, Place } from "../records/evidence.ts";
+import { BundleFiles } from "../records/verify-evidence.ts";
 
 /**
- * Where a verdict's evidence lines came from: the raw outputs of its topic that contain them (the latest
- * call first: a poll's last read is the one the record used), each as an excerpt with the matched lines.
+ * The raw outputs a report embeds for one bundle: every output an evidence item points into (a raw file, or a
+ * call's stderr), with the call that produced it, so each quoted line links to its place and is highlighted
+ * there. A long output is embedded around the lines evidence points at (whole up to MAX_WHOLE lines).
  */
-export function provenance(calls: BundleCalls, topic: string, evidence: string[]): Provenance {
-  const wanted = [...new Set(evidence.map((e) => e.trim()).filter((e) => e.length > 0))];
-  const found = new Set<string>();
-  const sources: RawSource[] = [];
-  for (const { call, lines } of [...calls.of(topic)].reverse()) {
-    if (sources.length >= MAX_SOURCES) break;
-    const hits = new Set<number>();
-    lines.forEach((l, i) => {
-      const t = l.trim();
-      for (const w of wanted)
-        if (t.length > 0 && !found.has(w) && (t === w || (w.length >= 12 && t.includes(w)))) hits.add(i);
-    });
-    if (hits.size === 0) continue;
-    for (const i of hits) {
-      const t = (lines[i] as string).trim();
-      for (const w of wanted) if (t === w || (w.length >= 12 && t.includes(w))) found.add(w);
-    }
+export interface RawOutput {
+  /** The output's key: `raw/<topic>/NNN-….txt`, or `calls/<topic>.jsonl#SEQ stderr`. */
+  key: string;
+  /** Anchor id of the output (and, suffixed `L<n>`, of each line): short, there are thousands of lines. */
+  id: string;
+  call: CallRecord | null;
+  /** Lines shown (1-based numbers), with gaps where a long output is cut; `cited` marks the lines evidence points at. */
+  lines: { n: number; text: string; cited: boolean }[];
+  total: number;
+}
+
+const MAX_WHOLE = 200;
+const CONTEXT = 3;
+
+export const outputKey = (p: Place) => (p.stream === "stderr" ? `${p.file}#${p.call} stderr` : p.file);
+
+/** The anchor of a place among a column's embedded outputs: the line's, or the whole output's; null: not embedded. */
+export function placeAnchor(outputs: Map<string, RawOutput>, p: Place): string | null {
+  const o = outputs.get(outputKey(p));
+  if (!o) return null;
+  return p.line === undefined ? o.id : `${o.id}L${p.line}`;
+}
+
+/** The calls of a bundle by their calls/<topic>.jsonl file and sequence number. */
+function callOf(files: BundleFiles, p: Place): CallRecord | null {
+  if (p.stream === "stderr" && p.call !== undefined) return files.call(p.file, p.call);
+  const m = /^raw\/([^/]+)\/(\d+)-/.exec(p.file);
+  if (!m) return null;
+  return files.call(`calls/${m[1]}.jsonl`, Number(m[2]));
+}
+
+/** Every output the evidence points into, in first-cited order, with the lines to embed. */
+export function rawOutputs(dir: string, col: number, evidence: EvidenceItem[]): RawOutput[] {
+  const files = new BundleFiles(dir);
+  const cited = new Map<string, { place: Place; lines: Set<number> }>();
+  const add = (p: Place) => {
+    if (p.call !== undefined && p.stream !== "stderr") return; // a call's record (exit code, time), not an output
+    const k = outputKey(p);
+    const e = cited.get(k) ?? { place: p, lines: new Set<number>() };
+    if (p.line !== undefined) e.lines.add(p.line);
+    cited.set(k, e);
+  };
+  for (const item of evidence) {
+    if ("quote" in item) add(item.at);
+    else for (const p of item.from) add(p);
+  }
+  const out: RawOutput[] = [];
+  for (const [key, { place, lines }] of cited) {
+    const all = files.outputLines(place);
+    if (!all) continue;
     const keep = new Set<number>();
-    for (const i of hits)
-      for (let j = Math.max(0, i - CONTEXT); j <= Math.min(lines.length - 1, i + CONTEXT); j++) keep.add(j);
-    sources.push({
-      file: call.stdoutFile,
-      target: call.target,
-      command: call.argv.join(" "),
-      exitCode: call.exitCode,
+    if (all.length <= MAX_WHOLE) for (let n = 1; n <= all.length; n++) keep.add(n);
+    else {
+      for (let n = 1; n <= Math.min(10, all.length); n++) keep.add(n);
+      for (const c of lines)
+        for (let n = Math.max(1, c - CONTEXT); n <= Math.min(all.length, c + CONTEXT); n++) keep.add(n);
+    }
+    out.push({
+      key,
+      id: `r${col}o${out.length}`,
+      call: callOf(files, place),
       lines: [...keep]
         .sort((a, b) => a - b)
-        .slice(0, MAX_LINES)
-        .map((i) => ({ n: i + 1, text: lines[i] as string, matched: hits.has(i) })),
+        .map((n) => ({ n, text: all[n - 1] as string, cited: lines.has(n) })),
+      total: all.length,
     });
   }
-  return { sources, derived: wanted.filter((w) => !found.has(w)) };
+  return out;
 }

@@ -64,7 +64,10 @@ const test = it.extend<{ browser: Browser }>({
       writeFileSync(
         upgradePage,
         renderReport(
-          await buildReport([join(BUNDLES_DIR, "kpr-upgrade"), join(BUNDLES_DIR, "drop-kpr")], TOPICS),
+          await buildReport(
+            [join(BUNDLES_DIR, "upgrade-1.19-1.20", "kpr"), join(BUNDLES_DIR, "drop-kpr")],
+            TOPICS,
+          ),
         ),
       );
       const requests: string[] = [];
@@ -148,9 +151,9 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
     // failures first
     expect(all[0]).toBe("iptables.kube-svc-lines");
     expect(all.at(-1)).not.toBe("iptables.kube-svc-lines");
-    // Tab through the page (past the run cards' expanders) until the first filter has the focus
+    // Tab through the page (past the headline's links to raw lines and the run cards' expanders) until the first filter has the focus
     const focused = () => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.filter);
-    for (let i = 0; i < 10 && (await focused()) !== "fail"; i++) await page.keyboard.press("Tab");
+    for (let i = 0; i < 100 && (await focused()) !== "fail"; i++) await page.keyboard.press("Tab");
     expect(await focused()).toBe("fail");
     await page.keyboard.press("Enter");
     // the rows that fail in the tampered bundle (one added KUBE-SVC rule fails three iptables properties)
@@ -200,6 +203,35 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
     expect(await rowTop()).toBe(top);
     await page.keyboard.press("Space");
     expect(await evidence.isVisible()).toBe(false);
+    await page.close();
+  });
+
+  test("an evidence line links to its raw output, which opens scrolled to that line and highlights it", async ({
+    browser,
+    skip,
+  }) => {
+    if (!browser.context) return skip(browser.why);
+    const page = await browser.open(browser.tamperedPage);
+    await page.locator('tbody[data-id="iptables.kube-svc-lines"] button.expander').click();
+    const link = page.locator("#ev-iptables-kube-svc-lines li.q a.at").first();
+    const place = (await link.textContent()) ?? "";
+    expect(place).toMatch(/^raw\/iptables\/\d+-iptables-save\.txt:\d+$/);
+    const quoted = await page.locator("#ev-iptables-kube-svc-lines li.q code").first().textContent();
+    expect(quoted).toBe(KUBE_SVC_LINE);
+    await link.click();
+    const id = decodeURIComponent(new URL(page.url()).hash.slice(1));
+    const line = page.locator(`[id="${id}"]`);
+    // the output it is in is open, the line is in view, highlighted, and reads what the evidence quoted
+    expect(await line.evaluate((el) => (el.closest("details") as HTMLDetailsElement).open)).toBe(true);
+    expect(await line.isVisible()).toBe(true);
+    expect(await line.evaluate((el) => el.matches(":target"))).toBe(true);
+    expect(await line.evaluate((el) => getComputedStyle(el).backgroundColor)).toBe("rgb(255, 213, 74)");
+    const box = await line.boundingBox();
+    const viewport = page.viewportSize();
+    expect(box && viewport && box.y >= 0 && box.y + box.height <= viewport.height).toBe(true);
+    expect(await line.textContent()).toBe(KUBE_SVC_LINE);
+    expect(await line.getAttribute("data-n")).toBe(place.split(":").at(-1) as string);
+    await page.screenshot({ path: join(OUT, "report-raw-line.png") });
     await page.close();
   });
 
@@ -301,15 +333,23 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
       const upgrade = page.locator("section.upgrade");
       expect(await upgrade.count()).toBe(1);
-      expect(await upgrade.locator("h3").textContent()).toContain("Cilium 1.19.6 → 1.19.7");
-      expect(await upgrade.locator("table.upgrade-conns td.verdict").textContent()).toBe("yes");
+      expect(await upgrade.locator("h3").textContent()).toContain("Cilium 1.19.7 → 1.20.2");
+      expect(await upgrade.locator("h4").allTextContents()).toEqual([
+        "Upgrade: Cilium 1.19.7 → 1.20.2",
+        "Rollback: Cilium 1.20.2 → 1.19.7",
+      ]);
+      const survived = await upgrade.locator("table.upgrade-conns td.verdict").allTextContents();
+      expect(survived.length).toBe(8);
+      expect(new Set(survived)).toEqual(new Set(["yes"]));
       await upgrade.scrollIntoViewIfNeeded();
       await upgrade.screenshot({ path: join(OUT, `upgrade-${width}.png`) });
     }
-    // the drop profile's bundle has no iptables topic: that claim is skipped there, with the reason
+    // neither the upgrade's nor the drop profile's bundle has the iptables topic: that claim is skipped in
+    // both, with the reason
     const skipped = page.locator('tr[data-claim="no-kube-proxy-rules"] td.hl-cell[data-status="skip"]');
-    expect(await skipped.count()).toBe(1);
-    expect(await skipped.textContent()).toContain("has no recorded calls for iptables");
+    expect(await skipped.count()).toBe(2);
+    for (const text of await skipped.allTextContents())
+      expect(text).toContain("has no recorded calls for iptables");
     await page.close();
   });
 });

@@ -21,7 +21,10 @@ describe("the upgrade view (records written by us: suites/example-records.ts)", 
     expect(html).toContain("<h4>Rollback: Cilium 1.20.2 → 1.19.7</h4>");
     expect(html).toContain("<dt>rollout took</dt><dd>95.2 s");
     expect(html).toContain("<dt>requests during it</dt><dd>550, 0 failed");
-    expect(html).toContain("<dt>longest gap</dt><dd>212 ms without a success to clusterip</dd>");
+    expect(html).toContain("<dt>longest outage</dt><dd>none: no request failed</dd>");
+    expect(html).toContain(
+      "<dt>longest gap</dt><dd>212 ms between successes to clusterip (the loop's own longest stall: 212 ms)</dd>",
+    );
     expect(html).toContain("cdc-kpr-worker: 1.19.7");
     expect(html).not.toContain("changed");
   });

@@ -49,10 +49,17 @@ function renderLeg(l: UpgradeLeg): string {
       `${l.requests.total}, ${l.requests.failed} failed (${clock(l.window.from_ms)} – ${clock(l.window.to_ms)} UTC)`,
     ],
   ];
+  const outage = l.requests.longest_outage;
+  facts.push([
+    "longest outage",
+    outage
+      ? `${outage.ms} ms without a success to ${outage.to}, its requests failing`
+      : "none: no request failed",
+  ]);
   if (l.requests.longest_gap)
     facts.push([
       "longest gap",
-      `${l.requests.longest_gap.ms} ms without a success to ${l.requests.longest_gap.to}`,
+      `${l.requests.longest_gap.ms} ms between successes to ${l.requests.longest_gap.to} (the loop's own longest stall: ${l.requests.loop_stall_ms} ms)`,
     ]);
   facts.push([
     "agents after",

@@ -1,5 +1,6 @@
 import { expect } from "vitest";
 import type { Verdict } from "../properties/judge.ts";
+import { showItem } from "../records/evidence.ts";
 
 interface PropertyMatchers<R = unknown> {
   /** The verdict holds: on failure the report shows the expected and observed values as its diff, then the evidence. */
@@ -15,7 +16,7 @@ declare module "vitest" {
 /** What a failed property says under its diff: the claim, where it comes from, and the raw lines. */
 export function propertyFailure(v: Verdict): string {
   const evidence =
-    v.evidence.length > 0 ? v.evidence.map((l) => `    ${l}`).join("\n") : "    (no evidence lines)";
+    v.evidence.length > 0 ? v.evidence.map((e) => `    ${showItem(e)}`).join("\n") : "    (no evidence)";
   return `${v.id} does not hold [${v.mode}${v.cilium ? `, Cilium ${v.cilium}` : ""}]: ${v.claim}\n  source: ${v.source}\n  evidence:\n${evidence}`;
 }
 

@@ -13,7 +13,12 @@ const verdict = (status: Verdict["status"]): Verdict => ({
   status,
   expected: "0",
   observed: "1",
-  evidence: ["-A KUBE-SERVICES -d 10.96.44.2/32 -j KUBE-SVC-XYZ"],
+  evidence: [
+    {
+      quote: "-A KUBE-SERVICES -d 10.96.44.2/32 -j KUBE-SVC-XYZ",
+      at: { file: "raw/iptables/009-iptables-save.txt", line: 61 },
+    },
+  ],
   message: "",
 });
 
@@ -33,7 +38,10 @@ describe("toHoldProperty", () => {
     expect(e.expected).toBe("0");
     expect(e.actual).toBe("1");
     expect(e.message).toContain("iptables.kube-svc-lines does not hold [kpr, Cilium 1.19]");
-    expect(e.message).toContain("-A KUBE-SERVICES -d 10.96.44.2/32 -j KUBE-SVC-XYZ");
+    // the raw line, at its place
+    expect(e.message).toContain(
+      "raw/iptables/009-iptables-save.txt:61  -A KUBE-SERVICES -d 10.96.44.2/32 -j KUBE-SVC-XYZ",
+    );
     expect(e.message).toContain("source: lab step 1");
   });
 });

@@ -1,7 +1,10 @@
 /** Test helper: copies of the shipped bundles with one recorded output edited, to prove checks can fail. */
+
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { isCompressed, readRawFile } from "../exec/raw-file.ts";
 import type { CallRecord } from "../exec/record.ts";
 import { curlArgv } from "../parse/curl.ts";
 
@@ -44,7 +47,9 @@ export class BundleCopies {
     const call = calls.find((c) => JSON.stringify(c.argv) === JSON.stringify(argv));
     if (!call) throw new Error(`no ${argv.join(" ")} in ${topic}`);
     const file = join(dir, call.stdoutFile);
-    writeFileSync(file, edit(readFileSync(file, "utf8")));
+    const edited = edit(readRawFile(file));
+    if (isCompressed(file)) writeFileSync(file, gzipSync(edited));
+    else writeFileSync(file, edited);
     return dir;
   }
 

@@ -108,12 +108,20 @@ describe("request statistics", () => {
       [1200, "ECONNRESET", 4],
       [1400, "ETIMEDOUT", 6],
     ]);
-    expect(st.longestGap).toMatchObject({ to: "c", ms: 900 });
+    expect(st.longestGap).toMatchObject({ to: "c", ms: 900, failedBetween: 2 });
+    expect(st.longestOutage).toMatchObject({ to: "c", ms: 900 });
+    expect(st.loopStallMs).toBe(500);
     expect(st.longestGap?.after?.line).toBe(2);
     expect(st.longestGap?.before?.line).toBe(7);
     // inside a window that ends before c answered again, the gap runs to the window's end
     const w = requestStats(log, { from: 1000, to: 1800 });
     expect(w.longestGap).toMatchObject({ to: "c", ms: 800, before: null });
+    // a gap with no request inside is the loop's own delay, not an outage
+    const stalled = parseRequestLog([line(0, "c", 0, true), line(1, "c", 2000, true)].join("\n"));
+    expect(requestStats(stalled)).toMatchObject({
+      longestGap: { ms: 2000, failedBetween: 0 },
+      longestOutage: null,
+    });
     // a target with no success in the window: the whole window
     expect(requestStats(parseRequestLog(line(0, "c", 10, false)), { from: 0, to: 50 }).longestGap?.ms).toBe(
       50,

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { readRecords, writeMeta, writeRecords } from "../../helpers/bundle.ts";
 import { RecordingExecutor } from "../../helpers/exec/record.ts";
 import type { Executor } from "../../helpers/exec/types.ts";
-import type { RunContext, UpgradePlan } from "../../helpers/observe/context.ts";
+import { nothingSpent, type RunContext, type UpgradePlan } from "../../helpers/observe/context.ts";
 import { MODES, type Mode } from "../../helpers/properties/expectation.ts";
 import { TOPICS } from "../../suites/topics.ts";
 import { scenario } from "./scenario.ts";
@@ -60,6 +60,8 @@ export async function makeBundle(mode: Mode, dir: string): Promise<void> {
     const ctx: RunContext = {
       exec: new RecordingExecutor(timed, dir, topic, () => t),
       now: () => t,
+      recordedAt: () => t,
+      spent: nothingSpent,
       mode,
       ciliumMinor: s.ciliumMinor,
       namespace: "cca-dp",

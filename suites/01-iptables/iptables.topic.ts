@@ -6,20 +6,22 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
-import { ciliumDbg } from "../../helpers/observe/agent.ts";
-import { clusterIp, type PodInfo } from "../../helpers/observe/cluster.ts";
+import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
+import { clusterIpRaw, type PodInfo } from "../../helpers/observe/cluster.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
-import { iptablesSave } from "../../helpers/observe/node.ts";
+import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { ensureWeb } from "../../helpers/observe/workloads.ts";
 import {
+  allRules,
+  type IptablesChain,
   type IptablesSave,
   kubeProxyChains,
-  linesContaining,
   parseIptablesSave,
 } from "../../helpers/parse/iptables-save.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import { dp, KN, LAB } from "../../helpers/properties/sources.ts";
-import { linesWithAddress, RecordError, statusLine } from "../../helpers/records/common.ts";
+import { linesWithAddress, RecordError, statusQuote } from "../../helpers/records/common.ts";
+import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { DatapathRecord, Evidenced, IptablesRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -73,9 +75,11 @@ export const topic = defineTopic({
       }),
     },
     {
-      id: "iptables.cilium-chains",
-      claim: "Cilium still installs its CILIUM_* chains in both modes, so iptables is never literally empty",
-      source: KN("clusters.md §4.3"),
+      id: "iptables.cilium-lines",
+      claim:
+        "Lines containing CILIUM in iptables-save (the lab's cilium_lines): Cilium's own rules stay in both modes, so iptables is never literally empty",
+      source: LAB(1),
+      why: "the lab counts lines ('the number of lines containing CILIUM'), not chains: they are the rules and declarations of Cilium's CILIUM_* chains, which Cilium installs in both modes (knowledge clusters.md §4.3); 40 lines in 10 chains recorded on the lab cluster (Cilium 1.19.7, kpr)",
       expect: { kpr: { gte: 1 }, "kube-proxy": { gte: 1 } },
       needs: ["iptables"],
       observe: (r) => ({
@@ -103,7 +107,7 @@ export const topic = defineTopic({
       needs: ["datapath"],
       observe: (r) => ({
         value: dp(r, "kubelet_chains").length,
-        evidence: dp(r, "kubelet_chains"),
+        evidence: r.evidence("datapath", "kubelet_chains"),
       }),
     },
   ],
@@ -115,25 +119,34 @@ export const topic = defineTopic({
 export async function observeIptables(ctx: RunContext): Promise<RecordSet> {
   const web = await ensureWeb(ctx, 2);
   const node = (web[0] as PodInfo).node;
-  const cip = await clusterIp(ctx, ctx.namespace, "web");
-  const raw = await iptablesSave(ctx, node);
-  const status = parseStatus(await ciliumDbg(ctx, node, ["status"]));
+  const cip = await clusterIpRaw(ctx, ctx.namespace, "web");
+  const raw = await iptablesSaveRaw(ctx, node);
+  const status = read(await ciliumDbgRaw(ctx, node, ["status"]), parseStatus);
   return {
-    iptables: buildIptablesRecord({ iptablesSave: raw, clusterIp: cip, status }),
-    datapath: buildChainFacts(parseIptablesSave(raw)),
+    iptables: buildIptablesRecord({
+      iptablesSave: raw,
+      clusterIp: cip.ip,
+      clusterIpEvidence: cip.evidence,
+      status,
+    }),
+    datapath: buildChainFacts(read(raw, parseIptablesSave)),
   };
 }
 
-/** Lab step 1. */
+/** Lab step 1: the counts are of lines, as the lab's `grep -c` counts them; each counted line is quoted. */
 export function buildIptablesRecord(input: {
-  iptablesSave: string;
+  iptablesSave: RawText;
   clusterIp: string;
-  status: AgentStatus;
+  /** The line of `kubectl get service web -o json` that names the ClusterIP. */
+  clusterIpEvidence?: EvidenceItem[];
+  status: Read<AgentStatus>;
 }): Evidenced<IptablesRecord> {
-  const svc = linesContaining(input.iptablesSave, "KUBE-SVC");
-  const cip = linesWithAddress(input.iptablesSave, input.clusterIp);
-  const cil = linesContaining(input.iptablesSave, "CILIUM");
-  if (!input.status.kubeProxyReplacement) {
+  const raw = input.iptablesSave;
+  const svc = raw.quotes((l) => l.includes("KUBE-SVC"));
+  const cip = raw.quotes((l) => linesWithAddress(l, input.clusterIp).length > 0);
+  const cil = raw.quotes((l) => l.includes("CILIUM"));
+  const st = input.status.parsed;
+  if (!st.kubeProxyReplacement) {
     throw new RecordError(
       "iptables",
       "kube_proxy_replacement",
@@ -146,35 +159,53 @@ export function buildIptablesRecord(input: {
       kube_svc_lines: svc.length,
       cluster_ip_lines: cip.length,
       cilium_lines: cil.length,
-      kube_proxy_replacement: input.status.kubeProxyReplacement,
+      kube_proxy_replacement: st.kubeProxyReplacement,
     },
     evidence: {
-      kube_svc_lines: svc,
-      cluster_ip_lines: cip,
-      cilium_lines: cil.slice(0, 5),
-      kube_proxy_replacement: statusLine(input.status, "KubeProxyReplacement"),
+      cluster_ip: input.clusterIpEvidence ?? [],
+      kube_svc_lines: svc.length > 0 ? svc : [derive("no line contains KUBE-SVC", raw)],
+      cluster_ip_lines:
+        cip.length > 0 ? cip : [derive(`no line mentions ${input.clusterIp}`, raw, input.clusterIpEvidence)],
+      cilium_lines: cil.length > 0 ? cil : [derive("no line contains CILIUM", raw)],
+      kube_proxy_replacement: statusQuote(input.status.raw, st, "KubeProxyReplacement"),
     },
   };
 }
 
 const KUBELET_CHAIN = /^KUBE-(FIREWALL|KUBELET-CANARY|IPTABLES-HINT)$/;
 
-function chainNames(save: IptablesSave): string[] {
-  const chains = new Set<string>();
-  for (const t of Object.values(save.tables)) for (const c of Object.keys(t.chains)) chains.add(c);
-  return [...chains].sort();
+/** Every chain declaration of the dump (`:NAME POLICY [p:b]`), in input order. */
+function declarations(save: IptablesSave): IptablesChain[] {
+  return Object.values(save.tables)
+    .flatMap((t) => Object.values(t.chains))
+    .sort((a, b) => a.line - b.line);
 }
 
-/** Ours (iptables topic): kube-proxy, kubelet and Cilium chains on the node. */
-export function buildChainFacts(save: IptablesSave): Evidenced<DatapathRecord> {
-  const chains = chainNames(save);
+/** Ours (iptables topic): kube-proxy, kubelet and Cilium chains on the node, each with its declaration lines. */
+export function buildChainFacts(ipt: Read<IptablesSave>): Evidenced<DatapathRecord> {
+  const save = ipt.parsed;
+  const decl = declarations(save);
+  const names = (keep: (c: string) => boolean) => [...new Set(decl.map((c) => c.name).filter(keep))].sort();
   const kp = kubeProxyChains(save);
+  const quotesOf = (chains: string[]) => {
+    const q = decl.filter((c) => chains.includes(c.name)).map((c) => ipt.raw.quote(c.line));
+    // a chain only jumped to (grep-filtered input) is shown by its first rule
+    for (const c of chains)
+      if (!decl.some((d) => d.name === c)) {
+        const rule = allRules(save).find((r) => r.chain === c);
+        if (rule) q.push(ipt.raw.quote(rule.line));
+      }
+    return q;
+  };
+  const none = (what: string) => [derive(`no ${what} chain declared`, ipt.raw)];
+  const kubelet = names((c) => KUBELET_CHAIN.test(c));
+  const cilium = names((c) => c.startsWith("CILIUM_"));
   return {
-    record: {
-      kube_proxy_chains: kp,
-      kubelet_chains: chains.filter((c) => KUBELET_CHAIN.test(c)),
-      cilium_chains: chains.filter((c) => c.startsWith("CILIUM_")),
+    record: { kube_proxy_chains: kp, kubelet_chains: kubelet, cilium_chains: cilium },
+    evidence: {
+      kube_proxy_chains: kp.length > 0 ? quotesOf(kp) : none("kube-proxy (KUBE-SERVICES, KUBE-SVC-…, …)"),
+      kubelet_chains: kubelet.length > 0 ? quotesOf(kubelet) : none("kubelet (KUBE-FIREWALL, …)"),
+      cilium_chains: cilium.length > 0 ? quotesOf(cilium) : none("CILIUM_*"),
     },
-    evidence: { kube_proxy_chains: kp.slice(0, 10) },
   };
 }

@@ -6,8 +6,8 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
-import { ciliumDbg } from "../../helpers/observe/agent.ts";
-import { clusterIp, type PodInfo } from "../../helpers/observe/cluster.ts";
+import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
+import { clusterIpRaw, type PodInfo } from "../../helpers/observe/cluster.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
 import { backendsOf, waitSlots } from "../../helpers/observe/steps.ts";
 import { ensureWeb, WEB_PORT } from "../../helpers/observe/workloads.ts";
@@ -15,15 +15,19 @@ import { formatEndpoint } from "../../helpers/parse/address.ts";
 import type { LbList } from "../../helpers/parse/bpf-lb-list.ts";
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
-import { ipOf, LAB } from "../../helpers/properties/sources.ts";
+import { u64Of } from "../../helpers/parse/u64.ts";
+import { LAB } from "../../helpers/properties/sources.ts";
 import {
+  backendPods,
   findAgentService,
   findLbService,
-  lbRow,
+  lbBackendRows,
   type PodRef,
-  podsByIp,
   RecordError,
+  SERVICE_ID_MEMBERS,
+  serviceQuotes,
 } from "../../helpers/records/common.ts";
+import { type EvidenceItem, type Read, read } from "../../helpers/records/evidence.ts";
 import type { Evidenced, RecordSet, SvcRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -50,7 +54,7 @@ export const topic = defineTopic({
       observe: (r) => {
         const svc = r.get("svc");
         return {
-          value: Number.isInteger(svc.service_id) && svc.frontend.endsWith(":80"),
+          value: u64Of(svc.service_id) !== null && svc.frontend.endsWith(":80"),
           evidence: r.evidence("svc", "service_id"),
         };
       },
@@ -66,7 +70,7 @@ export const topic = defineTopic({
         const matched = svc.backend_pods.filter((p) => p.startsWith("web")).length;
         return {
           value: svc.backends.length === 2 ? matched : svc.backends.length,
-          evidence: [...r.evidence("svc", "backends"), ...svc.backend_pods],
+          evidence: [...r.evidence("svc", "backends"), ...r.evidence("svc", "backend_pods")],
         };
       },
     },
@@ -79,14 +83,18 @@ export const topic = defineTopic({
 export async function observeServiceMap(ctx: RunContext): Promise<RecordSet> {
   const web = await ensureWeb(ctx, 2);
   const node = (web[0] as PodInfo).node;
-  const cip = await clusterIp(ctx, ctx.namespace, "web");
-  const { lb } = await waitSlots(ctx, node, formatEndpoint(cip, WEB_PORT), backendsOf(web));
-  const services = parseServiceListJson(await ciliumDbg(ctx, node, ["service", "list", "-o", "json"]));
+  const cip = await clusterIpRaw(ctx, ctx.namespace, "web");
+  const { lb } = await waitSlots(ctx, node, formatEndpoint(cip.ip, WEB_PORT), backendsOf(web));
+  const services = read(
+    await ciliumDbgRaw(ctx, node, ["service", "list", "-o", "json"]),
+    parseServiceListJson,
+  );
   return {
     svc: buildSvcRecord({
       services,
       lb,
-      clusterIp: cip,
+      clusterIp: cip.ip,
+      clusterIpEvidence: cip.evidence,
       port: WEB_PORT,
       namespace: ctx.namespace,
       name: "web",
@@ -97,16 +105,17 @@ export async function observeServiceMap(ctx: RunContext): Promise<RecordSet> {
 
 /** Lab step 2. */
 export function buildSvcRecord(input: {
-  services: ServiceList;
-  lb: LbList;
+  services: Read<ServiceList>;
+  lb: Read<LbList>;
   clusterIp: string;
+  clusterIpEvidence?: EvidenceItem[];
   port: number;
   namespace: string;
   name: string;
   pods: PodRef[];
 }): Evidenced<SvcRecord> {
   const frontend = formatEndpoint(input.clusterIp, input.port);
-  const svc = findAgentService(input.services, frontend, {
+  const svc = findAgentService(input.services.parsed, frontend, {
     type: "ClusterIP",
     protocol: "TCP",
     namespace: input.namespace,
@@ -118,21 +127,28 @@ export function buildSvcRecord(input: {
       "service_id",
       `no ClusterIP entry ${frontend} for ${input.namespace}/${input.name} in the agent's service list`,
     );
-  const lb = findLbService(input.lb, frontend);
+  const lb = findLbService(input.lb.parsed, frontend);
   if (!lb) throw new RecordError("svc", "backends", `no ${frontend} frontend in bpf lb list`);
-  const byIp = podsByIp(input.pods);
   const backends = lb.backends.filter((b) => b.address !== null).map((b) => b.address as string);
+  const pods = backendPods(backends, input.pods);
   return {
     record: {
       service_id: svc.id,
       frontend,
       backends,
-      backend_pods: backends.map((b) => byIp.get(ipOf(b)) ?? `<no pod with IP ${ipOf(b)}>`),
+      backend_pods: pods.names,
     },
     evidence: {
-      service_id: [`${svc.id} ${svc.frontend} ${svc.type} ${svc.namespace ?? ""}/${svc.name ?? ""}`],
-      backends: lb.backends.map((b) => lbRow(lb, b.slot)),
-      backend_pods: input.pods.map((p) => `${p.name} ${p.ip}`),
+      service_id: serviceQuotes(input.services.raw, svc, SERVICE_ID_MEMBERS),
+      frontend: [
+        ...(input.clusterIpEvidence ?? []),
+        ...serviceQuotes(input.services.raw, svc, [
+          ["frontend-address", "ip"],
+          ["frontend-address", "port"],
+        ]),
+      ],
+      backends: lbBackendRows(input.lb.raw, lb),
+      backend_pods: pods.evidence,
     },
   };
 }

@@ -7,9 +7,9 @@
  * judged. The observation code and the record builders follow the declaration.
  */
 
-import { kubectlJson, type PodInfo } from "../../helpers/observe/cluster.ts";
-import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
-import { iptablesSave } from "../../helpers/observe/node.ts";
+import { kubectlRaw, type PodInfo } from "../../helpers/observe/cluster.ts";
+import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
+import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { backendsOf, waitSlots } from "../../helpers/observe/steps.ts";
 import { ensureWeb, TARGET_PORT, WEB_PORT } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
@@ -25,9 +25,15 @@ import {
   kubeProxyChains,
   parseIptablesSave,
 } from "../../helpers/parse/iptables-save.ts";
-import { pollUntil } from "../../helpers/poll.ts";
 import { dp, LAB, sameSet } from "../../helpers/properties/sources.ts";
-import { findLbService, lbRow, type PodRef, RecordError } from "../../helpers/records/common.ts";
+import {
+  findLbService,
+  lbBackendRows,
+  type PodRef,
+  RecordError,
+  readyEvidence,
+} from "../../helpers/records/common.ts";
+import { derive, type EvidenceItem, type Read, read } from "../../helpers/records/evidence.ts";
 import type { DatapathRecord, Evidenced, RecordSet, ScaleRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 import { observeServiceMap } from "../02-service-map/service-map.topic.ts";
@@ -75,8 +81,9 @@ export const topic = defineTopic({
         return {
           value: ok,
           evidence: [
-            `new_backends=${s.new_backends.join(",")}`,
-            ...newPods.map(([n, a]) => `new pod ${n} ${a}`),
+            ...r.evidence("scale", "new_backends"),
+            ...r.evidence("svc", "backends"),
+            ...r.evidence("datapath", "scale_pods"),
           ],
         };
       },
@@ -92,7 +99,7 @@ export const topic = defineTopic({
         const eps = dp(r, "scale_endpointslice");
         return {
           value: sameSet(s, eps),
-          evidence: [`map: ${[...s].sort().join(",")}`, `EndpointSlice ready: ${eps.join(",")}`],
+          evidence: [...r.evidence("scale", "backends"), ...r.evidence("datapath", "scale_endpointslice")],
         };
       },
     },
@@ -124,35 +131,39 @@ export async function observeScale(ctx: RunContext): Promise<RecordSet> {
   const web = await ensureWeb(ctx, 4);
   const node = (web[0] as PodInfo).node;
   const { lb } = await waitSlots(ctx, node, svc.frontend, backendsOf(web));
-  const slices = parseEndpointSliceJson(
-    JSON.stringify(
-      await kubectlJson(ctx, [
-        "-n",
-        ctx.namespace,
-        "get",
-        "endpointslices",
-        "-l",
-        "kubernetes.io/service-name=web",
-      ]),
-    ),
+  const slices = read(
+    await kubectlRaw(ctx, [
+      "-n",
+      ctx.namespace,
+      "get",
+      "endpointslices",
+      "-l",
+      "kubernetes.io/service-name=web",
+      "-o",
+      "json",
+    ]),
+    parseEndpointSliceJson,
   );
   // kube-proxy syncs on its own clock: wait until its rules have a KUBE-SEP chain per web Pod (or until it is
   // clear there is no kube-proxy), instead of reading iptables right after Cilium's map converged
-  const { value: ipt } = await pollUntil({
+  const { value: ipt } = await waitFor(ctx, {
     what: `kube-proxy's ${web.length} KUBE-SEP chains for ${ctx.namespace}/web on ${node} (or no kube-proxy)`,
     deadlineMs: DEADLINES.mapConverged,
     intervalMs: 1000,
-    probe: async () => parseIptablesSave(await iptablesSave(ctx, node)),
+    probe: async () => read(await iptablesSaveRaw(ctx, node), parseIptablesSave),
     done: (save) =>
-      kubeProxyChains(save).length === 0 || webSepChains(save, ctx.namespace).size === web.length,
-    show: (save) => `${webSepChains(save, ctx.namespace).size} KUBE-SEP chains`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
+      kubeProxyChains(save.parsed).length === 0 ||
+      webSepChains(save.parsed, ctx.namespace).size === web.length,
+    show: (save) => `${webSepChains(save.parsed, ctx.namespace).size} KUBE-SEP chains`,
   });
   return {
     svc: before.svc,
-    scale: buildScaleRecord({ lb, frontend: formatEndpoint(cip, WEB_PORT), before: svc.backends }),
+    scale: buildScaleRecord({
+      lb,
+      frontend: formatEndpoint(cip, WEB_PORT),
+      before: svc.backends,
+      beforeEvidence: before.svc?.evidence.backends ?? [],
+    }),
     datapath: buildScaleFacts({
       iptables: ipt,
       namespace: ctx.namespace,
@@ -163,37 +174,57 @@ export async function observeScale(ctx: RunContext): Promise<RecordSet> {
   };
 }
 
-/** Lab step 3. `pods` are the web Pods after the scale. */
+/** Lab step 3: the frontend's slots after the scale, and those that were not there before. */
 export function buildScaleRecord(input: {
-  lb: LbList;
+  lb: Read<LbList>;
   frontend: string;
   before: string[];
+  /** The rows the "before" backends were read from. */
+  beforeEvidence?: EvidenceItem[];
 }): Evidenced<ScaleRecord> {
-  const lb = findLbService(input.lb, input.frontend);
+  const lb = findLbService(input.lb.parsed, input.frontend);
   if (!lb) throw new RecordError("scale", "backends", `no ${input.frontend} frontend in bpf lb list`);
   const backends = lb.backends.filter((b) => b.address !== null).map((b) => b.address as string);
+  const fresh = lb.backends.filter((b) => b.address !== null && !input.before.includes(b.address));
   return {
-    record: { backends, new_backends: backends.filter((b) => !input.before.includes(b)) },
-    evidence: { backends: lb.backends.map((b) => lbRow(lb, b.slot)) },
+    record: { backends, new_backends: fresh.map((b) => b.address as string) },
+    evidence: {
+      backends: lbBackendRows(input.lb.raw, lb),
+      new_backends: [
+        ...fresh.map((b) => input.lb.raw.quote(b.line)),
+        derive(`not among the ${input.before.length} backends before the scale`, input.beforeEvidence ?? []),
+      ],
+    },
   };
 }
 
 /** Ours (scale topic): KUBE-SEP chains of ns/web, the EndpointSlice and the Pods after the scale. */
 export function buildScaleFacts(input: {
-  iptables: IptablesSave;
+  iptables: Read<IptablesSave>;
   namespace: string;
-  slices: EndpointSlices;
+  slices: Read<EndpointSlices>;
   pods: PodRef[];
   targetPort: number;
 }): Evidenced<DatapathRecord> {
-  const seps = webSepChains(input.iptables, input.namespace);
+  const seps = webSepChains(input.iptables.parsed, input.namespace);
+  const ipt = input.iptables.raw;
+  const decl = Object.values(input.iptables.parsed.tables)
+    .flatMap((t) => Object.values(t.chains))
+    .filter((c) => seps.has(c.name));
   return {
     record: {
       web_sep_chains: seps.size,
-      scale_endpointslice: readyAddresses(input.slices, input.targetPort),
+      scale_endpointslice: readyAddresses(input.slices.parsed, input.targetPort),
       scale_pods: Object.fromEntries(input.pods.map((p) => [p.name, formatEndpoint(p.ip, input.targetPort)])),
     },
-    evidence: { web_sep_chains: [...seps] },
+    evidence: {
+      web_sep_chains:
+        seps.size > 0
+          ? decl.map((c) => ipt.quote(c.line))
+          : [derive(`no KUBE-SEP chain has a rule commented ${input.namespace}/web`, ipt)],
+      scale_endpointslice: readyEvidence(input.slices, input.targetPort),
+      scale_pods: input.pods.flatMap((p) => p.evidence ?? []),
+    },
   };
 }
 

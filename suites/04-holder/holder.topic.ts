@@ -7,22 +7,28 @@
  * judged. The observation code and the record builders follow the declaration.
  */
 
-import { ciliumDbg } from "../../helpers/observe/agent.ts";
-import { clusterIp, kubectl, pods } from "../../helpers/observe/cluster.ts";
-import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
+import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
+import { clusterIpRaw, kubectlRaw, pods } from "../../helpers/observe/cluster.ts";
+import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { newerStep } from "../../helpers/observe/steps.ts";
 import { ensureHolder, ensureWeb, HOLDER_PORT } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { type CtList, parseBpfCtList } from "../../helpers/parse/bpf-ct-list.ts";
 import { type LbBackendRow, parseBpfLbBackends } from "../../helpers/parse/bpf-lb-backends.ts";
-import { lastHolderConnection } from "../../helpers/parse/holder-log.ts";
+import { holderEventLines, lastHolderConnection } from "../../helpers/parse/holder-log.ts";
 import { type NetstatOutput, parseNetstat } from "../../helpers/parse/netstat.ts";
 import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
-import { pollUntil } from "../../helpers/poll.ts";
 import { dp, ipOf, KN, LAB } from "../../helpers/properties/sources.ts";
-import { type PodRef, podsByIp, RecordError, statusLine } from "../../helpers/records/common.ts";
+import {
+  backendPods,
+  ctQuotes,
+  type PodRef,
+  RecordError,
+  statusQuote,
+} from "../../helpers/records/common.ts";
 import { mergeDatapath } from "../../helpers/records/datapath.ts";
+import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { CtRecord, DatapathRecord, Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -56,7 +62,7 @@ export const topic = defineTopic({
       needs: ["ct", "datapath"],
       observe: (r) => ({
         value: r.get("ct").app_peer === `${dp(r, "web_cluster_ip")}:80`,
-        evidence: r.evidence("ct", "app_peer"),
+        evidence: [...r.evidence("ct", "app_peer"), ...r.evidence("datapath", "web_cluster_ip")],
       }),
     },
     {
@@ -76,7 +82,14 @@ export const topic = defineTopic({
             : peer === `${dp(r, "web_cluster_ip")}:80`
               ? "cluster-ip"
               : `other (${peer})`;
-        return { value, evidence: [...r.evidence("ct", "socket_peer"), ...r.evidence("ct", "backend")] };
+        return {
+          value,
+          evidence: [
+            ...r.evidence("ct", "socket_peer"),
+            ...r.evidence("ct", "backend"),
+            ...r.evidence("datapath", "web_cluster_ip"),
+          ],
+        };
       },
     },
     {
@@ -89,7 +102,7 @@ export const topic = defineTopic({
         const ct = r.get("ct");
         return {
           value: ct.backend_pod.startsWith("web") && ct.backend.endsWith(":8080"),
-          evidence: [...r.evidence("ct", "backend"), `backend_pod=${ct.backend_pod}`],
+          evidence: [...r.evidence("ct", "backend"), ...r.evidence("ct", "backend_pod")],
         };
       },
     },
@@ -178,10 +191,7 @@ export const topic = defineTopic({
               : `other (${b.address ?? `id ${b.backend_id} not in the map`})`;
         return {
           value,
-          evidence: [
-            ...r.evidence("datapath", "holder_svc_backend"),
-            `holder's backend: ${r.get("ct").backend}`,
-          ],
+          evidence: [...r.evidence("datapath", "holder_svc_backend"), ...r.evidence("ct", "backend")],
         };
       },
     },
@@ -190,38 +200,37 @@ export const topic = defineTopic({
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
-async function holderConnected(ctx: RunContext): Promise<string> {
-  const { value } = await pollUntil({
+async function holderConnected(ctx: RunContext): Promise<RawText> {
+  const { value } = await waitFor(ctx, {
     what: "the holder's `connected` log line",
     deadlineMs: DEADLINES.holderConnected,
     intervalMs: 1000,
-    probe: () => kubectl(ctx, ["-n", ctx.namespace, "logs", "holder"]),
-    done: (log) => lastHolderConnection(log) !== null,
-    show: (log) => log.trim().split("\n").slice(-1)[0] ?? "(empty log)",
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
+    probe: () => kubectlRaw(ctx, ["-n", ctx.namespace, "logs", "holder"]),
+    done: (log) => lastHolderConnection(log.text) !== null,
+    show: (log) => log.text.trim().split("\n").slice(-1)[0] ?? "(empty log)",
   });
   return value;
 }
 
 export async function holderState(ctx: RunContext) {
   const web = await pods(ctx, ctx.namespace, "app=web");
-  const cip = await clusterIp(ctx, ctx.namespace, "web");
-  const holder = await ensureHolder(ctx, cip);
+  const cip = await clusterIpRaw(ctx, ctx.namespace, "web");
+  const holder = await ensureHolder(ctx, cip.ip);
   const log = await holderConnected(ctx);
-  const netstat = parseNetstat(
-    (
+  const netstat = read(
+    RawText.stdout(
       await ctx.exec.run({
         target: { kind: "pod", namespace: ctx.namespace, pod: "holder" },
         argv: ["netstat", "-tn"],
-      })
-    ).stdout,
+      }),
+    ),
+    parseNetstat,
   );
-  const ct = parseBpfCtList(await ciliumDbg(ctx, holder.node, ["bpf", "ct", "list", "global"]));
-  const status = parseStatus(await ciliumDbg(ctx, holder.node, ["status", "--verbose"]));
+  const ct = read(await ciliumDbgRaw(ctx, holder.node, ["bpf", "ct", "list", "global"]), parseBpfCtList);
+  const status = read(await ciliumDbgRaw(ctx, holder.node, ["status", "--verbose"]), parseStatus);
   const ctRec = buildCtRecord({
     holderIp: holder.ip,
+    holderEvidence: holder.evidence ?? [],
     sourcePort: HOLDER_PORT,
     holderLog: log,
     holderNetstat: netstat,
@@ -229,25 +238,26 @@ export async function holderState(ctx: RunContext) {
     status,
     pods: web,
   });
-  return { web, holder, cip, status, ctRec, ct };
+  return { web, holder, cip: cip.ip, cipEvidence: cip.evidence, status, ctRec, ct };
 }
 
 /** Lab step 4. */
 export async function observeHolder(ctx: RunContext): Promise<RecordSet> {
   await ensureWeb(ctx, 4);
-  const { holder, status, ctRec, cip, ct } = await holderState(ctx);
+  const { holder, status, ctRec, cip, cipEvidence, ct } = await holderState(ctx);
   const backends = await newerStep(ctx, "bpf lb list --backends", async () =>
-    parseBpfLbBackends(await ciliumDbg(ctx, holder.node, ["bpf", "lb", "list", "--backends"])),
+    read(await ciliumDbgRaw(ctx, holder.node, ["bpf", "lb", "list", "--backends"]), parseBpfLbBackends),
   );
   const backendPod = ctRec.record.backend_pod;
-  const backendTcp = parseProcNetTcp(
-    (
+  const backendTcp = read(
+    RawText.stdout(
       await ctx.exec.run({
         target: { kind: "pod", namespace: ctx.namespace, pod: backendPod },
         // both tables: a Go server (agnhost) listens dual-stack, so its IPv4 peers are IPv4-mapped in tcp6
         argv: ["cat", "/proc/net/tcp", "/proc/net/tcp6"],
-      })
-    ).stdout,
+      }),
+    ),
+    parseProcNetTcp,
   );
   return {
     ct: ctRec,
@@ -257,6 +267,7 @@ export async function observeHolder(ctx: RunContext): Promise<RecordSet> {
         backendNetstat: backendTcp,
         client: formatEndpoint(holder.ip, HOLDER_PORT),
         webClusterIp: cip,
+        webClusterIpEvidence: cipEvidence,
       }),
       buildHolderCtFacts({ ct, client: formatEndpoint(holder.ip, HOLDER_PORT), backends }),
     ]),
@@ -269,23 +280,25 @@ export async function observeHolder(ctx: RunContext): Promise<RecordSet> {
  * entry names the backend by its id in the backend map.
  */
 export function buildHolderCtFacts(input: {
-  ct: CtList;
+  ct: Read<CtList>;
   client: string;
-  backends: { backends: LbBackendRow[] } | null;
+  backends: Read<{ backends: LbBackendRow[] }> | null;
 }): Evidenced<DatapathRecord> {
-  const mine = input.ct.entries.filter((e) => e.protocol === "TCP" && e.source === input.client);
+  const mine = input.ct.parsed.entries.filter((e) => e.protocol === "TCP" && e.source === input.client);
   const out = mine.find((e) => e.direction === "OUT");
   const svc = mine.find((e) => e.direction === "SVC");
-  const resolved =
-    svc?.backendId != null && input.backends
-      ? (input.backends.backends.find((b) => b.id === svc.backendId)?.address ?? null)
-      : null;
+  const rows = input.backends?.parsed.backends ?? [];
+  const row = svc?.backendId != null ? rows.find((b) => b.id === svc.backendId) : undefined;
   const svcBackend = !svc
     ? { backend_id: null, address: null }
     : input.backends
-      ? { backend_id: svc.backendId, address: resolved }
+      ? { backend_id: svc.backendId, address: row?.address ?? null }
       : null;
-  const row = input.backends?.backends.find((b) => b.id === svc?.backendId);
+  const entry = (dir: string) =>
+    ctQuotes(input.ct.raw, (e) => e.protocol === "TCP" && e.direction === dir && e.source === input.client);
+  const none = (dir: string) => [derive(`no TCP ${dir} entry from ${input.client}`, input.ct.raw)];
+  const outQ = out ? entry("OUT") : none("OUT");
+  const svcQ = svc ? entry("SVC") : none("SVC");
   return {
     record: {
       holder_out_rev_nat: out?.revNat ?? null,
@@ -293,13 +306,14 @@ export function buildHolderCtFacts(input: {
       holder_svc_backend: svcBackend,
     },
     evidence: {
-      holder_out_rev_nat: out ? [`TCP OUT ${out.source} -> ${out.destination} RevNAT=${out.revNat}`] : [],
-      holder_svc_rev_nat: svc ? [`TCP SVC ${svc.source} -> ${svc.destination} RevNAT=${svc.revNat}`] : [],
+      holder_out_rev_nat: outQ,
+      holder_svc_rev_nat: svcQ,
       holder_svc_backend: [
-        ...(svc
-          ? [`TCP SVC ${svc.source} -> ${svc.destination} BackendID=${svc.backendId}`]
-          : ["no SVC entry for the holder"]),
-        ...(row ? [`${row.id} ${row.protocol ? `${row.protocol}://` : ""}${row.address}`] : []),
+        ...svcQ,
+        ...(row && input.backends ? [input.backends.raw.quote(row.line)] : []),
+        ...(svc && input.backends && !row
+          ? [derive(`backend id ${svc.backendId} is not in the backend map`, input.backends.raw)]
+          : []),
       ],
     },
   };
@@ -308,73 +322,91 @@ export function buildHolderCtFacts(input: {
 /** Lab step 4. */
 export function buildCtRecord(input: {
   holderIp: string;
+  /** The lines of `get pod holder -o json` that name it and its IP. */
+  holderEvidence?: EvidenceItem[];
   sourcePort: number;
-  holderLog: string;
-  holderNetstat: NetstatOutput;
-  ct: CtList;
-  status: AgentStatus;
+  holderLog: RawText;
+  holderNetstat: Read<NetstatOutput>;
+  ct: Read<CtList>;
+  status: Read<AgentStatus>;
   pods: PodRef[];
 }): Evidenced<CtRecord> {
   const client = formatEndpoint(input.holderIp, input.sourcePort);
-  const conn = lastHolderConnection(input.holderLog);
-  if (!conn?.peer) throw new RecordError("ct", "app_peer", "the holder log has no `connected` event");
-  const sock = input.holderNetstat.connections.find((c) => c.local === client && c.proto.startsWith("tcp"));
+  const connected = holderEventLines(input.holderLog.text).filter((e) => e.event.event === "connected");
+  const conn = connected.at(-1);
+  if (!conn?.event.peer) throw new RecordError("ct", "app_peer", "the holder log has no `connected` event");
+  const sock = input.holderNetstat.parsed.connections.find(
+    (c) => c.local === client && c.proto.startsWith("tcp"),
+  );
   if (!sock)
     throw new RecordError("ct", "socket_peer", `no connection from ${client} in the holder's netstat`);
-  const out = input.ct.entries.find(
+  const out = input.ct.parsed.entries.find(
     (e) => e.protocol === "TCP" && e.direction === "OUT" && e.source === client,
   );
   if (!out) throw new RecordError("ct", "backend", `no TCP OUT conntrack entry from ${client}`);
-  const svcEntries = input.ct.entries.filter(
+  const svcEntries = input.ct.parsed.entries.filter(
     (e) => e.protocol === "TCP" && e.direction === "SVC" && e.source.endsWith(`:${input.sourcePort}`),
   );
-  const byIp = podsByIp(input.pods);
-  const ctLine = (e: {
-    protocol: string;
-    direction: string;
-    source: string;
-    destination: string;
-    revNat: number;
-    backendId: number | null;
-  }) =>
-    `${e.protocol} ${e.direction} ${e.source} -> ${e.destination} RevNAT=${e.revNat} BackendID=${e.backendId ?? "-"}`;
+  const svcQ = ctQuotes(
+    input.ct.raw,
+    (e) => e.protocol === "TCP" && e.direction === "SVC" && e.source.endsWith(`:${input.sourcePort}`),
+  );
+  const pod = backendPods([out.destination], input.pods);
+  const st = input.status;
   return {
     record: {
       client,
-      app_peer: conn.peer,
+      app_peer: conn.event.peer,
       socket_peer: sock.foreign,
       backend: out.destination,
-      backend_pod: byIp.get(ipOf(out.destination)) ?? `<no pod with IP ${ipOf(out.destination)}>`,
+      backend_pod: pod.names[0] as string,
       svc_entries: svcEntries.length,
-      socket_lb_coverage: input.status.socketLbCoverage,
+      socket_lb_coverage: st.parsed.socketLbCoverage,
     },
     evidence: {
-      app_peer: [JSON.stringify(conn)],
-      socket_peer: [`${sock.proto} ${sock.local} ${sock.foreign} ${sock.state ?? ""}`],
-      backend: [ctLine(out)],
-      svc_entries: svcEntries.map(ctLine),
-      socket_lb_coverage: statusLine(input.status, "KubeProxyReplacement Details/Socket LB Coverage"),
+      client: input.holderEvidence ?? [],
+      app_peer: [input.holderLog.quote(conn.line)],
+      socket_peer: [input.holderNetstat.raw.quote(sock.line)],
+      backend: ctQuotes(
+        input.ct.raw,
+        (e) => e.protocol === "TCP" && e.direction === "OUT" && e.source === client,
+      ),
+      backend_pod: pod.evidence,
+      svc_entries:
+        svcQ.length > 0 ? svcQ : [derive(`no TCP SVC entry from port ${input.sourcePort}`, input.ct.raw)],
+      socket_lb_coverage: statusQuote(st.raw, st.parsed, "KubeProxyReplacement Details/Socket LB Coverage"),
     },
   };
 }
 
 /** Ours (holder topic): socket LB state and whether the backend saw the holder's own address. */
 export function buildHolderFacts(input: {
-  status: AgentStatus;
-  backendNetstat: NetstatOutput;
+  status: Read<AgentStatus>;
+  backendNetstat: Read<NetstatOutput>;
   client: string;
   webClusterIp: string;
+  webClusterIpEvidence?: EvidenceItem[];
 }): Evidenced<DatapathRecord> {
-  const seen = input.backendNetstat.connections.filter((c) => c.foreign === input.client);
+  const seen = input.backendNetstat.parsed.connections.filter((c) => c.foreign === input.client);
+  const st = input.status;
   return {
     record: {
-      socket_lb: input.status.socketLb,
+      socket_lb: st.parsed.socketLb,
       backend_sees_client: seen.length > 0,
       web_cluster_ip: input.webClusterIp,
     },
     evidence: {
-      backend_sees_client: seen.map((c) => `${c.proto} ${c.local} ${c.foreign} ${c.state ?? ""}`),
-      socket_lb: statusLine(input.status, "KubeProxyReplacement Details/Socket LB"),
+      backend_sees_client:
+        seen.length > 0
+          ? seen.map((c) => input.backendNetstat.raw.quote(c.line))
+          : [
+              derive(
+                `no connection from ${input.client} in the backend's socket tables`,
+                input.backendNetstat.raw,
+              ),
+            ],
+      socket_lb: statusQuote(st.raw, st.parsed, "KubeProxyReplacement Details/Socket LB"),
+      web_cluster_ip: input.webClusterIpEvidence ?? [],
     },
   };
 }

@@ -7,8 +7,8 @@
  * judged. The observation code and the record builders follow the declaration.
  */
 
-import { agentBpftool, ciliumDbg } from "../../helpers/observe/agent.ts";
-import { clusterIp, endpointId, type PodInfo } from "../../helpers/observe/cluster.ts";
+import { agentBpftool, ciliumDbgRaw } from "../../helpers/observe/agent.ts";
+import { clusterIp, endpointIdRaw, type PodInfo } from "../../helpers/observe/cluster.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
 import { onNode } from "../../helpers/observe/node.ts";
 import { kernelOf, newerStep } from "../../helpers/observe/steps.ts";
@@ -20,8 +20,9 @@ import { findPolicyMap, type MapList, parseMapList } from "../../helpers/parse/m
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import { parseTcFilter, type TcFilterShow } from "../../helpers/parse/tc-filter.ts";
 import { dp, KN, LAB } from "../../helpers/properties/sources.ts";
-import { RecordError, statusLine } from "../../helpers/records/common.ts";
+import { RecordError, statusQuote } from "../../helpers/records/common.ts";
 import { mergeDatapath } from "../../helpers/records/datapath.ts";
+import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { DatapathRecord, Evidenced, ProgRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -69,11 +70,7 @@ export const topic = defineTopic({
           (mode === "Legacy TC" && attach === "clsact/ingress");
         return {
           value: ok,
-          evidence: [
-            `attach=${attach || "(none seen)"}`,
-            `Attach Mode: ${mode ?? "absent"}`,
-            ...r.evidence("prog", "attach"),
-          ],
+          evidence: [...r.evidence("prog", "attach"), ...r.evidence("datapath", "attach_mode")],
         };
       },
     },
@@ -89,11 +86,7 @@ export const topic = defineTopic({
         const ok = p.attach.startsWith("tcx/") ? p.tc_filter_lines === 0 : p.tc_filter_lines === 2;
         return {
           value: ok,
-          evidence: [
-            `attach=${p.attach}`,
-            `tc_filter_lines=${p.tc_filter_lines}`,
-            ...r.evidence("prog", "tc_filter_lines"),
-          ],
+          evidence: [...r.evidence("prog", "attach"), ...r.evidence("prog", "tc_filter_lines")],
         };
       },
     },
@@ -121,7 +114,7 @@ export const topic = defineTopic({
           value: p.policy_map.endsWith(id)
             ? value
             : `${p.policy_map || "(none)"} (endpoint ${p.endpoint_id})`,
-          evidence: r.evidence("prog", "policy_map"),
+          evidence: [...r.evidence("prog", "policy_map"), ...r.evidence("prog", "endpoint_id")],
         };
       },
     },
@@ -159,22 +152,24 @@ export const topic = defineTopic({
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
 export async function programState(ctx: RunContext, holder: PodInfo) {
-  const id = await endpointId(ctx, ctx.namespace, "holder");
-  const endpoint = parseEndpointJson(
-    await ciliumDbg(ctx, holder.node, ["endpoint", "get", String(id), "-o", "json"]),
+  const { id, evidence: idEvidence } = await endpointIdRaw(ctx, ctx.namespace, "holder");
+  const endpoint = read(
+    await ciliumDbgRaw(ctx, holder.node, ["endpoint", "get", String(id), "-o", "json"]),
+    parseEndpointJson,
   );
-  const dev = endpoint.interfaceName ?? "";
-  const bpftool = parseBpftoolNet(await agentBpftool(ctx, holder.node, ["net", "show", "dev", dev]));
-  const tcFilterRaw = (await onNode(ctx, holder.node, ["tc", "filter", "show", "dev", dev, "ingress"]))
-    .stdout;
-  const maps = parseMapList(await ciliumDbg(ctx, holder.node, ["map", "list"]));
+  const dev = endpoint.parsed.interfaceName ?? "";
+  const bpftool = read(await agentBpftool(ctx, holder.node, ["net", "show", "dev", dev]), parseBpftoolNet);
+  const tcFilter = RawText.stdout(
+    await onNode(ctx, holder.node, ["tc", "filter", "show", "dev", dev, "ingress"]),
+  );
+  const maps = read(await ciliumDbgRaw(ctx, holder.node, ["map", "list"]), parseMapList);
   return {
     prog: buildProgRecord({
       endpointId: id,
+      endpointIdEvidence: idEvidence,
       endpoint,
       bpftool,
-      tcFilterRaw,
-      tcFilter: parseTcFilter(tcFilterRaw),
+      tcFilter: read(tcFilter, parseTcFilter),
       maps,
     }),
     maps,
@@ -189,8 +184,8 @@ export async function observeProgram(ctx: RunContext): Promise<RecordSet> {
   });
   const holder = await ensureHolder(ctx, cip);
   const { prog, maps } = await programState(ctx, holder);
-  const status = parseStatus(await ciliumDbg(ctx, holder.node, ["status"]));
-  // socket LB's plumbing: programs at Cilium's cgroup2 root (none without socket LB; the path may be absent)
+  const status = read(await ciliumDbgRaw(ctx, holder.node, ["status"]), parseStatus);
+  // socket LB's plumbing: programs at Cilium's cgroup root (none without socket LB; the path may be absent)
   const cgroup = await newerStep(ctx, "bpftool cgroup show", async () => {
     const r = await ctx.exec.run({
       target: { kind: "agent", node: holder.node },
@@ -198,7 +193,8 @@ export async function observeProgram(ctx: RunContext): Promise<RecordSet> {
     });
     return {
       exitCode: r.exitCode,
-      stderr: r.stderr,
+      stdout: RawText.stdout(r),
+      stderr: RawText.stderr(r),
       cgroup: r.exitCode === 0 ? parseBpftoolCgroup(r.stdout) : null,
     };
   });
@@ -217,31 +213,39 @@ const SOCK_HOOKS = ["connect4", "sendmsg4", "recvmsg4", "getpeername4"];
 
 /** Ours: the socket-LB hooks attached at Cilium's cgroup root, and the reverse-socket map's entries. */
 export function buildSocketLbFacts(input: {
-  maps: MapList;
+  maps: Read<MapList>;
   cgroup: {
     exitCode: number | null;
-    stderr: string;
+    stdout: RawText;
+    stderr: RawText;
     cgroup: { attachments: CgroupAttachment[] } | null;
   } | null;
 }): Evidenced<DatapathRecord> {
-  const sk = input.maps.maps.find((m) => m.name === "cilium_lb4_reverse_sk");
+  const sk = input.maps.parsed.maps.find((m) => m.name === "cilium_lb4_reverse_sk");
   const attached = input.cgroup?.cgroup?.attachments.filter((a) => a.name?.startsWith("cil_sock")) ?? [];
   const hooks = input.cgroup
     ? [...new Set(attached.map((a) => a.hook))].filter((h) => SOCK_HOOKS.includes(h)).sort()
     : null;
+  const cg = input.cgroup;
   return {
     record: { reverse_sk_entries: sk?.entries ?? 0, sock_hooks: hooks },
     evidence: {
       reverse_sk_entries: sk
-        ? [`${sk.name} ${sk.entries ?? "unknown"} entries`]
-        : ["cilium_lb4_reverse_sk: not in map list"],
-      sock_hooks: input.cgroup
-        ? input.cgroup.cgroup
-          ? attached.map((a) => `${a.id} ${a.attachType} ${a.name ?? ""}`.trim())
+        ? [input.maps.raw.quote(sk.line)]
+        : [derive("cilium_lb4_reverse_sk is not in map list: 0 entries", input.maps.raw)],
+      sock_hooks: !cg
+        ? []
+        : cg.cgroup
+          ? attached.length > 0
+            ? attached.map((a) => cg.stdout.quote(a.line))
+            : [derive(`no cil_sock program at ${CILIUM_CGROUP}`, cg.stdout)]
           : [
-              `bpftool cgroup show ${CILIUM_CGROUP}: exit ${input.cgroup.exitCode}: ${input.cgroup.stderr.trim()}`,
-            ]
-        : [],
+              ...cg.stderr.nonBlank(),
+              derive(
+                `bpftool cgroup show ${CILIUM_CGROUP} exited ${cg.exitCode}: no programs read`,
+                cg.stderr,
+              ),
+            ],
     },
   };
 }
@@ -249,55 +253,74 @@ export function buildSocketLbFacts(input: {
 /** Lab step 5. */
 export function buildProgRecord(input: {
   endpointId: number;
-  endpoint: AgentEndpoint;
-  bpftool: BpftoolNet;
-  tcFilterRaw: string;
-  tcFilter: TcFilterShow;
-  maps: MapList;
+  endpointIdEvidence?: EvidenceItem[];
+  endpoint: Read<AgentEndpoint>;
+  bpftool: Read<BpftoolNet>;
+  tcFilter: Read<TcFilterShow>;
+  maps: Read<MapList>;
 }): Evidenced<ProgRecord> {
-  const dev = input.endpoint.interfaceName;
+  const ep = input.endpoint.parsed;
+  const dev = ep.interfaceName;
   if (!dev)
     throw new RecordError(
       "prog",
       "interface",
       `endpoint ${input.endpointId} has no status.networking.interface-name`,
     );
-  const onDev = input.bpftool.attachments.filter((a) => a.device === dev);
+  const onDev = input.bpftool.parsed.attachments.filter((a) => a.device === dev);
   const ingress = onDev.find((a) => a.attach.endsWith("/ingress")) ?? onDev[0];
-  const policy = findPolicyMap(input.maps, input.endpointId);
+  const policy = findPolicyMap(input.maps.parsed, input.endpointId);
+  const epLine = (member: string) =>
+    [
+      [0, "status", "networking", member],
+      ["status", "networking", member],
+    ]
+      .map((p) => input.endpoint.raw.jsonQuote(p))
+      .find((q) => q !== null) ?? null;
+  const tc = input.tcFilter.raw.nonBlank();
+  // a kernel ifindex is an int; the model's int64 printed past 2^53 would not be one
+  if (typeof ep.interfaceIndex === "string")
+    throw new RecordError("prog", "ifindex", `interface-index ${ep.interfaceIndex} is not an ifindex`);
   return {
     record: {
       endpoint_id: input.endpointId,
       interface: dev,
-      ifindex: input.endpoint.interfaceIndex ?? ingress?.ifindex ?? 0,
+      ifindex: ep.interfaceIndex ?? ingress?.ifindex ?? 0,
       attach: ingress?.attach ?? "",
       program: ingress?.program ?? "",
       policy_map: policy?.name ?? "",
-      tc_filter_lines: input.tcFilter.lineCount,
+      tc_filter_lines: input.tcFilter.parsed.lineCount,
     },
     evidence: {
-      attach: onDev.map(
-        (a) =>
-          `${a.device}(${a.ifindex}) ${a.attach} ${a.rawName} ${a.linkId !== null ? `prog_id ${a.progId} link_id ${a.linkId}` : `id ${a.progId}`}`,
-      ),
-      policy_map: policy ? [`${policy.name} ${policy.entries}`] : [],
-      tc_filter_lines: input.tcFilterRaw.split("\n").filter((l) => l.trim() !== ""),
+      endpoint_id: input.endpointIdEvidence ?? [],
+      interface: [epLine("interface-name")].filter((q) => q !== null),
+      ifindex: [epLine("interface-index")].filter((q) => q !== null),
+      attach:
+        onDev.length > 0
+          ? onDev.map((a) => input.bpftool.raw.quote(a.line))
+          : [derive(`no program attached to ${dev}`, input.bpftool.raw)],
+      program: ingress ? [input.bpftool.raw.quote(ingress.line)] : [],
+      policy_map: policy
+        ? [input.maps.raw.quote(policy.line)]
+        : [derive(`no policy map for endpoint ${input.endpointId} in map list`, input.maps.raw)],
+      tc_filter_lines: tc.length > 0 ? tc : [derive("tc printed nothing: 0 lines", input.tcFilter.raw)],
     },
   };
 }
 
 /** Ours (program topic): the agent's attach mode, version, routing and the node's kernel. */
 export function buildAgentFacts(input: {
-  status: AgentStatus;
+  status: Read<AgentStatus>;
   kernel: string | null;
 }): Evidenced<DatapathRecord> {
+  const st = input.status.parsed;
   return {
     record: {
-      cilium_version: input.status.ciliumVersion ?? "",
+      cilium_version: st.ciliumVersion ?? "",
       kernel: input.kernel,
-      attach_mode: input.status.attachMode,
-      routing: input.status.routing,
+      attach_mode: st.attachMode,
+      routing: st.routing,
     },
-    evidence: { attach_mode: statusLine(input.status, "Attach Mode") },
+    evidence: { attach_mode: statusQuote(input.status.raw, st, "Attach Mode") },
   };
 }

@@ -6,11 +6,11 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
-import { ciliumDbg } from "../../helpers/observe/agent.ts";
+import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { nodes, type PodInfo, pods } from "../../helpers/observe/cluster.ts";
-import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
-import { iptablesSave, onNode } from "../../helpers/observe/node.ts";
-import { curlFrom, newerStep } from "../../helpers/observe/steps.ts";
+import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
+import { iptablesSaveRaw, onNode } from "../../helpers/observe/node.ts";
+import { type CurlRead, curlFrom, newerStep } from "../../helpers/observe/steps.ts";
 import {
   apply,
   ensureWeb,
@@ -21,15 +21,19 @@ import {
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { type BindProbe, bindProbeArgv, parseBindProbe } from "../../helpers/parse/bind-probe.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
-import type { CurlResult } from "../../helpers/parse/curl.ts";
-import { linesContaining } from "../../helpers/parse/iptables-save.ts";
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { parseSs, type SsOutput } from "../../helpers/parse/ss.ts";
-import { pollUntil } from "../../helpers/poll.ts";
-import { dp, KN, LAB } from "../../helpers/properties/sources.ts";
-import { findAgentService } from "../../helpers/records/common.ts";
+import { dp, KN, LAB, SETRETVAL_WHY } from "../../helpers/properties/sources.ts";
+import {
+  findAgentService,
+  lbRows,
+  type PodRef,
+  SERVICE_ID_MEMBERS,
+  serviceQuotes,
+} from "../../helpers/records/common.ts";
 import { mergeDatapath } from "../../helpers/records/datapath.ts";
+import { derive, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { DatapathRecord, Evidenced, NodePortRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -130,8 +134,22 @@ export const topic = defineTopic({
       claim:
         "bind() to NodePort 30780 in a node's host network namespace fails with EADDRINUSE where Cilium serves NodePorts (it reserves the port) and succeeds beside kube-proxy",
       source: KN("clusters.md §4.3"),
-      why: "Cilium's post_bind4 socket hook returns -EADDRINUSE for a NodePort, LoadBalancer or ExternalIP frontend (bpf_sock.c; nodePort.bindProtection, default true); with KPR=false there is no such hook. 'No listener' (nodeport.no-listener) is true in both modes and tells them apart less",
-      expect: { kpr: { eq: "EADDRINUSE" }, "kube-proxy": { eq: "bound" } },
+      why: `Cilium's post_bind4 socket hook returns -EADDRINUSE for a NodePort, LoadBalancer or ExternalIP frontend (bpf_sock.c; nodePort.bindProtection, default true); with KPR=false there is no such hook. 'No listener' (nodeport.no-listener) is true in both modes and tells them apart less. On 1.18 and 1.19.0-1.19.3 bind() still fails, with EPERM: ${SETRETVAL_WHY}`,
+      expect: {
+        kpr: {
+          default: { eq: "EADDRINUSE" },
+          byMinor: { "1.18": { eq: "EPERM" } },
+          byPatch: [
+            {
+              from: "1.19.0",
+              to: "1.19.3",
+              expect: { eq: "EPERM" },
+              why: "cilium issue 45184: the hook's errno is lost (EPERM); fixed in 1.19.4 (PR 45673)",
+            },
+          ],
+        },
+        "kube-proxy": { eq: "bound" },
+      },
       needs: ["datapath"],
       observe: (r) => {
         const b = dp(r, "nodeport_bind");
@@ -179,7 +197,10 @@ export const topic = defineTopic({
         const n = dp(r, "nodeport_web_pods");
         return {
           value: f.length > 0 && f.every((x) => x.backends === n),
-          evidence: [...r.evidence("datapath", "nodeport_lb_frontends"), `web Pods: ${n}`],
+          evidence: [
+            ...r.evidence("datapath", "nodeport_lb_frontends"),
+            ...r.evidence("datapath", "nodeport_web_pods"),
+          ],
         };
       },
     },
@@ -196,27 +217,27 @@ export async function observeNodePort(ctx: RunContext): Promise<RecordSet> {
   const node = (ready[0] as PodInfo).node;
   const nodeIp = (await nodes(ctx)).find((n) => n.name === node)?.internalIp ?? "";
   const url = `http://${formatEndpoint(nodeIp, NODE_PORT)}/`;
-  const { value: curl } = await pollUntil({
+  const { value: curl } = await waitFor(ctx, {
     what: `HTTP 200 from ${url} on ${node}`,
     deadlineMs: DEADLINES.nodePortAnswers,
     intervalMs: 1000,
     probe: () => curlFrom(ctx, { kind: "node", node }, url),
     done: (c) => c.httpCode === 200,
     show: (c) => `${c.verdict}${c.error ? ` (${c.error})` : ""}`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
   });
   const outside = await curlFrom(ctx, { kind: "outside" }, url).catch((err: Error) => {
     ctx.log(`no client outside the nodes: ${err.message}`);
     return null;
   });
-  const iptablesRaw = await iptablesSave(ctx, node);
-  const ssRaw = (await onNode(ctx, node, ["ss", "-Htln", `sport = :${NODE_PORT}`])).stdout;
-  const services = parseServiceListJson(await ciliumDbg(ctx, node, ["service", "list", "-o", "json"]));
+  const iptablesRaw = await iptablesSaveRaw(ctx, node);
+  const ssRaw = RawText.stdout(await onNode(ctx, node, ["ss", "-Htln", `sport = :${NODE_PORT}`]));
+  const services = read(
+    await ciliumDbgRaw(ctx, node, ["service", "list", "-o", "json"]),
+    parseServiceListJson,
+  );
   // the datapath itself: NodePort frontends in the LB map, and the port reserved against bind()
   const lb = await newerStep(ctx, "bpf lb list", async () =>
-    parseBpfLbList(await ciliumDbg(ctx, node, ["bpf", "lb", "list"])),
+    read(await ciliumDbgRaw(ctx, node, ["bpf", "lb", "list"]), parseBpfLbList),
   );
   const bind = await newerStep(ctx, "bind probe", async () => {
     await apply(ctx, renderManifest("bind-probe.yaml", ctx.namespace, { NODE: node }));
@@ -225,7 +246,7 @@ export async function observeNodePort(ctx: RunContext): Promise<RecordSet> {
       target: { kind: "pod", namespace: ctx.namespace, pod: "bind-probe" },
       argv: bindProbeArgv("0.0.0.0", NODE_PORT),
     });
-    return parseBindProbe(r.stdout);
+    return read(RawText.stdout(r), parseBindProbe);
   });
   return {
     nodeport: buildNodePortRecord({
@@ -233,39 +254,38 @@ export async function observeNodePort(ctx: RunContext): Promise<RecordSet> {
       nodePort: NODE_PORT,
       curl,
       iptablesSave: iptablesRaw,
-      ssRaw,
-      ss: parseSs(ssRaw),
+      ss: read(ssRaw, parseSs),
       services,
     }),
     datapath: mergeDatapath([
       {
         record: { nodeport_outside_http: outside?.httpCode ?? null },
-        evidence: {
-          nodeport_outside_http: outside ? [`curl from outside the nodes: ${outside.verdict}`] : [],
-        },
+        evidence: { nodeport_outside_http: outside ? outside.evidence : [] },
       },
-      buildNodePortFacts({ lb, bind, nodePort: NODE_PORT, webPods: ready.length }),
+      buildNodePortFacts({ lb, bind, nodePort: NODE_PORT, webPods: ready }),
     ]),
   };
 }
 
 /** Ours: NodePort frontends in the agent's LB map (with their slots), and what bind() on the port does. */
 export function buildNodePortFacts(input: {
-  lb: LbList | null;
-  bind: BindProbe | null;
+  lb: Read<LbList> | null;
+  bind: Read<BindProbe> | null;
   nodePort: number;
   /** web Pods behind web-np when the topic ran. */
-  webPods: number;
+  webPods: PodRef[];
 }): Evidenced<DatapathRecord> {
   const frontends = input.lb
-    ? input.lb.services.filter(
+    ? input.lb.parsed.services.filter(
         (s) => s.frontend.endsWith(`:${input.nodePort}`) && (s.protocol === null || s.protocol === "TCP"),
       )
     : null;
+  const lb = input.lb;
+  const bind = input.bind;
   return {
     record: {
-      nodeport_bind: input.bind?.result ?? null,
-      nodeport_web_pods: input.webPods,
+      nodeport_bind: bind?.parsed.result ?? null,
+      nodeport_web_pods: input.webPods.length,
       nodeport_lb_frontends: frontends
         ? frontends
             .map((f) => ({ frontend: f.frontend, backends: f.backends.length }))
@@ -273,10 +293,18 @@ export function buildNodePortFacts(input: {
         : null,
     },
     evidence: {
-      nodeport_bind: input.bind ? [input.bind.line] : [],
-      nodeport_lb_frontends: frontends
-        ? frontends.map((f) => `${f.frontend} (${f.backends.length} backend slots)`)
+      nodeport_bind: bind
+        ? bind.parsed.lineNo !== null
+          ? [bind.raw.quote(bind.parsed.lineNo)]
+          : [derive(bind.parsed.line, bind.raw)]
         : [],
+      nodeport_web_pods: input.webPods.flatMap((p) => p.evidence ?? []),
+      nodeport_lb_frontends:
+        frontends && lb
+          ? frontends.length > 0
+            ? frontends.flatMap((f) => lbRows(lb.raw, f))
+            : [derive(`no frontend on port ${input.nodePort} in bpf lb list`, lb.raw)]
+          : [],
     },
   };
 }
@@ -285,34 +313,34 @@ export function buildNodePortFacts(input: {
 export function buildNodePortRecord(input: {
   nodeIp: string;
   nodePort: number;
-  curl: CurlResult;
-  iptablesSave: string;
-  ssRaw: string;
-  ss: SsOutput;
-  services: ServiceList;
+  curl: CurlRead;
+  iptablesSave: RawText;
+  ss: Read<SsOutput>;
+  services: Read<ServiceList>;
 }): Evidenced<NodePortRecord> {
-  const ipt = linesContaining(input.iptablesSave, String(input.nodePort));
-  const np = findAgentService(input.services, formatEndpoint("0.0.0.0", input.nodePort), {
+  const port = String(input.nodePort);
+  const ipt = input.iptablesSave.quotes((l) => l.includes(port));
+  const np = findAgentService(input.services.parsed, formatEndpoint("0.0.0.0", input.nodePort), {
     type: "NodePort",
     protocol: "TCP",
   });
+  const listening = input.ss.raw.nonBlank();
   return {
     record: {
       node_ip: input.nodeIp,
       node_port: input.nodePort,
       http_code: input.curl.httpCode ?? 0,
       iptables_lines: ipt.length,
-      listen_sockets: input.ss.sockets.length,
+      listen_sockets: input.ss.parsed.sockets.length,
       service_id: np?.id ?? null,
     },
     evidence: {
-      http_code: [
-        `curl exit=${input.curl.exitCode} http_code=${input.curl.httpCode ?? "000"} time_total=${input.curl.timeTotal ?? "?"}`,
-        ...(input.curl.error ? [input.curl.error] : []),
-      ],
-      iptables_lines: ipt,
-      listen_sockets: input.ssRaw.split("\n").filter((l) => l.trim() !== ""),
-      service_id: np ? [`${np.id} ${np.frontend} ${np.type}`] : [],
+      http_code: input.curl.evidence,
+      iptables_lines: ipt.length > 0 ? ipt : [derive(`no line mentions ${port}`, input.iptablesSave)],
+      listen_sockets: listening.length > 0 ? listening : [derive("ss printed no socket", input.ss.raw)],
+      service_id: np
+        ? serviceQuotes(input.services.raw, np, SERVICE_ID_MEMBERS)
+        : [derive(`no NodePort entry 0.0.0.0:${port} in the agent's service list`, input.services.raw)],
     },
   };
 }

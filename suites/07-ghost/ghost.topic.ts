@@ -7,31 +7,45 @@
  * judged. The observation code and the record builders follow the declaration.
  */
 
-import { ciliumDbg } from "../../helpers/observe/agent.ts";
+import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp } from "../../helpers/observe/cluster.ts";
-import { DEADLINES, type RunContext } from "../../helpers/observe/context.ts";
-import { iptablesSave, onNode } from "../../helpers/observe/node.ts";
-import { curlFrom, lbList, newerStep } from "../../helpers/observe/steps.ts";
+import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
+import { iptablesSaveRaw, onNode } from "../../helpers/observe/node.ts";
+import { type CurlRead, curlFrom, lbList, newerStep } from "../../helpers/observe/steps.ts";
 import { ensureGhostAndProbe, WEB_PORT } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import type { LbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { type AgentConfig, parseConfig } from "../../helpers/parse/config.ts";
-import type { CurlResult } from "../../helpers/parse/curl.ts";
-import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/parse/iptables-save.ts";
+import {
+  allRules,
+  type IptablesRule,
+  type IptablesSave,
+  parseIptablesSave,
+} from "../../helpers/parse/iptables-save.ts";
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { type U64, u64Compare, u64Diff } from "../../helpers/parse/u64.ts";
-import { pollUntil } from "../../helpers/poll.ts";
 import {
   DROP_PROFILE,
   dp,
   dropProfile,
   dropProfileWaits,
+  ICMP_TAIL_WHY,
   KN,
   LAB,
+  SETRETVAL_WHY,
 } from "../../helpers/properties/sources.ts";
-import { findAgentService, RecordError } from "../../helpers/records/common.ts";
+import type { RecordView } from "../../helpers/properties/types.ts";
+import {
+  findAgentService,
+  lbRows,
+  RecordError,
+  SERVICE_ID_MEMBERS,
+  serviceBackendQuotes,
+  serviceQuotes,
+} from "../../helpers/records/common.ts";
 import { mergeDatapath } from "../../helpers/records/datapath.ts";
+import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { DatapathRecord, Evidenced, GhostRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -74,7 +88,13 @@ export const topic = defineTopic({
       claim: "curl to the ghost ClusterIP fails at once with exit 7 (refused/unreachable), not 28 (timeout)",
       source: LAB(7),
       why: "socket LB answers EHOSTUNREACH at connect(); per-packet LB answers an ICMP reject (knowledge clusters.md §4.2, P12). Under the opt-in drop profile kpr still fails fast (the socket hook refuses whatever serviceNoBackendResponse says: bpf_sock.c, 1.19.7); only kube-proxy mode waits",
-      expect: { kpr: { eq: 7 }, "kube-proxy": { eq: 7 } },
+      expect: {
+        kpr: { eq: 7 },
+        "kube-proxy": {
+          default: { eq: 7 },
+          byPatch: [{ from: "1.20.2", to: "1.20.2", expect: { eq: 28 }, why: ICMP_TAIL_WHY }],
+        },
+      },
       needs: ["ghost"],
       observe: (r, mode) => {
         if (dropProfileWaits(r, mode)) return { value: null, evidence: [], skip: DROP_PROFILE };
@@ -86,43 +106,93 @@ export const topic = defineTopic({
       claim:
         "The fast failure differs by path: socket LB refuses connect() with EHOSTUNREACH, per-packet LB answers an ICMP reject (ECONNREFUSED)",
       source: KN("clusters.md §4.2, P12 (bpf_sock.c returns -EHOSTUNREACH when a service has no backends)"),
-      why: "Cilium 1.19.2 and 1.19.3 return EPERM instead: the socket hook's bpf_set_retval was compiled out (cilium issue 45184; fixed in 1.19.4 by PR 45673, upstream PR 45185)",
+      why: `Cilium 1.18 and 1.19.0-1.19.3 return EPERM instead: ${SETRETVAL_WHY}. With KPR=false on 1.20.2 the reject never arrives and the probe times out (no errno: curl's 5 s limit, exit 28): ${ICMP_TAIL_WHY}`,
       expect: {
         kpr: {
           default: { eq: "EHOSTUNREACH" },
+          byMinor: { "1.18": { eq: "EPERM" } },
           byPatch: [
             {
-              from: "1.19.2",
+              from: "1.19.0",
               to: "1.19.3",
               expect: { eq: "EPERM" },
               why: "cilium issue 45184: connect() fails with EPERM, not EHOSTUNREACH; fixed in 1.19.4 (PR 45673)",
             },
           ],
         },
-        "kube-proxy": { eq: "ECONNREFUSED" },
+        "kube-proxy": {
+          default: { eq: "ECONNREFUSED" },
+          byPatch: [
+            {
+              from: "1.20.2",
+              to: "1.20.2",
+              expect: { eq: "none: timed out (exit 28)" },
+              why: "the ICMP reject is discarded by the Pod (PR 48020's backport); fixed upstream by PR 48578",
+            },
+          ],
+        },
       },
       needs: ["datapath"],
       observe: (r, mode) => {
         if (dropProfileWaits(r, mode)) return { value: null, evidence: [], skip: DROP_PROFILE };
         const errno = dp(r, "ghost_errno");
-        return errno === null
-          ? {
-              value: null,
-              evidence: [],
-              skip: "curl printed no connect() errno (it needs -v); the exit code is judged by ghost.fails-fast",
-            }
-          : { value: errno, evidence: r.evidence("datapath", "ghost_errno") };
+        if (errno !== null) return { value: errno, evidence: r.evidence("datapath", "ghost_errno") };
+        // no errno because nothing answered: curl's own limit ended the connect (exit 28)
+        if (r.get("ghost").curl_exit === 28)
+          return {
+            value: "none: timed out (exit 28)",
+            evidence: [...r.evidence("datapath", "ghost_errno"), ...r.evidence("ghost", "curl_exit")],
+          };
+        return {
+          value: null,
+          evidence: r.evidence("datapath", "ghost_errno"),
+          skip: "curl printed no connect() errno (it needs -v); the exit code is judged by ghost.fails-fast",
+        };
       },
     },
     {
       id: "ghost.seconds",
-      claim: "The failure takes well under the 5 s limit",
+      claim:
+        "Every probe of the ghost Service from the probe Pod fails in under 0.1 s, far inside curl's 5 s limit",
       source: LAB(7),
-      expect: { kpr: { lte: 1 }, "kube-proxy": { lte: 1 } },
-      needs: ["ghost"],
+      why: "every fast failure recorded on the lab cluster took 0.06–6.5 ms (32 probes in this topic, 80 in measure-latency, six bundles): a refusal needs no round trip off the node (socket LB answers in connect(); per-packet LB's reject is the node's own reply). 0.1 s is 15× the slowest recorded probe (a loaded CI runner) and 10× under TCP's 1 s initial retransmission timeout (RFC 6298 §2.1, Linux TCP_TIMEOUT_INIT), so a probe whose SYN was dropped even once cannot pass; the former bound, 1 s, could not tell that from a refusal",
+      expect: {
+        kpr: { each: { lte: 0.1 } },
+        "kube-proxy": {
+          default: { each: { lte: 0.1 } },
+          byPatch: [
+            {
+              from: "1.20.2",
+              to: "1.20.2",
+              expect: { each: { gte: 4.9 } },
+              why: "the reject never reaches the Pod: every probe waits for curl's 5 s limit (PR 48020's backport; fixed upstream by PR 48578)",
+            },
+          ],
+        },
+      },
+      needs: ["datapath"],
       observe: (r, mode) => {
         if (dropProfileWaits(r, mode)) return { value: null, evidence: [], skip: DROP_PROFILE };
-        return { value: r.get("ghost").seconds, evidence: r.evidence("ghost", "curl_exit") };
+        return probeSeconds(r, "pod");
+      },
+    },
+    {
+      id: "ghost.host-seconds",
+      claim:
+        "Every probe of the ghost Service from a node's host network namespace fails in under 0.1 s: the socket hook (kpr) or kube-proxy's REJECT (kube-proxy mode) refuses it",
+      source: KN("clusters.md §4.2, P12"),
+      why: "a host process is served by Cilium's socket LB with KPR (connect() refused on the node) and by kube-proxy's filter REJECT beside it (an ICMP reply from the node's own stack): neither needs a round trip off the node, and neither depends on the ICMP reply Cilium builds for a Pod (1.20.2 kept refusing host probes at once on the lab cluster, run lab120b); 0.1 s as for ghost.seconds",
+      expect: { kpr: { each: { lte: 0.1 } }, "kube-proxy": { each: { lte: 0.1 } } },
+      needs: ["datapath"],
+      observe: (r, mode) => {
+        if (dropProfileWaits(r, mode)) return { value: null, evidence: [], skip: DROP_PROFILE };
+        const host = probeSeconds(r, "node");
+        return host.value.length > 0
+          ? host
+          : {
+              ...host,
+              skip: "this bundle has no probe from a node (recorded before the REJECT counter step)",
+            };
       },
     },
     {
@@ -207,6 +277,21 @@ export const topic = defineTopic({
   ],
 });
 
+/** The times of the ghost probes made from `from` (the probe Pod, or a node), each with its write-out line. */
+function probeSeconds(
+  r: RecordView,
+  from: "pod" | "node",
+): { value: (number | null)[]; evidence: EvidenceItem[] } {
+  const probes = dp(r, "ghost_probes");
+  const evidence = r.evidence("datapath", "ghost_probes");
+  // the evidence holds one item per probe, in the record's order
+  const mine = probes.map((p, i) => ({ p, e: evidence[i] })).filter((x) => x.p.from === from);
+  return {
+    value: mine.map((x) => x.p.seconds),
+    evidence: mine.flatMap((x) => (x.e ? [x.e] : [])),
+  };
+}
+
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
 /** Lab step 7. */
@@ -214,40 +299,48 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
   const probe = await ensureGhostAndProbe(ctx);
   const cip = await clusterIp(ctx, ctx.namespace, "ghost");
   const frontend = formatEndpoint(cip, WEB_PORT);
-  const { value: services } = await pollUntil({
+  const { value: services } = await waitFor(ctx, {
     what: `the agent on ${probe.node} to list ${frontend}`,
     deadlineMs: DEADLINES.mapConverged,
     intervalMs: 1000,
     probe: async () =>
-      parseServiceListJson(await ciliumDbg(ctx, probe.node, ["service", "list", "-o", "json"])),
-    done: (s) => s.services.some((x) => x.frontend === frontend),
-    show: (s) => `${s.services.length} services, ${frontend} absent`,
-    sleep: ctx.sleep,
-    now: ctx.now,
-    progress: ctx.log,
+      read(await ciliumDbgRaw(ctx, probe.node, ["service", "list", "-o", "json"]), parseServiceListJson),
+    done: (s) => s.parsed.services.some((x) => x.frontend === frontend),
+    show: (s) => `${s.parsed.services.length} services, ${frontend} absent`,
   });
   const curl = await curlFrom(ctx, { kind: "pod", namespace: ctx.namespace, pod: "probe" }, `http://${cip}/`);
-  const config = parseConfig(await ciliumDbg(ctx, probe.node, ["config", "-a"]));
-  const ipt = parseIptablesSave(await iptablesSave(ctx, probe.node));
+  const config = read(await ciliumDbgRaw(ctx, probe.node, ["config", "-a"]), parseConfig);
+  const ipt = read(await iptablesSaveRaw(ctx, probe.node), parseIptablesSave);
   const lb = await lbList(ctx, probe.node);
   // who answers: kube-proxy's REJECT counter around probes from the node's host namespace, then from the Pod
   const counters = await newerStep(ctx, "REJECT counters", async () => {
     const filter = async () =>
-      parseIptablesSave((await onNode(ctx, probe.node, ["iptables-save", "-c", "-t", "filter"])).stdout);
+      read(
+        RawText.stdout(await onNode(ctx, probe.node, ["iptables-save", "-c", "-t", "filter"])),
+        parseIptablesSave,
+      );
     const url = `http://${cip}/`;
     const before = await filter();
-    for (let i = 0; i < REJECT_PROBES; i++) await curlFrom(ctx, { kind: "node", node: probe.node }, url);
-    const afterHost = await filter();
+    const hostProbes: CurlRead[] = [];
     for (let i = 0; i < REJECT_PROBES; i++)
-      await curlFrom(ctx, { kind: "pod", namespace: ctx.namespace, pod: "probe" }, url);
+      hostProbes.push(await curlFrom(ctx, { kind: "node", node: probe.node }, url));
+    const afterHost = await filter();
+    const podProbes: CurlRead[] = [];
+    for (let i = 0; i < REJECT_PROBES; i++)
+      podProbes.push(await curlFrom(ctx, { kind: "pod", namespace: ctx.namespace, pod: "probe" }, url));
     const afterPod = await filter();
-    return { before, afterHost, afterPod };
+    return { before, afterHost, afterPod, hostProbes, podProbes };
   });
   return {
     ghost: buildGhostRecord({ clusterIp: cip, port: WEB_PORT, services, curl, config }),
     datapath: mergeDatapath([
       buildGhostFacts({ iptables: ipt, lb, clusterIp: cip, namespace: ctx.namespace }),
-      { record: { ghost_errno: curl.errno }, evidence: { ghost_errno: curl.error ? [curl.error] : [] } },
+      buildErrnoFacts(curl),
+      buildProbeFacts([
+        { from: "pod", curl },
+        ...(counters?.hostProbes ?? []).map((c) => ({ from: "node" as const, curl: c })),
+        ...(counters?.podProbes ?? []).map((c) => ({ from: "pod" as const, curl: c })),
+      ]),
       buildRejectCounterFacts({ counters, namespace: ctx.namespace, probes: REJECT_PROBES }),
     ]),
   };
@@ -255,20 +348,53 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
 
 const REJECT_PROBES = 3;
 
+/** Ours: the connect() errno curl -v named, by the stderr line that named it (quoted at its place in the call). */
+export function buildErrnoFacts(curl: CurlRead): Evidenced<DatapathRecord> {
+  const errno = curl.at.errno;
+  return {
+    record: { ghost_errno: curl.errno },
+    evidence: {
+      ghost_errno: errno
+        ? [(errno.stream === "stderr" ? curl.stderr : curl.stdout).quote(errno.line)]
+        : [derive("curl -v named no connect() errno", curl.stderr)],
+    },
+  };
+}
+
+/** Ours: every probe of the ghost Service, each by its write-out line (curl's exit code and time_total). */
+export function buildProbeFacts(
+  probes: { from: "pod" | "node"; curl: CurlRead }[],
+): Evidenced<DatapathRecord> {
+  return {
+    record: {
+      ghost_probes: probes.map((p) => ({ from: p.from, exit: p.curl.exitCode, seconds: p.curl.timeTotal })),
+    },
+    evidence: {
+      ghost_probes: probes.flatMap((p): EvidenceItem[] => {
+        const w = p.curl.at.writeOut;
+        return w ? [p.curl.stdout.quote(w.line)] : [derive("curl printed no time_total", p.curl.stdout)];
+      }),
+    },
+  };
+}
+
 /** Ours: kube-proxy's "has no endpoints" REJECT rule for ghost, and its packet counter around each set of probes. */
 export function buildRejectCounterFacts(input: {
-  counters: { before: IptablesSave; afterHost: IptablesSave; afterPod: IptablesSave } | null;
+  counters: {
+    before: Read<IptablesSave>;
+    afterHost: Read<IptablesSave>;
+    afterPod: Read<IptablesSave>;
+  } | null;
   namespace: string;
   probes: number;
 }): Evidenced<DatapathRecord> {
   if (!input.counters) return { record: { ghost_reject_counters: null }, evidence: {} };
   const rule = (s: IptablesSave) =>
     ghostRejectRules(s, input.namespace).find((r) => (r.comment ?? "").includes("has no endpoints"));
-  const [b, h, p] = [
-    rule(input.counters.before),
-    rule(input.counters.afterHost),
-    rule(input.counters.afterPod),
-  ];
+  const { before, afterHost, afterPod } = input.counters;
+  const [b, h, p] = [rule(before.parsed), rule(afterHost.parsed), rule(afterPod.parsed)];
+  const quote = (read: Read<IptablesSave>, r: IptablesRule | undefined) =>
+    r ? [read.raw.quote(r.line)] : [derive(`no REJECT rule for ${input.namespace}/ghost`, read.raw)];
   return {
     record: {
       ghost_reject_counters: {
@@ -283,12 +409,8 @@ export function buildRejectCounterFacts(input: {
     },
     evidence: {
       ghost_reject_counters: b
-        ? [
-            `before: ${b.text}`,
-            `after ${input.probes} probes from the node: ${h?.text}`,
-            `after ${input.probes} probes from the Pod: ${p?.text}`,
-          ]
-        : ["no REJECT rule for ghost in the filter table"],
+        ? [...quote(before, b), ...quote(afterHost, h), ...quote(afterPod, p)]
+        : quote(before, undefined),
     },
   };
 }
@@ -297,14 +419,15 @@ export function buildRejectCounterFacts(input: {
 export function buildGhostRecord(input: {
   clusterIp: string;
   port: number;
-  services: ServiceList;
-  curl: CurlResult;
-  config: AgentConfig;
+  services: Read<ServiceList>;
+  curl: CurlRead;
+  config: Read<AgentConfig>;
 }): Evidenced<GhostRecord> {
   const frontend = formatEndpoint(input.clusterIp, input.port);
-  const svc = findAgentService(input.services, frontend, { type: "ClusterIP", protocol: "TCP" });
+  const svc = findAgentService(input.services.parsed, frontend, { type: "ClusterIP", protocol: "TCP" });
   if (!svc) throw new RecordError("ghost", "backends", `no ${frontend} entry in the agent's service list`);
-  const nbr = input.config.options.ServiceNoBackendResponse;
+  const cfg = input.config.parsed;
+  const nbr = cfg.options.ServiceNoBackendResponse;
   if (nbr === undefined)
     throw new RecordError(
       "ghost",
@@ -312,6 +435,9 @@ export function buildGhostRecord(input: {
       "cilium-dbg config -a has no ServiceNoBackendResponse",
     );
   if (input.curl.timeTotal === null) throw new RecordError("ghost", "seconds", "curl printed no time_total");
+  const entry = serviceQuotes(input.services.raw, svc, SERVICE_ID_MEMBERS);
+  const backends = svc.backends.flatMap((b) => serviceBackendQuotes(input.services.raw, b));
+  const w = input.curl.at.writeOut;
   return {
     record: {
       cluster_ip: input.clusterIp,
@@ -321,32 +447,41 @@ export function buildGhostRecord(input: {
       no_backend_response: nbr,
     },
     evidence: {
-      backends: [`${svc.id} ${svc.frontend} ${svc.type} (${svc.backends.length} backends)`],
-      curl_exit: [
-        `curl exit=${input.curl.exitCode} time_total=${input.curl.timeTotal}`,
-        ...(input.curl.error ? [input.curl.error] : []),
-      ],
-      no_backend_response: [`ServiceNoBackendResponse          : ${nbr}`],
+      backends:
+        svc.backends.length > 0
+          ? [...entry, ...backends]
+          : [...entry, derive(`${frontend}'s spec lists no backend-addresses`, entry)],
+      curl_exit: input.curl.evidence,
+      seconds: w ? [input.curl.stdout.quote(w.line)] : [],
+      no_backend_response:
+        cfg.lines.ServiceNoBackendResponse !== undefined
+          ? [input.config.raw.quote(cfg.lines.ServiceNoBackendResponse)]
+          : [],
     },
   };
 }
 
 /** Ours (ghost topic): kube-proxy's REJECT rules for ns/ghost and the 1.19+ `<vip>:0/ANY` entry. */
 export function buildGhostFacts(input: {
-  iptables: IptablesSave;
-  lb: LbList;
+  iptables: Read<IptablesSave>;
+  lb: Read<LbList>;
   clusterIp: string;
   namespace: string;
 }): Evidenced<DatapathRecord> {
-  const rejects = ghostRejectRules(input.iptables, input.namespace);
-  const wildcard = input.lb.services.find(
+  const rejects = ghostRejectRules(input.iptables.parsed, input.namespace);
+  const wildcard = input.lb.parsed.services.find(
     (s) => s.frontend === formatEndpoint(input.clusterIp, 0) && s.protocol === "ANY",
   );
   return {
     record: { ghost_reject_rules: rejects.length, ghost_wildcard_entry: wildcard !== undefined },
     evidence: {
-      ghost_reject_rules: rejects.map((r) => r.text),
-      ghost_wildcard_entry: wildcard ? [`${wildcard.frontend}/ANY (0) [${wildcard.flags.join(", ")}]`] : [],
+      ghost_reject_rules:
+        rejects.length > 0
+          ? rejects.map((r) => input.iptables.raw.quote(r.line))
+          : [derive(`no REJECT rule commented ${input.namespace}/ghost`, input.iptables.raw)],
+      ghost_wildcard_entry: wildcard
+        ? lbRows(input.lb.raw, wildcard)
+        : [derive(`no ${formatEndpoint(input.clusterIp, 0)}/ANY row in bpf lb list`, input.lb.raw)],
     },
   };
 }

@@ -6,19 +6,19 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
-import { ciliumDbg } from "../../helpers/observe/agent.ts";
+import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
-import { iptablesSave } from "../../helpers/observe/node.ts";
+import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { lbList } from "../../helpers/observe/steps.ts";
 import { NODE_PORT, WEB_PORT } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
-import type { LbService } from "../../helpers/parse/bpf-lb-list.ts";
+import type { LbList, LbService } from "../../helpers/parse/bpf-lb-list.ts";
 import { type AgentConfig, parseConfig } from "../../helpers/parse/config.ts";
-import { linesContaining } from "../../helpers/parse/iptables-save.ts";
 import type { AgentStatus } from "../../helpers/parse/status.ts";
 import { LAB } from "../../helpers/properties/sources.ts";
-import { findLbService, lbRow } from "../../helpers/records/common.ts";
-import type { Evidenced, RecordSet, ReportRecord } from "../../helpers/records/types.ts";
+import { findLbService, lbBackendRows, statusQuote } from "../../helpers/records/common.ts";
+import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
+import type { Evidenced, RecordName, RecordSet, ReportRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 import { holderState } from "../04-holder/holder.topic.ts";
 import { programState } from "../05-program/program.topic.ts";
@@ -53,19 +53,59 @@ export const topic = defineTopic({
       needs: ["report", "iptables", "scale", "ct", "prog", "nodeport", "ghost"],
       observe: (r) => {
         const rep = r.get("report");
-        const want: [string, unknown, unknown][] = [
-          ["kube_proxy_replacement", rep.kube_proxy_replacement, r.get("iptables").kube_proxy_replacement],
-          ["socket_lb_coverage", rep.socket_lb_coverage, r.get("ct").socket_lb_coverage],
-          ["web_backends", rep.web_backends, r.get("scale").backends.length],
-          ["holder_backend", rep.holder_backend, r.get("ct").backend],
-          ["holder_program", rep.holder_program, r.get("prog").program],
-          ["nodeport_iptables_lines", rep.nodeport_iptables_lines, r.get("nodeport").iptables_lines],
-          ["ghost_no_backend_response", rep.ghost_no_backend_response, r.get("ghost").no_backend_response],
+        // each key of report.txt, its earlier record and that record's field
+        const want: [keyof ReportRecord, unknown, RecordName, string, unknown][] = [
+          [
+            "kube_proxy_replacement",
+            rep.kube_proxy_replacement,
+            "iptables",
+            "kube_proxy_replacement",
+            r.get("iptables").kube_proxy_replacement,
+          ],
+          [
+            "socket_lb_coverage",
+            rep.socket_lb_coverage,
+            "ct",
+            "socket_lb_coverage",
+            r.get("ct").socket_lb_coverage,
+          ],
+          ["web_backends", rep.web_backends, "scale", "backends", r.get("scale").backends.length],
+          ["holder_backend", rep.holder_backend, "ct", "backend", r.get("ct").backend],
+          ["holder_program", rep.holder_program, "prog", "program", r.get("prog").program],
+          [
+            "nodeport_iptables_lines",
+            rep.nodeport_iptables_lines,
+            "nodeport",
+            "iptables_lines",
+            r.get("nodeport").iptables_lines,
+          ],
+          [
+            "ghost_no_backend_response",
+            rep.ghost_no_backend_response,
+            "ghost",
+            "no_backend_response",
+            r.get("ghost").no_backend_response,
+          ],
         ];
-        const diff = want
-          .filter(([, a, b]) => a !== b)
-          .map(([k, a, b]) => `${k}: report=${String(a)} record=${String(b)}`);
-        return { value: diff, evidence: diff };
+        const fieldEvidence = (name: RecordName, field: string) => r.evidence(name, field as never);
+        const differ = want.filter(([, a, , , b]) => a !== b);
+        const diff = differ.map(
+          ([k, a, name, field, b]) => `${k}: report=${String(a)} ${name}.${field}=${String(b)}`,
+        );
+        return {
+          value: diff,
+          evidence:
+            differ.length > 0
+              ? differ.map(([k, , name, field], i) =>
+                  derive(diff[i] as string, fieldEvidence("report", k), fieldEvidence(name, field)),
+                )
+              : [
+                  derive(
+                    `all ${want.length} keys of report.txt agree with the earlier records`,
+                    want.map(([k]) => fieldEvidence("report", k)),
+                  ),
+                ],
+        };
       },
     },
   ],
@@ -78,13 +118,16 @@ export async function observeReport(ctx: RunContext): Promise<RecordSet> {
   const { holder, status, cip, ctRec } = await holderState(ctx);
   const { prog } = await programState(ctx, holder);
   const lb = await lbList(ctx, holder.node);
-  const config = parseConfig(await ciliumDbg(ctx, holder.node, ["config", "-a"]));
+  const config = read(await ciliumDbgRaw(ctx, holder.node, ["config", "-a"]), parseConfig);
   const report = buildReportRecord({
     status,
-    webLb: findLbService(lb, formatEndpoint(cip, WEB_PORT)),
+    lb,
+    webLb: findLbService(lb.parsed, formatEndpoint(cip, WEB_PORT)),
     holderBackend: ctRec.record.backend,
+    holderBackendEvidence: ctRec.evidence.backend ?? [],
     holderProgram: prog.record.program,
-    iptablesSave: await iptablesSave(ctx, holder.node),
+    holderProgramEvidence: prog.evidence.program ?? [],
+    iptablesSave: await iptablesSaveRaw(ctx, holder.node),
     nodePort: NODE_PORT,
     config,
   });
@@ -93,30 +136,45 @@ export async function observeReport(ctx: RunContext): Promise<RecordSet> {
 
 /** Lab step 8: re-read from the current state, never copied from earlier records. */
 export function buildReportRecord(input: {
-  status: AgentStatus;
+  status: Read<AgentStatus>;
+  lb: Read<LbList>;
   webLb: LbService | null;
   holderBackend: string;
+  holderBackendEvidence: EvidenceItem[];
   holderProgram: string;
-  iptablesSave: string;
+  holderProgramEvidence: EvidenceItem[];
+  iptablesSave: RawText;
   nodePort: number;
-  config: AgentConfig;
+  config: Read<AgentConfig>;
 }): Evidenced<ReportRecord> {
-  const lines = linesContaining(input.iptablesSave, String(input.nodePort));
+  const port = String(input.nodePort);
+  const lines = input.iptablesSave.quotes((l) => l.includes(port));
+  const st = input.status;
+  const cfg = input.config.parsed;
   return {
     record: {
-      kube_proxy_replacement: input.status.kubeProxyReplacement ?? "",
-      socket_lb_coverage: input.status.socketLbCoverage,
+      kube_proxy_replacement: st.parsed.kubeProxyReplacement ?? "",
+      socket_lb_coverage: st.parsed.socketLbCoverage,
       web_backends: input.webLb ? input.webLb.backends.length : 0,
       holder_backend: input.holderBackend,
       holder_program: input.holderProgram,
       nodeport_iptables_lines: lines.length,
-      ghost_no_backend_response: input.config.options.ServiceNoBackendResponse ?? "",
+      ghost_no_backend_response: cfg.options.ServiceNoBackendResponse ?? "",
     },
     evidence: {
-      nodeport_iptables_lines: lines,
+      kube_proxy_replacement: statusQuote(st.raw, st.parsed, "KubeProxyReplacement"),
+      socket_lb_coverage: statusQuote(st.raw, st.parsed, "KubeProxyReplacement Details/Socket LB Coverage"),
       web_backends: input.webLb
-        ? input.webLb.backends.map((b) => lbRow(input.webLb as LbService, b.slot))
-        : [],
+        ? lbBackendRows(input.lb.raw, input.webLb)
+        : [derive("no web frontend in bpf lb list", input.lb.raw)],
+      holder_backend: input.holderBackendEvidence,
+      holder_program: input.holderProgramEvidence,
+      nodeport_iptables_lines:
+        lines.length > 0 ? lines : [derive(`no line mentions ${port}`, input.iptablesSave)],
+      ghost_no_backend_response:
+        cfg.lines.ServiceNoBackendResponse !== undefined
+          ? [input.config.raw.quote(cfg.lines.ServiceNoBackendResponse)]
+          : [derive("config -a has no ServiceNoBackendResponse", input.config.raw)],
     },
   };
 }

@@ -6,10 +6,10 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
-import { ciliumDbg } from "../../helpers/observe/agent.ts";
-import { kubectlJson, nodes, type PodInfo } from "../../helpers/observe/cluster.ts";
+import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
+import { kubectlRaw, nodes, type PodInfo } from "../../helpers/observe/cluster.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
-import { iptablesSave } from "../../helpers/observe/node.ts";
+import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { kubeDns } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import {
@@ -21,7 +21,15 @@ import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/pa
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { NB, sameSet } from "../../helpers/properties/sources.ts";
-import { findAgentService, RecordError } from "../../helpers/records/common.ts";
+import {
+  findAgentService,
+  RecordError,
+  readyEvidence,
+  SERVICE_ID_MEMBERS,
+  serviceBackendQuotes,
+  serviceQuotes,
+} from "../../helpers/records/common.ts";
+import { derive, type Read, read } from "../../helpers/records/evidence.ts";
 import type { DnsRecord, Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -66,7 +74,7 @@ export const topic = defineTopic({
           (l) =>
             l.includes("-j DNAT") && d.endpointslice_ready.some((ep) => l.includes(`--to-destination ${ep}`)),
         );
-        return { value: dnat.length, evidence: d.kube_proxy_rules };
+        return { value: dnat.length, evidence: r.evidence("dns", "kube_proxy_rules") };
       },
     },
   ],
@@ -78,43 +86,53 @@ export const topic = defineTopic({
 export async function observeKubeDns(ctx: RunContext): Promise<RecordSet> {
   const { ip, coredns } = await kubeDns(ctx);
   const node = (coredns[0] as PodInfo | undefined)?.node ?? (await nodes(ctx))[0]?.name ?? "";
-  const services = parseServiceListJson(await ciliumDbg(ctx, node, ["service", "list", "-o", "json"]));
-  const slices = parseEndpointSliceJson(
-    JSON.stringify(
-      await kubectlJson(ctx, [
-        "-n",
-        "kube-system",
-        "get",
-        "endpointslices",
-        "-l",
-        "kubernetes.io/service-name=kube-dns",
-      ]),
-    ),
+  const services = read(
+    await ciliumDbgRaw(ctx, node, ["service", "list", "-o", "json"]),
+    parseServiceListJson,
   );
-  const iptables = parseIptablesSave(await iptablesSave(ctx, node));
+  const slices = read(
+    await kubectlRaw(ctx, [
+      "-n",
+      "kube-system",
+      "get",
+      "endpointslices",
+      "-l",
+      "kubernetes.io/service-name=kube-dns",
+      "-o",
+      "json",
+    ]),
+    parseEndpointSliceJson,
+  );
+  const iptables = read(await iptablesSaveRaw(ctx, node), parseIptablesSave);
   return { dns: buildDnsRecord({ clusterIp: ip, port: 53, protocol: "UDP", services, slices, iptables }) };
 }
 
-/** Notebook §2: the kube-dns EndpointSlice and the agent's backends for the same frontend. */
+/**
+ * Notebook §2: the kube-dns EndpointSlice and the agent's backends for the same frontend. The slice's side is
+ * shown by each ready endpoint's address and the CoreDNS Pod it names (targetRef), the agent's by its entry.
+ */
 export function buildDnsRecord(input: {
   clusterIp: string;
   port: number;
   protocol: "UDP" | "TCP";
-  services: ServiceList;
-  slices: EndpointSlices;
-  iptables: IptablesSave;
+  services: Read<ServiceList>;
+  slices: Read<EndpointSlices>;
+  iptables: Read<IptablesSave>;
 }): Evidenced<DnsRecord> {
   const frontend = formatEndpoint(input.clusterIp, input.port);
-  const svc = findAgentService(input.services, frontend, { type: "ClusterIP", protocol: input.protocol });
+  const svc = findAgentService(input.services.parsed, frontend, {
+    type: "ClusterIP",
+    protocol: input.protocol,
+  });
   if (!svc)
     throw new RecordError(
       "dns",
       "agent_backends",
       `no ${frontend}/${input.protocol} entry in the agent's service list`,
     );
-  const ready = readyAddresses(input.slices, input.port);
+  const ready = readyAddresses(input.slices.parsed, input.port);
   const comment = "kube-system/kube-dns:dns";
-  const rules = allRules(input.iptables)
+  const rules = allRules(input.iptables.parsed)
     .filter(
       (r) =>
         r.comment === `${comment} cluster IP` ||
@@ -125,25 +143,26 @@ export function buildDnsRecord(input: {
       (r) =>
         r.chain === "KUBE-SERVICES" || r.chain.startsWith("KUBE-SVC-") || r.chain.startsWith("KUBE-SEP-"),
     )
-    .filter((r) => r.target !== "KUBE-MARK-MASQ")
-    .map((r) => r.text);
+    .filter((r) => r.target !== "KUBE-MARK-MASQ");
+  const raw = input.services.raw;
   return {
     record: {
       cluster_ip: input.clusterIp,
       frontend,
       endpointslice_ready: ready,
       agent_backends: svc.backends.map((b) => b.address).sort(),
-      kube_proxy_rules: rules,
+      kube_proxy_rules: rules.map((r) => r.text),
     },
     evidence: {
-      agent_backends: svc.backends.map(
-        (b) => `${svc.id} ${svc.frontend}/${input.protocol} ${b.address} (${b.state})`,
-      ),
-      endpointslice_ready: input.slices.slices.flatMap((s) =>
-        s.endpoints.map(
-          (e) => `${s.name} ${e.addresses.join(",")} ready=${e.ready} node=${e.nodeName ?? "?"}`,
-        ),
-      ),
+      agent_backends: [
+        ...serviceQuotes(raw, svc, SERVICE_ID_MEMBERS),
+        ...svc.backends.flatMap((b) => serviceBackendQuotes(raw, b)),
+      ],
+      endpointslice_ready: readyEvidence(input.slices, input.port),
+      kube_proxy_rules:
+        rules.length > 0
+          ? rules.map((r) => input.iptables.raw.quote(r.line))
+          : [derive(`no rule commented ${comment}`, input.iptables.raw)],
     },
   };
 }

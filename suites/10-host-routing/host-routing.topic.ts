@@ -14,6 +14,7 @@ import { type IpAddrOutput, parseIpAddr, prefixContains } from "../../helpers/pa
 import { type IpRouteOutput, parseIpRoute } from "../../helpers/parse/ip-route.ts";
 import { NB } from "../../helpers/properties/sources.ts";
 import { RecordError } from "../../helpers/records/common.ts";
+import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type {
   ClusterIpHostRecord,
   Evidenced,
@@ -77,7 +78,7 @@ export const topic = defineTopic({
         const x = r.get("route");
         return {
           value: x.mtu !== null && x.underlay_mtu !== null ? x.underlay_mtu - x.mtu : null,
-          evidence: [...r.evidence("route", "dev"), `underlay mtu ${x.underlay_mtu}`],
+          evidence: [...r.evidence("route", "mtu"), ...r.evidence("route", "underlay_mtu")],
         };
       },
     },
@@ -90,27 +91,40 @@ export const topic = defineTopic({
 export async function observeHostRouting(ctx: RunContext): Promise<RecordSet> {
   const { client, dnsIp, remote } = await clientAndRemote(ctx);
   const node = client.node;
-  const addrs = parseIpAddr((await onNode(ctx, node, ["ip", "-o", "addr", "show"])).stdout);
-  const routes = parseIpRoute((await onNode(ctx, node, ["ip", "route", "show", "table", "all"])).stdout);
+  const addrs = read(RawText.stdout(await onNode(ctx, node, ["ip", "-o", "addr", "show"])), parseIpAddr);
+  const routes = read(
+    RawText.stdout(await onNode(ctx, node, ["ip", "route", "show", "table", "all"])),
+    parseIpRoute,
+  );
   const others = (await nodes(ctx)).filter((n) => n.name !== node);
   const target = remote?.ip ?? (await pods(ctx, ctx.namespace, "app=web")).find((p) => p.node !== node)?.ip;
   if (!target) throw new Error(`no Pod on a node other than ${node} to route to`);
-  const routeGetRaw = (await onNode(ctx, node, ["ip", "route", "get", target])).stdout;
-  let underlayMtu: number | null = null;
+  const routeGet = read(
+    RawText.stdout(await onNode(ctx, node, ["ip", "route", "get", target])),
+    parseIpRoute,
+  );
+  let underlay: { mtu: number | null; evidence: EvidenceItem[] } = { mtu: null, evidence: [] };
   if (others[0]) {
-    const dev = parseIpRoute((await onNode(ctx, node, ["ip", "route", "get", others[0].internalIp])).stdout)
-      .routes[0]?.dev;
-    if (dev)
-      underlayMtu =
-        Number((await onNode(ctx, node, ["cat", `/sys/class/net/${dev}/mtu`])).stdout.trim()) || null;
+    const toNode = read(
+      RawText.stdout(await onNode(ctx, node, ["ip", "route", "get", others[0].internalIp])),
+      parseIpRoute,
+    );
+    const dev = toNode.parsed.routes[0]?.dev;
+    if (dev) {
+      const mtu = RawText.stdout(await onNode(ctx, node, ["cat", `/sys/class/net/${dev}/mtu`]));
+      underlay = {
+        mtu: Number(mtu.text.trim()) || null,
+        evidence: [...toNode.raw.nonBlank(), ...mtu.nonBlank()],
+      };
+    }
   }
   return {
     clusterip: buildClusterIpHostRecord({ clusterIp: dnsIp, addrs, routes }),
     route: buildRemoteRouteRecord({
       destination: target,
-      routeGet: parseIpRoute(routeGetRaw),
-      routeGetRaw,
-      underlayMtu,
+      routeGet,
+      underlayMtu: underlay.mtu,
+      underlayEvidence: underlay.evidence,
     }),
   };
 }
@@ -118,11 +132,11 @@ export async function observeHostRouting(ctx: RunContext): Promise<RecordSet> {
 /** Notebook §4: interfaces holding the ClusterIP, and routes more specific than default that contain it. */
 export function buildClusterIpHostRecord(input: {
   clusterIp: string;
-  addrs: IpAddrOutput;
-  routes: IpRouteOutput;
+  addrs: Read<IpAddrOutput>;
+  routes: Read<IpRouteOutput>;
 }): Evidenced<ClusterIpHostRecord> {
-  const onIf = input.addrs.addresses.filter((a) => a.ip === input.clusterIp);
-  const routes = input.routes.routes.filter(
+  const onIf = input.addrs.parsed.addresses.filter((a) => a.ip === input.clusterIp);
+  const routes = input.routes.parsed.routes.filter(
     (r) => prefixContains(r.destination, input.clusterIp) && r.type !== "broadcast",
   );
   const show = (r: (typeof routes)[number]) =>
@@ -136,8 +150,14 @@ export function buildClusterIpHostRecord(input: {
       routes_to_ip: routes.map(show),
     },
     evidence: {
-      interfaces_with_ip: onIf.map((a) => `${a.ifindex}: ${a.device} ${a.family} ${a.cidr}`),
-      routes_to_ip: routes.map(show),
+      interfaces_with_ip:
+        onIf.length > 0
+          ? onIf.map((a) => input.addrs.raw.quote(a.line))
+          : [derive(`no interface address is ${input.clusterIp}`, input.addrs.raw)],
+      routes_to_ip:
+        routes.length > 0
+          ? routes.map((r) => input.routes.raw.quote(r.line))
+          : [derive(`no route but default contains ${input.clusterIp}`, input.routes.raw)],
     },
   };
 }
@@ -145,17 +165,19 @@ export function buildClusterIpHostRecord(input: {
 /** Notebook §5: `ip route get <remote Pod IP>` on the client's node. */
 export function buildRemoteRouteRecord(input: {
   destination: string;
-  routeGet: IpRouteOutput;
-  routeGetRaw: string;
+  routeGet: Read<IpRouteOutput>;
   underlayMtu: number | null;
+  /** `ip route get <another node>` and `cat /sys/class/net/<its dev>/mtu`. */
+  underlayEvidence?: EvidenceItem[];
 }): Evidenced<RemoteRouteRecord> {
-  const r = input.routeGet.routes[0];
+  const r = input.routeGet.parsed.routes[0];
   if (!r)
     throw new RecordError(
       "route",
       "dev",
-      `ip route get ${input.destination} gave no route${input.routeGet.error ? ` (${input.routeGet.error})` : ""}`,
+      `ip route get ${input.destination} gave no route${input.routeGet.parsed.error ? ` (${input.routeGet.parsed.error})` : ""}`,
     );
+  const lines = input.routeGet.raw.nonBlank();
   return {
     record: {
       destination: input.destination,
@@ -164,6 +186,6 @@ export function buildRemoteRouteRecord(input: {
       mtu: r.mtu,
       underlay_mtu: input.underlayMtu,
     },
-    evidence: { dev: input.routeGetRaw.split("\n").filter((l) => l.trim() !== "") },
+    evidence: { dev: lines, src: lines, mtu: lines, underlay_mtu: input.underlayEvidence ?? [] },
   };
 }

@@ -10,9 +10,15 @@ import type { RunContext } from "../../helpers/observe/context.ts";
 import { hostDnsScript } from "../../helpers/observe/dns.ts";
 import { onNode } from "../../helpers/observe/node.ts";
 import { clientAndRemote, DNS_NAME } from "../../helpers/observe/workloads.ts";
-import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/parse/iptables-save.ts";
-import { type U64, u64Compare, u64Diff } from "../../helpers/parse/u64.ts";
+import {
+  allRules,
+  type IptablesRule,
+  type IptablesSave,
+  parseIptablesSave,
+} from "../../helpers/parse/iptables-save.ts";
+import { u64Compare, u64Diff } from "../../helpers/parse/u64.ts";
 import { NB } from "../../helpers/properties/sources.ts";
+import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { Evidenced, RecordSet, TranslationRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -57,6 +63,7 @@ export const topic = defineTopic({
           evidence: [
             ...r.evidence("translation", "host_packets_before"),
             ...r.evidence("translation", "host_packets_after"),
+            ...r.evidence("translation", "host_answers"),
           ],
         };
       },
@@ -86,7 +93,7 @@ export const topic = defineTopic({
           evidence: [
             ...r.evidence("translation", "pod_packets_before"),
             ...r.evidence("translation", "pod_packets_after"),
-            `pod answers ${t.pod_answers}/${t.pod_queries}`,
+            ...r.evidence("translation", "pod_answers"),
           ],
         };
       },
@@ -101,33 +108,33 @@ export async function observeTranslation(ctx: RunContext): Promise<RecordSet> {
   const { client, dnsIp } = await clientAndRemote(ctx);
   const node = client.node;
   const nat = async () =>
-    parseIptablesSave(
-      (await ctx.exec.run({ target: { kind: "node", node }, argv: ["iptables-save", "-c", "-t", "nat"] }))
-        .stdout,
+    read(
+      RawText.stdout(
+        await ctx.exec.run({ target: { kind: "node", node }, argv: ["iptables-save", "-c", "-t", "nat"] }),
+      ),
+      parseIptablesSave,
     );
   const beforeHost = await nat();
-  let hostAnswers = 0;
+  const host: Query[] = [];
   for (let i = 0; i < 10; i++) {
     const r = await onNode(ctx, node, ["bash", "-c", hostDnsScript(dnsIp, DNS_NAME, 0x4000 + i)]);
-    if (r.exitCode === 0 && r.stdout.includes("answered")) hostAnswers++;
+    host.push({ answered: r.exitCode === 0 && r.stdout.includes("answered"), stdout: RawText.stdout(r) });
   }
   const afterHost = await nat();
-  let podAnswers = 0;
+  const pod: Query[] = [];
   for (let i = 0; i < 5; i++) {
     const r = await ctx.exec.run({
       target: { kind: "pod", namespace: ctx.namespace, pod: "dns-client" },
       argv: ["nslookup", DNS_NAME, dnsIp],
     });
-    if (r.exitCode === 0) podAnswers++;
+    pod.push({ answered: r.exitCode === 0, stdout: RawText.stdout(r) });
   }
   const afterPod = await nat();
   return {
     translation: buildTranslationRecord({
       comment: "kube-system/kube-dns:dns cluster IP",
-      hostQueries: 10,
-      hostAnswers,
-      podQueries: 5,
-      podAnswers,
+      host,
+      pod,
       beforeHost,
       afterHost,
       beforePod: afterHost,
@@ -136,48 +143,70 @@ export async function observeTranslation(ctx: RunContext): Promise<RecordSet> {
   };
 }
 
-/** The packet counter of the KUBE-SERVICES rule whose comment is `comment` (needs `iptables-save -c`). */
-export function ruleCounter(
-  save: IptablesSave,
-  comment: string,
-): { packets: U64 | null; text: string } | null {
-  const r = allRules(save).find((x) => x.chain === "KUBE-SERVICES" && x.comment === comment);
-  return r ? { packets: r.packets, text: r.text } : null;
+/** One DNS query: answered (the host script printed `answered`; nslookup exited 0), and its output. */
+export interface Query {
+  answered: boolean;
+  stdout: RawText;
+}
+
+/** The KUBE-SERVICES rule whose comment is `comment` (its packet counter needs `iptables-save -c`). */
+export function ruleCounter(save: IptablesSave, comment: string): IptablesRule | null {
+  return allRules(save).find((x) => x.chain === "KUBE-SERVICES" && x.comment === comment) ?? null;
+}
+
+/** How many queries were answered, derived from each query's output (the host script prints `answered`; nslookup's exit code is in its call). */
+function answersEvidence(queries: Query[], what: string): EvidenceItem[] {
+  const n = queries.filter((q) => q.answered).length;
+  return [
+    derive(
+      `${n} of ${queries.length} ${what} answered`,
+      queries.map((q) => q.stdout),
+    ),
+  ];
 }
 
 /** Notebook §6–7: counters of the kube-dns rule around host queries and around Pod queries. */
 export function buildTranslationRecord(input: {
   comment: string;
-  hostQueries: number;
-  hostAnswers: number;
-  podQueries: number;
-  podAnswers: number;
-  beforeHost: IptablesSave;
-  afterHost: IptablesSave;
-  beforePod: IptablesSave;
-  afterPod: IptablesSave;
+  host: Query[];
+  pod: Query[];
+  beforeHost: Read<IptablesSave>;
+  afterHost: Read<IptablesSave>;
+  beforePod: Read<IptablesSave>;
+  afterPod: Read<IptablesSave>;
 }): Evidenced<TranslationRecord> {
-  const bh = ruleCounter(input.beforeHost, input.comment);
-  const ah = ruleCounter(input.afterHost, input.comment);
-  const bp = ruleCounter(input.beforePod, input.comment);
-  const ap = ruleCounter(input.afterPod, input.comment);
+  const at = (read: Read<IptablesSave>) => {
+    const r = ruleCounter(read.parsed, input.comment);
+    return {
+      rule: r,
+      evidence: r
+        ? [read.raw.quote(r.line)]
+        : [derive(`no KUBE-SERVICES rule commented ${input.comment}`, read.raw)],
+    };
+  };
+  const bh = at(input.beforeHost);
+  const ah = at(input.afterHost);
+  const bp = at(input.beforePod);
+  const ap = at(input.afterPod);
   return {
     record: {
-      rule: ah ? input.comment : null,
-      host_queries: input.hostQueries,
-      host_answers: input.hostAnswers,
-      host_packets_before: bh?.packets ?? null,
-      host_packets_after: ah?.packets ?? null,
-      pod_queries: input.podQueries,
-      pod_answers: input.podAnswers,
-      pod_packets_before: bp?.packets ?? null,
-      pod_packets_after: ap?.packets ?? null,
+      rule: ah.rule ? input.comment : null,
+      host_queries: input.host.length,
+      host_answers: input.host.filter((q) => q.answered).length,
+      host_packets_before: bh.rule?.packets ?? null,
+      host_packets_after: ah.rule?.packets ?? null,
+      pod_queries: input.pod.length,
+      pod_answers: input.pod.filter((q) => q.answered).length,
+      pod_packets_before: bp.rule?.packets ?? null,
+      pod_packets_after: ap.rule?.packets ?? null,
     },
     evidence: {
-      host_packets_before: bh ? [bh.text] : [],
-      host_packets_after: ah ? [ah.text] : [],
-      pod_packets_before: bp ? [bp.text] : [],
-      pod_packets_after: ap ? [ap.text] : [],
+      host_answers: answersEvidence(input.host, "queries from the host"),
+      pod_answers: answersEvidence(input.pod, "nslookup queries from the Pod"),
+      host_packets_before: bh.evidence,
+      host_packets_after: ah.evidence,
+      pod_packets_before: bp.evidence,
+      pod_packets_after: ap.evidence,
     },
   };
 }

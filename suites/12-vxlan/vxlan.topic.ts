@@ -6,7 +6,7 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
-import type { RunContext } from "../../helpers/observe/context.ts";
+import { type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import {
   apply,
   clientAndRemote,
@@ -16,8 +16,8 @@ import {
 } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { parseTcpdump, type TcpdumpOutput } from "../../helpers/parse/tcpdump.ts";
-import { pollUntil } from "../../helpers/poll.ts";
 import { ipOf, NB } from "../../helpers/properties/sources.ts";
+import { derive, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { Evidenced, RecordSet, VxlanRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -82,15 +82,13 @@ export async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
     "-c",
     "rm -f /tmp/cap.txt; (timeout 20 tcpdump -l -nn -i any -T vxlan udp port 8472 > /tmp/cap.txt 2>&1 &)",
   ]);
-  await pollUntil({
+  await waitFor(ctx, {
     what: "tcpdump to start listening",
     deadlineMs: 10_000,
     intervalMs: 300,
     probe: async () => (await inCapture(["cat", "/tmp/cap.txt"])).stdout,
     done: (t) => t.includes("listening on"),
     show: (t) => t.trim() || "(no output yet)",
-    sleep: ctx.sleep,
-    now: ctx.now,
   });
   for (let i = 0; i < 10; i++) {
     await ctx.exec.run({
@@ -98,37 +96,42 @@ export async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
       argv: ["nslookup", DNS_NAME, dnsIp],
     });
   }
-  const { value: capture } = await pollUntil({
+  const { value: capture } = await waitFor(ctx, {
     what: `VXLAN packets carrying queries to ${remote.ip}`,
     deadlineMs: 15_000,
     intervalMs: 500,
-    probe: async () => parseTcpdump((await inCapture(["cat", "/tmp/cap.txt"])).stdout),
-    done: (c) => c.packets.some((p) => p.inner?.dst.startsWith(`${remote.ip}:`)),
-    show: (c) => `${c.packets.length} tunnel packets`,
-    sleep: ctx.sleep,
-    now: ctx.now,
+    probe: async () => read(RawText.stdout(await inCapture(["cat", "/tmp/cap.txt"])), parseTcpdump),
+    done: (c) => c.parsed.packets.some((p) => p.inner?.dst.startsWith(`${remote.ip}:`)),
+    show: (c) => `${c.parsed.packets.length} tunnel packets`,
   });
   return { vxlan: buildVxlanRecord({ clusterIp: dnsIp, backend: formatEndpoint(remote.ip, 53), capture }) };
 }
 
-/** Notebook §8: inner destinations of the tunnel packets of a Pod's queries. */
+/** Notebook §8: inner destinations of the tunnel packets of a Pod's queries (each shown by its first packet). */
 export function buildVxlanRecord(input: {
   clusterIp: string;
   backend: string;
-  capture: TcpdumpOutput;
+  capture: Read<TcpdumpOutput>;
 }): Evidenced<VxlanRecord> {
-  const inner = input.capture.packets.filter((p) => p.inner?.proto === "IP");
+  const inner = input.capture.parsed.packets.filter((p) => p.inner?.proto === "IP");
+  const destinations = [...new Set(inner.map((p) => p.inner?.dst as string))].sort();
+  const raw = input.capture.raw;
   return {
     record: {
       cluster_ip: input.clusterIp,
       backend: input.backend,
       packets: inner.length,
-      inner_destinations: [...new Set(inner.map((p) => p.inner?.dst as string))].sort(),
+      inner_destinations: destinations,
     },
     evidence: {
-      inner_destinations: inner
-        .slice(0, 6)
-        .map((p) => `outer ${p.outer.src} > ${p.outer.dst} inner ${p.inner?.src} > ${p.inner?.dst}`),
+      packets: [derive(`${inner.length} tunnel packets with an inner IP frame`, raw)],
+      inner_destinations:
+        destinations.length > 0
+          ? destinations.flatMap((d) => {
+              const p = inner.find((x) => x.inner?.dst === d);
+              return p ? [raw.quote(p.line), ...(p.innerLine ? [raw.quote(p.innerLine)] : [])] : [];
+            })
+          : [derive("no tunnel packet with an inner IP frame", raw)],
     },
   };
 }

@@ -16,14 +16,14 @@ import {
   SCALE_POINTS,
   scaleManifest,
 } from "../../helpers/measure/workloads.ts";
-import { ciliumDbg } from "../../helpers/observe/agent.ts";
-import { kubectl } from "../../helpers/observe/cluster.ts";
-import type { RunContext } from "../../helpers/observe/context.ts";
-import { iptablesSave } from "../../helpers/observe/node.ts";
+import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
+import { kubectlRaw } from "../../helpers/observe/cluster.ts";
+import { type RunContext, waitFor } from "../../helpers/observe/context.ts";
+import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { linesContaining } from "../../helpers/parse/iptables-save.ts";
-import { pollUntil } from "../../helpers/poll.ts";
 import { KN, LAB } from "../../helpers/properties/sources.ts";
+import { derive, type EvidenceItem, type RawText } from "../../helpers/records/evidence.ts";
 import type { MeasureScaleRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -62,10 +62,7 @@ export const topic = defineTopic({
               : `not linear (r²=${m.kube_proxy_r2})`;
         return {
           value,
-          evidence: [
-            `${m.kube_proxy_per_service} lines per Service (r²=${m.kube_proxy_r2})`,
-            ...r.evidence("scaling", "points"),
-          ],
+          evidence: [...r.evidence("scaling", "kube_proxy_per_service"), ...r.evidence("scaling", "points")],
         };
       },
     },
@@ -79,7 +76,7 @@ export const topic = defineTopic({
       needs: ["scaling"],
       observe: (r) => ({
         value: r.get("scaling").kube_proxy_per_service,
-        evidence: r.evidence("scaling", "points"),
+        evidence: [...r.evidence("scaling", "kube_proxy_per_service"), ...r.evidence("scaling", "points")],
       }),
     },
     {
@@ -97,10 +94,7 @@ export const topic = defineTopic({
         const m = r.get("scaling");
         return {
           value: m.lb_per_service,
-          evidence: [
-            `${m.lb_per_service} entries per Service (r²=${m.lb_r2})`,
-            ...r.evidence("scaling", "points"),
-          ],
+          evidence: [...r.evidence("scaling", "lb_per_service"), ...r.evidence("scaling", "points")],
         };
       },
     },
@@ -114,71 +108,82 @@ export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
   const agents = await agentNodes(ctx);
   const node = agents[0] as string;
   const points: MeasureScaleRecord["points"] = [];
+  const pointEvidence: EvidenceItem[] = [];
   for (const n of SCALE_POINTS) {
     ctx.log(`${n} Services × ${ENDPOINTS_PER_SERVICE} endpoints`);
-    const t0 = ctx.now();
-    await kubectl(ctx, ["apply", "-f", "-"], scaleManifest(ctx.namespace, n));
+    // from the end of the call before the apply to the read that found every Service programmed: recorded
+    // times, so a replay reproduces them
+    const t0 = ctx.recordedAt();
+    const applied = await kubectlRaw(ctx, ["apply", "-f", "-"], scaleManifest(ctx.namespace, n));
     let frontends = new Map<string, number>();
+    const lastReads: RawText[] = [];
     for (const a of agents) {
-      const { value } = await pollUntil({
+      const { value } = await waitFor(ctx, {
         what: `${n} measurement Services with ${ENDPOINTS_PER_SERVICE} backends each in the agent on ${a}`,
         deadlineMs: 120_000,
         intervalMs: 1000,
         probe: () => measureFrontends(ctx, a, "dpc-m-"),
-        done: (m) => m.size === n && [...m.values()].every((c) => c === ENDPOINTS_PER_SERVICE),
+        done: (m) =>
+          m.frontends.size === n && [...m.frontends.values()].every((c) => c === ENDPOINTS_PER_SERVICE),
         show: (m) =>
-          `${m.size} Services, ${[...m.values()].filter((c) => c === ENDPOINTS_PER_SERVICE).length} complete`,
-        sleep: ctx.sleep,
-        now: ctx.now,
-        progress: ctx.log,
+          `${m.frontends.size} Services, ${[...m.frontends.values()].filter((c) => c === ENDPOINTS_PER_SERVICE).length} complete`,
       });
-      if (a === node) frontends = value;
+      lastReads.push(value.raw);
+      if (a === node) frontends = value.frontends;
     }
     const comment = `${ctx.namespace}/dpc-m-`;
-    let raw = "";
+    let raw: RawText;
     if (ctx.mode === "kube-proxy") {
       const want = n * ENDPOINTS_PER_SERVICE;
-      const { value } = await pollUntil({
+      const dnat = (t: RawText) => t.lines.filter((l) => l.includes(comment) && l.includes("-j DNAT")).length;
+      const { value } = await waitFor(ctx, {
         what: `${want} KUBE-SEP DNAT rules for the measurement Services on ${node}`,
         deadlineMs: 120_000,
         intervalMs: 1000,
-        probe: () => iptablesSave(ctx, node),
-        done: (t) => linesContaining(t, comment).filter((l) => l.includes("-j DNAT")).length === want,
-        show: (t) => `${linesContaining(t, comment).filter((l) => l.includes("-j DNAT")).length} DNAT rules`,
-        sleep: ctx.sleep,
-        now: ctx.now,
-        progress: ctx.log,
+        probe: () => iptablesSaveRaw(ctx, node),
+        done: (t) => dnat(t) === want,
+        show: (t) => `${dnat(t)} DNAT rules`,
       });
       raw = value;
-    } else raw = await iptablesSave(ctx, node);
-    const programmedMs = ctx.now() - t0;
+      lastReads.push(value);
+    } else raw = await iptablesSaveRaw(ctx, node);
+    const programmedMs = ctx.recordedAt() - t0;
     const ips = new Set([...frontends.keys()].map((f) => f.slice(0, f.lastIndexOf(":"))));
     const lbEntries: Record<string, number> = {};
+    const lbRaws: RawText[] = [];
     for (const a of agents) {
-      const lb = parseBpfLbList(await ciliumDbg(ctx, a, ["bpf", "lb", "list"]));
-      lbEntries[a] = lb.services
-        .filter((s) => ips.has(s.frontend.slice(0, s.frontend.lastIndexOf(":"))))
+      const lbRaw = await ciliumDbgRaw(ctx, a, ["bpf", "lb", "list"]);
+      lbRaws.push(lbRaw);
+      lbEntries[a] = parseBpfLbList(lbRaw.text)
+        .services.filter((s) => ips.has(s.frontend.slice(0, s.frontend.lastIndexOf(":"))))
         .reduce((acc, s) => acc + 1 + s.backends.length, 0);
     }
+    const lines = linesContaining(raw.text, comment).length;
     points.push({
       services: n,
       endpoints: n * ENDPOINTS_PER_SERVICE,
-      kube_proxy_lines: linesContaining(raw, comment).length,
+      kube_proxy_lines: lines,
       lb_entries: lbEntries,
       programmed_ms: programmedMs,
     });
+    pointEvidence.push(
+      derive(`${n} Services: ${lines} iptables lines mention ${comment}`, raw),
+      derive(`${n} Services: LB entries of their frontends ${JSON.stringify(lbEntries)}`, lbRaws),
+      derive(
+        `${n} Services: programmed in ${programmedMs} ms (apply → last confirming read)`,
+        applied,
+        lastReads,
+      ),
+    );
     await deleteMeasurement(ctx, SCALE_LABEL);
     for (const a of agents) {
-      await pollUntil({
+      await waitFor(ctx, {
         what: `the measurement Services gone from the agent on ${a}`,
         deadlineMs: 120_000,
         intervalMs: 1000,
         probe: () => measureFrontends(ctx, a, "dpc-m-"),
-        done: (m) => m.size === 0,
-        show: (m) => `${m.size} left`,
-        sleep: ctx.sleep,
-        now: ctx.now,
-        progress: ctx.log,
+        done: (m) => m.frontends.size === 0,
+        show: (m) => `${m.frontends.size} left`,
       });
     }
   }
@@ -203,10 +208,19 @@ export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
         lb_r2: round(lb.r2),
       },
       evidence: {
-        points: points.map(
-          (p) =>
-            `${p.services} Services: ${p.kube_proxy_lines} kube-proxy lines, LB entries ${JSON.stringify(p.lb_entries)}, programmed in ${p.programmed_ms} ms`,
-        ),
+        points: pointEvidence,
+        kube_proxy_per_service: [
+          derive(
+            `least squares over ${points.length} points: ${round(kp.slope)} lines per Service (r²=${round(kp.r2)})`,
+            pointEvidence,
+          ),
+        ],
+        lb_per_service: [
+          derive(
+            `least squares over ${points.length} points: ${round(lb.slope)} entries per Service on ${node} (r²=${round(lb.r2)})`,
+            pointEvidence,
+          ),
+        ],
       },
     },
   };

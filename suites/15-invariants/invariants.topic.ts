@@ -6,11 +6,12 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
-import { ciliumDbg } from "../../helpers/observe/agent.ts";
-import { kubectl, pods } from "../../helpers/observe/cluster.ts";
+import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
+import { kubectlRaw, pods } from "../../helpers/observe/cluster.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
-import { dropReasons, errorLines, parseMetricsJson } from "../../helpers/parse/metrics-json.ts";
+import { dropReasons, errorLines, type Metric, parseMetricsJson } from "../../helpers/parse/metrics-json.ts";
 import { KN } from "../../helpers/properties/sources.ts";
+import { derive, type EvidenceItem, type Quote, RawText } from "../../helpers/records/evidence.ts";
 import type { RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
@@ -41,13 +42,7 @@ export const topic = defineTopic({
       needs: ["invariants"],
       observe: (r) => {
         const i = r.get("invariants");
-        return {
-          value: i.unexpected_drops,
-          evidence: [
-            `over ${i.drop_window ?? "the agents' lifetime"}:`,
-            ...Object.entries(i.drop_reasons).map(([k, v]) => `${k}: ${v}`),
-          ],
-        };
+        return { value: i.unexpected_drops, evidence: r.evidence("invariants", "drop_reasons") };
       },
     },
     {
@@ -58,7 +53,7 @@ export const topic = defineTopic({
       needs: ["invariants"],
       observe: (r) => {
         const i = r.get("invariants");
-        return { value: i.error_lines.length, evidence: i.error_lines.slice(0, 10) };
+        return { value: i.error_lines.length, evidence: r.evidence("invariants", "error_lines") };
       },
     },
   ],
@@ -98,16 +93,29 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
   );
   const drops: Record<string, number> = {};
   const errors: string[] = [];
+  const errorEvidence: EvidenceItem[] = [];
+  /** Per reason: the metric entries (now, and at the baseline) it was counted from. */
+  const sources = new Map<string, EvidenceItem[]>();
+  const read: RawText[] = [];
+  const logs: RawText[] = [];
   const baseline = ctx.baselineMetrics?.() ?? null;
   for (const agent of agents) {
-    const now = dropReasons(
-      parseMetricsJson(await ciliumDbg(ctx, agent.node, ["metrics", "list", "-o", "json"])),
-    );
+    const nowRaw = await ciliumDbgRaw(ctx, agent.node, ["metrics", "list", "-o", "json"]);
+    const nowMetrics = parseMetricsJson(nowRaw.text);
+    read.push(nowRaw);
+    const now = dropReasons(nowMetrics);
     const start = baseline?.[agent.node];
-    const before = baseline && start !== undefined ? dropReasons(parseMetricsJson(start)) : {};
-    for (const [reason, n] of Object.entries(dropsSince(before, now)))
+    const startRaw = start !== undefined ? RawText.of(start, { file: baselineFile(agent.node) }) : null;
+    const startMetrics = startRaw ? parseMetricsJson(startRaw.text) : [];
+    const before = baseline && start !== undefined ? dropReasons(startMetrics) : {};
+    for (const [reason, n] of Object.entries(dropsSince(before, now))) {
       drops[reason] = (drops[reason] ?? 0) + n;
-    const log = await kubectl(ctx, [
+      const list = sources.get(reason) ?? [];
+      list.push(...dropEntries(nowRaw, nowMetrics, reason));
+      if (startRaw) list.push(...dropEntries(startRaw, startMetrics, reason));
+      sources.set(reason, list);
+    }
+    const log = await kubectlRaw(ctx, [
       "-n",
       "kube-system",
       "logs",
@@ -116,9 +124,15 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
       "cilium-agent",
       `--since-time=${ctx.runStartedAt}`,
     ]);
-    for (const line of errorLines(log))
-      if (!EXPECTED_ERRORS.some((re) => re.test(line))) errors.push(`${agent.node}: ${line}`);
+    const logErrors = errorLines(log.text).filter((l) => !EXPECTED_ERRORS.some((re) => re.test(l)));
+    for (const line of logErrors) errors.push(`${agent.node}: ${line}`);
+    logs.push(log);
+    const counted = new Set(logErrors);
+    errorEvidence.push(...log.quotes((l) => counted.has(l)));
   }
+  const window = baseline
+    ? "this run (from the agents' counters when Cilium was ready)"
+    : "the agents' lifetime (this bundle has no baseline)";
   return {
     invariants: {
       record: {
@@ -127,13 +141,31 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
           .filter((r) => !EXPECTED_DROP_REASONS.includes(r))
           .sort(),
         error_lines: errors,
-        drop_window: baseline
-          ? "this run (from the agents' counters when Cilium was ready)"
-          : "the agents' lifetime (this bundle has no baseline)",
+        drop_window: window,
       },
-      evidence: { drop_reasons: Object.entries(drops).map(([k, v]) => `${k}: ${v}`) },
+      evidence: {
+        drop_reasons:
+          Object.keys(drops).length > 0
+            ? Object.entries(drops).map(([k, v]) => derive(`${k}: ${v} over ${window}`, sources.get(k) ?? []))
+            : [derive(`no drop over ${window}`, read)],
+        error_lines:
+          errorEvidence.length > 0
+            ? errorEvidence
+            : [derive(`no error-level line in ${logs.length} agent logs since ${ctx.runStartedAt}`, logs)],
+      },
     },
   };
+}
+
+/** Where the baseline of a node's metrics is in the bundle (helpers/baseline.ts). */
+const baselineFile = (node: string) => `baseline/metrics-${node}.json`;
+
+/** A drop reason's entries of `cilium_drop_count_total` in one metrics output: its `reason` and `value` lines. */
+function dropEntries(raw: RawText, metrics: Metric[], reason: string): EvidenceItem[] {
+  return metrics
+    .filter((m) => m.name === "cilium_drop_count_total" && (m.labels.reason ?? "(no reason)") === reason)
+    .flatMap((m) => [raw.jsonQuote([m.index, "labels", "reason"]), raw.jsonQuote([m.index, "value"])])
+    .filter((q): q is Quote => q !== null);
 }
 
 /** Drops per reason between two readings of one agent's counters (a counter that went down means a restart: its new value). */

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import type { UpgradePlan } from "../observe/context.ts";
+import { portableArgv, portableUpgrade, resolvePortable, resolveUpgrade } from "./portable.ts";
+
+const recording = {
+  bundle: "/work/main/results/lab-upgrade/kpr",
+  labCache: "/root/.cache/datapath-conformance/lab",
+};
+const elsewhere = { bundle: "/home/ci/checkout/suites/bundles/kpr-upgrade", labCache: "/srv/lab-cache" };
+
+/** An upgrade leg as the lab plans it on the recording machine (paths WRITTEN BY US after run lab-upgrade's). */
+const plan: UpgradePlan = {
+  from: "1.19.6",
+  fromMinor: "1.19",
+  to: "1.19.7",
+  toMinor: "1.19",
+  valuesFile: `${recording.bundle}/cilium-values.yaml`,
+  lab: { chart: `${recording.labCache}/out/cilium-1.19.7/chart`, cluster: "cdc-kpr", load: [], set: [] },
+};
+
+describe("portable paths", () => {
+  it("bundle.json keeps the values file relative to the bundle and the lab's chart by name", () => {
+    const kept = portableUpgrade(plan, recording);
+    expect(kept.valuesFile).toBe("cilium-values.yaml");
+    expect(kept.lab?.chart).toBe("$LAB_CACHE/out/cilium-1.19.7/chart");
+    // another machine resolves them against its own folders
+    const there = resolveUpgrade(kept, elsewhere);
+    expect(there.valuesFile).toBe(`${elsewhere.bundle}/cilium-values.yaml`);
+    expect(there.lab?.chart).toBe("/srv/lab-cache/out/cilium-1.19.7/chart");
+  });
+
+  it("a recorded command names no folder of the machine, and matches the same command run elsewhere", () => {
+    const argv = (p: UpgradePlan) => [
+      "helm",
+      "upgrade",
+      "cilium",
+      p.lab?.chart ?? "",
+      "--values",
+      p.valuesFile,
+      "--set",
+      "upgradeCompatibility=1.19",
+    ];
+    const recorded = portableArgv(argv(plan), recording);
+    expect(recorded).toEqual([
+      "helm",
+      "upgrade",
+      "cilium",
+      "$LAB_CACHE/out/cilium-1.19.7/chart",
+      "--values",
+      "$BUNDLE/cilium-values.yaml",
+      "--set",
+      "upgradeCompatibility=1.19",
+    ]);
+    const replayed = resolveUpgrade(portableUpgrade(plan, recording), elsewhere);
+    expect(portableArgv(argv(replayed), elsewhere)).toEqual(recorded);
+  });
+
+  it("paths outside the roots (the cluster's, a bundle from before) stay as they are", () => {
+    expect(portableArgv(["cat", "/proc/net/tcp", "/work/main/other/file"], recording)).toEqual([
+      "cat",
+      "/proc/net/tcp",
+      "/work/main/other/file",
+    ]);
+    expect(resolvePortable("/old/absolute/values.yaml", elsewhere, "bundle")).toBe(
+      "/old/absolute/values.yaml",
+    );
+    expect(resolvePortable("$LAB_CACHE/out", { bundle: "/b" })).toBe("$LAB_CACHE/out");
+  });
+});

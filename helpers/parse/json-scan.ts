@@ -1,0 +1,176 @@
+/**
+ * One pass over JSON text that JSON.parse cannot make: every integer keeps its exact printed value (past 2^53 it
+ * stays the decimal string it was printed as, like the u64 fields of the text formats), and the line every value
+ * starts on is known (an object member's: the line of its name), so evidence can quote it at its place.
+ *
+ * Lines a human elided (`...`, `[...]`, `…`) are skipped and counted; a comma left dangling before `]` or `}` by
+ * such an elision is accepted, and only then.
+ */
+export type JsonPath = (string | number)[];
+
+export class JsonScanError extends Error {
+  constructor(
+    readonly line: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "JsonScanError";
+  }
+}
+
+/** A line that is nothing but an elision mark: `...`, `....`, `[...]`, `(...)`, `…`. */
+export const ELISION_LINE = /^\s*(?:\.{3,}|…+|\[\s*(?:\.{3,}|…)\s*\]|\(\s*(?:\.{3,}|…)\s*\))\s*$/;
+
+/** A path as the scan keys it: each step prefixed with NUL (built by concatenation as the scan descends). */
+const key = (path: JsonPath) => path.map((p) => `\u0000${p}`).join("");
+
+export interface JsonScan {
+  value: unknown;
+  /** 1-based lines that were elision marks, skipped. */
+  elided: number[];
+  lineOf(path: JsonPath): number | null;
+}
+
+export function jsonScan(input: string): JsonScan {
+  const elided: number[] = [];
+  // blank the elision lines (keeping their newlines, so line numbers stay those of the input)
+  let text = input;
+  if (/(\.\.\.|…)/.test(input)) {
+    const lines = input.split("\n");
+    lines.forEach((l, i) => {
+      if (ELISION_LINE.test(l)) {
+        elided.push(i + 1);
+        lines[i] = "";
+      }
+    });
+    if (elided.length > 0) text = lines.join("\n");
+  }
+  const lines = new Map<string, number>();
+  let i = 0;
+  let line = 1;
+  const n = text.length;
+  const fail = (why: string): never => {
+    throw new JsonScanError(line, why);
+  };
+  const ws = () => {
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 10) line++;
+      else if (c !== 32 && c !== 9 && c !== 13) break;
+    }
+  };
+  const str = (): string => {
+    const start = i;
+    i++;
+    let escaped = false;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 92) {
+        escaped = true;
+        i++;
+      } else if (c === 34) break;
+      else if (c === 10) fail("unterminated string");
+    }
+    if (i >= n) fail("unterminated string");
+    i++;
+    const raw = text.slice(start, i);
+    return escaped ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+  };
+  const num = (): number | string => {
+    const m = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
+    m.lastIndex = i;
+    const r = m.exec(text);
+    if (!r) return fail(`unexpected ${JSON.stringify(text[i])}`);
+    i = m.lastIndex;
+    const v = Number(r[0]);
+    // an integer past 2^53 keeps its printed decimal; fractions and exponents are doubles as printed
+    if (r[1] === undefined && r[2] === undefined && !Number.isSafeInteger(v)) return r[0];
+    return v;
+  };
+  const value = (at: string): unknown => {
+    ws();
+    if (i >= n) return fail("unexpected end of input");
+    if (!lines.has(at)) lines.set(at, line);
+    const c = text[i];
+    if (c === "{") {
+      i++;
+      const out: Record<string, unknown> = {};
+      ws();
+      if (text[i] === "}") {
+        i++;
+        return out;
+      }
+      for (;;) {
+        ws();
+        if (text[i] === "}" && elided.length > 0) {
+          i++;
+          return out;
+        }
+        if (text[i] !== '"') fail("expected a member name");
+        const nameLine = line;
+        const name = str();
+        const child = `${at}\u0000${name}`;
+        lines.set(child, nameLine);
+        ws();
+        if (text[i] !== ":") fail("expected `:`");
+        i++;
+        out[name] = value(child);
+        ws();
+        if (text[i] === ",") {
+          i++;
+          continue;
+        }
+        if (text[i] === "}") {
+          i++;
+          return out;
+        }
+        fail("expected `,` or `}`");
+      }
+    }
+    if (c === "[") {
+      i++;
+      const out: unknown[] = [];
+      ws();
+      if (text[i] === "]") {
+        i++;
+        return out;
+      }
+      for (;;) {
+        ws();
+        if (text[i] === "]" && elided.length > 0) {
+          i++;
+          return out;
+        }
+        out.push(value(`${at}\u0000${out.length}`));
+        ws();
+        if (text[i] === ",") {
+          i++;
+          continue;
+        }
+        if (text[i] === "]") {
+          i++;
+          return out;
+        }
+        fail("expected `,` or `]`");
+      }
+    }
+    if (c === '"') return str();
+    if (text.startsWith("true", i)) {
+      i += 4;
+      return true;
+    }
+    if (text.startsWith("false", i)) {
+      i += 5;
+      return false;
+    }
+    if (text.startsWith("null", i)) {
+      i += 4;
+      return null;
+    }
+    return num();
+  };
+  const v = value("");
+  ws();
+  if (i < n) fail(`unexpected ${JSON.stringify(text[i])} after the document`);
+  return { value: v, elided, lineOf: (path) => lines.get(key(path)) ?? null };
+}

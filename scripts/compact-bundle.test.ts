@@ -1,0 +1,33 @@
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { checkBundle, verdictRows } from "../helpers/check.ts";
+import { BundleCopies } from "../helpers/testing/tamper.ts";
+import { TOPICS } from "../suites/topics.ts";
+import { compactBundle } from "./compact-bundle.ts";
+
+const copies = new BundleCopies();
+afterAll(() => copies.cleanup());
+
+function size(dir: string): number {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .reduce((n, e) => n + statSync(join(e.parentPath, e.name)).size, 0);
+}
+
+describe("compacting a bundle (large raw outputs and stdin stored gzipped)", () => {
+  it("check gives the very same verdicts, evidence places follow the renamed files, the bundle shrinks", async () => {
+    const dir = copies.copy("kpr");
+    const before = await checkBundle(dir, TOPICS);
+    const bytes = size(dir);
+    const r = compactBundle(dir);
+    expect(r.renamed).toBeGreaterThan(20);
+    const after = await checkBundle(dir, TOPICS);
+    const places = (rows: ReturnType<typeof verdictRows>) =>
+      JSON.stringify(rows).replace(/(raw\/[^"]+?\.txt)\.gz/g, "$1");
+    expect(places(verdictRows(after))).toBe(places(verdictRows(before)));
+    expect(size(dir)).toBeLessThan(bytes / 2);
+    // a second pass changes nothing
+    expect(compactBundle(dir)).toEqual({ renamed: 0, stdin: 0 });
+  });
+});
