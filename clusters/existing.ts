@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { writeMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import { mustRun } from "../helpers/exec/types.ts";
+import { podStates, whyNotReady } from "../helpers/observe/pod-status.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
@@ -21,6 +22,15 @@ import { agentsOk } from "./readiness.ts";
 
 /** The existing-cluster provider: a cluster someone else made, checked and described, never changed. */
 type Kubectl = (argv: string[]) => Promise<{ stdout: string }>;
+
+/** Named deadline: every node-shell Pod Running (an image pull on a slow link included). */
+export const NODE_SHELL_DEADLINE_MS = 180_000;
+
+/** The node-shell Pods' labels: what the leftover inventory looks for in every namespace. */
+export const NODE_SHELL_LABELS = {
+  "app.kubernetes.io/part-of": "cilium-datapath-conformance",
+  "app.kubernetes.io/component": "node-shell",
+};
 
 /** Linux nodes that run a Cilium agent: the only ones that get a node shell and an agent gate. */
 export async function ciliumNodes(kubectl: Kubectl): Promise<string[]> {
@@ -81,7 +91,7 @@ export async function provisionExisting(o: ProvisionOptions, h: Host): Promise<P
       const pod = {
         apiVersion: "v1",
         kind: "Pod",
-        metadata: { name: `node-shell-${node}`, namespace: ns },
+        metadata: { name: `node-shell-${node}`, namespace: ns, labels: NODE_SHELL_LABELS },
         spec: {
           nodeName: node,
           hostNetwork: true,
@@ -101,16 +111,22 @@ export async function provisionExisting(o: ProvisionOptions, h: Host): Promise<P
     }
     await pollUntil({
       what: `${nodes.length} node-shell Pods Running in ${ns}`,
-      deadlineMs: 180_000,
+      deadlineMs: NODE_SHELL_DEADLINE_MS,
       intervalMs: 2000,
       probe: async () =>
-        (
-          JSON.parse((await kubectl(["-n", ns, "get", "pods", "-o", "json"])).stdout) as {
-            items: { status: { phase?: string } }[];
-          }
-        ).items.filter((x) => x.status.phase === "Running").length,
-      done: (n) => n === nodes.length,
-      show: (n) => `${n}/${nodes.length} Running`,
+        podStates(JSON.parse((await kubectl(["-n", ns, "get", "pods", "-o", "json"])).stdout)).filter((x) =>
+          x.name.startsWith("node-shell-"),
+        ),
+      done: (ps) => ps.length === nodes.length && ps.every((x) => x.phase === "Running" && !x.deleting),
+      // each Pod that is not Running with why: ImagePullBackOff and the image, Pending and the scheduler's reason
+      show: (ps) =>
+        `${ps.filter((x) => x.phase === "Running").length}/${nodes.length} Running` +
+        (ps.some((x) => x.phase !== "Running")
+          ? `; ${ps
+              .filter((x) => x.phase !== "Running")
+              .map(whyNotReady)
+              .join("; ")}`
+          : ""),
       sleep: h.sleep,
       progress: o.log,
     });
