@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { writeMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
+import { DEFAULT_KUBECTL_TIMEOUT_MS } from "../helpers/exec/cluster.ts";
 import { mustRun } from "../helpers/exec/types.ts";
 import { podStates, whyNotReady } from "../helpers/observe/pod-status.ts";
 import { pollUntil } from "../helpers/poll.ts";
@@ -67,6 +68,7 @@ export async function provisionExisting(o: ProvisionOptions, h: Host): Promise<P
     mustRun(h.exec, {
       target: { kind: "local" },
       argv: ["kubectl", "--context", context, ...argv],
+      timeoutMs: DEFAULT_KUBECTL_TIMEOUT_MS,
       ...(stdin !== undefined ? { stdin } : {}),
     });
   // everything taken is released on every failure path, in reverse order
@@ -84,6 +86,7 @@ export async function provisionExisting(o: ProvisionOptions, h: Host): Promise<P
       await h.exec.run({
         target: { kind: "local" },
         argv: ["kubectl", "--context", context, "delete", "namespace", ns, "--wait=false"],
+        timeoutMs: DEFAULT_KUBECTL_TIMEOUT_MS,
       });
     });
     const nodes = await ciliumNodes(kubectl);

@@ -5,7 +5,7 @@ import { writeBaseline } from "../helpers/baseline.ts";
 import { writeMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
-import { KubeExecutor } from "../helpers/exec/kube.ts";
+import { KubeExecutor, withDeadline } from "../helpers/exec/kube.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
 import { type Executor, mustRun } from "../helpers/exec/types.ts";
 import { realSleep } from "../helpers/observe/context.ts";
@@ -56,7 +56,11 @@ async function checkLoadImages(h: Host, p: Profile): Promise<void> {
   const wanted = [...(p.lab ? [p.lab.nodeImage] : []), ...(p.load ?? [])];
   const missing: string[] = [];
   for (const image of wanted) {
-    const r = await h.exec.run({ target: { kind: "local" }, argv: ["docker", "image", "inspect", image] });
+    const r = await h.exec.run({
+      target: { kind: "local" },
+      argv: ["docker", "image", "inspect", image],
+      timeoutMs: 60_000,
+    });
     if (r.exitCode !== 0) missing.push(image);
   }
   if (missing.length === 0) return;
@@ -83,9 +87,20 @@ export interface Host {
   outside(p: Profile, log: (l: string) => void): Promise<{ name: string; stop: () => Promise<void> } | null>;
 }
 
+/** Every local command of provisioning and teardown ends by this deadline unless it names its own. */
+export const HOST_COMMAND_TIMEOUT_MS = 600_000;
+
+/** An executor that gives calls without a deadline `ms`. */
+export function withDefaultDeadline(inner: Executor, ms: number): Executor {
+  return {
+    run: (req) => inner.run(req.timeoutMs === undefined ? { ...req, timeoutMs: ms } : req),
+    ...(inner.close ? { close: () => inner.close?.() ?? Promise.resolve() } : {}),
+  };
+}
+
 export function realHost(): Host {
   return {
-    exec: new LocalExecutor(),
+    exec: withDefaultDeadline(new LocalExecutor(), HOST_COMMAND_TIMEOUT_MS),
     cluster: (context) =>
       new ClusterExecutor(
         { context, nodeShell: { kind: "docker", containerOf: (n) => n } },
@@ -113,9 +128,12 @@ async function timed<T>(
   }
 }
 
-export async function sh(h: Host, argv: string[], timeoutMs = 600_000): Promise<string> {
+export async function sh(h: Host, argv: string[], timeoutMs = HOST_COMMAND_TIMEOUT_MS): Promise<string> {
   return (await mustRun(h.exec, { target: { kind: "local" }, argv, timeoutMs })).stdout;
 }
+
+/** How long the baseline waits for cilium-health per agent before it reads the metrics anyway. */
+export const BASELINE_HEALTH_DEADLINE_MS = 180_000;
 
 /**
  * The agents' metrics right after the gates (once cilium-health answers), into the bundle's baseline/: the
@@ -133,17 +151,21 @@ export async function recordBaseline(
       // cilium-health starts after the agent reports ready, and reading the metrics asks it for its status:
       // asked too early, the agent logs `Error while getting cilium-health status` (seen on the lab cluster,
       // run lab-baseline). Wait until its status shows the health probe's result first.
-      // at most 60 reads 3 s apart (a bounded count, so a host whose clock does not move still ends)
+      // at most 60 reads 3 s apart (a bounded count, so a host whose clock does not move still ends), and no
+      // longer than BASELINE_HEALTH_DEADLINE_MS (each read may take its own deadline on a node that hangs)
       let health = "";
+      const t0 = performance.now();
       for (let attempt = 0; attempt < 60; attempt++) {
         const out = (await g.exec.run({ target: { kind: "agent", node }, argv: ["cilium-dbg", "status"] }))
           .stdout;
         health = out.split("\n").find((l) => l.startsWith("Cluster health:")) ?? "(no Cluster health line)";
         if (/^Cluster health:\s+\d+\/\d+ reachable/.test(health)) break;
-        if (attempt === 59)
+        if (attempt === 59 || performance.now() - t0 > BASELINE_HEALTH_DEADLINE_MS) {
           g.log(
-            `cilium-health on ${node} still not reporting after 3 min (last: ${health}); baseline taken anyway`,
+            `cilium-health on ${node} still not reporting after ${Math.round((performance.now() - t0) / 1000)} s (last: ${health}); baseline taken anyway`,
           );
+          break;
+        }
         await g.sleep(3000);
       }
       const r = await g.exec.run({
@@ -206,7 +228,13 @@ async function outsideClient(
       .withEntrypoint(["sleep"])
       .withCommand(["3600"])
       .start();
-    return { name: c.getName().replace(/^\//, ""), stop: async () => void (await c.stop()) };
+    const name = c.getName().replace(/^\//, "");
+    return {
+      name,
+      // testcontainers stops and removes it; a daemon that does not answer must not hold the teardown
+      stop: async () =>
+        void (await withDeadline(c.stop(), 120_000, `from docker stopping the outside client ${name}`)),
+    };
   } catch (err) {
     log(
       `could not start a client outside the nodes: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`,
@@ -251,7 +279,11 @@ export async function startNodeTools(
 ): Promise<() => Promise<void>> {
   const names = nodes.map((n) => `${NODE_TOOLS_PREFIX}${n}`);
   const stop = async () => {
-    await h.exec.run({ target: { kind: "local" }, argv: ["docker", "rm", "-f", ...names] });
+    await h.exec.run({
+      target: { kind: "local" },
+      argv: ["docker", "rm", "-f", ...names],
+      timeoutMs: 120_000,
+    });
   };
   try {
     for (const node of nodes) {
