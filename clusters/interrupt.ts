@@ -176,6 +176,18 @@ export function installSignalTeardown(o: {
   };
 }
 
+/**
+ * Stops vitest's test run at once: no further spec starts, and the running ones' workers are stopped (their
+ * commands against a cluster that is being torn down would only fail, and a worker left running would outlive
+ * the main process until its test ended). vitest 4.1's pool cancels gracefully on the first cancel and stops
+ * the workers when a cancel comes while one is under way (its "Ctrl-C twice" path: ProcessPool.cancel, force).
+ */
+export function stopTestRun(vitest: { cancelCurrentRun(reason: never): Promise<void> }, sig: RunSignal): void {
+  const reason = `interrupted by ${sig}` as never;
+  vitest.cancelCurrentRun(reason).catch(() => {});
+  vitest.cancelCurrentRun(reason).catch(() => {});
+}
+
 /** Runs `fn` once; every later call gets the first call's promise (a teardown that two paths may start). */
 export function once(fn: () => Promise<void>): () => Promise<void> {
   let p: Promise<void> | undefined;
