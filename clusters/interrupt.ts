@@ -14,6 +14,9 @@ import { UserError } from "../helpers/errors.ts";
 import type { Executor } from "../helpers/exec/types.ts";
 import type { Host } from "./lifecycle.ts";
 
+/** A second signal this soon after the first is the same interrupt delivered twice, not a request to force. */
+export const DUPLICATE_SIGNAL_MS = 1000;
+
 export const SIGNAL_NUMBERS: Record<"SIGINT" | "SIGTERM", number> = { SIGINT: 2, SIGTERM: 15 };
 export type RunSignal = keyof typeof SIGNAL_NUMBERS;
 
@@ -99,7 +102,8 @@ export interface SignalTeardown {
 /**
  * On the first SIGINT or SIGTERM: say so, call `onInterrupt` (abort provisioning, cancel the test run), run
  * `teardown` (idempotent: the same promise vitest awaits at the end of a normal run) to completion, then exit
- * with 128 + the signal's number. A second signal exits at once, saying the teardown did not finish.
+ * with 128 + the signal's number. A second signal exits at once, saying the teardown did not finish — unless it
+ * comes within DUPLICATE_SIGNAL_MS of the first (the terminal's and a wrapper's copy of one Ctrl-C).
  */
 export function installSignalTeardown(o: {
   teardown: () => Promise<void>;
@@ -111,6 +115,7 @@ export function installSignalTeardown(o: {
   const signals: RunSignal[] = ["SIGINT", "SIGTERM"];
   const setAside = new Map<RunSignal, ((...args: unknown[]) => void)[]>();
   let received: RunSignal | null = null;
+  let receivedAt = 0;
   let finish: () => void = () => {};
   const done = new Promise<void>((r) => {
     finish = r;
@@ -118,6 +123,14 @@ export function installSignalTeardown(o: {
   const handler = (sig: NodeJS.Signals) => {
     const s = sig as RunSignal;
     const code = 128 + SIGNAL_NUMBERS[s];
+    if (received && performance.now() - receivedAt < DUPLICATE_SIGNAL_MS) {
+      // the terminal's Ctrl-C reaches the whole process group, and a wrapper (npm, a CI runner) may forward the
+      // same signal once more: that is not a request to give up on the teardown
+      o.log(
+        `${s} again within ${DUPLICATE_SIGNAL_MS / 1000} s of ${received}: taken as the same interrupt (send it again later to exit at once)`,
+      );
+      return;
+    }
     if (received) {
       o.log(
         `${s} again: exiting now (exit ${code}); the teardown did not finish, so what this run created may be left`,
@@ -126,6 +139,7 @@ export function installSignalTeardown(o: {
       return;
     }
     received = s;
+    receivedAt = performance.now();
     proc.exitCode = code;
     const t0 = performance.now();
     o.log(`${s}: tearing down what this run created before exiting (send ${s} again to exit at once)`);
@@ -182,7 +196,10 @@ export function installSignalTeardown(o: {
  * the main process until its test ended). vitest 4.1's pool cancels gracefully on the first cancel and stops
  * the workers when a cancel comes while one is under way (its "Ctrl-C twice" path: ProcessPool.cancel, force).
  */
-export function stopTestRun(vitest: { cancelCurrentRun(reason: never): Promise<void> }, sig: RunSignal): void {
+export function stopTestRun(
+  vitest: { cancelCurrentRun(reason: never): Promise<void> },
+  sig: RunSignal,
+): void {
   const reason = `interrupted by ${sig}` as never;
   vitest.cancelCurrentRun(reason).catch(() => {});
   vitest.cancelCurrentRun(reason).catch(() => {});
