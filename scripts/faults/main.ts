@@ -16,6 +16,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { oneOf, parseArgs } from "../../cli/args.ts";
+import { labPath, readLab } from "../../clusters/lab.ts";
 import { UserError } from "../../helpers/errors.ts";
 import { LocalExecutor } from "../../helpers/exec/local.ts";
 import { MODES, type Mode } from "../../helpers/properties/expectation.ts";
@@ -75,12 +76,18 @@ export async function faultsMain(argv: string[], io: MainIo): Promise<number> {
   const results = io.resultsDir ?? join(ROOT, "results");
   const log = (l: string) => io.err(`[faults] ${l}\n`);
   const exec = new LocalExecutor();
+  // kind, kubectl and helm as the lab built them, for the driver's own commands (the run sets its PATH itself)
+  const useLab = () => {
+    const lab = readLab();
+    process.env.PATH = labPath(lab);
+  };
   switch (sub) {
     case "run":
     case "all": {
       const only = oneOf("mode", flags.mode, MODES);
       if (sub === "run" && !only) throw new UserError(`run: which mode? --mode ${MODES.join("|")}`);
       const faults = sub === "run" ? [parseFault(flags.fault)] : [...FAULT_NAMES];
+      useLab();
       const modes: Mode[] = only ? [only] : [...MODES];
       const signalTo = oneOf("signal-to", flags["signal-to"], ["main", "group"] as const);
       let broken = 0;
@@ -147,6 +154,7 @@ export async function faultsMain(argv: string[], io: MainIo): Promise<number> {
           `${sub}: which cluster? --context C (e.g. kind-cdc-kpr; kubectl config get-contexts)`,
         );
       const mode = oneOf("mode", flags.mode, MODES);
+      if (flags["no-lab"] !== true) useLab();
       const base = {
         context,
         id: str(flags.id, "id") ?? `${sub}-${stamp()}`,
