@@ -60,10 +60,25 @@ echo "docker $*" >>"$FAKE/calls"
 up() { if [ -e "$FAKE/dockerd.pid" ]; then kill -0 "$(cat "$FAKE/dockerd.pid")" 2>/dev/null; else [ -e "$FAKE/docker-up" ]; fi; }
 case "$1" in
   version) up || { echo "Cannot connect to the Docker daemon" >&2; exit 1; }; echo 20.10.24 ;;
-  network) up || exit 1; [ "$2" = rm ] && exit 0 ;;
+  network)
+    up || exit 1
+    case "$2" in
+      rm) rm -f "$FAKE/kind-net" ;;
+      inspect) [ -e "$FAKE/kind-net" ] || exit 1; echo "172.31.100.0/24 " ;;
+      create) touch "$FAKE/kind-net" ;;
+    esac ;;
   info) up || exit 1; echo /var/lib/docker ;;
   *) echo "fake docker: $*" >&2; exit 2 ;;
 esac
+`;
+
+/** A dockerd that does on the host what dockerd does at start: its chains, docker0; then it runs. */
+const FAKE_DOCKERD = `#!/usr/bin/env bash
+echo "dockerd $*" >>"$FAKE/calls"
+echo $$ >"$2"; echo $$ >"$FAKE/dockerd.pid"
+printf -- '-N DOCKER\n-N DOCKER-ISOLATION-STAGE-1\n-N DOCKER-USER\n-A FORWARD -j DOCKER-USER\n-A FORWARD -j DOCKER-ISOLATION-STAGE-1\n-A FORWARD -o docker0 -j DOCKER\n-A DOCKER-ISOLATION-STAGE-1 -j RETURN\n-A DOCKER-USER -j RETURN\n' >>"$FAKE/iptables.filter"
+echo docker0 >>"$FAKE/bridges"
+exec sleep 300
 `;
 
 const FAKE_KIND = `#!/usr/bin/env bash
@@ -108,6 +123,18 @@ const DOCKER_NAT = [
   "-A DOCKER -i docker0 -j RETURN",
 ];
 
+/**
+ * Every command lab.sh's up and down use to change the host, faked. labSh refuses to run unless each of these
+ * resolves to the sandbox's fake (a real dockerd started here would replace the host's /var/run/docker.sock).
+ */
+const FAKES: Record<string, string> = {
+  iptables: FAKE_IPTABLES,
+  ip: FAKE_IP,
+  docker: FAKE_DOCKER,
+  dockerd: FAKE_DOCKERD,
+  kind: FAKE_KIND,
+};
+
 interface Sandbox {
   root: string;
   fake: string;
@@ -123,12 +150,7 @@ function sandbox(): Sandbox {
   const bin = join(root, "bin");
   mkdirSync(fake);
   mkdirSync(bin);
-  for (const [name, text] of Object.entries({
-    iptables: FAKE_IPTABLES,
-    ip: FAKE_IP,
-    docker: FAKE_DOCKER,
-    kind: FAKE_KIND,
-  })) {
+  for (const [name, text] of Object.entries(FAKES)) {
     writeFileSync(join(bin, name), text);
     chmodSync(join(bin, name), 0o755);
   }
@@ -160,12 +182,21 @@ function labSh(s: Sandbox, fn: string): { out: string; code: number } {
   try {
     const out = execFileSync(
       "bash",
-      ["-c", `set -euo pipefail; source ${JSON.stringify(join(LAB_DIR, "lab.sh"))}; ${fn} 2>&1`],
+      [
+        "-c",
+        `set -euo pipefail; source ${JSON.stringify(join(LAB_DIR, "lab.sh"))}
+        for c in ${Object.keys(FAKES).join(" ")}; do
+          p=$(command -v "$c" || true)
+          [ "$p" = "${join(s.root, "bin")}/$c" ] || { echo "sandbox guard: $c resolves to \${p:-nothing}, not the fake: not running lab.sh"; exit 97; }
+        done
+        ${fn} 2>&1`,
+      ],
       { env, encoding: "utf8" },
     );
     return { out: out.replace(/^\[lab \d\d:\d\d:\d\d\] /gm, ""), code: 0 };
   } catch (err) {
     const e = err as { stdout?: string; status?: number };
+    if (e.status === 97) throw new Error(String(e.stdout));
     return { out: String(e.stdout ?? "").replace(/^\[lab \d\d:\d\d:\d\d\] /gm, ""), code: e.status ?? 1 };
   }
 }
@@ -316,6 +347,40 @@ describe.skipIf(!bashOk)("lab down undoes what lab up added (sandbox, fake host 
     const filter = readFileSync(join(s.fake, "iptables.filter"), "utf8");
     expect(filter).not.toMatch(/DOCKER-USER/);
     expect(filter).toContain("-N DOCKER-ISOLATION-STAGE-1");
+  });
+
+  it("up then down: the host is as it was (your daemon.json back, iptables and bridges as before, no wrapper)", () => {
+    const s = sandbox();
+    // a host with a daemon.json of its own, no docker running, a firewall rule of its own, no bridges
+    writeFileSync(s.daemonJson, '{"mine": true}\n');
+    writeFileSync(
+      join(s.fake, "iptables.filter"),
+      "-P INPUT ACCEPT\n-P FORWARD DROP\n-A INPUT -s 192.0.2.9/32 -j DROP\n",
+    );
+    writeFileSync(join(s.fake, "iptables.nat"), "");
+    writeFileSync(join(s.fake, "bridges"), "");
+    const before = {
+      filter: readFileSync(join(s.fake, "iptables.filter"), "utf8"),
+      json: readFileSync(s.daemonJson, "utf8"),
+    };
+    const up = labSh(s, "cmd_up");
+    expect(up.code).toBe(0);
+    expect(up.out).toContain(
+      `kept your ${s.daemonJson} aside in ${join(s.cache, "state", "daemon.json.before")} (down puts it back)`,
+    );
+    expect(JSON.parse(readFileSync(s.daemonJson, "utf8"))).toMatchObject({
+      "default-runtime": "runc-nosysres",
+      bip: "172.31.250.1/24",
+    });
+    expect(readFileSync(join(s.fake, "iptables.filter"), "utf8")).toContain("-A DOCKER-USER -o eth0 -j DROP");
+    expect(existsSync(s.wrapper)).toBe(true);
+    const down = labSh(s, "cmd_down");
+    expect(down.code).toBe(0);
+    expect(down.out).toContain(`removed: the lab's ${s.daemonJson} (yours from before lab up is back)`);
+    expect(readFileSync(join(s.fake, "iptables.filter"), "utf8")).toBe(before.filter);
+    expect(readFileSync(s.daemonJson, "utf8")).toBe(before.json);
+    expect(readFileSync(join(s.fake, "bridges"), "utf8")).toBe("");
+    expect(existsSync(s.wrapper)).toBe(false);
   });
 
   it("a bridge something still uses is kept, named", () => {
