@@ -96,8 +96,12 @@ describe("npm run leftovers", () => {
 
   it("bad input: one line each", async () => {
     const m = io(machine({ kind: "", lease: false }));
-    await expect(leftovers(["--bogus"], m)).rejects.toThrow(/^--bogus needs a value$/);
-    await expect(leftovers(["--bogus", "1"], m)).rejects.toThrow(/^unknown option --bogus; valid: --context/);
+    await expect(leftovers(["--bogus"], m)).rejects.toThrow(
+      /^Unknown option '--bogus'; valid: --context VALUE, --save VALUE/,
+    );
+    await expect(leftovers(["--context"], m)).rejects.toThrow(
+      /^Option '--context <value>' argument missing; valid: /,
+    );
     await expect(leftovers(["objects"], m)).rejects.toThrow("objects: which cluster? --context CTX");
     await expect(leftovers(["list"], m)).rejects.toThrow("the only subcommand is `objects`");
     const notJson = join(dir, "x.txt");

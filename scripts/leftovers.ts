@@ -13,7 +13,6 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { parseArgs } from "../cli/args.ts";
 import {
   collectInventory,
   diffInventories,
@@ -30,6 +29,7 @@ import {
 import { UserError } from "../helpers/errors.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
 import type { Executor } from "../helpers/exec/types.ts";
+import { scriptArgs } from "./args.ts";
 
 export interface LeftoversIo {
   out(s: string): void;
@@ -54,26 +54,23 @@ function readJson<T>(file: string, what: string): T {
   }
 }
 
-const str = (v: string | true | undefined, flag: string): string | undefined => {
-  if (v === true) throw new UserError(`--${flag} needs a value`);
-  return v;
-};
+const str = (v: string | boolean | undefined): string | undefined => (typeof v === "string" ? v : undefined);
 
 export async function leftovers(argv: string[], io: LeftoversIo): Promise<number> {
-  const { positional, flags } = parseArgs(argv, ["json", "no-host"]);
-  const known = ["context", "json", "no-host", "save", "before", "expect-kept"];
-  for (const f of Object.keys(flags))
-    if (!known.includes(f))
-      throw new UserError(`unknown option --${f}; valid: ${known.map((k) => `--${k}`).join(", ")}`);
+  const { positional, flags } = scriptArgs(
+    argv,
+    ["context", "save", "before", "expect-kept"],
+    ["json", "no-host"],
+  );
   const [sub, ...rest] = positional;
   if (rest.length > 0 || (sub !== undefined && sub !== "objects"))
     throw new UserError(
       `unexpected ${JSON.stringify(positional.join(" "))}: the only subcommand is \`objects\``,
     );
-  const context = str(flags.context, "context");
-  const save = str(flags.save, "save");
-  const before = str(flags.before, "before");
-  const kept = str(flags["expect-kept"], "expect-kept");
+  const context = str(flags.context);
+  const save = str(flags.save);
+  const before = str(flags.before);
+  const kept = str(flags["expect-kept"]);
 
   if (sub === "objects") {
     if (!context) throw new UserError("objects: which cluster? --context CTX (kubectl config get-contexts)");

@@ -249,7 +249,7 @@ export const FAULTS: Record<FaultName, Fault> = {
   },
 };
 
-export function parseFault(v: string | true | undefined): FaultName {
+export function parseFault(v: string | boolean | undefined): FaultName {
   if (typeof v !== "string" || !(FAULT_NAMES as readonly string[]).includes(v))
     throw new UserError(`--fault ${typeof v === "string" ? v : "(none)"}: valid: ${FAULT_NAMES.join(", ")}`);
   return v as FaultName;

@@ -15,11 +15,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { oneOf, parseArgs } from "../../cli/args.ts";
 import { labPath, readLab } from "../../clusters/lab.ts";
 import { UserError } from "../../helpers/errors.ts";
 import { LocalExecutor } from "../../helpers/exec/local.ts";
 import { MODES, type Mode } from "../../helpers/properties/expectation.ts";
+import { oneOf, scriptArgs } from "../args.ts";
 import { conformanceRun, FAULT_DEADLINES, runFault } from "./driver.ts";
 import { runConcurrent, runExisting } from "./existing.ts";
 import { FAULT_NAMES, FAULTS, parseFault } from "./faults.ts";
@@ -27,18 +27,16 @@ import { TABLE_HEADER } from "./judge.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
-const num = (v: string | true | undefined, flag: string, fallback: number): number => {
+const num = (v: string | boolean | undefined, flag: string, fallback: number): number => {
   if (v === undefined) return fallback;
-  if (v === true || !/^\d+$/.test(v))
+  if (typeof v !== "string" || !/^\d+$/.test(v))
     throw new UserError(
-      `--${flag} takes a whole number of seconds, got ${JSON.stringify(v === true ? "" : v)}`,
+      `--${flag} takes a whole number of seconds, got ${JSON.stringify(typeof v === "string" ? v : "")}`,
     );
   return Number(v);
 };
-const str = (v: string | true | undefined, flag: string): string | undefined => {
-  if (v === true) throw new UserError(`--${flag} needs a value`);
-  return v;
-};
+const str = (v: string | boolean | undefined, _flag: string): string | undefined =>
+  typeof v === "string" ? v : undefined;
 const stamp = () => new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "").toLowerCase();
 
 export interface MainIo {
@@ -69,9 +67,31 @@ export function faultTable(jsonl: string): string {
 }
 
 export async function faultsMain(argv: string[], io: MainIo): Promise<number> {
-  const dash = argv.indexOf("--");
-  const filters = dash >= 0 ? argv.slice(dash + 1) : [];
-  const { positional, flags } = parseArgs(dash >= 0 ? argv.slice(0, dash) : argv, ["keep", "no-lab"]);
+  const {
+    positional,
+    flags,
+    rest: filters,
+  } = scriptArgs(
+    argv,
+    [
+      "fault",
+      "mode",
+      "at-topic",
+      "delay-s",
+      "after-s",
+      "pause-s",
+      "node",
+      "signal-to",
+      "report-deadline-s",
+      "exit-deadline-s",
+      "run-deadline-s",
+      "id",
+      "context",
+      "lease-wait-s",
+      "stagger-s",
+    ],
+    ["keep", "no-lab"],
+  );
   const [sub] = positional;
   const results = io.resultsDir ?? join(ROOT, "results");
   const log = (l: string) => io.err(`[faults] ${l}\n`);
