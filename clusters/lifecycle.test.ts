@@ -309,6 +309,12 @@ describe("provisioning kind", () => {
 });
 
 describe("provisioning an existing cluster", () => {
+  // main's vitest shares one module graph per worker: what a test sets in process.env it puts back
+  const existingOk = process.env.CONFORMANCE_EXISTING_OK;
+  afterAll(() => {
+    if (existingOk === undefined) delete process.env.CONFORMANCE_EXISTING_OK;
+    else process.env.CONFORMANCE_EXISTING_OK = existingOk;
+  });
   /**
    * An existing cluster answering kubectl and the agents (written by us). `shells` is what the node-shell Pods
    * look like; the namespace is Terminating for `terminatingPolls` reads after its deletion, then gone.
