@@ -8,12 +8,26 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ExecRequest, ExecResult, Executor } from "../helpers/exec/types.ts";
+import * as PODS from "../helpers/observe/pod-status.fixtures.ts";
+import { Interrupted } from "./interrupt.ts";
 import { type Host, provision } from "./lifecycle.ts";
 
 const ok = (stdout = ""): ExecResult => ({ stdout, stderr: "", exitCode: 0, durationMs: 1 });
 const json = (v: unknown) => ok(JSON.stringify(v));
 
-function fakeHost(opts: { helmFails?: boolean; existing?: string[]; missingImages?: string[] } = {}) {
+function fakeHost(
+  opts: {
+    helmFails?: boolean;
+    existing?: string[];
+    missingImages?: string[];
+    /** another run holds the Lease (live) */
+    leaseHeldBy?: string;
+    /** kind create fails as when another run created the same cluster at the same moment */
+    createRaces?: boolean;
+    /** called at each sleep (a fake clock's tick) */
+    onSleep?: () => void;
+  } = {},
+) {
   const local: string[] = [];
   const cluster: string[] = [];
   const exec: Executor = {
@@ -27,6 +41,14 @@ function fakeHost(opts: { helmFails?: boolean; existing?: string[]; missingImage
           : ok("[]");
       if (cmd.startsWith("kind load docker-image")) return ok();
       if (cmd === "kind get clusters") return ok(`${(opts.existing ?? []).join("\n")}\n`);
+      if (cmd.startsWith("kind create cluster") && opts.createRaces)
+        return {
+          stdout: "",
+          stderr:
+            'ERROR: failed to create cluster: node(s) already exist for a cluster with the name "cdc-kpr"\n',
+          exitCode: 1,
+          durationMs: 1,
+        };
       if (cmd.startsWith("kind create cluster") || cmd.startsWith("kind delete cluster")) return ok();
       if (cmd.startsWith("helm upgrade --install cilium")) {
         return opts.helmFails
@@ -41,7 +63,7 @@ function fakeHost(opts: { helmFails?: boolean; existing?: string[]; missingImage
       throw new Error(`fake host: ${cmd}`);
     },
   };
-  let leaseHolder: string | null = null;
+  let leaseHolder: string | null = opts.leaseHeldBy ?? null;
   const clusterExec: Executor = {
     run: async (req: ExecRequest) => {
       const cmd = `${req.target.kind} ${req.argv.join(" ")}`;
@@ -77,14 +99,22 @@ function fakeHost(opts: { helmFails?: boolean; existing?: string[]; missingImage
         return json({ spec: { clusterIP: "10.96.0.10" } });
       if (cmd === "kubectl -n default get lease cilium-datapath-conformance -o json")
         return leaseHolder
-          ? json({ spec: { holderIdentity: leaseHolder } })
+          ? json({
+              spec: {
+                holderIdentity: leaseHolder,
+                renewTime: new Date().toISOString(),
+                leaseDurationSeconds: 600,
+              },
+            })
           : { stdout: "", stderr: "NotFound", exitCode: 1, durationMs: 1 };
+      if (cmd === "kubectl create -f -" && leaseHolder)
+        return { stdout: "", stderr: "Error from server (AlreadyExists)", exitCode: 1, durationMs: 1 };
       if (cmd === "kubectl create -f -") {
         leaseHolder = (JSON.parse(req.stdin ?? "{}") as { spec: { holderIdentity: string } }).spec
           .holderIdentity;
         return ok();
       }
-      if (cmd.startsWith("kubectl -n default delete lease")) {
+      if (cmd.startsWith("kubectl delete --raw /apis/coordination.k8s.io/v1/namespaces/default/leases/")) {
         leaseHolder = null;
         return ok();
       }
@@ -108,7 +138,12 @@ function fakeHost(opts: { helmFails?: boolean; existing?: string[]; missingImage
       throw new Error(`fake cluster: ${cmd}`);
     },
   };
-  const host: Host = { exec, cluster: () => clusterExec, sleep: async () => {}, outside: async () => null };
+  const host: Host = {
+    exec,
+    cluster: () => clusterExec,
+    sleep: async () => opts.onSleep?.(),
+    outside: async () => null,
+  };
   return { host, local, cluster };
 }
 
@@ -172,7 +207,9 @@ describe("provisioning kind", () => {
     expect(Object.keys(meta.phases)).toEqual(["create cluster", "install Cilium", "Cilium ready"]);
     expect(existsSync(join(results, "r1", "kpr", "cilium-values.yaml"))).toBe(true);
     await p.teardown();
-    expect(f.cluster.at(-1)).toContain("delete lease");
+    expect(f.cluster.at(-1)).toContain(
+      "delete --raw /apis/coordination.k8s.io/v1/namespaces/default/leases/",
+    );
     expect(f.local.at(-1)).toBe("kind delete cluster --name cdc-kpr");
   });
 
@@ -210,6 +247,57 @@ describe("provisioning kind", () => {
     await p.teardown();
   });
 
+  it("a Lease another run holds: the run stops before installing, naming the holder, and leaves that run's cluster", async () => {
+    const lines: string[] = [];
+    const f = fakeHost({ existing: ["cdc-kpr"], leaseHeldBy: "run-b" });
+    await expect(provision({ ...options("r7"), log: (l) => lines.push(l) }, f.host)).rejects.toThrow(
+      /^another run \(run-b\) holds Lease default\/cilium-datapath-conformance until/,
+    );
+    expect(f.local.some((c) => c.startsWith("helm"))).toBe(false);
+    expect(f.local.some((c) => c.startsWith("kind delete"))).toBe(false);
+    expect(lines).toContain(
+      "not deleting cluster cdc-kpr: this run neither created it nor held its Lease (another run's)",
+    );
+  });
+
+  it("two runs creating the same cluster at once: the one whose create lost does not delete the other's", async () => {
+    const f = fakeHost({ createRaces: true });
+    await expect(provision(options("r8"), f.host)).rejects.toThrow(/node\(s\) already exist/);
+    expect(f.local.some((c) => c.startsWith("kind delete"))).toBe(false);
+  });
+
+  it("SIGINT while provisioning: the next step is interrupted, the cluster deleted and the Lease released", async () => {
+    const ac = new AbortController();
+    const f = fakeHost();
+    const exec = f.host.exec;
+    f.host.exec = {
+      run: async (req) => {
+        const r = await exec.run(req);
+        // the signal arrives while helm installs Cilium
+        if (req.argv[0] === "helm") ac.abort(new Interrupted("SIGINT"));
+        return r;
+      },
+    };
+    await expect(provision({ ...options("r9"), signal: ac.signal }, f.host)).rejects.toThrow(
+      "interrupted by SIGINT: the run stops and tears down what it created",
+    );
+    expect(f.cluster.some((c) => c.startsWith("agent"))).toBe(false);
+    expect(f.cluster.at(-1)).toContain("delete --raw");
+    expect(f.local.at(-1)).toBe("kind delete cluster --name cdc-kpr");
+  });
+
+  it("KEEP_CLUSTER=1 says in one line which clusters it keeps and how to delete them", async () => {
+    const lines: string[] = [];
+    const f = fakeHost();
+    const p = await provision({ ...options("r10", true), log: (l) => lines.push(l) }, f.host);
+    await p.teardown();
+    await p.teardown();
+    expect(lines.filter((l) => l.startsWith("KEEP_CLUSTER=1"))).toEqual([
+      "KEEP_CLUSTER=1: keeping cdc-kpr (context kind-cdc-kpr); the next run reuses them by name, delete with: kind delete cluster --name cdc-kpr",
+    ]);
+    expect(f.local.some((c) => c.startsWith("kind delete"))).toBe(false);
+  });
+
   it("a missing prerequisite fails before anything runs", async () => {
     process.env.PATH = "/nonexistent";
     const f = fakeHost();
@@ -221,45 +309,129 @@ describe("provisioning kind", () => {
 });
 
 describe("provisioning an existing cluster", () => {
-  function existingHost(opts: { namespaceFails?: boolean }) {
+  // main's vitest shares one module graph per worker: what a test sets in process.env it puts back
+  const existingOk = process.env.CONFORMANCE_EXISTING_OK;
+  afterAll(() => {
+    if (existingOk === undefined) delete process.env.CONFORMANCE_EXISTING_OK;
+    else process.env.CONFORMANCE_EXISTING_OK = existingOk;
+  });
+  /**
+   * An existing cluster answering kubectl and the agents (written by us). `shells` is what the node-shell Pods
+   * look like; the namespace is Terminating for `terminatingPolls` reads after its deletion, then gone.
+   */
+  function existingHost(
+    opts: {
+      namespaceFails?: boolean;
+      nodes?: string[];
+      shells?: "running" | "image-pull-backoff";
+      terminatingPolls?: number;
+      identities?: unknown[];
+    } = {},
+  ) {
     const local: { cmd: string; stdin?: string }[] = [];
     let leaseHolder: string | null = null;
-    const lease: Executor = {
+    let clock = 0;
+    let nsDeleted = false;
+    let terminating = opts.terminatingPolls ?? 0;
+    const nodes = opts.nodes ?? [];
+    const cluster: Executor = {
       run: async (req) => {
-        const cmd = req.argv.join(" ");
-        if (cmd === "create -f -") {
+        const cmd = `${req.target.kind} ${req.argv.join(" ")}`;
+        if (cmd === "kubectl create -f -") {
           leaseHolder = (JSON.parse(req.stdin ?? "{}") as { spec: { holderIdentity: string } }).spec
             .holderIdentity;
           return ok();
         }
         if (cmd.includes("get lease"))
           return leaseHolder
-            ? json({ spec: { holderIdentity: leaseHolder } })
-            : { stdout: "", stderr: "NotFound", exitCode: 1, durationMs: 1 };
-        if (cmd.includes("delete lease")) {
+            ? json({ metadata: { uid: "u1", resourceVersion: "1" }, spec: { holderIdentity: leaseHolder } })
+            : { stdout: "", stderr: "Error from server (NotFound)", exitCode: 1, durationMs: 1 };
+        if (cmd.startsWith("kubectl delete --raw")) {
           leaseHolder = null;
           return ok();
         }
-        throw new Error(`fake lease: ${cmd}`);
+        if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
+        if (cmd === "kubectl get nodes -o json")
+          return json({
+            items: nodes.map((name) => ({
+              metadata: { name },
+              status: { nodeInfo: { kernelVersion: "6.8.0", kubeletVersion: "v1.35.5" } },
+            })),
+          });
+        if (cmd === "agent cilium-dbg status")
+          return ok(
+            "KubeProxyReplacement:    True   [eth0 172.31.100.2]\nCilium:                  Ok   1.19.7 (v1.19.7-abc)\nAttach Mode:             TCX\nCluster health:          3/3 reachable\n",
+          );
+        if (cmd === "agent cilium-dbg metrics list -o json") return ok("[]");
+        throw new Error(`fake cluster: ${cmd}`);
       },
+    };
+    const shell = (node: string) => {
+      const F = opts.shells === "image-pull-backoff" ? PODS.imagePullBackOff : PODS.ready;
+      return { ...F, metadata: { ...F.metadata, name: `node-shell-${node}` } };
     };
     const exec: Executor = {
       run: async (req) => {
         const cmd = req.argv.join(" ");
         local.push({ cmd, ...(req.stdin !== undefined ? { stdin: req.stdin } : {}) });
-        if (cmd === "kubectl --context ctx create -f -" && opts.namespaceFails)
+        const k = "kubectl --context ctx";
+        if (cmd === `${k} create -f -` && opts.namespaceFails)
           return { stdout: "", stderr: 'namespaces "x" is forbidden', exitCode: 1, durationMs: 1 };
-        if (cmd === "kubectl --context ctx create -f -") return ok();
-        if (cmd.startsWith("kubectl --context ctx get nodes")) return json({ items: [] });
-        if (cmd.startsWith("kubectl --context ctx -n kube-system get pods")) return json({ items: [] });
-        if (cmd.startsWith("kubectl --context ctx delete namespace")) return ok();
+        if (cmd === `${k} create -f -` || cmd === `${k} apply -f -`) return ok();
+        if (cmd.startsWith(`${k} get nodes`))
+          return json({ items: nodes.map((name) => ({ metadata: { name } })) });
+        if (cmd.startsWith(`${k} -n kube-system get pods`))
+          return json({ items: nodes.map((nodeName) => ({ spec: { nodeName } })) });
+        if (/ -n cca-dp-[a-z0-9-]+ get pods -o json$/.test(cmd)) return json({ items: nodes.map(shell) });
+        if (cmd.startsWith(`${k} delete namespace`)) {
+          nsDeleted = true;
+          return ok();
+        }
+        if (cmd.startsWith(`${k} get namespace `)) {
+          if (nsDeleted && terminating-- <= 0)
+            return {
+              stdout: "",
+              stderr: 'Error from server (NotFound): namespaces "x" not found',
+              exitCode: 1,
+              durationMs: 1,
+            };
+          return json({
+            status: {
+              phase: "Terminating",
+              conditions: [
+                {
+                  type: "NamespaceContentRemaining",
+                  status: "True",
+                  message: "Some resources are remaining: pods. has 2 resource instances",
+                },
+              ],
+            },
+          });
+        }
+        if (cmd.startsWith(`${k} -n kube-system get configmap cilium-config`))
+          return json({ data: { "identity-gc-interval": "15m0s", "identity-heartbeat-timeout": "30m0s" } });
+        if (cmd.startsWith(`${k} get ciliumidentities.cilium.io`))
+          return json({ items: opts.identities ?? [] });
         throw new Error(`fake host: ${cmd}`);
       },
     };
-    const host: Host = { exec, cluster: () => lease, sleep: async () => {}, outside: async () => null };
+    const host: Host = {
+      exec,
+      cluster: () => cluster,
+      sleep: async (ms) => {
+        clock += ms;
+      },
+      now: () => clock,
+      outside: async () => null,
+    };
     return { host, local, holder: () => leaseHolder };
   }
-  const existing = (runId: string) => ({ ...options(runId), provider: "existing" as const, context: "ctx" });
+  const existing = (runId: string, log: (l: string) => void = () => {}) => ({
+    ...options(runId),
+    provider: "existing" as const,
+    context: "ctx",
+    log,
+  });
 
   it("creates a DNS-1123 run namespace labelled privileged for Pod Security Admission; releases all on failure", async () => {
     process.env.CONFORMANCE_EXISTING_OK = "1";
@@ -272,16 +444,94 @@ describe("provisioning an existing cluster", () => {
     };
     expect(ns.metadata.name).toBe("cca-dp-run-kpr-1-20");
     expect(ns.metadata.labels["pod-security.kubernetes.io/enforce"]).toBe("privileged");
-    expect(f.local.at(-1)?.cmd).toBe(
-      "kubectl --context ctx delete namespace cca-dp-run-kpr-1-20 --wait=false",
+    expect(f.local.map((c) => c.cmd)).toContain(
+      "kubectl --context ctx delete namespace cca-dp-run-kpr-1-20 --wait=false --ignore-not-found",
     );
     expect(f.holder()).toBeNull();
   });
 
-  it("a namespace that cannot be created leaves no Lease behind", async () => {
+  it("a namespace that cannot be created leaves no Lease behind (and deletes nothing)", async () => {
     process.env.CONFORMANCE_EXISTING_OK = "1";
     const f = existingHost({ namespaceFails: true });
     await expect(provision(existing("r2"), f.host)).rejects.toThrow("forbidden");
+    expect(f.holder()).toBeNull();
+    expect(f.local.some((c) => c.cmd.includes("delete namespace"))).toBe(false);
+  });
+
+  it("node shells that cannot pull their image: the wait names ImagePullBackOff and the image; everything is removed", async () => {
+    process.env.CONFORMANCE_EXISTING_OK = "1";
+    const lines: string[] = [];
+    const f = existingHost({ nodes: ["w1", "w2"], shells: "image-pull-backoff" });
+    await expect(
+      provision(
+        existing("r3", (l) => lines.push(l)),
+        f.host,
+      ),
+    ).rejects.toThrow(
+      /^timed out after 180 s waiting for 2 node-shell Pods Running in cca-dp-r3; last observation: 0\/2 Running; node-shell-w1: Pending, container shell ImagePullBackOff \(image docker\.io\/nicolaka\/netshoot:v0\.13\): Back-off pulling image/,
+    );
+    expect(
+      lines.some((l) => /still waiting .*node-shell-w2: Pending, container shell ImagePullBackOff/.test(l)),
+    ).toBe(true);
+    expect(f.holder()).toBeNull();
+    expect(lines.at(-1)).toMatch(/^teardown of cca-dp-r3: namespace gone after 0 s, Lease released/);
+  });
+
+  it("teardown waits for the namespace to go, then reports what Cilium still owns and when it goes (teardown.json)", async () => {
+    process.env.CONFORMANCE_EXISTING_OK = "1";
+    const lines: string[] = [];
+    const identity = (name: string) => ({
+      metadata: {
+        name,
+        labels: { "io.kubernetes.pod.namespace": "cca-dp-r4" },
+        creationTimestamp: "2026-12-02T10:00:00Z",
+      },
+    });
+    const f = existingHost({
+      nodes: ["w1", "w2"],
+      shells: "running",
+      terminatingPolls: 3,
+      identities: [identity("4242"), identity("4343")],
+    });
+    const p = await provision(
+      existing("r4", (l) => lines.push(l)),
+      f.host,
+    );
+    expect(p.targets[0]).toMatchObject({ mode: "kpr", namespace: "cca-dp-r4", nodeShell: "pod" });
+    expect(lines).toContain("mode kpr: the agents report KubeProxyReplacement True (Cilium 1.19.7)");
+    const shell = JSON.parse(f.local.find((c) => c.cmd.endsWith("apply -f -"))?.stdin ?? "{}") as {
+      metadata: { labels: Record<string, string> };
+    };
+    expect(shell.metadata.labels["app.kubernetes.io/component"]).toBe("node-shell");
+    await p.teardown();
+    await p.teardown();
+    expect(f.local.filter((c) => c.cmd.includes("delete namespace"))).toHaveLength(1);
+    expect(f.local.filter((c) => c.cmd.includes("get namespace cca-dp-r4"))).toHaveLength(4);
+    expect(f.holder()).toBeNull();
+    expect(lines.find((l) => l.startsWith("left to Cilium"))).toMatch(
+      /^left to Cilium: 2 CiliumIdentity object\(s\) of cca-dp-r4's Pods \(4242, 4343\): collected by cilium-operator between \d\d:\d\d and \d\d:\d\d UTC \(identity GC every 15 min, heartbeat timeout 30 min, from cilium-config\)$/,
+    );
+    expect(lines.at(-1)).toMatch(/^teardown of cca-dp-r4: namespace gone after 6 s, Lease released/);
+    const report = JSON.parse(readFileSync(join(results, "r4", "kpr", "teardown.json"), "utf8"));
+    expect(report).toMatchObject({ namespace: "cca-dp-r4", namespaceGone: true, leaseReleased: true });
+    expect(report.ciliumOwned.map((x: { name: string }) => x.name)).toEqual(["4242", "4343"]);
+  });
+
+  it("a namespace that does not go within its deadline is reported with what holds it", async () => {
+    process.env.CONFORMANCE_EXISTING_OK = "1";
+    const lines: string[] = [];
+    const f = existingHost({ nodes: ["w1"], shells: "running", terminatingPolls: 10_000 });
+    const p = await provision(
+      existing("r5", (l) => lines.push(l)),
+      f.host,
+    );
+    await p.teardown();
+    expect(lines).toContain(
+      "namespace cca-dp-r5 is not gone after 180 s: Terminating; NamespaceContentRemaining: Some resources are remaining: pods. has 2 resource instances",
+    );
+    expect(lines.at(-1)).toMatch(
+      /^teardown of cca-dp-r5: namespace NOT gone after 180 s \(Terminating; NamespaceContentRemaining/,
+    );
     expect(f.holder()).toBeNull();
   });
 });

@@ -5,7 +5,7 @@ import { writeBaseline } from "../helpers/baseline.ts";
 import { writeMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
-import { KubeExecutor } from "../helpers/exec/kube.ts";
+import { KubeExecutor, withDeadline } from "../helpers/exec/kube.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
 import { portableUpgrade } from "../helpers/exec/portable.ts";
 import { type Executor, mustRun } from "../helpers/exec/types.ts";
@@ -15,8 +15,10 @@ import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
 import type { ClusterTarget } from "../suites/run-state.ts";
 import { provisionExisting } from "./existing.ts";
+import { interruptible, once } from "./interrupt.ts";
 import { type Lab, labEnabled, labPath, readLab } from "./lab.ts";
 import { acquireLease } from "./lease.ts";
+import { OUTSIDE_LABEL } from "./leftovers.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
 import {
   ciliumInstallArgv,
@@ -50,6 +52,10 @@ export interface ProvisionOptions {
   rollback?: boolean;
   /** LAB_IMAGES=1: the offline lab's images (kind only); read from the environment when not given. */
   lab?: Lab;
+  /** Aborted on SIGINT/SIGTERM: every provisioning command and wait ends, then what was made is torn down. */
+  signal?: AbortSignal;
+  /** LEASE_WAIT_S: how long to wait for another run's Lease (0: fail at once naming the holder). */
+  leaseWaitMs?: number;
 }
 
 /** Images to load (lab, or PRELOAD_IMAGES=1) that the local Docker lacks: one line saying how to get them. */
@@ -57,7 +63,11 @@ async function checkLoadImages(h: Host, p: Profile): Promise<void> {
   const wanted = [...(p.lab ? [p.lab.nodeImage] : []), ...(p.load ?? [])];
   const missing: string[] = [];
   for (const image of wanted) {
-    const r = await h.exec.run({ target: { kind: "local" }, argv: ["docker", "image", "inspect", image] });
+    const r = await h.exec.run({
+      target: { kind: "local" },
+      argv: ["docker", "image", "inspect", image],
+      timeoutMs: 60_000,
+    });
     if (r.exitCode !== 0) missing.push(image);
   }
   if (missing.length === 0) return;
@@ -81,12 +91,25 @@ export interface Host {
   exec: Executor;
   cluster(context: string): Executor;
   sleep(ms: number): Promise<void>;
+  /** The clock waits run on (ms); performance.now when absent. Tests with a fake sleep pass a fake clock. */
+  now?(): number;
   outside(p: Profile, log: (l: string) => void): Promise<{ name: string; stop: () => Promise<void> } | null>;
+}
+
+/** Every local command of provisioning and teardown ends by this deadline unless it names its own. */
+export const HOST_COMMAND_TIMEOUT_MS = 600_000;
+
+/** An executor that gives calls without a deadline `ms`. */
+export function withDefaultDeadline(inner: Executor, ms: number): Executor {
+  return {
+    run: (req) => inner.run(req.timeoutMs === undefined ? { ...req, timeoutMs: ms } : req),
+    ...(inner.close ? { close: () => inner.close?.() ?? Promise.resolve() } : {}),
+  };
 }
 
 export function realHost(): Host {
   return {
-    exec: new LocalExecutor(),
+    exec: withDefaultDeadline(new LocalExecutor(), HOST_COMMAND_TIMEOUT_MS),
     cluster: (context) =>
       new ClusterExecutor(
         { context, nodeShell: { kind: "docker", containerOf: (n) => n } },
@@ -114,9 +137,12 @@ async function timed<T>(
   }
 }
 
-export async function sh(h: Host, argv: string[], timeoutMs = 600_000): Promise<string> {
+export async function sh(h: Host, argv: string[], timeoutMs = HOST_COMMAND_TIMEOUT_MS): Promise<string> {
   return (await mustRun(h.exec, { target: { kind: "local" }, argv, timeoutMs })).stdout;
 }
+
+/** How long the baseline waits for cilium-health per agent before it reads the metrics anyway. */
+export const BASELINE_HEALTH_DEADLINE_MS = 180_000;
 
 /**
  * The agents' metrics right after the gates (once cilium-health answers), into the bundle's baseline/: the
@@ -134,17 +160,21 @@ export async function recordBaseline(
       // cilium-health starts after the agent reports ready, and reading the metrics asks it for its status:
       // asked too early, the agent logs `Error while getting cilium-health status` (seen on the lab cluster,
       // run lab-baseline). Wait until its status shows the health probe's result first.
-      // at most 60 reads 3 s apart (a bounded count, so a host whose clock does not move still ends)
+      // at most 60 reads 3 s apart (a bounded count, so a host whose clock does not move still ends), and no
+      // longer than BASELINE_HEALTH_DEADLINE_MS (each read may take its own deadline on a node that hangs)
       let health = "";
+      const t0 = performance.now();
       for (let attempt = 0; attempt < 60; attempt++) {
         const out = (await g.exec.run({ target: { kind: "agent", node }, argv: ["cilium-dbg", "status"] }))
           .stdout;
         health = out.split("\n").find((l) => l.startsWith("Cluster health:")) ?? "(no Cluster health line)";
         if (/^Cluster health:\s+\d+\/\d+ reachable/.test(health)) break;
-        if (attempt === 59)
+        if (attempt === 59 || performance.now() - t0 > BASELINE_HEALTH_DEADLINE_MS) {
           g.log(
-            `cilium-health on ${node} still not reporting after 3 min (last: ${health}); baseline taken anyway`,
+            `cilium-health on ${node} still not reporting after ${Math.round((performance.now() - t0) / 1000)} s (last: ${health}); baseline taken anyway`,
           );
+          break;
+        }
         await g.sleep(3000);
       }
       const r = await g.exec.run({
@@ -172,17 +202,35 @@ async function clusterExists(h: Host, p: Profile): Promise<boolean> {
   return list.some((c) => c.name === p.cluster);
 }
 
-async function createCluster(h: Host, p: Profile, dir: string, log: (l: string) => void): Promise<void> {
+/**
+ * Creates the profile's cluster, or reuses one of that name (kept by an earlier run with KEEP_CLUSTER=1, or
+ * another run's). `created` is called before the create command runs: a create that is interrupted half-way
+ * leaves nodes this run must delete. A create that fails because another run created the same cluster at the
+ * same moment is not ours, and `created` is taken back.
+ */
+async function createCluster(
+  h: Host,
+  p: Profile,
+  dir: string,
+  log: (l: string) => void,
+  created: (ours: boolean) => void,
+): Promise<void> {
   if (await clusterExists(h, p)) {
     log(`reusing the existing cluster ${p.cluster} (kept by an earlier run with KEEP_CLUSTER=1)`);
     return;
   }
-  if (p.provider === "kind") {
-    const cfg = join(dir, "kind-config.yaml");
-    writeFileSync(cfg, stringify(p.kindConfig));
-    await sh(h, kindCreateArgv(p, cfg));
-  } else {
-    await sh(h, ["k3d", ...(p.k3dArgs ?? [])]);
+  created(true);
+  try {
+    if (p.provider === "kind") {
+      const cfg = join(dir, "kind-config.yaml");
+      writeFileSync(cfg, stringify(p.kindConfig));
+      await sh(h, kindCreateArgv(p, cfg));
+    } else {
+      await sh(h, ["k3d", ...(p.k3dArgs ?? [])]);
+    }
+  } catch (err) {
+    if (/already exist/i.test(err instanceof Error ? err.message : "")) created(false);
+    throw err;
   }
 }
 
@@ -204,10 +252,18 @@ async function outsideClient(
       p.provider === "kind" ? (process.env.KIND_EXPERIMENTAL_DOCKER_NETWORK ?? "kind") : `k3d-${p.cluster}`;
     const c = await new GenericContainer(IMAGES.curl)
       .withNetworkMode(network)
+      // found by this label in the leftover inventory and by the fault driver (outside-net)
+      .withLabels({ [OUTSIDE_LABEL]: p.cluster })
       .withEntrypoint(["sleep"])
       .withCommand(["3600"])
       .start();
-    return { name: c.getName().replace(/^\//, ""), stop: async () => void (await c.stop()) };
+    const name = c.getName().replace(/^\//, "");
+    return {
+      name,
+      // testcontainers stops and removes it; a daemon that does not answer must not hold the teardown
+      stop: async () =>
+        void (await withDeadline(c.stop(), 120_000, `from docker stopping the outside client ${name}`)),
+    };
   } catch (err) {
     log(
       `could not start a client outside the nodes: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`,
@@ -252,7 +308,11 @@ export async function startNodeTools(
 ): Promise<() => Promise<void>> {
   const names = nodes.map((n) => `${NODE_TOOLS_PREFIX}${n}`);
   const stop = async () => {
-    await h.exec.run({ target: { kind: "local" }, argv: ["docker", "rm", "-f", ...names] });
+    await h.exec.run({
+      target: { kind: "local" },
+      argv: ["docker", "rm", "-f", ...names],
+      timeoutMs: 120_000,
+    });
   };
   try {
     for (const node of nodes) {
@@ -266,8 +326,14 @@ export async function startNodeTools(
   return stop;
 }
 
-/** kind / k3d: create (or reuse) one cluster per mode, install Cilium, wait for the readiness gates. */
-async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned> {
+/**
+ * kind / k3d: create (or reuse) one cluster per mode, take the run's Lease on it (before anything is installed,
+ * so a second run waits or stops there), install Cilium, wait for the readiness gates. Teardown deletes only
+ * the clusters this run created or held the Lease of, never another run's.
+ */
+async function provisionLocal(o: ProvisionOptions, plain: Host): Promise<Provisioned> {
+  // provisioning works through `h` (interrupted by SIGINT/SIGTERM); teardown through `plain`
+  const h = interruptible(plain, o.signal);
   const lab = o.lab ?? (labEnabled() ? readLab() : undefined);
   if (lab) {
     // kind, helm and kubectl as the lab built them; testcontainers' reaper image cannot be pulled here
@@ -280,6 +346,7 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
   const targets: ClusterTarget[] = [];
   const cleanups: (() => Promise<void>)[] = [];
   const profiles: Profile[] = [];
+  const owned = new Set<Profile>();
   try {
     for (const mode of o.modes) {
       const p = makeProfile({
@@ -299,7 +366,19 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
       mkdirSync(dir, { recursive: true });
       const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);
       const phases: Record<string, number> = {};
-      await timed(phases, "create cluster", log, () => createCluster(h, p, dir, log));
+      await timed(phases, "create cluster", log, () =>
+        createCluster(h, p, dir, log, (ours) => (ours ? owned.add(p) : owned.delete(p))),
+      );
+      // the Lease is taken and released through the plain host (its release must run after an interrupt);
+      // waiting for it (LEASE_WAIT_S) ends on an interrupt
+      cleanups.push(
+        await acquireLease(plain.cluster(p.context), o.runId, {
+          waitMs: o.leaseWaitMs ?? 0,
+          log,
+          sleep: h.sleep,
+        }),
+      );
+      owned.add(p);
       const load = loadArgv(p);
       if (load) await timed(phases, "load images", log, () => sh(h, load));
       await timed(phases, "install Cilium", log, () => installCilium(h, p, dir));
@@ -311,14 +390,13 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
         await kubeDnsProgrammed(g, ns);
         return ns;
       });
-      cleanups.push(await acquireLease(g.exec, o.runId));
       const v = await clusterVersions(g, nodes);
       const expected = mode === "kpr" ? "True" : "False";
       if (v.kpr !== expected)
         log(`warning: the agent reports KubeProxyReplacement ${v.kpr}, the profile asked for ${expected}`);
       const outside = await h.outside(p, log);
       if (outside) cleanups.push(outside.stop);
-      if (p.provider === "k3d") cleanups.push(await startNodeTools(h, nodes, log));
+      if (p.provider === "k3d") cleanups.push(await startNodeTools(plain, nodes, log));
       writeMeta(dir, {
         format: 1,
         mode,
@@ -365,10 +443,11 @@ async function provisionLocal(o: ProvisionOptions, h: Host): Promise<Provisioned
       });
     }
   } catch (err) {
-    await teardownLocal(o, h, profiles, cleanups);
+    await teardownLocal(o, plain, profiles, cleanups, owned);
     throw err;
   }
-  return { targets, teardown: () => teardownLocal(o, h, profiles, cleanups) };
+  const teardown = once(() => teardownLocal(o, plain, profiles, cleanups, owned));
+  return { targets, teardown };
 }
 
 async function teardownLocal(
@@ -376,15 +455,22 @@ async function teardownLocal(
   h: Host,
   profiles: Profile[],
   cleanups: (() => Promise<void>)[],
+  owned: Set<Profile>,
 ): Promise<void> {
-  for (const c of cleanups) await c().catch(() => {});
+  for (const c of cleanups.splice(0)) await c().catch(() => {});
+  for (const p of profiles.filter((x) => !owned.has(x)))
+    o.log(
+      `not deleting cluster ${p.cluster}: this run neither created it nor held its Lease (another run's)`,
+    );
+  const ours = profiles.filter((x) => owned.has(x));
+  if (ours.length === 0) return;
   if (o.keep) {
     o.log(
-      `KEEP_CLUSTER=1: keeping ${profiles.map((p) => p.cluster).join(", ")} (the next run reuses them by name)`,
+      `KEEP_CLUSTER=1: keeping ${ours.map((p) => `${p.cluster} (context ${p.context})`).join(", ")}; the next run reuses them by name, delete with: ${ours.map((p) => (p.provider === "kind" ? `kind delete cluster --name ${p.cluster}` : `k3d cluster delete ${p.cluster}`)).join(" && ")}`,
     );
     return;
   }
-  for (const p of profiles) {
+  for (const p of ours) {
     o.log(`deleting cluster ${p.cluster}`);
     const argv =
       p.provider === "kind"

@@ -1,5 +1,6 @@
 import type { Executor } from "../helpers/exec/types.ts";
 import { mustRun } from "../helpers/exec/types.ts";
+import { type PodState, podStates, whyNotReady } from "../helpers/observe/pod-status.ts";
 import { parseServiceListJson } from "../helpers/parse/service-list-json.ts";
 import { pollUntil } from "../helpers/poll.ts";
 
@@ -99,21 +100,39 @@ export function rolloutDone(s: RolloutState): boolean {
   return ds && op;
 }
 
-/** DaemonSet cilium rolled out and Deployment cilium-operator available, both at their newest generation. */
+/**
+ * DaemonSet cilium rolled out and Deployment cilium-operator available, both at their newest generation. While
+ * it is not, the agent and operator Pods that are not ready are named with why (an image that cannot be pulled,
+ * an init container in a crash loop, a Pod the scheduler cannot place).
+ */
 export async function ciliumRolledOut(g: GateContext): Promise<void> {
   await pollUntil({
     what: "DaemonSet kube-system/cilium rolled out and Deployment cilium-operator available",
     deadlineMs: GATE_DEADLINES.rollout,
     intervalMs: 3000,
-    probe: async () =>
-      rolloutState(
+    probe: async () => {
+      const s = rolloutState(
         await json(g, ["-n", "kube-system", "get", "daemonset", "cilium"]),
         await json(g, ["-n", "kube-system", "get", "deployment", "cilium-operator"]),
-      ),
-    done: rolloutDone,
-    show: (s) =>
+      );
+      if (rolloutDone(s)) return { s, pods: [] as PodState[] };
+      // read only while waiting: the Pods of both (names cilium-… and cilium-operator-…)
+      const pods = podStates(await json(g, ["-n", "kube-system", "get", "pods"])).filter((p) =>
+        /^cilium-(operator-)?[a-z0-9]+(-[a-z0-9]+)?$/.test(p.name),
+      );
+      return { s, pods };
+    },
+    done: ({ s }) => rolloutDone(s),
+    show: ({ s, pods }) =>
       `cilium ${s.ds.ready}/${s.ds.desired} ready (${s.ds.updated} updated, generation ${s.ds.observed}/${s.ds.generation}), ` +
-      `operator ${s.op.available}/${s.op.replicas} available (${s.op.updated} updated, generation ${s.op.observed}/${s.op.generation})`,
+      `operator ${s.op.available}/${s.op.replicas} available (${s.op.updated} updated, generation ${s.op.observed}/${s.op.generation})` +
+      (pods.some((p) => !p.ready)
+        ? `; ${pods
+            .filter((p) => !p.ready)
+            .slice(0, 4)
+            .map(whyNotReady)
+            .join("; ")}`
+        : ""),
     sleep: g.sleep,
     progress: g.log,
   });

@@ -6,10 +6,15 @@
  * - CLUSTER_PROVIDER=replay: BUNDLE (or the shipped bundles) are served back;
  * - CLUSTER_PROVIDER=none: every cluster spec is skipped with that reason, whatever this machine has (the
  *   offline CI: a runner with Docker and kind preinstalled must not create clusters behind its back).
- * Teardown always runs (also on Ctrl-C); KEEP_CLUSTER=1 keeps kind/k3d clusters for the next run.
+ * Teardown always runs, also on SIGINT/SIGTERM (clusters/interrupt.ts: vitest's own handlers would exit 1 ms
+ * after the signal, so ours sets them aside, tears down to completion, then exits 130/143; a second signal
+ * exits at once); KEEP_CLUSTER=1 keeps kind/k3d clusters for the next run and says so. LEASE_WAIT_S waits for
+ * another run's Lease instead of failing at once.
  */
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { Interrupted, installSignalTeardown, once, stopTestRun } from "../clusters/interrupt.ts";
+import { leaseWaitMs } from "../clusters/lease.ts";
 import { type Provisioned, provision } from "../clusters/lifecycle.ts";
 import { checkBinaries, dockerReachable } from "../clusters/prereq.ts";
 import { parseMode, parseProvider } from "../clusters/profile.ts";
@@ -28,7 +33,7 @@ function parseNoBackendResponse(v: string): "reject" | "drop" {
   return v;
 }
 
-async function decide(): Promise<{ state: RunState; provisioned?: Provisioned }> {
+async function decide(signal: AbortSignal): Promise<{ state: RunState; provisioned?: Provisioned }> {
   const env = process.env;
   if (env.CLUSTER_PROVIDER === "replay")
     return {
@@ -90,27 +95,35 @@ async function decide(): Promise<{ state: RunState; provisioned?: Provisioned }>
     ...(env.NO_BACKEND_RESPONSE
       ? { noBackendResponse: parseNoBackendResponse(env.NO_BACKEND_RESPONSE) }
       : {}),
+    leaseWaitMs: leaseWaitMs(env.LEASE_WAIT_S),
+    signal,
     log,
   });
   return { state: { kind: "cluster", runId, targets: provisioned.targets }, provisioned };
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const interrupt = new AbortController();
   let provisioned: Provisioned | undefined;
-  let done = false;
-  const teardown = async () => {
-    if (done) return;
-    done = true;
+  let provisioning: Promise<unknown> = Promise.resolve();
+  // one teardown for every path (the end of the run, a failed setup, SIGINT/SIGTERM): the same promise to all.
+  // After a signal during provisioning it first lets provisioning end (its failure path removes what it made)
+  const teardown = once(async () => {
+    await provisioning.catch(() => {});
     await provisioned?.teardown();
-  };
-  const onSignal = (sig: NodeJS.Signals) => {
-    log(`${sig}: tearing down before exit`);
-    void teardown().finally(() => process.exit(130));
-  };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  });
+  installSignalTeardown({
+    teardown,
+    log,
+    onInterrupt: (sig) => {
+      interrupt.abort(new Interrupted(sig));
+      // no further spec starts and the running one's worker stops (the cluster is going away)
+      stopTestRun(project.vitest, sig);
+    },
+  });
   try {
-    const decided = await decide();
+    provisioning = decide(interrupt.signal);
+    const decided = (await provisioning) as Awaited<ReturnType<typeof decide>>;
     provisioned = decided.provisioned;
     if (decided.state.kind === "skip") log(`every conformance spec is skipped: ${decided.state.reason}`);
     project.provide("runState", decided.state);

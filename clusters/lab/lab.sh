@@ -5,7 +5,7 @@
 #
 #   clusters/lab/lab.sh images      build everything (or: lab.sh images STEP… to run named steps)
 #   clusters/lab/lab.sh up          start the lab's container engine (our address ranges, egress blocked)
-#   clusters/lab/lab.sh down        stop it
+#   clusters/lab/lab.sh down        delete the lab's kind clusters, stop its engine, undo what up added (says what)
 #   clusters/lab/lab.sh status      what is built, what runs, the cache's size
 #   clusters/lab/lab.sh steps       every step `images` builds, in order (one a line)
 #
@@ -14,7 +14,7 @@
 # (patch-cilium.sh). Both are named in the images' labels and in every bundle recorded with them.
 set -euo pipefail
 
-HERE=$(cd "$(dirname "$0")" && pwd)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB_CACHE=${LAB_CACHE:-$HOME/.cache/datapath-conformance/lab}
 # shellcheck source=versions.env
 . "$HERE/versions.env"
@@ -365,24 +365,45 @@ rootfs() { # $1 name, $2 packages
 # ---- the container engine --------------------------------------------------------------------------------
 
 DOCKER_ROOT="$LAB_CACHE/docker" DOCKER_PID="$LAB_CACHE/dockerd.pid"
-RUNC_WRAPPER=/usr/local/sbin/runc-nosysres
+# where dockerd reads its configuration and where the runc wrapper goes (LAB_* only to test `down` in a sandbox)
+DAEMON_JSON=${LAB_DAEMON_JSON:-/etc/docker/daemon.json} RUNC_WRAPPER=${LAB_RUNC_WRAPPER:-/usr/local/sbin/runc-nosysres}
+# what `up` changed on the host, so that `down` can tell the lab's changes from anyone else's
+STATE="$LAB_CACHE/state"
 # Every address the lab's containers get is ours: the default bridge, the pool for new networks, and kind's
 # network, created here with an explicit subnet before kind would pick one.
 LAB_BIP=172.31.250.1/24 LAB_POOL=172.31.0.0/16 KIND_SUBNET=172.31.100.0/24
 
 docker_up() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
+# The daemon.json `up` writes (also how `down` recognises one the lab wrote before it kept a mark).
+lab_daemon_json() {
+  jq -n --arg root "$DOCKER_ROOT" --arg bip "$LAB_BIP" --arg pool "$LAB_POOL" --arg runc "$RUNC_WRAPPER" '{
+    "data-root": $root, "bip": $bip, "default-address-pools": [{"base": $pool, "size": 24}],
+    "ip-masq": false, "ipv6": false, "ip6tables": false,
+    "runtimes": {"runc-nosysres": {"path": $runc}}, "default-runtime": "runc-nosysres",
+    "log-driver": "json-file", "log-opts": {"max-size": "10m"}}'
+}
+sha_of() { sha256sum "$1" 2>/dev/null | cut -d' ' -f1; }
+
 cmd_up() {
   command -v dockerd >/dev/null || die "dockerd is missing: run '$0 images host-packages' (apt-get install docker.io)"
-  install -m 0755 "$HERE/files/runc-nosysres" "$RUNC_WRAPPER"
+  mkdir -p "$STATE"
+  # a runc-nosysres that is not ours is kept aside and given back by `down`
+  if [ -e "$RUNC_WRAPPER" ] && ! cmp -s "$HERE/files/runc-nosysres" "$RUNC_WRAPPER" && [ ! -e "$STATE/runc-wrapper.before" ]; then
+    cp -p "$RUNC_WRAPPER" "$STATE/runc-wrapper.before"
+  fi
+  install -D -m 0755 "$HERE/files/runc-nosysres" "$RUNC_WRAPPER"
   if docker_up; then say "docker is already running ($(docker version --format '{{.Server.Version}}'))"
   else
-    mkdir -p /etc/docker "$DOCKER_ROOT"
-    jq -n --arg root "$DOCKER_ROOT" --arg bip "$LAB_BIP" --arg pool "$LAB_POOL" --arg runc "$RUNC_WRAPPER" '{
-      "data-root": $root, "bip": $bip, "default-address-pools": [{"base": $pool, "size": 24}],
-      "ip-masq": false, "ipv6": false, "ip6tables": false,
-      "runtimes": {"runc-nosysres": {"path": $runc}}, "default-runtime": "runc-nosysres",
-      "log-driver": "json-file", "log-opts": {"max-size": "10m"}}' >/etc/docker/daemon.json
+    mkdir -p "$(dirname "$DAEMON_JSON")" "$DOCKER_ROOT"
+    # someone else's daemon.json is kept aside (down puts it back); the one written here is marked by its hash
+    if [ -s "$DAEMON_JSON" ] && [ "$(sha_of "$DAEMON_JSON")" != "$(cat "$STATE/daemon.json.sha256" 2>/dev/null)" ] \
+      && ! cmp -s <(lab_daemon_json) "$DAEMON_JSON" && [ ! -e "$STATE/daemon.json.before" ]; then
+      cp -p "$DAEMON_JSON" "$STATE/daemon.json.before"
+      say "kept your $DAEMON_JSON aside in $STATE/daemon.json.before (down puts it back)"
+    fi
+    lab_daemon_json >"$DAEMON_JSON"
+    sha_of "$DAEMON_JSON" >"$STATE/daemon.json.sha256"
     say "starting dockerd (data root $DOCKER_ROOT, log $LOGS/dockerd.log)"
     # fd 9 is a step's lock (see step): dockerd must not inherit it, or that step stays locked while it runs
     nohup dockerd --pidfile "$DOCKER_PID" >"$LOGS/dockerd.log" 2>&1 9>&- &
@@ -392,6 +413,7 @@ cmd_up() {
   fi
   block_egress
   if ! docker network inspect kind >/dev/null 2>&1; then
+    echo "created by lab up on $(date -u +%FT%TZ) in $(docker info --format '{{.DockerRootDir}}' 2>/dev/null)" >"$STATE/kind-network"
     docker network create --driver bridge --subnet "$KIND_SUBNET" \
       -o com.docker.network.bridge.enable_ip_masquerade=false \
       -o com.docker.network.driver.mtu=1500 kind >/dev/null
@@ -402,21 +424,118 @@ cmd_up() {
 
 uplink() { ip -o route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") print $(i + 1)}' | head -n 1; }
 
-# Nothing a container sends may leave through the host's uplink.
+# Nothing a container sends may leave through the host's uplink. The device is recorded: `down` removes the
+# rule on the same device even when the default route has moved since.
 block_egress() {
   local dev; dev=$(uplink)
   [ -n "$dev" ] || return 0
+  mkdir -p "$STATE"; echo "$dev" >"$STATE/egress-dev"
   iptables -C DOCKER-USER -o "$dev" -j DROP 2>/dev/null || iptables -I DOCKER-USER -o "$dev" -j DROP
 }
 
+# down's report: one line per item, what it removed and what it keeps and why.
+removed() { say "removed: $*"; }
+kept() { say "kept: $*"; }
+
+# The chains dockerd creates in the host's filter and nat tables, and the rules of the built-in chains that lead
+# to them or name docker's bridges (docker0, br-<network id>). dockerd leaves all of them when it stops.
+docker_chains() { iptables -t "$1" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^DOCKER/ { print $2 }'; }
+docker_jumps() {
+  iptables -t "$1" -S 2>/dev/null | awk '$1 == "-A" && $2 !~ /^DOCKER/ && ($0 ~ / -j DOCKER/ || $0 ~ /(^| )(-i|-o) (docker0|br-[0-9a-f]+)( |$)/)'
+}
+
+remove_docker_iptables() {
+  local t rule chain n
+  for t in filter nat; do
+    n=0
+    while IFS= read -r rule; do
+      [ -n "$rule" ] || continue
+      # the rule's words as iptables -S printed them (quoted comments stay one word)
+      eval "iptables -t $t ${rule/#-A/-D}" && n=$((n + 1))
+    done < <(docker_jumps "$t")
+    for chain in $(docker_chains "$t"); do
+      iptables -t "$t" -F "$chain" && iptables -t "$t" -X "$chain" && removed "iptables chain $chain ($t table)"
+    done
+    [ "$n" -gt 0 ] && removed "$n rule(s) of the $t table's built-in chains that led to docker's chains or bridges"
+  done
+  return 0
+}
+
+# docker's bridges: docker0 and one br-<id> per network (kind's), left when dockerd stops; only empty ones go.
+remove_docker_bridges() {
+  local br
+  for br in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '{ print $2 }' | cut -d@ -f1 | grep -E '^(docker0|br-[0-9a-f]{12})$' || true); do
+    if [ -n "$(ip -o link show master "$br" 2>/dev/null)" ]; then kept "bridge $br: something is still attached to it"
+    else ip link del "$br" && removed "bridge $br"
+    fi
+  done
+}
+
 cmd_down() {
+  mkdir -p "$STATE"
+  local lab_dockerd=0 stopped=0 pid dev
+  pid=$(cat "$DOCKER_PID" 2>/dev/null || true)
+  [ -n "$pid" ] && lab_dockerd=1
   if command -v kind >/dev/null && docker_up; then
-    local c; for c in $(kind get clusters 2>/dev/null); do say "deleting kind cluster $c"; kind delete cluster --name "$c"; done
+    local c; for c in $(kind get clusters 2>/dev/null); do say "deleting kind cluster $c"; kind delete cluster --name "$c" && removed "kind cluster $c"; done
   fi
-  local pid; pid=$(cat "$DOCKER_PID" 2>/dev/null || true)
+  # the kind network: on the lab's own docker it lives in the lab's data root (in the cache); on a docker that
+  # was running already, lab up added it there, and it goes if nothing uses it
+  if [ -e "$STATE/kind-network" ]; then
+    if [ "$lab_dockerd" = 1 ]; then kept "docker network kind: it is in the lab's data root ($DOCKER_ROOT), unused while that docker is stopped; the next up reuses it"
+    elif docker_up && docker network rm kind >/dev/null 2>&1; then removed "docker network kind"; rm -f "$STATE/kind-network"
+    else kept "docker network kind: docker could not remove it (in use, or docker is not running)"
+    fi
+  fi
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    say "stopping dockerd"; kill "$pid"
+    say "stopping dockerd (pid $pid, started by lab up)"; kill "$pid"
     local i; for i in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    if kill -0 "$pid" 2>/dev/null; then kept "dockerd (pid $pid): it did not stop within 30 s"
+    else stopped=1; removed "dockerd (pid $pid)"; rm -f "$DOCKER_PID"
+    fi
+  elif [ -n "$pid" ]; then stopped=1; rm -f "$DOCKER_PID"
+  elif docker_up; then kept "dockerd: lab up did not start it (it was running already), so down leaves it running"
+  fi
+  # the egress block: lab up added it, whoever started docker
+  dev=$(cat "$STATE/egress-dev" 2>/dev/null || uplink)
+  if [ -n "$dev" ] && iptables -C DOCKER-USER -o "$dev" -j DROP 2>/dev/null; then
+    while iptables -D DOCKER-USER -o "$dev" -j DROP 2>/dev/null; do :; done
+    removed "iptables rule DOCKER-USER -o $dev -j DROP (containers' egress block)"
+  fi
+  rm -f "$STATE/egress-dev"
+  # docker's own chains (DOCKER, DOCKER-USER, DOCKER-ISOLATION-STAGE-*) and bridges: only once the docker that
+  # made them — the lab's — has stopped; a docker that runs on keeps using them
+  if [ "$stopped" = 1 ]; then
+    remove_docker_iptables
+    remove_docker_bridges
+  elif [ -n "$(docker_chains filter)" ]; then
+    # DOCKER-USER holds the users' own rules: empty (docker's lone RETURN) and with docker stopped, it goes too
+    if ! docker_up && [ -z "$(iptables -S DOCKER-USER 2>/dev/null | grep -vE '^-N DOCKER-USER$|^-A DOCKER-USER -j RETURN$')" ] \
+      && iptables -S DOCKER-USER >/dev/null 2>&1; then
+      while iptables -D FORWARD -j DOCKER-USER 2>/dev/null; do :; done
+      iptables -F DOCKER-USER && iptables -X DOCKER-USER && removed "iptables chain DOCKER-USER (empty, and docker is stopped)"
+    fi
+    kept "docker's iptables chains and bridges: $(if docker_up; then echo "the docker daemon running here (not started by lab up) keeps using them"; else echo "lab up did not start the docker that made them; it makes them again when it starts"; fi)"
+  fi
+  # daemon.json: the lab's (its recorded hash, or exactly what up writes) goes once the lab's docker is stopped;
+  # one that was there before is put back; one changed since is kept
+  if [ -e "$DAEMON_JSON" ]; then
+    if [ "$(sha_of "$DAEMON_JSON")" = "$(cat "$STATE/daemon.json.sha256" 2>/dev/null)" ] || cmp -s <(lab_daemon_json) "$DAEMON_JSON"; then
+      if docker_up; then kept "$DAEMON_JSON: the lab wrote it, but a docker daemon is still running with it"
+      elif [ -e "$STATE/daemon.json.before" ]; then mv "$STATE/daemon.json.before" "$DAEMON_JSON"; removed "the lab's $DAEMON_JSON (yours from before lab up is back)"
+      else rm -f "$DAEMON_JSON"; removed "$DAEMON_JSON (written by lab up)"
+      fi
+      rm -f "$STATE/daemon.json.sha256"
+    else kept "$DAEMON_JSON: not the one lab up wrote (changed since, or someone else's)"
+    fi
+  fi
+  # the runc wrapper: docker's default runtime while the lab's daemon.json is in place
+  if [ -e "$RUNC_WRAPPER" ]; then
+    if ! cmp -s "$HERE/files/runc-nosysres" "$RUNC_WRAPPER"; then kept "$RUNC_WRAPPER: not the lab's wrapper"
+    elif [ -e "$DAEMON_JSON" ] && grep -q runc-nosysres "$DAEMON_JSON"; then kept "$RUNC_WRAPPER: $DAEMON_JSON still names it as docker's runtime"
+    elif [ -e "$STATE/runc-wrapper.before" ]; then mv "$STATE/runc-wrapper.before" "$RUNC_WRAPPER"; removed "the lab's $RUNC_WRAPPER (the one from before lab up is back)"
+    else rm -f "$RUNC_WRAPPER"; removed "$RUNC_WRAPPER (installed by lab up)"
+    fi
   fi
   say "down (the cache stays in $LAB_CACHE)"
 }
@@ -484,6 +603,9 @@ cmd_status() {
     say "docker is not running (start it with: $0 up)"
   fi
 }
+
+# LAB_SH_FUNCTIONS=1: define the functions only (a test sources the script into a sandbox)
+[ "${LAB_SH_FUNCTIONS:-}" = 1 ] && return 0
 
 case "${1:-}" in
   images) shift; cmd_images "$@" ;;

@@ -1,4 +1,13 @@
 import { DEFAULT_EXEC_TIMEOUT_MS } from "./kube.ts";
+
+/**
+ * kubectl's deadline when a call names none: kubectl itself waits forever on an API server that accepts the
+ * connection and never answers (a paused control-plane container), so the process is killed at this deadline.
+ */
+export const DEFAULT_KUBECTL_TIMEOUT_MS = 120_000;
+/** A local command a topic runs without a deadline of its own (helm passes its own, longer one). */
+export const DEFAULT_LOCAL_TIMEOUT_MS = 600_000;
+
 import { LocalExecutor } from "./local.ts";
 import type { ExecRequest, ExecResult, Executor } from "./types.ts";
 
@@ -30,10 +39,18 @@ export class ClusterExecutor implements Executor {
 
   async run(request: ExecRequest): Promise<ExecResult> {
     const t = request.target;
-    // node, agent, Pod and outside execs always have a deadline; local and kubectl calls keep theirs
+    // every call has a deadline: the one it names, or the default for its kind of target
     const req =
-      request.timeoutMs === undefined && t.kind !== "local" && t.kind !== "kubectl"
-        ? { ...request, timeoutMs: DEFAULT_EXEC_TIMEOUT_MS }
+      request.timeoutMs === undefined
+        ? {
+            ...request,
+            timeoutMs:
+              t.kind === "kubectl"
+                ? DEFAULT_KUBECTL_TIMEOUT_MS
+                : t.kind === "local"
+                  ? DEFAULT_LOCAL_TIMEOUT_MS
+                  : DEFAULT_EXEC_TIMEOUT_MS,
+          }
         : request;
     switch (t.kind) {
       case "local":

@@ -14,6 +14,30 @@ export function exitCodeFromStatus(status: V1Status | undefined): number | null 
 /** Every exec gets a deadline: a hung command must not hold a spec until vitest's own timeout. */
 export const DEFAULT_EXEC_TIMEOUT_MS = 120_000;
 
+/**
+ * Reading a Pod (or listing the agent on a node) before an exec: an API server that accepts the connection and
+ * never answers (a paused control-plane container) must not hold the call either.
+ */
+export const API_READ_TIMEOUT_MS = 30_000;
+
+/** After the exec stream closes, how long the status may still arrive before the call reports it lost. */
+export const STATUS_GRACE_MS = 2000;
+
+/** `p`, or an error `no answer within <ms> <what>` once `ms` have passed without an answer. */
+export function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(`no answer within ${ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`} ${what}`),
+        ),
+      ms,
+    );
+  });
+  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
+}
+
 /** What the executor needs of client-node (tests pass their own). */
 export interface KubeApi {
   listPods(namespace: string, labelSelector: string, fieldSelector: string): Promise<V1Pod[]>;
@@ -30,7 +54,8 @@ export interface KubeApi {
   ): Promise<{ close(): void; on(event: "close", fn: () => void): unknown }>;
 }
 
-function clientNodeApi(context?: string, kubeconfig?: string): KubeApi {
+/** client-node against a kubeconfig (the default one, or a file) and context. */
+export function clientNodeApi(context?: string, kubeconfig?: string): KubeApi {
   const kc = new KubeConfig();
   if (kubeconfig) kc.loadFromFile(kubeconfig);
   else kc.loadFromDefault();
@@ -51,9 +76,19 @@ function clientNodeApi(context?: string, kubeconfig?: string): KubeApi {
  */
 export class KubeExecutor implements Executor {
   private readonly api: KubeApi;
+  private readonly apiReadTimeoutMs: number;
+  private readonly statusGraceMs: number;
 
-  constructor(context?: string, kubeconfig?: string, api?: KubeApi) {
+  constructor(
+    context?: string,
+    kubeconfig?: string,
+    api?: KubeApi,
+    /** The named deadlines, shortened by tests. */
+    limits: { apiReadTimeoutMs?: number; statusGraceMs?: number } = {},
+  ) {
     this.api = api ?? clientNodeApi(context, kubeconfig);
+    this.apiReadTimeoutMs = limits.apiReadTimeoutMs ?? API_READ_TIMEOUT_MS;
+    this.statusGraceMs = limits.statusGraceMs ?? STATUS_GRACE_MS;
   }
 
   /**
@@ -62,7 +97,11 @@ export class KubeExecutor implements Executor {
    * A Pod that is being deleted does not count.
    */
   async agentPod(node: string): Promise<string> {
-    const items = await this.api.listPods("kube-system", "k8s-app=cilium", `spec.nodeName=${node}`);
+    const items = await withDeadline(
+      this.api.listPods("kube-system", "k8s-app=cilium", `spec.nodeName=${node}`),
+      this.apiReadTimeoutMs,
+      `from the API server listing the cilium agent Pod on node ${node}`,
+    );
     const pod = items.find((p) => p.status?.phase === "Running" && !p.metadata?.deletionTimestamp)?.metadata
       ?.name;
     if (!pod) throw new Error(`no running cilium agent Pod on node ${node}`);
@@ -70,12 +109,23 @@ export class KubeExecutor implements Executor {
   }
 
   private async firstContainer(namespace: string, pod: string): Promise<string> {
-    const p = await this.api.readPod(namespace, pod);
+    const p = await withDeadline(
+      this.api.readPod(namespace, pod),
+      this.apiReadTimeoutMs,
+      `from the API server reading pod ${namespace}/${pod}`,
+    );
     const name = p.spec?.containers[0]?.name;
     if (!name) throw new Error(`pod ${namespace}/${pod} has no containers`);
     return name;
   }
 
+  /**
+   * Every call ends within its deadline (`timeoutMs`, default DEFAULT_EXEC_TIMEOUT_MS) with a result that
+   * names the target and what happened: the exit code from the status channel; `timed out` when nothing came
+   * back in time (a paused node, an API server that stopped answering); `ended without an exit status` when
+   * the stream closed before the status arrived (the Pod or its container deleted mid-exec, the API server
+   * restarted); `interrupted` when the run was (req.signal). An exec that cannot start throws, naming the Pod.
+   */
   async run(req: ExecRequest): Promise<ExecResult> {
     let namespace: string;
     let pod: string;
@@ -98,16 +148,26 @@ export class KubeExecutor implements Executor {
     err.on("data", (c: Buffer) => errChunks.push(c));
     const t0 = performance.now();
     const timeoutMs = req.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS;
-    let timedOut = false;
+    const where = `${namespace}/${pod}/${container}`;
+    let ended: "status" | "timeout" | "closed" | "interrupted" = "status";
     const status = await new Promise<V1Status | undefined>((resolve, reject) => {
       let socket: { close(): void } | undefined;
-      // on timeout the WebSocket is closed too: otherwise the remote command goes on running
-      // (client-node issue 2532) and the socket keeps the process alive
-      const timer = setTimeout(() => {
-        timedOut = true;
-        socket?.close();
-        resolve(undefined);
-      }, timeoutMs);
+      let settled = false;
+      const finish = (how: typeof ended, s?: V1Status) => {
+        if (settled) return;
+        settled = true;
+        ended = how;
+        clearTimeout(timer);
+        req.signal?.removeEventListener("abort", onAbort);
+        // on timeout or interrupt the WebSocket is closed too: otherwise the remote command goes on running
+        // (client-node issue 2532) and the socket keeps the process alive
+        if (how !== "status") socket?.close();
+        resolve(s);
+      };
+      const timer = setTimeout(() => finish("timeout"), timeoutMs);
+      const onAbort = () => finish("interrupted");
+      if (req.signal?.aborted) return finish("interrupted");
+      req.signal?.addEventListener("abort", onAbort, { once: true });
       this.api
         .exec(
           namespace,
@@ -117,33 +177,34 @@ export class KubeExecutor implements Executor {
           out,
           err,
           req.stdin !== undefined ? Readable.from([req.stdin]) : null,
-          (s) => {
-            clearTimeout(timer);
-            resolve(s);
-          },
+          (s) => finish("status", s),
         )
         .then((ws) => {
           socket = ws;
-          if (timedOut) ws.close();
-          ws.on("close", () =>
-            setTimeout(() => {
-              clearTimeout(timer);
-              resolve(undefined);
-            }, 2000),
-          );
+          if (settled && ended !== "status") ws.close();
+          // the stream closed: the status may still be in flight for a moment, then it is lost
+          ws.on("close", () => setTimeout(() => finish("closed"), this.statusGraceMs));
         })
         .catch((e: unknown) => {
+          if (settled) return;
+          settled = true;
           clearTimeout(timer);
-          reject(e);
+          req.signal?.removeEventListener("abort", onAbort);
+          const why = e instanceof Error ? e.message : String((e as { message?: unknown })?.message ?? e);
+          reject(new Error(`exec into ${where} (\`${req.argv.join(" ")}\`) could not start: ${why}`));
         });
     });
     const stderr = Buffer.concat(errChunks).toString("utf8");
+    const said = {
+      status: "",
+      timeout: `timed out after ${timeoutMs} ms: ${pod}/${container}: ${req.argv.join(" ")} (no exit status; the exec was closed)\n`,
+      closed: `exec into ${where} ended without an exit status: the stream closed (the Pod or its container went away, or the API server restarted): ${req.argv.join(" ")}\n`,
+      interrupted: `interrupted: the run was stopped while ${where} ran ${req.argv.join(" ")}\n`,
+    }[ended];
     return {
       stdout: Buffer.concat(chunks).toString("utf8"),
-      stderr: timedOut
-        ? `${stderr}timed out after ${timeoutMs} ms: ${pod}/${container}: ${req.argv.join(" ")}\n`
-        : stderr,
-      exitCode: timedOut ? null : exitCodeFromStatus(status),
+      stderr: `${stderr}${said}`,
+      exitCode: ended === "status" ? exitCodeFromStatus(status) : null,
       durationMs: performance.now() - t0,
     };
   }

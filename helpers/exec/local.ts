@@ -12,12 +12,19 @@ export class LocalExecutor implements Executor {
       input: req.stdin,
       reject: false,
       timeout: req.timeoutMs,
+      // a command that ignores SIGTERM at its deadline (or on an interrupt) is killed 2 s later
+      forceKillAfterDelay: 2000,
+      ...(req.signal ? { cancelSignal: req.signal } : {}),
       stripFinalNewline: false,
       encoding: "utf8",
     });
     const durationMs = performance.now() - t0;
     if (r.failed && r.exitCode === undefined) {
-      const why = r.timedOut ? `timed out after ${req.timeoutMs} ms` : r.shortMessage;
+      const why = r.timedOut
+        ? `timed out after ${req.timeoutMs} ms: \`${argv.join(" ")}\` gave no exit status and was killed`
+        : r.isCanceled
+          ? `interrupted: \`${argv.join(" ")}\` was killed because the run was stopped`
+          : r.shortMessage;
       return {
         stdout: String(r.stdout ?? ""),
         stderr: `${String(r.stderr ?? "")}${why}\n`,

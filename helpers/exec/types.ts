@@ -22,6 +22,11 @@ export interface ExecRequest {
   argv: string[];
   stdin?: string;
   timeoutMs?: number;
+  /**
+   * Ends the call early when the run is interrupted (SIGINT/SIGTERM while provisioning): the process is killed,
+   * the exec closed, and the result says `interrupted`. Never recorded (not part of the call's key).
+   */
+  signal?: AbortSignal;
 }
 
 export interface ExecResult {

@@ -2,8 +2,10 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IMAGES } from "../../manifests/images.ts";
-import { clusterIp, kubectl, nodes, type PodInfo, pod, pods } from "./cluster.ts";
+import { DeadlineError } from "../poll.ts";
+import { clusterIp, kubectl, kubectlJsonRaw, nodes, type PodInfo, podInfos, pods } from "./cluster.ts";
 import { DEADLINES, type RunContext, waitFor } from "./context.ts";
+import { describePods, lastWarnings, type PodState, podStates, whyNotReady } from "./pod-status.ts";
 
 export const MANIFESTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "manifests");
 
@@ -34,32 +36,91 @@ export async function apply(ctx: RunContext, yaml: string): Promise<void> {
   await kubectl(ctx, ["apply", "-f", "-"], `${renderManifest("namespace.yaml", ctx.namespace)}---\n${yaml}`);
 }
 
-/** Waits until exactly `count` Pods matching the selector are Ready (none terminating). */
+/** The Pods a wait looks at, read once: what the topics use (PodInfo) and why each is not ready (PodState). */
+async function readPods(ctx: RunContext, argv: string[]): Promise<{ infos: PodInfo[]; states: PodState[] }> {
+  const { json, raw } = await kubectlJsonRaw(ctx, argv);
+  return { infos: podInfos(json, raw), states: podStates(json) };
+}
+
+/**
+ * A wait on Pods that timed out: the error keeps its last observation (each Pod's phase and waiting reason) and,
+ * on a cluster, adds each Pod's last Warning event (read once, here: FailedScheduling, Failed image pulls,
+ * FailedMount…). A replay has no such call recorded and adds nothing.
+ */
+async function withWarnings(ctx: RunContext, err: unknown, names: string[]): Promise<unknown> {
+  if (!(err instanceof DeadlineError) || ctx.replay || names.length === 0) return err;
+  try {
+    const r = await ctx.exec.run({
+      target: { kind: "kubectl" },
+      argv: ["-n", ctx.namespace, "get", "events", "--field-selector", "type=Warning", "-o", "json"],
+      timeoutMs: 30_000,
+    });
+    if (r.exitCode !== 0) return err;
+    const warnings = lastWarnings(JSON.parse(r.stdout));
+    const shown = names
+      .map((n) => warnings.get(n))
+      .filter((w) => w !== undefined)
+      .map((w) => `${w.object} ${w.reason}: ${w.message}${w.count > 1 ? ` (×${w.count})` : ""}`);
+    if (shown.length === 0) return err;
+    return new DeadlineError(
+      err.what,
+      err.deadlineMs,
+      `${err.last}; last Warning events: ${shown.join("; ")}`,
+    );
+  } catch {
+    return err;
+  }
+}
+
+/**
+ * Waits until exactly `count` Pods matching the selector are Ready (none terminating). While it waits, and in
+ * its timeout error, each Pod that is not ready is named with its phase and why (pod-status.ts).
+ */
 export async function waitPodsReady(ctx: RunContext, selector: string, count: number): Promise<PodInfo[]> {
   const t0 = performance.now();
-  const { value } = await waitFor(ctx, {
-    what: `${count} Ready Pods ${selector} in ${ctx.namespace}`,
-    deadlineMs: DEADLINES.podsReady,
-    intervalMs: 2000,
-    probe: () => pods(ctx, ctx.namespace, selector),
-    done: (ps) => ps.length === count && ps.every((p) => p.ready && p.ip !== ""),
-    show: (ps) =>
-      `${ps.filter((p) => p.ready).length}/${ps.length} ready (${ps.map((p) => `${p.name}:${p.phase}`).join(", ")})`,
-  });
-  ctx.log(`${count} Pods ${selector} ready after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  return [...value].sort((a, b) => a.name.localeCompare(b.name));
+  let last: PodState[] = [];
+  try {
+    const { value } = await waitFor(ctx, {
+      what: `${count} Ready Pods ${selector} in ${ctx.namespace}`,
+      deadlineMs: DEADLINES.podsReady,
+      intervalMs: 2000,
+      probe: () => readPods(ctx, ["-n", ctx.namespace, "get", "pods", "-l", selector]),
+      done: ({ infos }) => infos.length === count && infos.every((p) => p.ready && p.ip !== ""),
+      show: ({ states }) => {
+        last = states;
+        return describePods(states, { want: count, none: `no Pods match ${selector} yet` });
+      },
+    });
+    ctx.log(`${count} Pods ${selector} ready after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    return [...value.infos].sort((a, b) => a.name.localeCompare(b.name));
+  } catch (err) {
+    throw await withWarnings(
+      ctx,
+      err,
+      last.filter((p) => !p.ready).map((p) => p.name),
+    );
+  }
 }
 
 export async function waitPodReady(ctx: RunContext, name: string): Promise<PodInfo> {
-  const { value } = await waitFor(ctx, {
-    what: `Pod ${ctx.namespace}/${name} Ready`,
-    deadlineMs: DEADLINES.podsReady,
-    intervalMs: 2000,
-    probe: () => pod(ctx, ctx.namespace, name),
-    done: (p) => p.ready && p.ip !== "",
-    show: (p) => `${p.phase}, ready=${p.ready}`,
-  });
-  return value;
+  try {
+    const { value } = await waitFor(ctx, {
+      what: `Pod ${ctx.namespace}/${name} Ready`,
+      deadlineMs: DEADLINES.podsReady,
+      intervalMs: 2000,
+      probe: async () => {
+        const { infos, states } = await readPods(ctx, ["-n", ctx.namespace, "get", "pod", name]);
+        const info = infos[0];
+        if (!info) throw new Error(`pod ${ctx.namespace}/${name} not found`);
+        return { info, state: states[0] as PodState };
+      },
+      done: ({ info }) => info.ready && info.ip !== "",
+      show: ({ state }) => whyNotReady(state),
+    });
+    return value.info;
+  } catch (err) {
+    throw await withWarnings(ctx, err, [name]);
+  }
 }
 
 /** web at `replicas` replicas, Ready. */

@@ -1,0 +1,89 @@
+/**
+ * The waits on Pods against a scripted kubectl (written by us): the Pods never become ready, so the wait ends
+ * at its named deadline on a fake clock, and its progress lines and error name each Pod's reason.
+ */
+import { describe, expect, it } from "vitest";
+import type { ExecRequest, ExecResult, Executor } from "../exec/types.ts";
+import { DeadlineError } from "../poll.ts";
+import { nothingSpent, type RunContext } from "./context.ts";
+import * as F from "./pod-status.fixtures.ts";
+import { waitPodReady, waitPodsReady } from "./workloads.ts";
+
+function scriptedCtx(answer: (argv: string[]) => ExecResult, replay = false) {
+  const calls: string[] = [];
+  const lines: string[] = [];
+  let clock = 0;
+  const exec: Executor = {
+    run: async (req: ExecRequest) => {
+      calls.push(req.argv.join(" "));
+      return answer(req.argv);
+    },
+  };
+  const ctx: RunContext = {
+    exec,
+    mode: "kpr",
+    ciliumMinor: "1.19",
+    namespace: "cca-dp-run1",
+    replay,
+    log: (l) => lines.push(l),
+    sleep: async (ms) => {
+      clock += ms;
+    },
+    now: () => clock,
+    recordedAt: () => clock,
+    spent: nothingSpent,
+    runStartedAt: "2026-12-02T10:00:00Z",
+    earlierRecords: () => ({}),
+  };
+  return { ctx, calls, lines };
+}
+
+const ok = (v: unknown): ExecResult => ({
+  stdout: JSON.stringify(v),
+  stderr: "",
+  exitCode: 0,
+  durationMs: 1,
+});
+
+describe("waits on Pods name each Pod's reason", () => {
+  it("waitPodsReady: progress and the timeout error name ImagePullBackOff and the image, plus the last Warning", async () => {
+    const s = scriptedCtx((argv) =>
+      argv.includes("events") ? ok(F.events) : ok({ kind: "List", items: [F.ready, F.imagePullBackOff] }),
+    );
+    const err = await waitPodsReady(s.ctx, "app=web", 2).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DeadlineError);
+    const msg = (err as Error).message;
+    expect(msg).toMatch(
+      /^timed out after 180 s waiting for 2 Ready Pods app=web in cca-dp-run1; last observation: 1\/2 ready; node-shell-worker: Pending, container shell ImagePullBackOff \(image docker\.io\/nicolaka\/netshoot:v0\.13\)/,
+    );
+    expect(msg).toContain("last Warning events: Pod/node-shell-worker Failed: Error: ImagePullBackOff (×5)");
+    expect(s.lines.some((l) => /still waiting .*ImagePullBackOff/.test(l))).toBe(true);
+    // the Pod list is read with the same argv as before (replayed bundles match on it)
+    expect(s.calls[0]).toBe("-n cca-dp-run1 get pods -l app=web -o json");
+    expect(s.calls.at(-1)).toBe("-n cca-dp-run1 get events --field-selector type=Warning -o json");
+  });
+
+  it("waitPodReady: an unscheduled Pod's scheduler message; a replay reads no events", async () => {
+    const s = scriptedCtx(() => ok(F.unschedulable), true);
+    const err = await waitPodReady(s.ctx, "holder").catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(
+      /waiting for Pod cca-dp-run1\/holder Ready; last observation: holder: Pending, not scheduled: Unschedulable: 0\/3 nodes are available/,
+    );
+    expect(s.calls.every((c) => c === "-n cca-dp-run1 get pod holder -o json")).toBe(true);
+  });
+
+  it("no Pods at all says so; a ready Pod returns at once", async () => {
+    const s = scriptedCtx((argv) =>
+      argv.includes("events") ? ok({ items: [] }) : ok({ kind: "List", items: [] }),
+    );
+    await expect(waitPodsReady(s.ctx, "app=web", 2)).rejects.toThrow(
+      /last observation: no Pods match app=web yet$/,
+    );
+    const r = scriptedCtx(() => ok(F.ready));
+    await expect(waitPodReady(r.ctx, "web")).resolves.toMatchObject({
+      name: "web-5d9c7b9f8-klmno",
+      ready: true,
+    });
+    expect(r.calls).toHaveLength(1);
+  });
+});
