@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { readRawFile } from "../exec/raw-file.ts";
 import type { CallRecord } from "../exec/record.ts";
