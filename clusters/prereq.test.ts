@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LocalExecutor } from "../helpers/exec/local.ts";
-import { checkBinaries, dockerReachable, which } from "./prereq.ts";
+import { which } from "../helpers/which.ts";
+import { checkBinaries, dockerReachable } from "./prereq.ts";
 
 const bin = mkdtempSync(join(tmpdir(), "dpc-bin-"));
 afterAll(() => rmSync(bin, { recursive: true, force: true }));

@@ -1,7 +1,6 @@
-import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
 import { UserError } from "../helpers/errors.ts";
 import type { Executor } from "../helpers/exec/types.ts";
+import { which } from "../helpers/which.ts";
 import type { Provider } from "./profile.ts";
 import { K3D, KIND } from "./versions.ts";
 
@@ -22,20 +21,6 @@ export const NEEDS: Record<Provider, { bin: string; install: string }[]> = {
   existing: [{ bin: "kubectl", install: "kubectl" }],
   replay: [],
 };
-
-export function which(bin: string, path = process.env.PATH ?? ""): string | null {
-  for (const dir of path.split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, bin);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return null;
-}
 
 /** Throws one line naming every missing binary and what to install. */
 export function checkBinaries(provider: Provider, path?: string): void {

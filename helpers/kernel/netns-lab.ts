@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { which } from "../../clusters/prereq.ts";
 import { LocalExecutor } from "../exec/local.ts";
 import type { ExecRequest, ExecResult, Executor } from "../exec/types.ts";
+import { which } from "../which.ts";
 
 /**
  * Two network namespaces joined by a veth pair, made for one test file and removed after it: `a`
