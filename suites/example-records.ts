@@ -67,7 +67,13 @@ function common(): RecordSet {
       evidence: {},
     },
     invariants: {
-      record: { drop_reasons: { "Service backend not found": 1 }, unexpected_drops: [], error_lines: [] },
+      record: {
+        drop_reasons: { "Service backend not found": 1 },
+        unexpected_drops: [],
+        error_lines: [],
+        node_transitions: [],
+        agent_restarts: [],
+      },
       evidence: {},
     },
     svc: {

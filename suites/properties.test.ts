@@ -195,6 +195,32 @@ describe("failing records produce expected vs observed with the evidence line", 
     expect(judge(propertyById("ghost.seconds"), "kpr", kprRecords()).status).toBe("pass");
   });
 
+  it("a node that left Ready or an agent that restarted during the run fails the invariants, naming them", () => {
+    const broken = withRecord(kprRecords(), (s) => {
+      if (!s.invariants) throw new Error("fixture");
+      s.invariants.record.node_transitions = [
+        { node: "cdc-kpr-worker", ready: "True", since: "2026-12-03T05:33:10Z" },
+      ];
+      s.invariants.record.agent_restarts = [
+        {
+          pod: "cilium-x7k2p",
+          node: "cdc-kpr-worker2",
+          why: "created 2026-12-03T05:30:01Z, after the run began",
+        },
+      ];
+    });
+    expect(judge(propertyById("invariants.nodes-stayed-ready"), "kpr", broken)).toMatchObject({
+      status: "fail",
+      observed: '["cdc-kpr-worker"]',
+    });
+    expect(judge(propertyById("invariants.agents-not-restarted"), "kpr", broken)).toMatchObject({
+      status: "fail",
+      observed: '["cilium-x7k2p"]',
+    });
+    for (const id of ["invariants.nodes-stayed-ready", "invariants.agents-not-restarted"])
+      expect(judge(propertyById(id), "kpr", kprRecords()).status, id).toBe("pass");
+  });
+
   it("per-minor expectations: the wildcard entry is expected from 1.19 on", () => {
     const p = propertyById("ghost.wildcard-entry");
     const none = withRecord(kprRecords(), (s) => {

@@ -210,6 +210,16 @@ export interface InvariantsRecord {
   unexpected_drops: string[];
   /** Agent log lines at error level since the run started (allowlisted ones removed). */
   error_lines: string[];
+  /**
+   * Nodes whose Ready condition changed after the run started (a node that went NotReady and came back, or is
+   * not Ready now); null: not read (a bundle recorded before this step).
+   */
+  node_transitions?: { node: string; ready: string; since: string }[] | null;
+  /**
+   * Cilium agents restarted or replaced after the run started: a Pod created then, or a cilium-agent container
+   * that ended then; null: not read.
+   */
+  agent_restarts?: { pod: string; node: string; why: string }[] | null;
 }
 
 /** One long-lived connection held across an upgrade leg (the holder program, one request a second). */

@@ -7,8 +7,9 @@
  * judged. The observation code and the record builders follow the declaration.
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { kubectlRaw, pods } from "../../helpers/observe/cluster.ts";
+import { kubectlJsonRaw, kubectlRaw, pods } from "../../helpers/observe/cluster.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
+import { newerStep } from "../../helpers/observe/steps.ts";
 import { dropReasons, errorLines, type Metric, parseMetricsJson } from "../../helpers/parse/metrics-json.ts";
 import { KN } from "../../helpers/properties/sources.ts";
 import { derive, type EvidenceItem, type Quote, RawText } from "../../helpers/records/evidence.ts";
@@ -18,7 +19,7 @@ import { defineTopic } from "../../helpers/topic.ts";
 export const topic = defineTopic({
   name: "invariants",
   title:
-    "What must hold after every topic: no unexpected drop reasons, no unexpected error lines in the agents' logs",
+    "What must hold after every topic: no unexpected drop reasons, no unexpected error lines in the agents' logs, every node stayed Ready, no agent restarted",
   source: KN("peers-and-pitfalls.md §0, §5"),
   deploys: [],
   steps: [
@@ -43,6 +44,43 @@ export const topic = defineTopic({
       observe: (r) => {
         const i = r.get("invariants");
         return { value: i.unexpected_drops, evidence: r.evidence("invariants", "drop_reasons") };
+      },
+    },
+    {
+      id: "invariants.nodes-stayed-ready",
+      claim:
+        "Every node stayed Ready while the run observed it (no Ready condition changed after the run began)",
+      source: KN("peers-and-pitfalls.md §0 (a verdict is only as good as the cluster it was taken on)"),
+      why: "a node that paused or restarted mid-run heals and later topics may pass, but what was observed meanwhile was observed on a broken cluster: the run must say so (issue 18's node-pause fault passed every topic before this property existed). A node's Ready condition keeps the time it last changed (lastTransitionTime); one after the run began means the node left Ready, or came back, during it",
+      expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
+      needs: ["invariants"],
+      observe: (r) => {
+        const t = r.get("invariants").node_transitions;
+        if (t === null || t === undefined)
+          return {
+            value: null,
+            evidence: [],
+            skip: "this bundle predates the node check (no recorded call)",
+          };
+        return { value: t.map((x) => x.node), evidence: r.evidence("invariants", "node_transitions") };
+      },
+    },
+    {
+      id: "invariants.agents-not-restarted",
+      claim: "No Cilium agent restarted or was replaced while the run observed it",
+      source: KN("peers-and-pitfalls.md §0 (cilium connectivity test checks the agents' restart counts)"),
+      why: "an agent that restarts mid-run regenerates the datapath under the topics' feet (issue 18's agent-delete fault); a Pod created after the run began, or a cilium-agent container that ended after it, is one",
+      expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
+      needs: ["invariants"],
+      observe: (r) => {
+        const a = r.get("invariants").agent_restarts;
+        if (a === null || a === undefined)
+          return {
+            value: null,
+            evidence: [],
+            skip: "this bundle predates the agent check (no recorded call)",
+          };
+        return { value: a.map((x) => x.pod), evidence: r.evidence("invariants", "agent_restarts") };
       },
     },
     {
@@ -130,6 +168,12 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
     const counted = new Set(logErrors);
     errorEvidence.push(...log.quotes((l) => counted.has(l)));
   }
+  const health = await newerStep(ctx, "the nodes' and agents' state since the run began", () =>
+    clusterHealth(
+      ctx,
+      agents.map((a) => a.name),
+    ),
+  );
   const window = baseline
     ? "this run (from the agents' counters when Cilium was ready)"
     : "the agents' lifetime (this bundle has no baseline)";
@@ -142,8 +186,13 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
           .sort(),
         error_lines: errors,
         drop_window: window,
+        node_transitions: health?.transitions ?? null,
+        agent_restarts: health?.restarts ?? null,
       },
       evidence: {
+        ...(health
+          ? { node_transitions: health.transitionEvidence, agent_restarts: health.restartEvidence }
+          : {}),
         drop_reasons:
           Object.keys(drops).length > 0
             ? Object.entries(drops).map(([k, v]) => derive(`${k}: ${v} over ${window}`, sources.get(k) ?? []))
@@ -155,6 +204,82 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
       },
     },
   };
+}
+
+type Json = Record<string, unknown>;
+const arr = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
+const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
+const after = (t: unknown, start: string) => typeof t === "string" && Date.parse(t) > Date.parse(start);
+
+/**
+ * What changed under the run: nodes whose Ready condition changed after it began (lastTransitionTime), and Cilium
+ * agents created or ended after it began (the agent Pods' creationTimestamp, the cilium-agent container's last
+ * termination); each quoted at its line in the API's JSON.
+ */
+async function clusterHealth(ctx: RunContext, agentPods: string[]) {
+  const start = ctx.runStartedAt;
+  const nodes = await kubectlJsonRaw(ctx, ["get", "nodes"]);
+  const transitions: { node: string; ready: string; since: string }[] = [];
+  const transitionEvidence: EvidenceItem[] = [];
+  arr(nodes.json.items).forEach((n, i) => {
+    const conds = arr(obj(n.status).conditions);
+    const k = conds.findIndex((c) => c.type === "Ready");
+    const ready = conds[k];
+    const name = String(obj(n.metadata).name ?? "?");
+    if (ready && (after(ready.lastTransitionTime, start) || ready.status !== "True")) {
+      transitions.push({ node: name, ready: String(ready.status), since: String(ready.lastTransitionTime) });
+      for (const f of ["status", "lastTransitionTime"]) {
+        const q = nodes.raw.jsonQuote(["items", i, "status", "conditions", k, f]);
+        if (q) transitionEvidence.push(q);
+      }
+    }
+  });
+  if (transitions.length === 0)
+    transitionEvidence.push(
+      derive(`every node Ready, its Ready condition last changed before the run began (${start})`, nodes.raw),
+    );
+  const pods = await kubectlJsonRaw(ctx, ["-n", "kube-system", "get", "pods", "-l", "k8s-app=cilium"]);
+  const restarts: { pod: string; node: string; why: string }[] = [];
+  const restartEvidence: EvidenceItem[] = [];
+  arr(pods.json.items).forEach((p, i) => {
+    const meta = obj(p.metadata);
+    const pod = String(meta.name ?? "?");
+    const node = String(obj(p.spec).nodeName ?? "?");
+    if (after(meta.creationTimestamp, start)) {
+      restarts.push({ pod, node, why: `created ${String(meta.creationTimestamp)}, after the run began` });
+      const q = pods.raw.jsonQuote(["items", i, "metadata", "creationTimestamp"]);
+      if (q) restartEvidence.push(q);
+    }
+    arr(obj(p.status).containerStatuses).forEach((c, j) => {
+      const ended = obj(obj(c.lastState).terminated).finishedAt;
+      if (c.name === "cilium-agent" && after(ended, start)) {
+        restarts.push({
+          pod,
+          node,
+          why: `cilium-agent ended ${String(ended)} (restart ${String(c.restartCount)})`,
+        });
+        const q = pods.raw.jsonQuote([
+          "items",
+          i,
+          "status",
+          "containerStatuses",
+          j,
+          "lastState",
+          "terminated",
+          "finishedAt",
+        ]);
+        if (q) restartEvidence.push(q);
+      }
+    });
+  });
+  if (restarts.length === 0)
+    restartEvidence.push(
+      derive(
+        `${agentPods.length} agent Pods, none created or restarted after the run began (${start})`,
+        pods.raw,
+      ),
+    );
+  return { transitions, transitionEvidence, restarts, restartEvidence };
 }
 
 /** Where the baseline of a node's metrics is in the bundle (helpers/baseline.ts). */
