@@ -72,7 +72,7 @@ function common(): RecordSet {
         unexpected_drops: [],
         error_lines: [],
         node_transitions: [],
-        agent_restarts: [],
+        system_restarts: [],
       },
       evidence: {},
     },

@@ -195,13 +195,13 @@ describe("failing records produce expected vs observed with the evidence line", 
     expect(judge(propertyById("ghost.seconds"), "kpr", kprRecords()).status).toBe("pass");
   });
 
-  it("a node that left Ready or an agent that restarted during the run fails the invariants, naming them", () => {
+  it("a node that left Ready or a system Pod that restarted during the run fails the invariants, naming them", () => {
     const broken = withRecord(kprRecords(), (s) => {
       if (!s.invariants) throw new Error("fixture");
       s.invariants.record.node_transitions = [
         { node: "cdc-kpr-worker", ready: "True", since: "2026-12-03T05:33:10Z" },
       ];
-      s.invariants.record.agent_restarts = [
+      s.invariants.record.system_restarts = [
         {
           pod: "cilium-x7k2p",
           node: "cdc-kpr-worker2",
@@ -213,11 +213,11 @@ describe("failing records produce expected vs observed with the evidence line", 
       status: "fail",
       observed: '["cdc-kpr-worker"]',
     });
-    expect(judge(propertyById("invariants.agents-not-restarted"), "kpr", broken)).toMatchObject({
+    expect(judge(propertyById("invariants.system-not-restarted"), "kpr", broken)).toMatchObject({
       status: "fail",
       observed: '["cilium-x7k2p"]',
     });
-    for (const id of ["invariants.nodes-stayed-ready", "invariants.agents-not-restarted"])
+    for (const id of ["invariants.nodes-stayed-ready", "invariants.system-not-restarted"])
       expect(judge(propertyById(id), "kpr", kprRecords()).status, id).toBe("pass");
   });
 

@@ -216,10 +216,10 @@ export interface InvariantsRecord {
    */
   node_transitions?: { node: string; ready: string; since: string }[] | null;
   /**
-   * Cilium agents restarted or replaced after the run started: a Pod created then, or a cilium-agent container
-   * that ended then; null: not read.
+   * kube-system Pods restarted or replaced after the run started (agents, operator, control plane, CoreDNS,
+   * kube-proxy): a Pod created then, or a container that ended then; null: not read.
    */
-  agent_restarts?: { pod: string; node: string; why: string }[] | null;
+  system_restarts?: { pod: string; node: string; why: string }[] | null;
 }
 
 /** One long-lived connection held across an upgrade leg (the holder program, one request a second). */

@@ -19,7 +19,7 @@ import { defineTopic } from "../../helpers/topic.ts";
 export const topic = defineTopic({
   name: "invariants",
   title:
-    "What must hold after every topic: no unexpected drop reasons, no unexpected error lines in the agents' logs, every node stayed Ready, no agent restarted",
+    "What must hold after every topic: no unexpected drop reasons, no unexpected error lines in the agents' logs, every node stayed Ready, no system Pod restarted",
   source: KN("peers-and-pitfalls.md §0, §5"),
   deploys: [],
   steps: [
@@ -66,21 +66,25 @@ export const topic = defineTopic({
       },
     },
     {
-      id: "invariants.agents-not-restarted",
-      claim: "No Cilium agent restarted or was replaced while the run observed it",
+      id: "invariants.system-not-restarted",
+      claim:
+        "No kube-system Pod (the Cilium agents and operator, the control plane, CoreDNS, kube-proxy) restarted or was replaced while the run observed it",
       source: KN("peers-and-pitfalls.md §0 (cilium connectivity test checks the agents' restart counts)"),
-      why: "an agent that restarts mid-run regenerates the datapath under the topics' feet (issue 18's agent-delete fault); a Pod created after the run began, or a cilium-agent container that ended after it, is one",
+      why: "an agent that restarts mid-run regenerates the datapath under the topics' feet (issue 18's agent-delete fault), and an API server that restarts answers some of the run's calls from a half-started state (issue 18's apiserver-kill fault passed every topic before this property existed); a Pod created after the run began, or a container that ended after it, is one",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
       needs: ["invariants"],
       observe: (r) => {
-        const a = r.get("invariants").agent_restarts;
+        const a = r.get("invariants").system_restarts;
         if (a === null || a === undefined)
           return {
             value: null,
             evidence: [],
-            skip: "this bundle predates the agent check (no recorded call)",
+            skip: "this bundle predates the restart check (no recorded call)",
           };
-        return { value: a.map((x) => x.pod), evidence: r.evidence("invariants", "agent_restarts") };
+        return {
+          value: [...new Set(a.map((x) => x.pod))],
+          evidence: r.evidence("invariants", "system_restarts"),
+        };
       },
     },
     {
@@ -168,11 +172,8 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
     const counted = new Set(logErrors);
     errorEvidence.push(...log.quotes((l) => counted.has(l)));
   }
-  const health = await newerStep(ctx, "the nodes' and agents' state since the run began", () =>
-    clusterHealth(
-      ctx,
-      agents.map((a) => a.name),
-    ),
+  const health = await newerStep(ctx, "the nodes' and kube-system Pods' state since the run began", () =>
+    clusterHealth(ctx),
   );
   const window = baseline
     ? "this run (from the agents' counters when Cilium was ready)"
@@ -187,7 +188,7 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
         error_lines: errors,
         drop_window: window,
         node_transitions: health?.transitions ?? null,
-        agent_restarts: health?.restarts ?? null,
+        system_restarts: health?.restarts ?? null,
       },
       evidence: {
         ...(health
@@ -212,11 +213,11 @@ const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(
 const after = (t: unknown, start: string) => typeof t === "string" && Date.parse(t) > Date.parse(start);
 
 /**
- * What changed under the run: nodes whose Ready condition changed after it began (lastTransitionTime), and Cilium
- * agents created or ended after it began (the agent Pods' creationTimestamp, the cilium-agent container's last
+ * What changed under the run: nodes whose Ready condition changed after it began (lastTransitionTime), and
+ * kube-system Pods created or containers ended after it began (creationTimestamp, each container's last
  * termination); each quoted at its line in the API's JSON.
  */
-async function clusterHealth(ctx: RunContext, agentPods: string[]) {
+async function clusterHealth(ctx: RunContext) {
   const start = ctx.runStartedAt;
   const nodes = await kubectlJsonRaw(ctx, ["get", "nodes"]);
   const transitions: { node: string; ready: string; since: string }[] = [];
@@ -238,7 +239,7 @@ async function clusterHealth(ctx: RunContext, agentPods: string[]) {
     transitionEvidence.push(
       derive(`every node Ready, its Ready condition last changed before the run began (${start})`, nodes.raw),
     );
-  const pods = await kubectlJsonRaw(ctx, ["-n", "kube-system", "get", "pods", "-l", "k8s-app=cilium"]);
+  const pods = await kubectlJsonRaw(ctx, ["-n", "kube-system", "get", "pods"]);
   const restarts: { pod: string; node: string; why: string }[] = [];
   const restartEvidence: EvidenceItem[] = [];
   arr(pods.json.items).forEach((p, i) => {
@@ -275,7 +276,7 @@ async function clusterHealth(ctx: RunContext, agentPods: string[]) {
   if (restarts.length === 0)
     restartEvidence.push(
       derive(
-        `${agentPods.length} agent Pods, none created or restarted after the run began (${start})`,
+        `${arr(pods.json.items).length} kube-system Pods, none created or restarted after the run began (${start})`,
         pods.raw,
       ),
     );
