@@ -15,7 +15,7 @@ function size(dir: string): number {
     .reduce((n, e) => n + statSync(join(e.parentPath, e.name)).size, 0);
 }
 
-describe("compacting a bundle (large raw outputs and stdin stored gzipped)", () => {
+describe("compacting a bundle (large raw outputs and stdin stored gzipped)", { timeout: 60_000 }, () => {
   it("check gives the very same verdicts, evidence places follow the renamed files, the bundle shrinks", async () => {
     const dir = copies.copy("kpr");
     const before = await checkBundle(dir, TOPICS);
