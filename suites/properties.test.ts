@@ -211,11 +211,11 @@ describe("failing records produce expected vs observed with the evidence line", 
     });
     expect(judge(propertyById("invariants.nodes-stayed-ready"), "kpr", broken)).toMatchObject({
       status: "fail",
-      observed: '["cdc-kpr-worker"]',
+      observed: '["cdc-kpr-worker: NotReady during the run, Ready again since 2026-12-03T05:33:10Z"]',
     });
     expect(judge(propertyById("invariants.system-not-restarted"), "kpr", broken)).toMatchObject({
       status: "fail",
-      observed: '["cilium-x7k2p"]',
+      observed: '["cilium-x7k2p: created 2026-12-03T05:30:01Z, after the run began"]',
     });
     for (const id of ["invariants.nodes-stayed-ready", "invariants.system-not-restarted"])
       expect(judge(propertyById(id), "kpr", kprRecords()).status, id).toBe("pass");

@@ -183,7 +183,7 @@ export const FAULTS: Record<FaultName, Fault> = {
     atTopic: "scale",
     delayS: 5,
     symptom:
-      /connection refused|was refused|ECONNREFUSED|ServiceUnavailable|the server is currently unable|EOF|timed out|no answer|etcdserver|connect: |503|Unable to connect/i,
+      /connection refused|was refused|ECONNREFUSED|ServiceUnavailable|the server is currently unable|EOF|timed out|no answer|etcdserver|connect: |503|Unable to connect|kube-apiserver\S*: kube-apiserver ended/i,
     inject: async (c) => {
       const cp = `${c.cluster}-control-plane`;
       const cmd = await run(c, ["docker", "exec", cp, "pkill", "-x", "kube-apiserver"]);

@@ -62,7 +62,14 @@ export const topic = defineTopic({
             evidence: [],
             skip: "this bundle predates the node check (no recorded call)",
           };
-        return { value: t.map((x) => x.node), evidence: r.evidence("invariants", "node_transitions") };
+        return {
+          value: t.map((x) =>
+            x.ready === "True"
+              ? `${x.node}: NotReady during the run, Ready again since ${x.since}`
+              : `${x.node}: NotReady (Ready=${x.ready}) since ${x.since}`,
+          ),
+          evidence: r.evidence("invariants", "node_transitions"),
+        };
       },
     },
     {
@@ -82,7 +89,7 @@ export const topic = defineTopic({
             skip: "this bundle predates the restart check (no recorded call)",
           };
         return {
-          value: [...new Set(a.map((x) => x.pod))],
+          value: a.map((x) => `${x.pod}: ${x.why}`),
           evidence: r.evidence("invariants", "system_restarts"),
         };
       },
