@@ -35,7 +35,7 @@ describe("bin/datapath-conformance.mjs", { timeout: 60_000 }, () => {
   });
 
   it("the bundle and tsx give the same output and exit code", () => {
-    const args = ["check", join(ROOT, "suites", "bundles", "drop-kpr")];
+    const args = ["check", join(ROOT, "suites", "bundles", "1.19", "drop-kpr")];
     const bundled = cli(args);
     const tsx = cli(args, { DATAPATH_CONFORMANCE_TSX: "1" });
     expect(bundled.how).toMatch(/^cli: bundle/);

@@ -124,7 +124,7 @@ export const check: Command = {
   summary: "re-judge evidence bundles offline from their raw outputs; exit 1 when a property fails",
   options: { markdown: { type: "boolean", help: "a markdown table (a CI step summary)" } },
   run: async ({ positionals, values }, io) => {
-    if (positionals.length === 0) throw new UserError("which bundle? e.g. check suites/bundles/kpr");
+    if (positionals.length === 0) throw new UserError("which bundle? e.g. check suites/bundles/1.20/kpr");
     const { checkBundle, formatCheck, formatCheckMarkdown } = await import("../helpers/check.ts");
     const all = await topics();
     let failed = false;
@@ -202,7 +202,7 @@ export const report: Command = {
     const dirs = positionals.length > 0 ? positionals : compare ? [...compare] : [];
     if (dirs.length === 0)
       throw new UserError(
-        "which bundle(s)? e.g. report suites/bundles/kpr suites/bundles/kube-proxy -o report.html",
+        "which bundle(s)? e.g. report suites/bundles/1.20/kpr suites/bundles/1.20/kube-proxy -o report.html",
       );
     const { writeReport } = await import("../helpers/report/write.ts");
     const out = stringOption(values, "output") ?? "report.html";

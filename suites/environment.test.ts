@@ -15,7 +15,7 @@ describe("replayed bundles: a topic runs only where it was recorded", () => {
         expect(t.holds(topic.name), `${t.label} ${topic.name}`).toBe(
           bundleTopics(SHIPPED_BUNDLES[i] as string).includes(topic.name),
         );
-    expect(TOPICS.filter((x) => byLabel("replay drop-kpr")?.holds(x.name)).map((x) => x.name)).toEqual([
+    expect(TOPICS.filter((x) => byLabel("replay 1.19/drop-kpr")?.holds(x.name)).map((x) => x.name)).toEqual([
       "ghost",
       "measure-latency",
     ]);
@@ -23,8 +23,8 @@ describe("replayed bundles: a topic runs only where it was recorded", () => {
 
   it("a partial bundle adds no tests for the topics it lacks", () => {
     expect(topicTargets(targets, "iptables").holding.map((t) => t.label)).toEqual([
-      "replay kpr",
-      "replay kube-proxy",
+      "replay 1.19/kpr",
+      "replay 1.19/kube-proxy",
     ]);
     expect(topicTargets(targets, "upgrade").holding.map((t) => t.label)).toEqual([
       "replay upgrade-1.19-1.20/kpr",
@@ -33,10 +33,10 @@ describe("replayed bundles: a topic runs only where it was recorded", () => {
   });
 
   it("no bundle with the topic: one reason naming the bundles replayed", () => {
-    const drops = targets.filter((t) => t.label.startsWith("replay drop-"));
+    const drops = targets.filter((t) => t.label.startsWith("replay 1.19/drop-"));
     expect(topicTargets(drops, "holder")).toEqual({
       holding: [],
-      none: "none of the 2 bundles replayed (replay drop-kpr, replay drop-kube-proxy) recorded holder",
+      none: "none of the 2 bundles replayed (replay 1.19/drop-kpr, replay 1.19/drop-kube-proxy) recorded holder",
     });
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { readBaseline } from "../helpers/baseline.ts";
 import { type BundleMeta, bundleTopics, readMeta, readRecords, writeMeta } from "../helpers/bundle.ts";
@@ -13,7 +13,6 @@ import type { RecordSet } from "../helpers/records/types.ts";
 import type { RunState } from "./run-state.ts";
 
 export const SUITES_DIR = resolve(import.meta.dirname);
-export const BUNDLES_ROOT = join(SUITES_DIR, "bundles");
 
 /** The golden reference of a shipped bundle (suites/golden/): its name, `/` as `-`. */
 export const goldenFile = (name: string) => `${name.replaceAll("/", "-")}.check.json`;
@@ -23,17 +22,23 @@ export function bundleName(dir: string): string {
   const r = relative(BUNDLES_ROOT, resolve(dir));
   return r && !r.startsWith("..") ? r : basename(dir);
 }
-export const SHIPPED_BUNDLES = [
-  join(SUITES_DIR, "bundles", "kpr"),
-  join(SUITES_DIR, "bundles", "kube-proxy"),
-  // the opt-in drop profile: ghost and measure-latency only
-  join(SUITES_DIR, "bundles", "drop-kpr"),
-  join(SUITES_DIR, "bundles", "drop-kube-proxy"),
-  // the first with a drop baseline (ghost and invariants only)
-  join(SUITES_DIR, "bundles", "baseline-kpr"),
-  // the upgrade under load, 1.19.7 → 1.20.2 and back (the upgrade topic only)
-  join(SUITES_DIR, "bundles", "upgrade-1.19-1.20", "kpr"),
-];
+export const BUNDLES_ROOT = join(SUITES_DIR, "bundles");
+
+/**
+ * Every recorded bundle this repository ships: each folder under suites/bundles/ that holds a bundle.json
+ * (`<minor>/<mode>`, `<minor>/drop-<mode>`, `upgrade-<from>-<to>/<mode>`, `existing/<mode>`, …), in path order.
+ */
+export const SHIPPED_BUNDLES = findBundles(BUNDLES_ROOT);
+
+function findBundles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  if (existsSync(join(dir, "bundle.json"))) return [dir];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort()
+    .flatMap((name) => findBundles(join(dir, name)));
+}
 
 /** One mode to run a topic against: how to get a context, where its evidence goes. */
 export interface ModeTarget {

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkBundle } from "../helpers/check.ts";
+import { shipped } from "../helpers/testing/tamper.ts";
 import { TOPICS } from "./topics.ts";
 
 /**
@@ -26,7 +27,7 @@ const KUBE_PROXY_CHAINS = [
 
 describe("check on a bundle that contradicts a wait", () => {
   it("ends within seconds, and the property fails naming the wait whose recordings ran out", async () => {
-    cpSync(join(import.meta.dirname, "bundles", "kpr"), dir, { recursive: true });
+    cpSync(shipped("kpr"), dir, { recursive: true });
     let touched = 0;
     for (const topic of readdirSync(join(dir, "raw")))
       for (const f of readdirSync(join(dir, "raw", topic)))

@@ -1,6 +1,6 @@
 import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readBaseline } from "../helpers/baseline.ts";
 import {
@@ -18,7 +18,8 @@ import type { Executor } from "../helpers/exec/types.ts";
 import { noSleep, type RunContext } from "../helpers/observe/context.ts";
 import { judge } from "../helpers/properties/judge.ts";
 import { BundleFiles, tallyEvidence } from "../helpers/records/verify-evidence.ts";
-import { SHIPPED_BUNDLES } from "./environment.ts";
+import { shipped } from "../helpers/testing/tamper.ts";
+import { bundleName, SHIPPED_BUNDLES } from "./environment.ts";
 import { TOPICS } from "./topics.ts";
 
 /**
@@ -80,7 +81,7 @@ async function rerecord(source: string, dir: string): Promise<void> {
 describe("a bundle recorded with this suite is re-judged exactly", () => {
   it.each(["kpr", "kube-proxy"])("%s, re-recorded: check reproduces every stored verdict", async (name) => {
     const dir = join(out, name);
-    await rerecord(join(import.meta.dirname, "bundles", name), dir);
+    await rerecord(shipped(name), dir);
     const r = await checkBundle(dir, TOPICS);
     expect(r.stored.format).toBe("current");
     expect(r.stored.differences).toEqual([]);
@@ -97,8 +98,8 @@ describe("a bundle recorded with this suite is re-judged exactly", () => {
 describe("check on the shipped bundles says why a verdict differs from the stored one", () => {
   const REASON =
     /^(newer judge: |newer expectation: |follows the newer expectation$|newer than the bundle: |renamed or removed after the recording$)/;
-  it.each(SHIPPED_BUNDLES.map((d) => basename(d)))("%s: every difference has its reason", async (name) => {
-    const r = await checkBundle(join(import.meta.dirname, "bundles", name), TOPICS);
+  it.each(SHIPPED_BUNDLES.map((d) => bundleName(d)))("%s: every difference has its reason", async (name) => {
+    const r = await checkBundle(join(import.meta.dirname, "bundles", ...name.split("/")), TOPICS);
     expect(r.stored.format).not.toBe("none");
     for (const d of r.stored.differences) expect(d.reason, `${d.id} ${d.what}`).toMatch(REASON);
     // a status differs only where the judge or the expectation is newer, never unexplained
@@ -108,7 +109,7 @@ describe("check on the shipped bundles says why a verdict differs from the store
   });
 
   it("kpr: the run's one failure (nodeport.bpf-slots, a suite defect fixed after lab-s3) is a newer judge; the renamed property is named", async () => {
-    const r = await checkBundle(join(import.meta.dirname, "bundles", "kpr"), TOPICS);
+    const r = await checkBundle(shipped("kpr"), TOPICS);
     const byId = (id: string) => r.stored.differences.filter((d) => d.id === id);
     expect(byId("nodeport.bpf-slots")).toContainEqual(
       expect.objectContaining({

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { kprRecords, kubeProxyRecords } from "../../suites/example-records.ts";
 import { type BundleMeta, readMeta, readRecords } from "../bundle.ts";
+import { shipped } from "../testing/tamper.ts";
 import { type MeasuredBundle, measurementCharts, summaryMarkdown, summarySvg } from "./summary.ts";
 
 const meta = (mode: "kpr" | "kube-proxy"): BundleMeta => ({
@@ -45,7 +46,7 @@ describe("summary", () => {
   it("charts of the recorded bundles: scaling with a legend swatch per series, a dot/box plot per latency", () => {
     const charts = measurementCharts(
       ["kpr", "kube-proxy"].map((m) => {
-        const dir = join(import.meta.dirname, "..", "..", "suites", "bundles", m);
+        const dir = shipped(m);
         const r = readRecords(dir);
         return { label: m, meta: readMeta(dir), scaling: r.scaling?.record, latency: r.latency?.record };
       }),

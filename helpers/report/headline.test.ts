@@ -1,17 +1,17 @@
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { PROPERTIES, TOPICS } from "../../suites/topics.ts";
-import { BUNDLES_DIR, BundleCopies, KUBE_SVC_LINE } from "../testing/tamper.ts";
+import { BundleCopies, KUBE_SVC_LINE, shipped } from "../testing/tamper.ts";
 import { HEADLINE, headlineCell } from "./headline.ts";
 import { buildReport, type ReportColumn, renderReport } from "./html.ts";
 
 const copies = new BundleCopies();
 afterAll(() => copies.cleanup());
-const shipped = await buildReport(
-  ["kpr", "kube-proxy", "drop-kpr"].map((b) => join(BUNDLES_DIR, b)),
+const shippedReport = await buildReport(
+  ["kpr", "kube-proxy", "drop-kpr"].map((b) => shipped(b)),
   TOPICS,
 );
-const [kpr, kubeProxy, drop] = shipped.columns as [ReportColumn, ReportColumn, ReportColumn];
+const [kpr, kubeProxy, drop] = shippedReport.columns as [ReportColumn, ReportColumn, ReportColumn];
 const cell = (c: ReportColumn, key: string) =>
   headlineCell(HEADLINE.find((h) => h.key === key) ?? (undefined as never), (id) =>
     c.check.verdicts.find((v) => v.id === id),
@@ -101,7 +101,7 @@ describe("the report's headline", () => {
   });
 
   it("the page opens on it: the headline comes before the runs and the properties", () => {
-    const html = renderReport(shipped);
+    const html = renderReport(shippedReport);
     const at = (s: string) => html.indexOf(s);
     expect(at('<section id="headline"')).toBeGreaterThan(0);
     expect(at('<section id="headline"')).toBeLessThan(at('id="runs"'));

@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import { TOPICS } from "../../suites/topics.ts";
 import { checkBundle } from "../check.ts";
 import type { Verdict } from "../properties/judge.ts";
-import { BUNDLES_DIR } from "../testing/tamper.ts";
+import { shipped } from "../testing/tamper.ts";
 import { describePath, type TranslationPath, translationPaths, translationSvg } from "./picture.ts";
 
-const verdicts = async (bundle: string) => (await checkBundle(join(BUNDLES_DIR, bundle), TOPICS)).verdicts;
+const verdicts = async (bundle: string) => (await checkBundle(shipped(bundle), TOPICS)).verdicts;
 const lookup = (vs: Verdict[]) => (id: string) => vs.find((v) => v.id === id);
 const places = (ps: TranslationPath[]) => Object.fromEntries(ps.map((p) => [p.key, `${p.at} ${p.status}`]));
 /** The same verdicts with some observed values (and statuses) changed. */

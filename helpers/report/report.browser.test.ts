@@ -6,7 +6,7 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { TOPICS } from "../../suites/topics.ts";
 import { checkBundle } from "../check.ts";
-import { BUNDLES_DIR, BundleCopies, KUBE_SVC_LINE } from "../testing/tamper.ts";
+import { BundleCopies, KUBE_SVC_LINE, shipped } from "../testing/tamper.ts";
 import { HEADLINE } from "./headline.ts";
 import { buildReport, renderReport } from "./html.ts";
 
@@ -49,7 +49,7 @@ const test = it.extend<{ browser: Browser }>({
       const shippedPage = join(OUT, "report.html");
       writeFileSync(
         shippedPage,
-        renderReport(await buildReport([join(BUNDLES_DIR, "kpr"), join(BUNDLES_DIR, "kube-proxy")], TOPICS)),
+        renderReport(await buildReport([shipped("kpr"), shipped("kube-proxy")], TOPICS)),
       );
       // a kpr bundle with one kube-proxy rule added: iptables.kube-svc-lines (and two others) fail there
       const tamperedDir = copies.tampered("kpr", "iptables", ["iptables-save"], (t) =>
@@ -58,17 +58,12 @@ const test = it.extend<{ browser: Browser }>({
       const tamperedPage = join(OUT, "report-failing.html");
       writeFileSync(
         tamperedPage,
-        renderReport(await buildReport([tamperedDir, join(BUNDLES_DIR, "kube-proxy")], TOPICS)),
+        renderReport(await buildReport([tamperedDir, shipped("kube-proxy")], TOPICS)),
       );
       const upgradePage = join(OUT, "report-upgrade.html");
       writeFileSync(
         upgradePage,
-        renderReport(
-          await buildReport(
-            [join(BUNDLES_DIR, "upgrade-1.19-1.20", "kpr"), join(BUNDLES_DIR, "drop-kpr")],
-            TOPICS,
-          ),
-        ),
+        renderReport(await buildReport([shipped("upgrade-1.19-1.20/kpr"), shipped("drop-kpr")], TOPICS)),
       );
       const requests: string[] = [];
       let context: BrowserContext | null = null;
@@ -126,8 +121,8 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
     const ids = TOPICS.flatMap((x) => x.properties.map((p) => p.id));
     expect(shown.map((s) => s.id).sort()).toEqual([...ids].sort());
     const judged = {
-      kpr: await checkBundle(join(BUNDLES_DIR, "kpr"), TOPICS),
-      "kube-proxy": await checkBundle(join(BUNDLES_DIR, "kube-proxy"), TOPICS),
+      kpr: await checkBundle(shipped("kpr"), TOPICS),
+      "kube-proxy": await checkBundle(shipped("kube-proxy"), TOPICS),
     };
     for (const s of shown)
       expect(s.verdicts, s.id).toEqual(
@@ -261,8 +256,8 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
     const page = await browser.open(browser.shippedPage);
     // each cell's verdict: the worst of its properties' (fail, else pass when one was judged, else skip)
     const judged = {
-      kpr: await checkBundle(join(BUNDLES_DIR, "kpr"), TOPICS),
-      "kube-proxy": await checkBundle(join(BUNDLES_DIR, "kube-proxy"), TOPICS),
+      kpr: await checkBundle(shipped("kpr"), TOPICS),
+      "kube-proxy": await checkBundle(shipped("kube-proxy"), TOPICS),
     };
     const expected = HEADLINE.map((h) => [
       h.key,

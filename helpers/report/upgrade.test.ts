@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import { kprRecords } from "../../suites/example-records.ts";
 import { readMeta } from "../bundle.ts";
 import type { UpgradeRecord } from "../records/types.ts";
-import { BUNDLES_DIR } from "../testing/tamper.ts";
+import { shipped } from "../testing/tamper.ts";
 import { renderUpgrade, upgradeView } from "./upgrade.ts";
 
-const meta = readMeta(join(BUNDLES_DIR, "kpr"));
+const meta = readMeta(shipped("kpr"));
 const record = kprRecords().upgrade?.record as UpgradeRecord;
 
 describe("the upgrade view (records written by us: suites/example-records.ts)", () => {

@@ -10,10 +10,15 @@ import { curlArgv } from "../parse/curl.ts";
 
 /** The ghost probe's curl as the observers run it (the replay key). */
 export const BUNDLES_DIR = join(import.meta.dirname, "..", "..", "suites", "bundles");
+/** The minor whose recorded bundles the tests read as fixtures (real outputs, both modes, every topic). */
+export const FIXTURE_MINOR = "1.19";
+/** A shipped bundle the tests read: `kpr`, `kube-proxy`, `drop-kpr`… of FIXTURE_MINOR, or a path under bundles/. */
+export const shipped = (name: string) =>
+  name.includes("/") ? join(BUNDLES_DIR, name) : join(BUNDLES_DIR, FIXTURE_MINOR, name);
 
 /** The ghost Service's ClusterIP as the shipped kube-proxy bundle recorded it. */
 const ghostIp = (
-  JSON.parse(readFileSync(join(BUNDLES_DIR, "kube-proxy", "records", "ghost.json"), "utf8")) as {
+  JSON.parse(readFileSync(join(shipped("kube-proxy"), "records", "ghost.json"), "utf8")) as {
     cluster_ip: string;
   }
 ).cluster_ip;
@@ -21,7 +26,7 @@ export const GHOST_CURL = curlArgv(`http://${ghostIp}/`);
 
 /** A kube-proxy rule for the web ClusterIP of the shipped kpr bundle (as kube-proxy would write it). */
 const webIp = (
-  JSON.parse(readFileSync(join(BUNDLES_DIR, "kpr", "records", "iptables.json"), "utf8")) as {
+  JSON.parse(readFileSync(join(shipped("kpr"), "records", "iptables.json"), "utf8")) as {
     cluster_ip: string;
   }
 ).cluster_ip;
@@ -33,7 +38,7 @@ export class BundleCopies {
 
   copy(mode: string): string {
     const dir = join(this.root, `${mode}-${++this.n}`);
-    cpSync(join(BUNDLES_DIR, mode), dir, { recursive: true });
+    cpSync(shipped(mode), dir, { recursive: true });
     return dir;
   }
 
