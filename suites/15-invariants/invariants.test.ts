@@ -1,31 +1,74 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readBaseline, writeBaseline } from "../../helpers/baseline.ts";
-import { dropsSince } from "./invariants.topic.ts";
+import { nodeTransitions, systemRestarts } from "./invariants.topic.ts";
 
-describe("drops over the run", () => {
-  it("counts each reason's increase since the baseline; a counter that went down (an agent restart) counts anew", () => {
-    expect(
-      dropsSince(
-        { "Service backend not found": 10, "Stale or unroutable IP": 4 },
-        { "Service backend not found": 13, "Stale or unroutable IP": 4, "Policy denied": 2 },
-      ),
-    ).toEqual({ "Service backend not found": 3, "Policy denied": 2 });
-    expect(dropsSince({ "Unknown L3 target address": 50 }, { "Unknown L3 target address": 7 })).toEqual({
-      "Unknown L3 target address": 7,
-    });
+// Written by us in the shapes the Kubernetes API returns (a kind cluster whose API server was killed after the
+// run began: its container ended, and the scheduler's with it; one worker went NotReady and came back).
+const START = "2026-12-03T06:04:01.475Z";
+const pods = {
+  items: [
+    {
+      metadata: { name: "kube-apiserver-cdc-kpr-control-plane", creationTimestamp: "2026-12-03T06:02:33Z" },
+      spec: { nodeName: "cdc-kpr-control-plane" },
+      status: {
+        containerStatuses: [
+          {
+            name: "kube-apiserver",
+            restartCount: 1,
+            lastState: {
+              terminated: { exitCode: 0, finishedAt: "2026-12-03T06:05:16Z", reason: "Completed" },
+            },
+          },
+        ],
+      },
+    },
+    {
+      metadata: { name: "coredns-7d764666f9-c9zcx", creationTimestamp: "2026-12-03T06:02:40Z" },
+      spec: { nodeName: "cdc-kpr-worker" },
+      status: {
+        containerStatuses: [
+          {
+            name: "coredns",
+            restartCount: 1,
+            lastState: { terminated: { exitCode: 1, finishedAt: "2026-12-03T06:03:00Z", reason: "Error" } },
+          },
+        ],
+      },
+    },
+    {
+      metadata: { name: "cilium-x7k2p", creationTimestamp: "2026-12-03T06:06:00Z" },
+      spec: { nodeName: "cdc-kpr-worker2" },
+      status: { containerStatuses: [{ name: "cilium-agent", restartCount: 0, lastState: {} }] },
+    },
+  ],
+};
+const nodes = {
+  items: [
+    {
+      metadata: { name: "cdc-kpr-worker" },
+      status: { conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2026-12-03T06:05:40Z" }] },
+    },
+    {
+      metadata: { name: "cdc-kpr-worker2" },
+      status: { conditions: [{ type: "Ready", status: "True", lastTransitionTime: "2026-12-03T06:02:10Z" }] },
+    },
+  ],
+};
+
+describe("what changed under the run", () => {
+  it("every container that ended after the run began, whatever its name, and every Pod created after it", () => {
+    expect(systemRestarts(pods, START).map((r) => `${r.fact.pod}: ${r.fact.why}`)).toEqual([
+      "kube-apiserver-cdc-kpr-control-plane: kube-apiserver ended 2026-12-03T06:05:16Z (restart 1)",
+      "cilium-x7k2p: created 2026-12-03T06:06:00Z, after the run began",
+    ]);
+    expect(systemRestarts(pods, START)[0]?.paths).toEqual([
+      ["items", 0, "status", "containerStatuses", 0, "lastState", "terminated", "finishedAt"],
+    ]);
   });
 
-  it("the baseline round-trips through the bundle; a bundle without one has none", () => {
-    const dir = mkdtempSync(join(tmpdir(), "dpc-baseline-"));
-    try {
-      expect(readBaseline(dir)).toBeNull();
-      writeBaseline(dir, { "cdc-kpr-worker": "[]", "cdc-kpr-worker2": '[{"name":"x"}]' });
-      expect(readBaseline(dir)).toEqual({ "cdc-kpr-worker": "[]", "cdc-kpr-worker2": '[{"name":"x"}]' });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  it("a node whose Ready condition changed after the run began", () => {
+    expect(nodeTransitions(nodes, START).map((t) => t.fact)).toEqual([
+      { node: "cdc-kpr-worker", ready: "True", since: "2026-12-03T06:05:40Z" },
+    ]);
+    expect(nodeTransitions(nodes, "2026-12-03T07:00:00Z")).toEqual([]);
   });
 });

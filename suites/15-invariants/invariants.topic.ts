@@ -227,67 +227,85 @@ const after = (t: unknown, start: string) => typeof t === "string" && Date.parse
 async function clusterHealth(ctx: RunContext) {
   const start = ctx.runStartedAt;
   const nodes = await kubectlJsonRaw(ctx, ["get", "nodes"]);
-  const transitions: { node: string; ready: string; since: string }[] = [];
-  const transitionEvidence: EvidenceItem[] = [];
-  arr(nodes.json.items).forEach((n, i) => {
+  const pods = await kubectlJsonRaw(ctx, ["-n", "kube-system", "get", "pods"]);
+  const t = nodeTransitions(nodes.json, start);
+  const r = systemRestarts(pods.json, start);
+  return {
+    transitions: t.map((x) => x.fact),
+    transitionEvidence:
+      t.length > 0
+        ? t.flatMap((x) =>
+            x.paths.map((path) => nodes.raw.jsonQuote(path)).filter((q): q is Quote => q !== null),
+          )
+        : [
+            derive(
+              `every node Ready, its Ready condition last changed before the run began (${start})`,
+              nodes.raw,
+            ),
+          ],
+    restarts: r.map((x) => x.fact),
+    restartEvidence:
+      r.length > 0
+        ? r.flatMap((x) =>
+            x.paths.map((path) => pods.raw.jsonQuote(path)).filter((q): q is Quote => q !== null),
+          )
+        : [
+            derive(
+              `${arr(pods.json.items).length} kube-system Pods, none created or restarted after the run began (${start})`,
+              pods.raw,
+            ),
+          ],
+  };
+}
+
+type Path = (string | number)[];
+
+/** Nodes whose Ready condition changed after `start`, or is not True: each with the JSON paths that show it. */
+export function nodeTransitions(list: Json, start: string) {
+  const out: { fact: { node: string; ready: string; since: string }; paths: Path[] }[] = [];
+  arr(list.items).forEach((n, i) => {
     const conds = arr(obj(n.status).conditions);
     const k = conds.findIndex((c) => c.type === "Ready");
     const ready = conds[k];
-    const name = String(obj(n.metadata).name ?? "?");
-    if (ready && (after(ready.lastTransitionTime, start) || ready.status !== "True")) {
-      transitions.push({ node: name, ready: String(ready.status), since: String(ready.lastTransitionTime) });
-      for (const f of ["status", "lastTransitionTime"]) {
-        const q = nodes.raw.jsonQuote(["items", i, "status", "conditions", k, f]);
-        if (q) transitionEvidence.push(q);
-      }
-    }
+    if (!ready || (!after(ready.lastTransitionTime, start) && ready.status === "True")) return;
+    out.push({
+      fact: {
+        node: String(obj(n.metadata).name ?? "?"),
+        ready: String(ready.status),
+        since: String(ready.lastTransitionTime),
+      },
+      paths: ["status", "lastTransitionTime"].map((f) => ["items", i, "status", "conditions", k, f]),
+    });
   });
-  if (transitions.length === 0)
-    transitionEvidence.push(
-      derive(`every node Ready, its Ready condition last changed before the run began (${start})`, nodes.raw),
-    );
-  const pods = await kubectlJsonRaw(ctx, ["-n", "kube-system", "get", "pods"]);
-  const restarts: { pod: string; node: string; why: string }[] = [];
-  const restartEvidence: EvidenceItem[] = [];
-  arr(pods.json.items).forEach((p, i) => {
+  return out;
+}
+
+/** Pods created, and containers that ended, after `start`: each with the JSON path that shows it. */
+export function systemRestarts(list: Json, start: string) {
+  const out: { fact: { pod: string; node: string; why: string }; paths: Path[] }[] = [];
+  arr(list.items).forEach((p, i) => {
     const meta = obj(p.metadata);
     const pod = String(meta.name ?? "?");
     const node = String(obj(p.spec).nodeName ?? "?");
-    if (after(meta.creationTimestamp, start)) {
-      restarts.push({ pod, node, why: `created ${String(meta.creationTimestamp)}, after the run began` });
-      const q = pods.raw.jsonQuote(["items", i, "metadata", "creationTimestamp"]);
-      if (q) restartEvidence.push(q);
-    }
+    if (after(meta.creationTimestamp, start))
+      out.push({
+        fact: { pod, node, why: `created ${String(meta.creationTimestamp)}, after the run began` },
+        paths: [["items", i, "metadata", "creationTimestamp"]],
+      });
     arr(obj(p.status).containerStatuses).forEach((c, j) => {
       const ended = obj(obj(c.lastState).terminated).finishedAt;
-      if (c.name === "cilium-agent" && after(ended, start)) {
-        restarts.push({
+      if (!after(ended, start)) return;
+      out.push({
+        fact: {
           pod,
           node,
-          why: `cilium-agent ended ${String(ended)} (restart ${String(c.restartCount)})`,
-        });
-        const q = pods.raw.jsonQuote([
-          "items",
-          i,
-          "status",
-          "containerStatuses",
-          j,
-          "lastState",
-          "terminated",
-          "finishedAt",
-        ]);
-        if (q) restartEvidence.push(q);
-      }
+          why: `${String(c.name)} ended ${String(ended)} (restart ${String(c.restartCount)})`,
+        },
+        paths: [["items", i, "status", "containerStatuses", j, "lastState", "terminated", "finishedAt"]],
+      });
     });
   });
-  if (restarts.length === 0)
-    restartEvidence.push(
-      derive(
-        `${arr(pods.json.items).length} kube-system Pods, none created or restarted after the run began (${start})`,
-        pods.raw,
-      ),
-    );
-  return { transitions, transitionEvidence, restarts, restartEvidence };
+  return out;
 }
 
 /** Where the baseline of a node's metrics is in the bundle (helpers/baseline.ts). */
