@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { kprRecords, kubeProxyRecords } from "../../suites/example-records.ts";
 import { type BundleMeta, readMeta, readRecords } from "../bundle.ts";

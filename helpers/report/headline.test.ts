@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { PROPERTIES, TOPICS } from "../../suites/topics.ts";
 import { BundleCopies, KUBE_SVC_LINE, shipped } from "../testing/tamper.ts";

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TOPICS } from "../../suites/topics.ts";
 import { checkBundle } from "../check.ts";

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { kprRecords } from "../../suites/example-records.ts";
 import { readMeta } from "../bundle.ts";
