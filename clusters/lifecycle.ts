@@ -4,6 +4,7 @@ import { stringify } from "yaml";
 import { writeBaseline } from "../helpers/baseline.ts";
 import { writeMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
+import { ApiExecutor } from "../helpers/exec/api.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor, withDeadline } from "../helpers/exec/kube.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
@@ -114,6 +115,8 @@ export function realHost(): Host {
       new ClusterExecutor(
         { context, nodeShell: { kind: "docker", containerOf: (n) => n } },
         new KubeExecutor(context || undefined),
+        undefined,
+        ApiExecutor.forContext(context || undefined),
       ),
     sleep: realSleep,
     outside: outsideClient,

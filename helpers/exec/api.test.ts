@@ -46,6 +46,11 @@ const twoReady = (progress?: (l: string) => void): WatchCondition => ({
   show: (a) => `${readyCount(a)}/2 ready`,
   ...(progress ? { progress } : {}),
 });
+/** Until `cond` holds (polled every 5 ms; the test's own timeout bounds it). */
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 5));
+}
+const watching = () => until(() => fake.watcherCount() > 0);
 const run = (argv: string[], extra: Partial<ExecRequest> = {}) =>
   api().run({ target: { kind: "api" }, argv, ...extra });
 
@@ -92,28 +97,43 @@ describe("api watch", () => {
   it("lists, then reacts to the server's change at once: one list, one watch, the list at the moment the condition held", async () => {
     fake.put(PODS, pod("web-a", true));
     fake.put(PODS, pod("web-b", false));
-    setTimeout(() => fake.put(PODS, pod("web-b", true)), 150);
-    const t0 = performance.now();
-    const r = await run(
+    const pending = run(
       apiWatch({ resource: "pods", namespace: "cca-dp", selector: "app=web", until: "2 ready" }),
-      {
-        timeoutMs: 10_000,
-        watch: twoReady(),
-      },
+      { timeoutMs: 10_000, watch: twoReady() },
     );
-    const took = performance.now() - t0;
+    await watching();
+    const t0 = performance.now();
+    fake.put(PODS, pod("web-b", true));
+    const r = await pending;
+    // no poll interval between the change and the answer (a poll every 2 s would take up to 2 s)
+    expect(performance.now() - t0).toBeLessThan(1000);
     expect(r.exitCode).toBe(0);
     expect(readyCount(JSON.parse(r.stdout))).toBe(2);
-    expect(took).toBeGreaterThanOrEqual(140);
-    expect(took).toBeLessThan(1000);
     expect(fake.requests).toHaveLength(2);
     expect(fake.requests[0]).toBe(`GET ${PODS}?labelSelector=app%3Dweb`);
     expect(fake.requests[1]).toMatch(
       /^GET \/api\/v1\/namespaces\/cca-dp\/pods\?labelSelector=app%3Dweb&watch=true&resourceVersion=\d+&allowWatchBookmarks=true&timeoutSeconds=10$/,
     );
     // the watch it opened is closed once the condition held
-    await new Promise((r) => setTimeout(r, 50));
-    expect(fake.watcherCount()).toBe(0);
+    await until(() => fake.watcherCount() === 0);
+  });
+
+  it("a change between the list and the watch is not lost: the watch starts at the list's resourceVersion", async () => {
+    fake.put(PODS, pod("web-a", true));
+    fake.put(PODS, pod("web-b", false));
+    // the change lands right after the list was answered, before the watch is opened
+    let listed = 0;
+    fake.afterList = () => {
+      listed = fake.resourceVersion();
+      fake.put(PODS, pod("web-b", true));
+    };
+    const r = await run(
+      apiWatch({ resource: "pods", namespace: "cca-dp", selector: "app=web", until: "2 ready" }),
+      { timeoutMs: 5000, watch: twoReady() },
+    );
+    expect(r.exitCode).toBe(0);
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests[1]).toContain(`&resourceVersion=${listed}&`);
   });
 
   it("a condition that holds at the first list needs no watch", async () => {
@@ -147,18 +167,15 @@ describe("api watch", () => {
 
   it("a stream broken by 410 Gone is listed again, and the condition is judged on the new list", async () => {
     fake.put(PODS, pod("web-a", true));
-    setTimeout(() => {
-      // the change lands while the watch is being expired: only a new list sees it
-      fake.expireWatches();
-      fake.put(PODS, pod("web-b", true));
-    }, 100);
-    const r = await run(
+    const pending = run(
       apiWatch({ resource: "pods", namespace: "cca-dp", selector: "app=web", until: "2 ready" }),
-      {
-        timeoutMs: 5000,
-        watch: twoReady(),
-      },
+      { timeoutMs: 5000, watch: twoReady() },
     );
+    await watching();
+    // the watch is expired without the change: only a new list sees it
+    fake.quietly(() => fake.put(PODS, pod("web-b", true)));
+    fake.expireWatches();
+    const r = await pending;
     expect(r.exitCode).toBe(0);
     expect(fake.requests.filter((q) => !q.includes("watch=true"))).toHaveLength(2);
   });

@@ -1,8 +1,8 @@
 /**
  * A fake Kubernetes API server on loopback, WRITTEN BY US for the tests of the `api` target: objects kept in
  * memory per collection, lists with label (equality) and field (metadata.name) selectors and a resourceVersion,
- * watches streamed as the API server streams them (one JSON event a line, from a resourceVersion, ERROR 410 on
- * demand), server-side apply (PATCH application/apply-patch+yaml creates or replaces), DELETE of one object and
+ * watches streamed as the API server streams them (one JSON event a line; from a resourceVersion, the events
+ * after it first, as the API server does; ERROR 410 on demand), server-side apply (PATCH application/apply-patch+yaml creates or replaces), DELETE of one object and
  * of a collection (Services can be made to answer 405, as before Kubernetes served it). It counts requests and
  * the most in flight at once, and can accept connections and never answer (a paused API server).
  */
@@ -42,6 +42,8 @@ export class FakeApiServer {
   private readonly sockets = new Set<Socket>();
   private readonly store = new Map<string, Map<string, Json>>();
   private readonly watchers = new Set<Watcher>();
+  /** Every change, in order: a watch from a resourceVersion is sent the changes after it first. */
+  private readonly history: { collection: string; rv: number; type: string; object: Json }[] = [];
   private rv = 100;
   private inflight = 0;
   dir = "";
@@ -55,6 +57,9 @@ export class FakeApiServer {
   servicesWithoutDeleteCollection = true;
   /** Each answer waits this long (so concurrent requests overlap). */
   delayMs = 0;
+  /** Called once, right after the next list has been answered (a change between a list and its watch). */
+  afterList: (() => void) | null = null;
+  private silentChanges = false;
   /** The token every request must carry. */
   readonly token = "t0ken";
 
@@ -80,6 +85,11 @@ export class FakeApiServer {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
+  /** The newest resourceVersion (a list answered now carries it). */
+  resourceVersion(): number {
+    return this.rv;
+  }
+
   /** Open connections (a client that gave up must have closed its own). */
   openConnections(): number {
     return this.sockets.size;
@@ -87,11 +97,13 @@ export class FakeApiServer {
 
   reset(): void {
     this.store.clear();
+    this.history.length = 0;
     this.requests.length = 0;
     this.maxInflight = 0;
     this.silent = false;
     this.delayMs = 0;
     this.servicesWithoutDeleteCollection = true;
+    this.afterList = null;
     for (const w of this.watchers) w.res.end();
     this.watchers.clear();
   }
@@ -144,7 +156,19 @@ export class FakeApiServer {
     this.watchers.clear();
   }
 
+  /** Changes made by `fn` reach no watch and no history (as if compacted away): only a new list sees them. */
+  quietly(fn: () => void): void {
+    this.silentChanges = true;
+    try {
+      fn();
+    } finally {
+      this.silentChanges = false;
+    }
+  }
+
   private notify(collection: string, type: string, o: Json): void {
+    if (this.silentChanges) return;
+    this.history.push({ collection, rv: this.rv, type, object: o });
     for (const w of this.watchers)
       if (w.collection === collection && matches(o, w.selector, w.field))
         w.res.write(`${JSON.stringify({ type, object: o })}\n`);
@@ -177,6 +201,10 @@ export class FakeApiServer {
       res.setHeader("Content-Type", "application/json");
       res.flushHeaders();
       const w: Watcher = { collection, selector, field, res };
+      const from = Number(url.searchParams.get("resourceVersion") ?? "0");
+      for (const e of this.history)
+        if (e.collection === collection && e.rv > from && matches(e.object, selector, field))
+          res.write(`${JSON.stringify({ type: e.type, object: e.object })}\n`);
       this.watchers.add(w);
       res.on("close", () => this.watchers.delete(w));
       return;
@@ -197,6 +225,9 @@ export class FakeApiServer {
             items,
           }),
         );
+        const after = this.afterList;
+        this.afterList = null;
+        after?.();
         return;
       }
       if (req.method === "GET" && name !== null) {
