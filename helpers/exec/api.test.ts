@@ -78,13 +78,14 @@ describe("api get", () => {
 
   it("an API server that never answers: the call ends at its deadline, names the request, and closes its connection", async () => {
     fake.silent = true;
+    const before = fake.openConnections();
     const t0 = performance.now();
     const r = await run(apiGet({ resource: "nodes" }), { timeoutMs: 200 });
     expect(performance.now() - t0).toBeLessThan(2000);
     expect(r.exitCode).toBeNull();
     expect(r.stderr).toBe("timed out after 200 ms: no answer from the API server to `get nodes`\n");
     await new Promise((r) => setTimeout(r, 100));
-    expect(fake.openConnections()).toBe(0);
+    expect(fake.openConnections()).toBeLessThanOrEqual(before);
   });
 
   it("a request the api target does not know is an error naming it", async () => {
@@ -219,6 +220,7 @@ describe("api watch", () => {
 
   it("an API server that never answers the list: the wait ends at its deadline with no list, and its connection is closed", async () => {
     fake.silent = true;
+    const before = fake.openConnections();
     const r = await run(apiWatch({ resource: "nodes", until: "every node Ready" }), {
       timeoutMs: 250,
       watch: twoReady(),
@@ -228,7 +230,7 @@ describe("api watch", () => {
       /^timed out after 250 ms waiting for every node Ready; last observation: no list/,
     );
     await new Promise((r) => setTimeout(r, 100));
-    expect(fake.openConnections()).toBe(0);
+    expect(fake.openConnections()).toBeLessThanOrEqual(before);
   });
 });
 

@@ -9,6 +9,7 @@
  * it hands back its AbortController only once the server has answered the request's headers, so a wait on an
  * API server that accepts and never answers (a paused control plane) could not be ended at its deadline.
  */
+import { setMaxListeners } from "node:events";
 import http from "node:http";
 import https from "node:https";
 import type { KubeConfig } from "@kubernetes/client-node";
@@ -52,10 +53,37 @@ export interface ApiHttp {
     signal: AbortSignal;
     onLine(line: string): void;
   }): Promise<void>;
+  /** Closes the connections it keeps. */
+  close?(): void;
+}
+
+/**
+ * The connections to the API server are kept and reused (a bulk request is hundreds of requests: one TLS
+ * handshake each, on the API server's side too, was most of their cost), through an agent with the TLS
+ * material client-node read from the kubeconfig; behind a proxy, client-node's own agent.
+ */
+function keepAliveAgent(
+  server: string,
+  proxied: boolean,
+  opts: https.RequestOptions,
+): http.Agent | https.Agent | undefined {
+  if (proxied) return opts.agent instanceof http.Agent ? opts.agent : undefined;
+  if (server.startsWith("http:")) return new http.Agent({ keepAlive: true });
+  return new https.Agent({
+    keepAlive: true,
+    ...(opts.ca !== undefined ? { ca: opts.ca } : {}),
+    ...(opts.cert !== undefined ? { cert: opts.cert } : {}),
+    ...(opts.key !== undefined ? { key: opts.key } : {}),
+    ...(opts.pfx !== undefined ? { pfx: opts.pfx } : {}),
+    ...(opts.passphrase !== undefined ? { passphrase: opts.passphrase } : {}),
+    ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
+    ...(opts.servername !== undefined ? { servername: opts.servername } : {}),
+  });
 }
 
 /** The API server of a kubeconfig context, through client-node's credentials and Node's http(s). */
 export function kubeConfigHttp(kc: KubeConfig): ApiHttp {
+  let agent: http.Agent | https.Agent | undefined;
   const open = async (
     method: string,
     path: string,
@@ -65,20 +93,23 @@ export function kubeConfigHttp(kc: KubeConfig): ApiHttp {
   ) => {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("the kubeconfig has no current cluster");
+    // credentials per request (client-node refreshes an exec plugin's token), the connection kept
     const opts: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(opts);
+    agent ??= keepAliveAgent(cluster.server, Boolean(cluster.proxyUrl), opts);
     const url = new URL(`${cluster.server.replace(/\/+$/, "")}${path}`);
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
     const mod = url.protocol === "https:" ? https : http;
     return mod.request(url, {
       method,
-      ...(opts.agent ? { agent: opts.agent } : {}),
+      ...(agent ? { agent } : {}),
       ...(opts.auth ? { auth: opts.auth } : {}),
       headers: { ...(opts.headers ?? {}), Accept: "application/json", ...headers },
       signal,
     });
   };
   return {
+    close: () => agent?.destroy(),
     request: async (o) => {
       const body = o.body;
       const req = await open(
@@ -237,6 +268,11 @@ export class ApiExecutor implements Executor {
     this.retryMs = limits.retryMs ?? WATCH_RETRY_MS;
   }
 
+  close(): Promise<void> {
+    this.api.close?.();
+    return Promise.resolve();
+  }
+
   /** The API server of a kubeconfig context (the default kubeconfig, or a file). */
   static forContext(context?: string, kubeconfig?: string): ApiExecutor {
     return new ApiExecutor(kubeConfigHttp(loadKubeConfig(context, kubeconfig)));
@@ -249,6 +285,8 @@ export class ApiExecutor implements Executor {
     const timeoutMs = req.timeoutMs ?? DEFAULT_API_TIMEOUT_MS;
     const t0 = performance.now();
     const ac = new AbortController();
+    // a bulk request's requests in flight each listen on it
+    setMaxListeners(BULK_CONCURRENCY + 8, ac.signal);
     let ended: "deadline" | "interrupted" | null = null;
     const timer = setTimeout(() => {
       ended ??= "deadline";

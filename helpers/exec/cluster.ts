@@ -107,8 +107,9 @@ export class ClusterExecutor implements Executor {
     }
   }
 
-  close(): Promise<void> {
-    return this.pods.close?.() ?? Promise.resolve();
+  async close(): Promise<void> {
+    await this.api?.close?.();
+    await this.pods.close?.();
   }
 }
 
