@@ -15,6 +15,60 @@ import { type Host, provision } from "./lifecycle.ts";
 const ok = (stdout = ""): ExecResult => ({ stdout, stderr: "", exitCode: 0, durationMs: 1 });
 const json = (v: unknown) => ok(JSON.stringify(v));
 
+/**
+ * The cluster's API as the gates read it, WRITTEN BY US: Cilium 1.20.1 started on three nodes. A watch keeps the
+ * api target's contract (helpers/exec/api.ts): the answer when its condition holds, else exit 1 at its deadline.
+ */
+function apiAnswer(req: ExecRequest): ExecResult | null {
+  if (req.target.kind !== "api") return null;
+  const [verb, resource, name] = req.argv;
+  const nodes = ["cdc-kpr-control-plane", "cdc-kpr-worker", "cdc-kpr-worker2"];
+  const answers: Record<string, unknown> = {
+    nodes: {
+      items: nodes.map((n) => ({
+        metadata: { name: n },
+        status: {
+          conditions: [{ type: "Ready", status: "True" }],
+          nodeInfo: { kernelVersion: "6.17.0-1018-azure", kubeletVersion: "v1.35.0" },
+        },
+      })),
+    },
+    daemonset: {
+      metadata: { name: "cilium", generation: 1 },
+      status: { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberReady: 0 },
+    },
+    deployment: {
+      metadata: { name: "cilium-operator", generation: 1 },
+      status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+    },
+    pods: {
+      items: nodes.map((n, i) => ({
+        metadata: { name: `cilium-${i}` },
+        spec: {
+          nodeName: n,
+          containers: [{ name: "cilium-agent", image: "quay.io/cilium/cilium:v1.20.1@sha256:x" }],
+        },
+        status: {
+          phase: "Running",
+          startTime: new Date(Date.now() - 30_000).toISOString(),
+          containerStatuses: [{ name: "cilium-agent", state: { running: {} } }],
+        },
+      })),
+    },
+    service: { metadata: { name }, spec: { clusterIP: "10.96.0.10" } },
+  };
+  const answer = answers[resource ?? ""];
+  if (answer === undefined) throw new Error(`fake cluster: api ${req.argv.join(" ")}`);
+  if (verb === "watch" && req.watch && !req.watch.until(answer))
+    return {
+      stdout: JSON.stringify(answer),
+      stderr: "timed out after 300 s waiting for it\n",
+      exitCode: 1,
+      durationMs: 1,
+    };
+  return json(answer);
+}
+
 function fakeHost(
   opts: {
     helmFails?: boolean;
@@ -68,35 +122,8 @@ function fakeHost(
     run: async (req: ExecRequest) => {
       const cmd = `${req.target.kind} ${req.argv.join(" ")}`;
       cluster.push(cmd);
-      if (cmd === "kubectl -n kube-system get daemonset cilium -o json")
-        return json({
-          metadata: { generation: 1 },
-          status: {
-            observedGeneration: 1,
-            desiredNumberScheduled: 3,
-            numberReady: 3,
-            numberAvailable: 3,
-            updatedNumberScheduled: 3,
-          },
-        });
-      if (cmd === "kubectl -n kube-system get deployment cilium-operator -o json")
-        return json({
-          metadata: { generation: 1 },
-          status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
-        });
-      if (cmd === "kubectl get nodes -o json") {
-        return json({
-          items: ["cdc-kpr-control-plane", "cdc-kpr-worker", "cdc-kpr-worker2"].map((name) => ({
-            metadata: { name },
-            status: {
-              conditions: [{ type: "Ready", status: "True" }],
-              nodeInfo: { kernelVersion: "6.17.0-1018-azure", kubeletVersion: "v1.35.0" },
-            },
-          })),
-        });
-      }
-      if (cmd === "kubectl -n kube-system get service kube-dns -o json")
-        return json({ spec: { clusterIP: "10.96.0.10" } });
+      const api = apiAnswer(req);
+      if (api) return api;
       if (cmd === "kubectl -n default get lease cilium-datapath-conformance -o json")
         return leaseHolder
           ? json({
@@ -204,7 +231,21 @@ describe("provisioning kind", () => {
       attachMode: "TCX",
       origin: "recorded",
     });
-    expect(Object.keys(meta.phases)).toEqual(["create cluster", "install Cilium", "Cilium ready"]);
+    expect(Object.keys(meta.phases)).toEqual([
+      "create cluster",
+      "install Cilium",
+      "Cilium ready",
+      "agents' own start (max)",
+      "drop baseline",
+    ]);
+    // each agent's Pod started 30 s before its first OK here
+    expect(meta.phases["agents' own start (max)"]).toBeGreaterThanOrEqual(30);
+    expect(meta.phases["agents' own start (max)"]).toBeLessThan(32);
+    expect(Object.keys(meta.agentStarts)).toEqual([
+      "cdc-kpr-control-plane",
+      "cdc-kpr-worker",
+      "cdc-kpr-worker2",
+    ]);
     expect(existsSync(join(results, "r1", "kpr", "cilium-values.yaml"))).toBe(true);
     await p.teardown();
     expect(f.cluster.at(-1)).toContain(
@@ -351,7 +392,7 @@ describe("provisioning an existing cluster", () => {
           return ok();
         }
         if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
-        if (cmd === "kubectl get nodes -o json")
+        if (cmd === "api get nodes")
           return json({
             items: nodes.map((name) => ({
               metadata: { name },

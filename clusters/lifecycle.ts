@@ -2,11 +2,12 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { writeBaseline } from "../helpers/baseline.ts";
-import { writeMeta } from "../helpers/bundle.ts";
+import { readMeta, writeMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import { ApiExecutor } from "../helpers/exec/api.ts";
+import { apiGet } from "../helpers/exec/api-argv.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
-import { KubeExecutor, withDeadline } from "../helpers/exec/kube.ts";
+import { API_READ_TIMEOUT_MS, KubeExecutor, withDeadline } from "../helpers/exec/kube.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
 import { portableUpgrade } from "../helpers/exec/portable.ts";
 import { type Executor, mustRun } from "../helpers/exec/types.ts";
@@ -31,7 +32,7 @@ import {
   type Profile,
   type Provider,
 } from "./profile.ts";
-import { agentsOk, ciliumRolledOut, type GateContext, kubeDnsProgrammed, nodesReady } from "./readiness.ts";
+import { ciliumReady, type GateContext } from "./readiness.ts";
 import { planUpgrade } from "./upgrade-plan.ts";
 
 export interface ProvisionOptions {
@@ -158,39 +159,42 @@ export async function recordBaseline(
   dir: string,
 ): Promise<void> {
   const metrics: Record<string, string> = {};
-  for (const node of nodes) {
-    try {
-      // cilium-health starts after the agent reports ready, and reading the metrics asks it for its status:
-      // asked too early, the agent logs `Error while getting cilium-health status` (seen on the lab cluster,
-      // run lab-baseline). Wait until its status shows the health probe's result first.
-      // at most 60 reads 3 s apart (a bounded count, so a host whose clock does not move still ends), and no
-      // longer than BASELINE_HEALTH_DEADLINE_MS (each read may take its own deadline on a node that hangs)
-      let health = "";
-      const t0 = performance.now();
-      for (let attempt = 0; attempt < 60; attempt++) {
-        const out = (await g.exec.run({ target: { kind: "agent", node }, argv: ["cilium-dbg", "status"] }))
-          .stdout;
-        health = out.split("\n").find((l) => l.startsWith("Cluster health:")) ?? "(no Cluster health line)";
-        if (/^Cluster health:\s+\d+\/\d+ reachable/.test(health)) break;
-        if (attempt === 59 || performance.now() - t0 > BASELINE_HEALTH_DEADLINE_MS) {
-          g.log(
-            `cilium-health on ${node} still not reporting after ${Math.round((performance.now() - t0) / 1000)} s (last: ${health}); baseline taken anyway`,
-          );
-          break;
+  // every agent at once: each waits for its own cilium-health
+  await Promise.all(
+    nodes.map(async (node) => {
+      try {
+        // cilium-health starts after the agent reports ready, and reading the metrics asks it for its status:
+        // asked too early, the agent logs `Error while getting cilium-health status` (seen on the lab cluster,
+        // run lab-baseline). Wait until its status shows the health probe's result first.
+        // at most 60 reads 3 s apart (a bounded count, so a host whose clock does not move still ends), and no
+        // longer than BASELINE_HEALTH_DEADLINE_MS (each read may take its own deadline on a node that hangs)
+        let health = "";
+        const t0 = performance.now();
+        for (let attempt = 0; attempt < 60; attempt++) {
+          const out = (await g.exec.run({ target: { kind: "agent", node }, argv: ["cilium-dbg", "status"] }))
+            .stdout;
+          health = out.split("\n").find((l) => l.startsWith("Cluster health:")) ?? "(no Cluster health line)";
+          if (/^Cluster health:\s+\d+\/\d+ reachable/.test(health)) break;
+          if (attempt === 59 || performance.now() - t0 > BASELINE_HEALTH_DEADLINE_MS) {
+            g.log(
+              `cilium-health on ${node} still not reporting after ${Math.round((performance.now() - t0) / 1000)} s (last: ${health}); baseline taken anyway`,
+            );
+            break;
+          }
+          await g.sleep(3000);
         }
-        await g.sleep(3000);
+        const r = await g.exec.run({
+          target: { kind: "agent", node },
+          argv: ["cilium-dbg", "metrics", "list", "-o", "json"],
+        });
+        if (r.exitCode === 0) metrics[node] = r.stdout;
+      } catch (err) {
+        g.log(
+          `no drop baseline from the agent on ${node}: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
-      const r = await g.exec.run({
-        target: { kind: "agent", node },
-        argv: ["cilium-dbg", "metrics", "list", "-o", "json"],
-      });
-      if (r.exitCode === 0) metrics[node] = r.stdout;
-    } catch (err) {
-      g.log(
-        `no drop baseline from the agent on ${node}: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-  }
+    }),
+  );
   if (Object.keys(metrics).length > 0) writeBaseline(dir, metrics);
 }
 
@@ -277,7 +281,13 @@ async function outsideClient(
 
 export async function clusterVersions(g: GateContext & { exec: Executor }, nodes: string[]) {
   const nodeList = JSON.parse(
-    (await mustRun(g.exec, { target: { kind: "kubectl" }, argv: ["get", "nodes", "-o", "json"] })).stdout,
+    (
+      await mustRun(g.exec, {
+        target: { kind: "api" },
+        argv: apiGet({ resource: "nodes" }),
+        timeoutMs: API_READ_TIMEOUT_MS,
+      })
+    ).stdout,
   ) as {
     items: { status: { nodeInfo: { kernelVersion: string; kubeletVersion: string } } }[];
   };
@@ -386,13 +396,15 @@ async function provisionLocal(o: ProvisionOptions, plain: Host): Promise<Provisi
       if (load) await timed(phases, "load images", log, () => sh(h, load));
       await timed(phases, "install Cilium", log, () => installCilium(h, p, dir));
       const g = gateContext(h, p, log);
-      const nodes = await timed(phases, "Cilium ready", log, async () => {
-        await ciliumRolledOut(g);
-        const ns = await nodesReady(g);
-        await agentsOk(g, ns);
-        await kubeDnsProgrammed(g, ns);
-        return ns;
-      });
+      const ready = await timed(phases, "Cilium ready", log, () => ciliumReady(g, p.cilium.version));
+      const nodes = ready.nodes;
+      // the reference "Cilium ready" is read against, measured in the same run (npm run bench)
+      if (ready.agentsOwnStartMax !== null) phases["agents' own start (max)"] = ready.agentsOwnStartMax;
+      log(
+        `agents' own start (Pod start → first status OK): ${Object.entries(ready.agents)
+          .map(([node, a]) => `${node} ${a.seconds ?? "?"} s`)
+          .join(", ")}`,
+      );
       const v = await clusterVersions(g, nodes);
       const expected = mode === "kpr" ? "True" : "False";
       if (v.kpr !== expected)
@@ -413,6 +425,7 @@ async function provisionLocal(o: ProvisionOptions, plain: Host): Promise<Provisi
         runId: o.runId,
         createdAt: new Date().toISOString(),
         phases,
+        agentStarts: ready.agents,
         kubeContext: p.context,
         // bundle.json names no folder of this machine: the values file by its place in the bundle, the lab's
         // chart under $LAB_CACHE (helpers/exec/portable.ts)
@@ -430,7 +443,8 @@ async function provisionLocal(o: ProvisionOptions, plain: Host): Promise<Provisi
             }
           : {}),
       });
-      await recordBaseline(g, nodes, dir);
+      await timed(phases, "drop baseline", log, () => recordBaseline(g, nodes, dir));
+      writeMeta(dir, { ...readMeta(dir), phases });
       targets.push({
         mode,
         ciliumMinor: p.cilium.minor,
