@@ -80,8 +80,16 @@ function fakeHost(
     createRaces?: boolean;
     /** called at each sleep (a fake clock's tick) */
     onSleep?: () => void;
+    /** each `kind create cluster` takes this long (ms, a real timer) */
+    createMs?: number;
+    /** helm fails for this context only */
+    helmFailsFor?: string;
   } = {},
 ) {
+  let exporting = 0;
+  let mostExporting = 0;
+  let creating = 0;
+  let mostCreating = 0;
   const local: string[] = [];
   const cluster: string[] = [];
   const exec: Executor = {
@@ -103,9 +111,21 @@ function fakeHost(
           exitCode: 1,
           durationMs: 1,
         };
-      if (cmd.startsWith("kind create cluster") || cmd.startsWith("kind delete cluster")) return ok();
+      if (cmd.startsWith("kind create cluster")) {
+        mostCreating = Math.max(mostCreating, ++creating);
+        if (opts.createMs) await new Promise((r) => setTimeout(r, opts.createMs));
+        creating--;
+        return ok();
+      }
+      if (cmd.startsWith("kind delete cluster")) return ok();
+      if (cmd.startsWith("kind export kubeconfig")) {
+        mostExporting = Math.max(mostExporting, ++exporting);
+        await new Promise((r) => setTimeout(r, 20));
+        exporting--;
+        return ok();
+      }
       if (cmd.startsWith("helm upgrade --install cilium")) {
-        return opts.helmFails
+        return opts.helmFails || (opts.helmFailsFor && cmd.includes(`--kube-context ${opts.helmFailsFor} `))
           ? {
               stdout: "",
               stderr: "Error: INSTALLATION FAILED: context deadline exceeded\n",
@@ -117,9 +137,14 @@ function fakeHost(
       throw new Error(`fake host: ${cmd}`);
     },
   };
-  let leaseHolder: string | null = opts.leaseHeldBy ?? null;
-  const clusterExec: Executor = {
+  const holders = new Map<string, string | null>();
+  const clusterFor = (context: string): Executor => ({
     run: async (req: ExecRequest) => {
+      let leaseHolder = holders.has(context) ? (holders.get(context) ?? null) : (opts.leaseHeldBy ?? null);
+      const take = (h: string | null) => {
+        leaseHolder = h;
+        holders.set(context, h);
+      };
       const cmd = `${req.target.kind} ${req.argv.join(" ")}`;
       cluster.push(cmd);
       const api = apiAnswer(req);
@@ -137,12 +162,11 @@ function fakeHost(
       if (cmd === "kubectl create -f -" && leaseHolder)
         return { stdout: "", stderr: "Error from server (AlreadyExists)", exitCode: 1, durationMs: 1 };
       if (cmd === "kubectl create -f -") {
-        leaseHolder = (JSON.parse(req.stdin ?? "{}") as { spec: { holderIdentity: string } }).spec
-          .holderIdentity;
+        take((JSON.parse(req.stdin ?? "{}") as { spec: { holderIdentity: string } }).spec.holderIdentity);
         return ok();
       }
       if (cmd.startsWith("kubectl delete --raw /apis/coordination.k8s.io/v1/namespaces/default/leases/")) {
-        leaseHolder = null;
+        take(null);
         return ok();
       }
       if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
@@ -164,14 +188,21 @@ function fakeHost(
       }
       throw new Error(`fake cluster: ${cmd}`);
     },
-  };
+  });
   const host: Host = {
     exec,
-    cluster: () => clusterExec,
+    cluster: (context) => clusterFor(context),
     sleep: async () => opts.onSleep?.(),
     outside: async () => null,
   };
-  return { host, local, cluster };
+  return {
+    host,
+    local,
+    cluster,
+    mostExporting: () => mostExporting,
+    mostCreating: () => mostCreating,
+    holders,
+  };
 }
 
 const bin = mkdtempSync(join(tmpdir(), "dpc-lifecycle-bin-"));
@@ -346,6 +377,82 @@ describe("provisioning kind", () => {
       /^CLUSTER_PROVIDER=kind needs docker, kind, helm, kubectl on PATH/,
     );
     expect(f.local).toEqual([]);
+  });
+});
+
+describe("provisioning both modes at once (MODES_CONCURRENT=1)", () => {
+  const both = (runId: string, extra: Record<string, unknown> = {}) => ({
+    ...options(runId),
+    modes: ["kpr" as const, "kube-proxy" as const],
+    concurrent: true,
+    ...extra,
+  });
+
+  it("creates both clusters at once, each with its own kubeconfig, exported into yours one at a time; targets in mode order", async () => {
+    const lines: string[] = [];
+    const f = fakeHost({ createMs: 150 });
+    const p = await provision(both("c1", { log: (l: string) => lines.push(l) }), f.host);
+    // the two creates ran at once
+    expect(f.mostCreating()).toBe(2);
+    const creates = f.local.filter((c) => c.startsWith("kind create cluster"));
+    expect(creates).toHaveLength(2);
+    for (const c of creates) expect(c).toMatch(/ --kubeconfig \/\S+\/dpc-kind-kubeconfig-\w+\/config$/);
+    expect(f.local.filter((c) => c.startsWith("kind export kubeconfig")).sort()).toEqual([
+      "kind export kubeconfig --name cdc-kp",
+      "kind export kubeconfig --name cdc-kpr",
+    ]);
+    expect(f.mostExporting()).toBe(1);
+    expect(p.targets.map((t) => t.mode)).toEqual(["kpr", "kube-proxy"]);
+    // every line says its mode
+    expect(
+      lines
+        .filter((l) => l.includes("create cluster: "))
+        .map((l) => l.slice(0, 20))
+        .sort(),
+    ).toEqual(["[kind] [kpr] create ", "[kind] [kube-proxy] "]);
+    await p.teardown();
+    expect(f.local.filter((c) => c.startsWith("kind delete")).sort()).toEqual([
+      "kind delete cluster --name cdc-kp",
+      "kind delete cluster --name cdc-kpr",
+    ]);
+    expect([...f.holders.values()]).toEqual([null, null]);
+  });
+
+  it("one mode failing stops the other; both clusters are deleted and both Leases released, and its failure is the one reported", async () => {
+    const f = fakeHost({ helmFailsFor: "kind-cdc-kp" });
+    await expect(provision(both("c2"), f.host)).rejects.toThrow(
+      /helm upgrade --install cilium .*kind-cdc-kp .* exited 1: Error: INSTALLATION FAILED/,
+    );
+    expect(f.local.filter((c) => c.startsWith("kind delete")).sort()).toEqual([
+      "kind delete cluster --name cdc-kp",
+      "kind delete cluster --name cdc-kpr",
+    ]);
+    expect([...f.holders.values()]).toEqual([null, null]);
+  });
+
+  it("SIGINT while both are created: both creates end, both clusters are deleted, the run says it was interrupted", async () => {
+    const ac = new AbortController();
+    const f = fakeHost({ createMs: 100 });
+    setTimeout(() => ac.abort(new Interrupted("SIGINT")), 30);
+    await expect(provision(both("c3", { signal: ac.signal }), f.host)).rejects.toThrow(
+      "interrupted by SIGINT: the run stops and tears down what it created",
+    );
+    expect(f.local.some((c) => c.startsWith("helm"))).toBe(false);
+    expect(f.local.filter((c) => c.startsWith("kind delete")).sort()).toEqual([
+      "kind delete cluster --name cdc-kp",
+      "kind delete cluster --name cdc-kpr",
+    ]);
+  });
+
+  it("without MODES_CONCURRENT the modes go one after the other, with kind writing your kubeconfig itself", async () => {
+    const f = fakeHost({ createMs: 100 });
+    const p = await provision({ ...both("c4"), concurrent: false }, f.host);
+    expect(f.mostCreating()).toBe(1);
+    expect(f.local.filter((c) => c.startsWith("kind create")).every((c) => !c.includes("--kubeconfig"))).toBe(
+      true,
+    );
+    expect(f.local.some((c) => c.startsWith("kind export"))).toBe(false);
+    await p.teardown();
   });
 });
 

@@ -1,8 +1,10 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { writeBaseline } from "../helpers/baseline.ts";
 import { readMeta, writeMeta } from "../helpers/bundle.ts";
+import { allOrFirstFailure, serialized } from "../helpers/concurrent.ts";
 import { UserError } from "../helpers/errors.ts";
 import { ApiExecutor } from "../helpers/exec/api.ts";
 import { apiGet } from "../helpers/exec/api-argv.ts";
@@ -58,6 +60,8 @@ export interface ProvisionOptions {
   signal?: AbortSignal;
   /** LEASE_WAIT_S: how long to wait for another run's Lease (0: fail at once naming the holder). */
   leaseWaitMs?: number;
+  /** MODES_CONCURRENT=1: provision every mode's cluster at once (kind, k3d). */
+  concurrent?: boolean;
 }
 
 /** Images to load (lab, or PRELOAD_IMAGES=1) that the local Docker lacks: one line saying how to get them. */
@@ -221,6 +225,8 @@ async function createCluster(
   dir: string,
   log: (l: string) => void,
   created: (ours: boolean) => void,
+  /** Clusters created at once: their kubeconfig written one at a time (kind gives up on a held lock). */
+  inTurn?: <T>(fn: () => Promise<T>) => Promise<T>,
 ): Promise<void> {
   if (await clusterExists(h, p)) {
     log(`reusing the existing cluster ${p.cluster} (kept by an earlier run with KEEP_CLUSTER=1)`);
@@ -231,10 +237,18 @@ async function createCluster(
     if (p.provider === "kind") {
       const cfg = join(dir, "kind-config.yaml");
       writeFileSync(cfg, stringify(p.kindConfig));
-      await sh(h, kindCreateArgv(p, cfg));
-    } else {
-      await sh(h, ["k3d", ...(p.k3dArgs ?? [])]);
-    }
+      if (inTurn) {
+        // its own kubeconfig (credentials: never in the bundle), then exported into yours in turn
+        const own = mkdtempSync(join(tmpdir(), "dpc-kind-kubeconfig-"));
+        try {
+          await sh(h, [...kindCreateArgv(p, cfg), "--kubeconfig", join(own, "config")]);
+          await inTurn(() => sh(h, ["kind", "export", "kubeconfig", "--name", p.cluster]));
+        } finally {
+          rmSync(own, { recursive: true, force: true });
+        }
+      } else await sh(h, kindCreateArgv(p, cfg));
+    } else if (inTurn) await inTurn(() => sh(h, ["k3d", ...(p.k3dArgs ?? [])]));
+    else await sh(h, ["k3d", ...(p.k3dArgs ?? [])]);
   } catch (err) {
     if (/already exist/i.test(err instanceof Error ? err.message : "")) created(false);
     throw err;
@@ -360,110 +374,134 @@ async function provisionLocal(o: ProvisionOptions, plain: Host): Promise<Provisi
   const cleanups: (() => Promise<void>)[] = [];
   const profiles: Profile[] = [];
   const owned = new Set<Profile>();
+  const concurrent = o.concurrent === true && o.modes.length > 1;
+  // kind writes the kubeconfig under a lock file and gives up when another kind holds it (kind issue 1425):
+  // clusters created at once each write their own file, and are exported into yours one at a time
+  const exportInTurn = serialized();
+  /** One mode: its cluster, Lease, Cilium, gates, bundle.json and baseline; `h` ends its calls on abort. */
+  const provisionMode = async (mode: Mode, h: Host): Promise<void> => {
+    const p = makeProfile({
+      provider: o.provider,
+      mode,
+      ...(o.cilium ? { cilium: o.cilium } : {}),
+      preload: o.preload,
+      ...(o.noBackendResponse ? { noBackendResponse: o.noBackendResponse } : {}),
+      ...(lab ? { lab } : {}),
+    });
+    await checkLoadImages(h, p);
+    profiles.push(p);
+    const dir = join(o.resultsDir, o.runId, mode);
+    const upgrade = o.upgradeTo
+      ? planUpgrade(p, o.upgradeTo, join(dir, "cilium-values.yaml"), lab, o.rollback ?? false)
+      : undefined;
+    mkdirSync(dir, { recursive: true });
+    const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);
+    const phases: Record<string, number> = {};
+    await timed(phases, "create cluster", log, () =>
+      createCluster(
+        h,
+        p,
+        dir,
+        log,
+        (ours) => (ours ? owned.add(p) : owned.delete(p)),
+        concurrent ? exportInTurn : undefined,
+      ),
+    );
+    // the Lease is taken and released through the plain host (its release must run after an interrupt);
+    // waiting for it (LEASE_WAIT_S) ends on an interrupt
+    cleanups.push(
+      await acquireLease(plain.cluster(p.context), o.runId, {
+        waitMs: o.leaseWaitMs ?? 0,
+        log,
+        sleep: h.sleep,
+      }),
+    );
+    owned.add(p);
+    const load = loadArgv(p);
+    if (load) await timed(phases, "load images", log, () => sh(h, load));
+    await timed(phases, "install Cilium", log, () => installCilium(h, p, dir));
+    const g = gateContext(h, p, log);
+    const ready = await timed(phases, "Cilium ready", log, () => ciliumReady(g, p.cilium.version));
+    const nodes = ready.nodes;
+    // the reference "Cilium ready" is read against, measured in the same run (npm run bench)
+    if (ready.agentsOwnStartMax !== null) phases["agents' own start (max)"] = ready.agentsOwnStartMax;
+    log(
+      `agents' own start (Pod start → first status OK): ${Object.entries(ready.agents)
+        .map(([node, a]) => `${node} ${a.seconds ?? "?"} s`)
+        .join(", ")}`,
+    );
+    const v = await clusterVersions(g, nodes);
+    const expected = mode === "kpr" ? "True" : "False";
+    if (v.kpr !== expected)
+      log(`warning: the agent reports KubeProxyReplacement ${v.kpr}, the profile asked for ${expected}`);
+    const outside = await h.outside(p, log);
+    if (outside) cleanups.push(outside.stop);
+    if (p.provider === "k3d") cleanups.push(await startNodeTools(plain, nodes, log));
+    writeMeta(dir, {
+      format: 1,
+      mode,
+      cilium: v.cilium ?? p.cilium.version,
+      ciliumMinor: p.cilium.minor,
+      kubernetes: v.kubernetes,
+      kernel: v.kernel,
+      attachMode: v.attachMode,
+      provider: o.provider,
+      origin: "recorded",
+      runId: o.runId,
+      createdAt: new Date().toISOString(),
+      phases,
+      agentStarts: ready.agents,
+      kubeContext: p.context,
+      // bundle.json names no folder of this machine: the values file by its place in the bundle, the lab's
+      // chart under $LAB_CACHE (helpers/exec/portable.ts)
+      ...(upgrade ? { upgrade: portableUpgrade(upgrade, { bundle: dir, labCache: lab?.cache }) } : {}),
+      ...(p.lab && lab
+        ? {
+            lab: {
+              note: "offline lab: every image built on this machine from Go modules and Debian packages (clusters/lab/lab.sh)",
+              ciliumImage: p.lab.ciliumImage,
+              ciliumSource: `github.com/cilium/cilium v${p.cilium.version} (Go module)`,
+              patch: p.lab.patch ?? "unknown",
+              kubernetesSource: `k8s.io/kubernetes ${lab.kubernetes} (Go module)`,
+              nodeImage: p.lab.nodeImage,
+            },
+          }
+        : {}),
+    });
+    await timed(phases, "drop baseline", log, () => recordBaseline(g, nodes, dir));
+    writeMeta(dir, { ...readMeta(dir), phases });
+    targets.push({
+      mode,
+      ciliumMinor: p.cilium.minor,
+      provider: o.provider,
+      context: p.context,
+      namespace: "cca-dp",
+      nodeShell: "docker",
+      ...(p.provider === "k3d" ? { nodeShellPrefix: NODE_TOOLS_PREFIX } : {}),
+      ...(outside ? { outsideContainer: outside.name } : {}),
+      bundleDir: dir,
+      ...(lab ? { labCache: lab.cache } : {}),
+      ...(upgrade ? { upgrade } : {}),
+    });
+  };
   try {
-    for (const mode of o.modes) {
-      const p = makeProfile({
-        provider: o.provider,
-        mode,
-        ...(o.cilium ? { cilium: o.cilium } : {}),
-        preload: o.preload,
-        ...(o.noBackendResponse ? { noBackendResponse: o.noBackendResponse } : {}),
-        ...(lab ? { lab } : {}),
-      });
-      await checkLoadImages(h, p);
-      profiles.push(p);
-      const dir = join(o.resultsDir, o.runId, mode);
-      const upgrade = o.upgradeTo
-        ? planUpgrade(p, o.upgradeTo, join(dir, "cilium-values.yaml"), lab, o.rollback ?? false)
-        : undefined;
-      mkdirSync(dir, { recursive: true });
-      const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);
-      const phases: Record<string, number> = {};
-      await timed(phases, "create cluster", log, () =>
-        createCluster(h, p, dir, log, (ours) => (ours ? owned.add(p) : owned.delete(p))),
+    if (concurrent) {
+      o.log(
+        `[${o.provider}] MODES_CONCURRENT=1: provisioning ${o.modes.join(" and ")} at once (each line says its mode)`,
       );
-      // the Lease is taken and released through the plain host (its release must run after an interrupt);
-      // waiting for it (LEASE_WAIT_S) ends on an interrupt
-      cleanups.push(
-        await acquireLease(plain.cluster(p.context), o.runId, {
-          waitMs: o.leaseWaitMs ?? 0,
-          log,
-          sleep: h.sleep,
-        }),
+      // a mode that fails stops the other; every mode has ended before the teardown below starts
+      await allOrFirstFailure(
+        o.modes.map((mode) => (signal) => provisionMode(mode, interruptible(plain, signal))),
+        o.signal,
       );
-      owned.add(p);
-      const load = loadArgv(p);
-      if (load) await timed(phases, "load images", log, () => sh(h, load));
-      await timed(phases, "install Cilium", log, () => installCilium(h, p, dir));
-      const g = gateContext(h, p, log);
-      const ready = await timed(phases, "Cilium ready", log, () => ciliumReady(g, p.cilium.version));
-      const nodes = ready.nodes;
-      // the reference "Cilium ready" is read against, measured in the same run (npm run bench)
-      if (ready.agentsOwnStartMax !== null) phases["agents' own start (max)"] = ready.agentsOwnStartMax;
-      log(
-        `agents' own start (Pod start → first status OK): ${Object.entries(ready.agents)
-          .map(([node, a]) => `${node} ${a.seconds ?? "?"} s`)
-          .join(", ")}`,
-      );
-      const v = await clusterVersions(g, nodes);
-      const expected = mode === "kpr" ? "True" : "False";
-      if (v.kpr !== expected)
-        log(`warning: the agent reports KubeProxyReplacement ${v.kpr}, the profile asked for ${expected}`);
-      const outside = await h.outside(p, log);
-      if (outside) cleanups.push(outside.stop);
-      if (p.provider === "k3d") cleanups.push(await startNodeTools(plain, nodes, log));
-      writeMeta(dir, {
-        format: 1,
-        mode,
-        cilium: v.cilium ?? p.cilium.version,
-        ciliumMinor: p.cilium.minor,
-        kubernetes: v.kubernetes,
-        kernel: v.kernel,
-        attachMode: v.attachMode,
-        provider: o.provider,
-        origin: "recorded",
-        runId: o.runId,
-        createdAt: new Date().toISOString(),
-        phases,
-        agentStarts: ready.agents,
-        kubeContext: p.context,
-        // bundle.json names no folder of this machine: the values file by its place in the bundle, the lab's
-        // chart under $LAB_CACHE (helpers/exec/portable.ts)
-        ...(upgrade ? { upgrade: portableUpgrade(upgrade, { bundle: dir, labCache: lab?.cache }) } : {}),
-        ...(p.lab && lab
-          ? {
-              lab: {
-                note: "offline lab: every image built on this machine from Go modules and Debian packages (clusters/lab/lab.sh)",
-                ciliumImage: p.lab.ciliumImage,
-                ciliumSource: `github.com/cilium/cilium v${p.cilium.version} (Go module)`,
-                patch: p.lab.patch ?? "unknown",
-                kubernetesSource: `k8s.io/kubernetes ${lab.kubernetes} (Go module)`,
-                nodeImage: p.lab.nodeImage,
-              },
-            }
-          : {}),
-      });
-      await timed(phases, "drop baseline", log, () => recordBaseline(g, nodes, dir));
-      writeMeta(dir, { ...readMeta(dir), phases });
-      targets.push({
-        mode,
-        ciliumMinor: p.cilium.minor,
-        provider: o.provider,
-        context: p.context,
-        namespace: "cca-dp",
-        nodeShell: "docker",
-        ...(p.provider === "k3d" ? { nodeShellPrefix: NODE_TOOLS_PREFIX } : {}),
-        ...(outside ? { outsideContainer: outside.name } : {}),
-        bundleDir: dir,
-        ...(lab ? { labCache: lab.cache } : {}),
-        ...(upgrade ? { upgrade } : {}),
-      });
-    }
+    } else for (const mode of o.modes) await provisionMode(mode, h);
   } catch (err) {
     await teardownLocal(o, plain, profiles, cleanups, owned);
     throw err;
   }
   const teardown = once(() => teardownLocal(o, plain, profiles, cleanups, owned));
+  // in the modes' order, however they finished
+  targets.sort((a, b) => o.modes.indexOf(a.mode) - o.modes.indexOf(b.mode));
   return { targets, teardown };
 }
 

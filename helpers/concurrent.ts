@@ -36,3 +36,13 @@ export async function allOrFirstFailure<T>(
     parent?.removeEventListener("abort", onParent);
   }
 }
+
+/** A turn-taker: `inTurn(fn)` runs `fn` after every earlier `fn` given to it has ended (failed or not). */
+export function serialized(): <T>(fn: () => Promise<T>) => Promise<T> {
+  let last: Promise<unknown> = Promise.resolve();
+  return <T>(fn: () => Promise<T>) => {
+    const next = last.then(fn, fn);
+    last = next.catch(() => {});
+    return next;
+  };
+}
