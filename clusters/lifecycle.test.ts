@@ -482,9 +482,11 @@ describe("provisioning an existing cluster", () => {
     let nsDeleted = false;
     let terminating = opts.terminatingPolls ?? 0;
     const nodes = opts.nodes ?? [];
+    const watched: string[] = [];
     const cluster: Executor = {
       run: async (req) => {
         const cmd = `${req.target.kind} ${req.argv.join(" ")}`;
+        if (req.target.kind === "api") watched.push(cmd);
         if (cmd === "kubectl create -f -") {
           leaseHolder = (JSON.parse(req.stdin ?? "{}") as { spec: { holderIdentity: string } }).spec
             .holderIdentity;
@@ -499,6 +501,27 @@ describe("provisioning an existing cluster", () => {
           return ok();
         }
         if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
+        if (req.target.kind === "api" && req.argv[0] === "watch" && req.watch) {
+          // the api target's contract on a fake clock: every answer in turn until the condition holds, else
+          // the last one at the deadline (exit 1), saying it still waits on the way
+          const w = req.watch;
+          const states = watchStates(req.argv);
+          const deadline = clock + (req.timeoutMs ?? 0);
+          for (let i = 0; ; i++) {
+            const answer = states(i);
+            if (w.until(answer)) return json(answer);
+            if (clock >= deadline) {
+              return {
+                stdout: JSON.stringify(answer),
+                stderr: `timed out after ${Math.round((req.timeoutMs ?? 0) / 1000)} s waiting for it\n`,
+                exitCode: 1,
+                durationMs: 1,
+              };
+            }
+            if (i === 0) w.progress?.(`still waiting for ${req.argv.at(-1)} (0 s; last: ${w.show(answer)})`);
+            clock += 2000;
+          }
+        }
         if (cmd === "api get nodes")
           return json({
             items: nodes.map((name) => ({
@@ -514,6 +537,28 @@ describe("provisioning an existing cluster", () => {
         throw new Error(`fake cluster: ${cmd}`);
       },
     };
+    /** What the cluster answers a watch with, the i-th time it changes. */
+    const watchStates =
+      (argv: string[]) =>
+      (i: number): unknown => {
+        if (argv[1] === "pods") return { items: nodes.map(shell) };
+        if (argv[1] === "namespace")
+          return nsDeleted && i >= terminating
+            ? { kind: "NamespaceList", items: [] }
+            : {
+                status: {
+                  phase: "Terminating",
+                  conditions: [
+                    {
+                      type: "NamespaceContentRemaining",
+                      status: "True",
+                      message: "Some resources are remaining: pods. has 2 resource instances",
+                    },
+                  ],
+                },
+              };
+        throw new Error(`fake cluster: api ${argv.join(" ")}`);
+      };
     const shell = (node: string) => {
       const F = opts.shells === "image-pull-backoff" ? PODS.imagePullBackOff : PODS.ready;
       return { ...F, metadata: { ...F.metadata, name: `node-shell-${node}` } };
@@ -572,7 +617,7 @@ describe("provisioning an existing cluster", () => {
       now: () => clock,
       outside: async () => null,
     };
-    return { host, local, holder: () => leaseHolder };
+    return { host, local, watched, holder: () => leaseHolder };
   }
   const existing = (runId: string, log: (l: string) => void = () => {}) => ({
     ...options(runId),
@@ -654,7 +699,8 @@ describe("provisioning an existing cluster", () => {
     await p.teardown();
     await p.teardown();
     expect(f.local.filter((c) => c.cmd.includes("delete namespace"))).toHaveLength(1);
-    expect(f.local.filter((c) => c.cmd.includes("get namespace cca-dp-r4"))).toHaveLength(4);
+    // one watch until it was gone (three changes, two fake seconds apart), not a poll
+    expect(f.watched.filter((c) => c === "api watch namespace cca-dp-r4 --until gone")).toHaveLength(1);
     expect(f.holder()).toBeNull();
     expect(lines.find((l) => l.startsWith("left to Cilium"))).toMatch(
       /^left to Cilium: 2 CiliumIdentity object\(s\) of cca-dp-r4's Pods \(4242, 4343\): collected by cilium-operator between \d\d:\d\d and \d\d:\d\d UTC \(identity GC every 15 min, heartbeat timeout 30 min, from cilium-config\)$/,

@@ -411,7 +411,7 @@ export function plan(p: Profile): PlannedStep[] {
         {
           phase: "node access",
           argv: [...kubectl, "apply", "-f", "-"],
-          note: `one privileged hostNetwork/hostPID node-shell Pod (${IMAGES.netshoot}, nsenter into PID 1) per such node; poll until all are Running (deadline 3 min)`,
+          note: `one privileged hostNetwork/hostPID node-shell Pod (${IMAGES.netshoot}, nsenter into PID 1) per such node; watch until all are Running (deadline 3 min)`,
         },
         {
           phase: "readiness",

@@ -72,7 +72,7 @@ async function apiGetJson(g: GateContext, q: ApiQuery): Promise<Json> {
 }
 
 /** A gate by watching (`api watch`): the answer once `done` holds; at the deadline DeadlineError with the last. */
-async function watchGate(
+export async function watchGate(
   g: GateContext,
   w: ApiQuery & {
     until: string;
