@@ -1,5 +1,5 @@
 import { API_BULK_APPLY, apiBulkDelete } from "../exec/api-argv.ts";
-import { mustRun } from "../exec/types.ts";
+import { mustRun, targetKey } from "../exec/types.ts";
 import { pods } from "../observe/cluster.ts";
 import type { RunContext } from "../observe/context.ts";
 import { parseServiceListJson } from "../parse/service-list-json.ts";
@@ -142,20 +142,26 @@ export async function measureFrontends(
 export function timedCalls(ctx: RunContext): {
   ctx: RunContext;
   span(): { startMs: number; endMs: number } | null;
+  /** The latest recorded end of a call to one target (`node/<name>`, `agent/<name>`), or -Infinity. */
+  latestAt(target: string): number;
 } {
   let start = Number.POSITIVE_INFINITY;
   let end = Number.NEGATIVE_INFINITY;
+  const byTarget = new Map<string, number>();
   const exec = {
     run: async (req: Parameters<RunContext["exec"]["run"]>[0]) => {
       const r = await ctx.exec.run(req);
       const at = r.recorded?.at ?? Date.now();
       start = Math.min(start, at - r.durationMs);
       end = Math.max(end, at);
+      const key = targetKey(req.target);
+      byTarget.set(key, Math.max(byTarget.get(key) ?? Number.NEGATIVE_INFINITY, at));
       return r;
     },
   };
   return {
     ctx: { ...ctx, exec },
     span: () => (Number.isFinite(start) ? { startMs: Math.round(start), endMs: end } : null),
+    latestAt: (target) => byTarget.get(target) ?? Number.NEGATIVE_INFINITY,
   };
 }

@@ -150,43 +150,49 @@ export async function observeScaling(outer: RunContext): Promise<RecordSet> {
     const confirmed: number[] = [];
     const complete = (m: { frontends: Map<string, number> }) =>
       m.frontends.size === n && [...m.frontends.values()].every((c) => c === ENDPOINTS_PER_SERVICE);
-    const programmed = await Promise.all(
-      agents.map((a) =>
-        waitFor(ctx, {
-          what: `${n} measurement Services with ${ENDPOINTS_PER_SERVICE} backends each in the agent on ${a}`,
-          deadlineMs: CONVERGE_DEADLINE_MS,
-          intervalMs: POLL_MS,
-          probe: () => measureFrontends(ctx, a, "dpc-m-"),
-          done: complete,
-          show: (m) =>
-            `${m.frontends.size} Services, ${[...m.frontends.values()].filter((c) => c === ENDPOINTS_PER_SERVICE).length} complete`,
-        }),
+    const comment = `${ctx.namespace}/dpc-m-`;
+    const want = n * ENDPOINTS_PER_SERVICE;
+    const dnat = (t: RawText) => t.lines.filter((l) => l.includes(comment) && l.includes("-j DNAT")).length;
+    // the agents and, with kube-proxy, the node's rules are waited for at once: they converge side by side
+    const [programmed, rules] = await Promise.all([
+      Promise.all(
+        agents.map((a) =>
+          waitFor(ctx, {
+            what: `${n} measurement Services with ${ENDPOINTS_PER_SERVICE} backends each in the agent on ${a}`,
+            deadlineMs: CONVERGE_DEADLINE_MS,
+            intervalMs: POLL_MS,
+            probe: () => measureFrontends(ctx, a, "dpc-m-"),
+            done: complete,
+            show: (m) =>
+              `${m.frontends.size} Services, ${[...m.frontends.values()].filter((c) => c === ENDPOINTS_PER_SERVICE).length} complete`,
+          }),
+        ),
       ),
-    );
+      ctx.mode === "kube-proxy"
+        ? waitFor(ctx, {
+            what: `${want} KUBE-SEP DNAT rules for the measurement Services on ${node}`,
+            deadlineMs: CONVERGE_DEADLINE_MS,
+            intervalMs: POLL_MS,
+            probe: () => iptablesSaveRaw(ctx, node),
+            done: (t) => dnat(t) === want,
+            show: (t) => `${dnat(t)} DNAT rules`,
+          })
+        : null,
+    ]);
     programmed.forEach(({ value }, i) => {
       lastReads.push(value.raw);
       confirmed.push(value.at);
       if (agents[i] === node) frontends = value.frontends;
     });
-    const comment = `${ctx.namespace}/dpc-m-`;
     let raw: RawText;
-    if (ctx.mode === "kube-proxy") {
-      const want = n * ENDPOINTS_PER_SERVICE;
-      const dnat = (t: RawText) => t.lines.filter((l) => l.includes(comment) && l.includes("-j DNAT")).length;
-      const { value } = await waitFor(ctx, {
-        what: `${want} KUBE-SEP DNAT rules for the measurement Services on ${node}`,
-        deadlineMs: CONVERGE_DEADLINE_MS,
-        intervalMs: POLL_MS,
-        probe: () => iptablesSaveRaw(ctx, node),
-        done: (t) => dnat(t) === want,
-        show: (t) => `${dnat(t)} DNAT rules`,
-      });
-      raw = value;
-      lastReads.push(value);
+    if (rules) {
+      raw = rules.value;
+      lastReads.push(raw);
+      // its last read is the node's latest call (the agents are read through their own targets)
+      confirmed.push(timed.latestAt(`node/${node}`));
     } else raw = await iptablesSaveRaw(ctx, node);
     // converged: the last read that confirmed it (the agents', and kube-proxy's rules where it runs); programmed
     // (as recorded before the convergence figures) ends with the node's rules read in either mode
-    if (ctx.mode === "kube-proxy") confirmed.push(lastEnd());
     const programmedMs = lastEnd() - t0;
     const convergedMs = Math.max(...confirmed) - appliedAt;
     const applyMs = appliedAt - t0;
