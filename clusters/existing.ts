@@ -2,10 +2,12 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
+import { itemsOf } from "../helpers/exec/api-argv.ts";
 import { DEFAULT_KUBECTL_TIMEOUT_MS } from "../helpers/exec/cluster.ts";
+import type { Executor } from "../helpers/exec/types.ts";
 import { ExecError, type ExecResult } from "../helpers/exec/types.ts";
 import { podStates, whyNotReady } from "../helpers/observe/pod-status.ts";
-import { DeadlineError, pollUntil } from "../helpers/poll.ts";
+import { DeadlineError } from "../helpers/poll.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
 import { interruptible, once } from "./interrupt.ts";
@@ -28,7 +30,7 @@ import {
 } from "./lifecycle.ts";
 import { checkBinaries } from "./prereq.ts";
 import { makeProfile, runNamespace, runNamespaceName } from "./profile.ts";
-import { agentsOk } from "./readiness.ts";
+import { agentsOk, watchGate } from "./readiness.ts";
 
 /** The existing-cluster provider: a cluster someone else made, checked and described, never changed. */
 type Kubectl = (argv: string[]) => Promise<{ stdout: string }>;
@@ -142,7 +144,7 @@ export async function provisionExisting(o: ProvisionOptions, plain: Host): Promi
         `deleting namespace ${ns} (with its node-shell Pods and workloads); the cluster itself is left as it was`,
       );
       await plainKubectl(["delete", "namespace", ns, "--wait=false", "--ignore-not-found"]);
-      const gone = await waitNamespaceGone(plainKubectl, ns, plain.sleep, o.log, plain.now);
+      const gone = await waitNamespaceGone(plain.cluster(context), ns, o.log, plain.now);
       report.namespaceGone = gone.gone;
       report.waitedS = Math.round(gone.waitedMs / 100) / 10;
       if (!gone.gone) report.namespaceLast = gone.last;
@@ -206,28 +208,36 @@ export async function provisionExisting(o: ProvisionOptions, plain: Host): Promi
       };
       await kubectl(["apply", "-f", "-"], JSON.stringify(pod));
     }
-    await pollUntil({
-      what: `${nodes.length} node-shell Pods Running in ${ns}`,
-      deadlineMs: NODE_SHELL_DEADLINE_MS,
-      intervalMs: 2000,
-      probe: async () =>
-        podStates(JSON.parse((await kubectl(["-n", ns, "get", "pods", "-o", "json"])).stdout)).filter((x) =>
-          x.name.startsWith("node-shell-"),
-        ),
-      done: (ps) => ps.length === nodes.length && ps.every((x) => x.phase === "Running" && !x.deleting),
-      // each Pod that is not Running with why: ImagePullBackOff and the image, Pending and the scheduler's reason
-      show: (ps) =>
-        `${ps.filter((x) => x.phase === "Running").length}/${nodes.length} Running` +
-        (ps.some((x) => x.phase !== "Running")
-          ? `; ${ps
-              .filter((x) => x.phase !== "Running")
-              .map(whyNotReady)
-              .join("; ")}`
-          : ""),
-      sleep: h.sleep,
-      ...(h.now ? { now: h.now } : {}),
-      progress: o.log,
-    });
+    // watched through the API: one call, done when the last of them runs
+    const shells = (a: unknown) => podStates(a).filter((x) => x.name.startsWith("node-shell-"));
+    await watchGate(
+      { exec: h.cluster(context), log: o.log, sleep: h.sleep },
+      {
+        resource: "pods",
+        namespace: ns,
+        selector: "app.kubernetes.io/component=node-shell",
+        until: `${nodes.length} node-shell Pods Running`,
+        what: `${nodes.length} node-shell Pods Running in ${ns}`,
+        deadlineMs: NODE_SHELL_DEADLINE_MS,
+        done: (a) => {
+          const ps = shells(a);
+          return ps.length === nodes.length && ps.every((x) => x.phase === "Running" && !x.deleting);
+        },
+        // each Pod that is not Running with why: ImagePullBackOff and the image, Pending and the scheduler's reason
+        show: (a) => {
+          const ps = shells(a);
+          return (
+            `${ps.filter((x) => x.phase === "Running").length}/${nodes.length} Running` +
+            (ps.some((x) => x.phase !== "Running")
+              ? `; ${ps
+                  .filter((x) => x.phase !== "Running")
+                  .map(whyNotReady)
+                  .join("; ")}`
+              : "")
+          );
+        },
+      },
+    );
     const p = makeProfile({ provider: "existing", mode: "kpr", existingContext: context });
     const g = gateContext(h, p, o.log);
     await agentsOk(g, nodes);
@@ -280,37 +290,33 @@ export async function provisionExisting(o: ProvisionOptions, plain: Host): Promi
 type Kubectl2 = (argv: string[]) => Promise<ExecResult>;
 
 /**
- * Polls until the namespace is gone (NotFound), to NAMESPACE_GONE_DEADLINE_MS, showing its phase and the
- * conditions that hold it (NamespaceContentRemaining: Some resources are remaining: pods. has 2 resource
+ * Watches until the namespace is gone (one `api watch` call), to NAMESPACE_GONE_DEADLINE_MS, showing its phase
+ * and the conditions that hold it (NamespaceContentRemaining: Some resources are remaining: pods. has 2 resource
  * instances; NamespaceFinalizersRemaining…). Never throws: the teardown goes on and reports.
  */
 export async function waitNamespaceGone(
-  kubectl: Kubectl2,
+  exec: Executor,
   ns: string,
-  sleep: (ms: number) => Promise<void>,
   log: (line: string) => void,
   now: () => number = () => performance.now(),
 ): Promise<{ gone: boolean; waitedMs: number; last: string }> {
   const t0 = now();
   try {
-    await pollUntil({
-      what: `namespace ${ns} gone`,
-      deadlineMs: NAMESPACE_GONE_DEADLINE_MS,
-      intervalMs: 2000,
-      probe: async () => {
-        const r = await kubectl(["get", "namespace", ns, "-o", "json"]);
-        if (r.exitCode !== 0) {
-          if (/NotFound|not found/.test(r.stderr)) return { gone: true, state: "gone" };
-          throw new Error((r.stderr.trim().split("\n").pop() ?? "").slice(0, 200));
-        }
-        return { gone: false, state: namespaceState(JSON.parse(r.stdout)) };
+    await watchGate(
+      { exec, log, sleep: async () => {} },
+      {
+        resource: "namespace",
+        name: ns,
+        until: "gone",
+        what: `namespace ${ns} gone`,
+        deadlineMs: NAMESPACE_GONE_DEADLINE_MS,
+        done: (a) => itemsOf(a).length === 0,
+        show: (a) => {
+          const [n] = itemsOf(a);
+          return n ? namespaceState(n) : "gone";
+        },
       },
-      done: (x) => x.gone,
-      show: (x) => x.state,
-      sleep,
-      progress: log,
-      now,
-    });
+    );
     return { gone: true, waitedMs: now() - t0, last: "gone" };
   } catch (err) {
     const last = err instanceof DeadlineError ? err.last : err instanceof Error ? err.message : String(err);

@@ -15,6 +15,60 @@ import { type Host, provision } from "./lifecycle.ts";
 const ok = (stdout = ""): ExecResult => ({ stdout, stderr: "", exitCode: 0, durationMs: 1 });
 const json = (v: unknown) => ok(JSON.stringify(v));
 
+/**
+ * The cluster's API as the gates read it, WRITTEN BY US: Cilium 1.20.1 started on three nodes. A watch keeps the
+ * api target's contract (helpers/exec/api.ts): the answer when its condition holds, else exit 1 at its deadline.
+ */
+function apiAnswer(req: ExecRequest): ExecResult | null {
+  if (req.target.kind !== "api") return null;
+  const [verb, resource, name] = req.argv;
+  const nodes = ["cdc-kpr-control-plane", "cdc-kpr-worker", "cdc-kpr-worker2"];
+  const answers: Record<string, unknown> = {
+    nodes: {
+      items: nodes.map((n) => ({
+        metadata: { name: n },
+        status: {
+          conditions: [{ type: "Ready", status: "True" }],
+          nodeInfo: { kernelVersion: "6.17.0-1018-azure", kubeletVersion: "v1.35.0" },
+        },
+      })),
+    },
+    daemonset: {
+      metadata: { name: "cilium", generation: 1 },
+      status: { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberReady: 0 },
+    },
+    deployment: {
+      metadata: { name: "cilium-operator", generation: 1 },
+      status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
+    },
+    pods: {
+      items: nodes.map((n, i) => ({
+        metadata: { name: `cilium-${i}` },
+        spec: {
+          nodeName: n,
+          containers: [{ name: "cilium-agent", image: "quay.io/cilium/cilium:v1.20.1@sha256:x" }],
+        },
+        status: {
+          phase: "Running",
+          startTime: new Date(Date.now() - 30_000).toISOString(),
+          containerStatuses: [{ name: "cilium-agent", state: { running: {} } }],
+        },
+      })),
+    },
+    service: { metadata: { name }, spec: { clusterIP: "10.96.0.10" } },
+  };
+  const answer = answers[resource ?? ""];
+  if (answer === undefined) throw new Error(`fake cluster: api ${req.argv.join(" ")}`);
+  if (verb === "watch" && req.watch && !req.watch.until(answer))
+    return {
+      stdout: JSON.stringify(answer),
+      stderr: "timed out after 300 s waiting for it\n",
+      exitCode: 1,
+      durationMs: 1,
+    };
+  return json(answer);
+}
+
 function fakeHost(
   opts: {
     helmFails?: boolean;
@@ -26,8 +80,16 @@ function fakeHost(
     createRaces?: boolean;
     /** called at each sleep (a fake clock's tick) */
     onSleep?: () => void;
+    /** each `kind create cluster` takes this long (ms, a real timer) */
+    createMs?: number;
+    /** helm fails for this context only */
+    helmFailsFor?: string;
   } = {},
 ) {
+  let exporting = 0;
+  let mostExporting = 0;
+  let creating = 0;
+  let mostCreating = 0;
   const local: string[] = [];
   const cluster: string[] = [];
   const exec: Executor = {
@@ -49,9 +111,21 @@ function fakeHost(
           exitCode: 1,
           durationMs: 1,
         };
-      if (cmd.startsWith("kind create cluster") || cmd.startsWith("kind delete cluster")) return ok();
+      if (cmd.startsWith("kind create cluster")) {
+        mostCreating = Math.max(mostCreating, ++creating);
+        if (opts.createMs) await new Promise((r) => setTimeout(r, opts.createMs));
+        creating--;
+        return ok();
+      }
+      if (cmd.startsWith("kind delete cluster")) return ok();
+      if (cmd.startsWith("kind export kubeconfig")) {
+        mostExporting = Math.max(mostExporting, ++exporting);
+        await new Promise((r) => setTimeout(r, 20));
+        exporting--;
+        return ok();
+      }
       if (cmd.startsWith("helm upgrade --install cilium")) {
-        return opts.helmFails
+        return opts.helmFails || (opts.helmFailsFor && cmd.includes(`--kube-context ${opts.helmFailsFor} `))
           ? {
               stdout: "",
               stderr: "Error: INSTALLATION FAILED: context deadline exceeded\n",
@@ -63,40 +137,18 @@ function fakeHost(
       throw new Error(`fake host: ${cmd}`);
     },
   };
-  let leaseHolder: string | null = opts.leaseHeldBy ?? null;
-  const clusterExec: Executor = {
+  const holders = new Map<string, string | null>();
+  const clusterFor = (context: string): Executor => ({
     run: async (req: ExecRequest) => {
+      let leaseHolder = holders.has(context) ? (holders.get(context) ?? null) : (opts.leaseHeldBy ?? null);
+      const take = (h: string | null) => {
+        leaseHolder = h;
+        holders.set(context, h);
+      };
       const cmd = `${req.target.kind} ${req.argv.join(" ")}`;
       cluster.push(cmd);
-      if (cmd === "kubectl -n kube-system get daemonset cilium -o json")
-        return json({
-          metadata: { generation: 1 },
-          status: {
-            observedGeneration: 1,
-            desiredNumberScheduled: 3,
-            numberReady: 3,
-            numberAvailable: 3,
-            updatedNumberScheduled: 3,
-          },
-        });
-      if (cmd === "kubectl -n kube-system get deployment cilium-operator -o json")
-        return json({
-          metadata: { generation: 1 },
-          status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 },
-        });
-      if (cmd === "kubectl get nodes -o json") {
-        return json({
-          items: ["cdc-kpr-control-plane", "cdc-kpr-worker", "cdc-kpr-worker2"].map((name) => ({
-            metadata: { name },
-            status: {
-              conditions: [{ type: "Ready", status: "True" }],
-              nodeInfo: { kernelVersion: "6.17.0-1018-azure", kubeletVersion: "v1.35.0" },
-            },
-          })),
-        });
-      }
-      if (cmd === "kubectl -n kube-system get service kube-dns -o json")
-        return json({ spec: { clusterIP: "10.96.0.10" } });
+      const api = apiAnswer(req);
+      if (api) return api;
       if (cmd === "kubectl -n default get lease cilium-datapath-conformance -o json")
         return leaseHolder
           ? json({
@@ -110,12 +162,11 @@ function fakeHost(
       if (cmd === "kubectl create -f -" && leaseHolder)
         return { stdout: "", stderr: "Error from server (AlreadyExists)", exitCode: 1, durationMs: 1 };
       if (cmd === "kubectl create -f -") {
-        leaseHolder = (JSON.parse(req.stdin ?? "{}") as { spec: { holderIdentity: string } }).spec
-          .holderIdentity;
+        take((JSON.parse(req.stdin ?? "{}") as { spec: { holderIdentity: string } }).spec.holderIdentity);
         return ok();
       }
       if (cmd.startsWith("kubectl delete --raw /apis/coordination.k8s.io/v1/namespaces/default/leases/")) {
-        leaseHolder = null;
+        take(null);
         return ok();
       }
       if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
@@ -137,14 +188,21 @@ function fakeHost(
       }
       throw new Error(`fake cluster: ${cmd}`);
     },
-  };
+  });
   const host: Host = {
     exec,
-    cluster: () => clusterExec,
+    cluster: (context) => clusterFor(context),
     sleep: async () => opts.onSleep?.(),
     outside: async () => null,
   };
-  return { host, local, cluster };
+  return {
+    host,
+    local,
+    cluster,
+    mostExporting: () => mostExporting,
+    mostCreating: () => mostCreating,
+    holders,
+  };
 }
 
 const bin = mkdtempSync(join(tmpdir(), "dpc-lifecycle-bin-"));
@@ -204,7 +262,21 @@ describe("provisioning kind", () => {
       attachMode: "TCX",
       origin: "recorded",
     });
-    expect(Object.keys(meta.phases)).toEqual(["create cluster", "install Cilium", "Cilium ready"]);
+    expect(Object.keys(meta.phases)).toEqual([
+      "create cluster",
+      "install Cilium",
+      "Cilium ready",
+      "agents' own start (max)",
+      "drop baseline",
+    ]);
+    // each agent's Pod started 30 s before its first OK here
+    expect(meta.phases["agents' own start (max)"]).toBeGreaterThanOrEqual(30);
+    expect(meta.phases["agents' own start (max)"]).toBeLessThan(32);
+    expect(Object.keys(meta.agentStarts)).toEqual([
+      "cdc-kpr-control-plane",
+      "cdc-kpr-worker",
+      "cdc-kpr-worker2",
+    ]);
     expect(existsSync(join(results, "r1", "kpr", "cilium-values.yaml"))).toBe(true);
     await p.teardown();
     expect(f.cluster.at(-1)).toContain(
@@ -308,6 +380,82 @@ describe("provisioning kind", () => {
   });
 });
 
+describe("provisioning both modes at once (MODES_CONCURRENT=1)", () => {
+  const both = (runId: string, extra: Record<string, unknown> = {}) => ({
+    ...options(runId),
+    modes: ["kpr" as const, "kube-proxy" as const],
+    concurrent: true,
+    ...extra,
+  });
+
+  it("creates both clusters at once, each with its own kubeconfig, exported into yours one at a time; targets in mode order", async () => {
+    const lines: string[] = [];
+    const f = fakeHost({ createMs: 150 });
+    const p = await provision(both("c1", { log: (l: string) => lines.push(l) }), f.host);
+    // the two creates ran at once
+    expect(f.mostCreating()).toBe(2);
+    const creates = f.local.filter((c) => c.startsWith("kind create cluster"));
+    expect(creates).toHaveLength(2);
+    for (const c of creates) expect(c).toMatch(/ --kubeconfig \/\S+\/dpc-kind-kubeconfig-\w+\/config$/);
+    expect(f.local.filter((c) => c.startsWith("kind export kubeconfig")).sort()).toEqual([
+      "kind export kubeconfig --name cdc-kp",
+      "kind export kubeconfig --name cdc-kpr",
+    ]);
+    expect(f.mostExporting()).toBe(1);
+    expect(p.targets.map((t) => t.mode)).toEqual(["kpr", "kube-proxy"]);
+    // every line says its mode
+    expect(
+      lines
+        .filter((l) => l.includes("create cluster: "))
+        .map((l) => l.slice(0, 20))
+        .sort(),
+    ).toEqual(["[kind] [kpr] create ", "[kind] [kube-proxy] "]);
+    await p.teardown();
+    expect(f.local.filter((c) => c.startsWith("kind delete")).sort()).toEqual([
+      "kind delete cluster --name cdc-kp",
+      "kind delete cluster --name cdc-kpr",
+    ]);
+    expect([...f.holders.values()]).toEqual([null, null]);
+  });
+
+  it("one mode failing stops the other; both clusters are deleted and both Leases released, and its failure is the one reported", async () => {
+    const f = fakeHost({ helmFailsFor: "kind-cdc-kp" });
+    await expect(provision(both("c2"), f.host)).rejects.toThrow(
+      /helm upgrade --install cilium .*kind-cdc-kp .* exited 1: Error: INSTALLATION FAILED/,
+    );
+    expect(f.local.filter((c) => c.startsWith("kind delete")).sort()).toEqual([
+      "kind delete cluster --name cdc-kp",
+      "kind delete cluster --name cdc-kpr",
+    ]);
+    expect([...f.holders.values()]).toEqual([null, null]);
+  });
+
+  it("SIGINT while both are created: both creates end, both clusters are deleted, the run says it was interrupted", async () => {
+    const ac = new AbortController();
+    const f = fakeHost({ createMs: 100 });
+    setTimeout(() => ac.abort(new Interrupted("SIGINT")), 30);
+    await expect(provision(both("c3", { signal: ac.signal }), f.host)).rejects.toThrow(
+      "interrupted by SIGINT: the run stops and tears down what it created",
+    );
+    expect(f.local.some((c) => c.startsWith("helm"))).toBe(false);
+    expect(f.local.filter((c) => c.startsWith("kind delete")).sort()).toEqual([
+      "kind delete cluster --name cdc-kp",
+      "kind delete cluster --name cdc-kpr",
+    ]);
+  });
+
+  it("without MODES_CONCURRENT the modes go one after the other, with kind writing your kubeconfig itself", async () => {
+    const f = fakeHost({ createMs: 100 });
+    const p = await provision({ ...both("c4"), concurrent: false }, f.host);
+    expect(f.mostCreating()).toBe(1);
+    expect(f.local.filter((c) => c.startsWith("kind create")).every((c) => !c.includes("--kubeconfig"))).toBe(
+      true,
+    );
+    expect(f.local.some((c) => c.startsWith("kind export"))).toBe(false);
+    await p.teardown();
+  });
+});
+
 describe("provisioning an existing cluster", () => {
   // main's vitest shares one module graph per worker: what a test sets in process.env it puts back
   const existingOk = process.env.CONFORMANCE_EXISTING_OK;
@@ -334,9 +482,11 @@ describe("provisioning an existing cluster", () => {
     let nsDeleted = false;
     let terminating = opts.terminatingPolls ?? 0;
     const nodes = opts.nodes ?? [];
+    const watched: string[] = [];
     const cluster: Executor = {
       run: async (req) => {
         const cmd = `${req.target.kind} ${req.argv.join(" ")}`;
+        if (req.target.kind === "api") watched.push(cmd);
         if (cmd === "kubectl create -f -") {
           leaseHolder = (JSON.parse(req.stdin ?? "{}") as { spec: { holderIdentity: string } }).spec
             .holderIdentity;
@@ -351,7 +501,28 @@ describe("provisioning an existing cluster", () => {
           return ok();
         }
         if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
-        if (cmd === "kubectl get nodes -o json")
+        if (req.target.kind === "api" && req.argv[0] === "watch" && req.watch) {
+          // the api target's contract on a fake clock: every answer in turn until the condition holds, else
+          // the last one at the deadline (exit 1), saying it still waits on the way
+          const w = req.watch;
+          const states = watchStates(req.argv);
+          const deadline = clock + (req.timeoutMs ?? 0);
+          for (let i = 0; ; i++) {
+            const answer = states(i);
+            if (w.until(answer)) return json(answer);
+            if (clock >= deadline) {
+              return {
+                stdout: JSON.stringify(answer),
+                stderr: `timed out after ${Math.round((req.timeoutMs ?? 0) / 1000)} s waiting for it\n`,
+                exitCode: 1,
+                durationMs: 1,
+              };
+            }
+            if (i === 0) w.progress?.(`still waiting for ${req.argv.at(-1)} (0 s; last: ${w.show(answer)})`);
+            clock += 2000;
+          }
+        }
+        if (cmd === "api get nodes")
           return json({
             items: nodes.map((name) => ({
               metadata: { name },
@@ -366,6 +537,28 @@ describe("provisioning an existing cluster", () => {
         throw new Error(`fake cluster: ${cmd}`);
       },
     };
+    /** What the cluster answers a watch with, the i-th time it changes. */
+    const watchStates =
+      (argv: string[]) =>
+      (i: number): unknown => {
+        if (argv[1] === "pods") return { items: nodes.map(shell) };
+        if (argv[1] === "namespace")
+          return nsDeleted && i >= terminating
+            ? { kind: "NamespaceList", items: [] }
+            : {
+                status: {
+                  phase: "Terminating",
+                  conditions: [
+                    {
+                      type: "NamespaceContentRemaining",
+                      status: "True",
+                      message: "Some resources are remaining: pods. has 2 resource instances",
+                    },
+                  ],
+                },
+              };
+        throw new Error(`fake cluster: api ${argv.join(" ")}`);
+      };
     const shell = (node: string) => {
       const F = opts.shells === "image-pull-backoff" ? PODS.imagePullBackOff : PODS.ready;
       return { ...F, metadata: { ...F.metadata, name: `node-shell-${node}` } };
@@ -424,7 +617,7 @@ describe("provisioning an existing cluster", () => {
       now: () => clock,
       outside: async () => null,
     };
-    return { host, local, holder: () => leaseHolder };
+    return { host, local, watched, holder: () => leaseHolder };
   }
   const existing = (runId: string, log: (l: string) => void = () => {}) => ({
     ...options(runId),
@@ -506,7 +699,8 @@ describe("provisioning an existing cluster", () => {
     await p.teardown();
     await p.teardown();
     expect(f.local.filter((c) => c.cmd.includes("delete namespace"))).toHaveLength(1);
-    expect(f.local.filter((c) => c.cmd.includes("get namespace cca-dp-r4"))).toHaveLength(4);
+    // one watch until it was gone (three changes, two fake seconds apart), not a poll
+    expect(f.watched.filter((c) => c === "api watch namespace cca-dp-r4 --until gone")).toHaveLength(1);
     expect(f.holder()).toBeNull();
     expect(lines.find((l) => l.startsWith("left to Cilium"))).toMatch(
       /^left to Cilium: 2 CiliumIdentity object\(s\) of cca-dp-r4's Pods \(4242, 4343\): collected by cilium-operator between \d\d:\d\d and \d\d:\d\d UTC \(identity GC every 15 min, heartbeat timeout 30 min, from cilium-config\)$/,

@@ -1,11 +1,15 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { writeBaseline } from "../helpers/baseline.ts";
-import { writeMeta } from "../helpers/bundle.ts";
+import { readMeta, writeMeta } from "../helpers/bundle.ts";
+import { allOrFirstFailure, serialized } from "../helpers/concurrent.ts";
 import { UserError } from "../helpers/errors.ts";
+import { ApiExecutor } from "../helpers/exec/api.ts";
+import { apiGet } from "../helpers/exec/api-argv.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
-import { KubeExecutor, withDeadline } from "../helpers/exec/kube.ts";
+import { API_READ_TIMEOUT_MS, KubeExecutor, withDeadline } from "../helpers/exec/kube.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
 import { portableUpgrade } from "../helpers/exec/portable.ts";
 import { type Executor, mustRun } from "../helpers/exec/types.ts";
@@ -30,7 +34,7 @@ import {
   type Profile,
   type Provider,
 } from "./profile.ts";
-import { agentsOk, ciliumRolledOut, type GateContext, kubeDnsProgrammed, nodesReady } from "./readiness.ts";
+import { ciliumReady, type GateContext } from "./readiness.ts";
 import { planUpgrade } from "./upgrade-plan.ts";
 
 export interface ProvisionOptions {
@@ -56,6 +60,8 @@ export interface ProvisionOptions {
   signal?: AbortSignal;
   /** LEASE_WAIT_S: how long to wait for another run's Lease (0: fail at once naming the holder). */
   leaseWaitMs?: number;
+  /** MODES_CONCURRENT=1: provision every mode's cluster at once (kind, k3d). */
+  concurrent?: boolean;
 }
 
 /** Images to load (lab, or PRELOAD_IMAGES=1) that the local Docker lacks: one line saying how to get them. */
@@ -114,6 +120,8 @@ export function realHost(): Host {
       new ClusterExecutor(
         { context, nodeShell: { kind: "docker", containerOf: (n) => n } },
         new KubeExecutor(context || undefined),
+        undefined,
+        ApiExecutor.forContext(context || undefined),
       ),
     sleep: realSleep,
     outside: outsideClient,
@@ -155,39 +163,42 @@ export async function recordBaseline(
   dir: string,
 ): Promise<void> {
   const metrics: Record<string, string> = {};
-  for (const node of nodes) {
-    try {
-      // cilium-health starts after the agent reports ready, and reading the metrics asks it for its status:
-      // asked too early, the agent logs `Error while getting cilium-health status` (seen on the lab cluster,
-      // run lab-baseline). Wait until its status shows the health probe's result first.
-      // at most 60 reads 3 s apart (a bounded count, so a host whose clock does not move still ends), and no
-      // longer than BASELINE_HEALTH_DEADLINE_MS (each read may take its own deadline on a node that hangs)
-      let health = "";
-      const t0 = performance.now();
-      for (let attempt = 0; attempt < 60; attempt++) {
-        const out = (await g.exec.run({ target: { kind: "agent", node }, argv: ["cilium-dbg", "status"] }))
-          .stdout;
-        health = out.split("\n").find((l) => l.startsWith("Cluster health:")) ?? "(no Cluster health line)";
-        if (/^Cluster health:\s+\d+\/\d+ reachable/.test(health)) break;
-        if (attempt === 59 || performance.now() - t0 > BASELINE_HEALTH_DEADLINE_MS) {
-          g.log(
-            `cilium-health on ${node} still not reporting after ${Math.round((performance.now() - t0) / 1000)} s (last: ${health}); baseline taken anyway`,
-          );
-          break;
+  // every agent at once: each waits for its own cilium-health
+  await Promise.all(
+    nodes.map(async (node) => {
+      try {
+        // cilium-health starts after the agent reports ready, and reading the metrics asks it for its status:
+        // asked too early, the agent logs `Error while getting cilium-health status` (seen on the lab cluster,
+        // run lab-baseline). Wait until its status shows the health probe's result first.
+        // at most 60 reads 3 s apart (a bounded count, so a host whose clock does not move still ends), and no
+        // longer than BASELINE_HEALTH_DEADLINE_MS (each read may take its own deadline on a node that hangs)
+        let health = "";
+        const t0 = performance.now();
+        for (let attempt = 0; attempt < 60; attempt++) {
+          const out = (await g.exec.run({ target: { kind: "agent", node }, argv: ["cilium-dbg", "status"] }))
+            .stdout;
+          health = out.split("\n").find((l) => l.startsWith("Cluster health:")) ?? "(no Cluster health line)";
+          if (/^Cluster health:\s+\d+\/\d+ reachable/.test(health)) break;
+          if (attempt === 59 || performance.now() - t0 > BASELINE_HEALTH_DEADLINE_MS) {
+            g.log(
+              `cilium-health on ${node} still not reporting after ${Math.round((performance.now() - t0) / 1000)} s (last: ${health}); baseline taken anyway`,
+            );
+            break;
+          }
+          await g.sleep(3000);
         }
-        await g.sleep(3000);
+        const r = await g.exec.run({
+          target: { kind: "agent", node },
+          argv: ["cilium-dbg", "metrics", "list", "-o", "json"],
+        });
+        if (r.exitCode === 0) metrics[node] = r.stdout;
+      } catch (err) {
+        g.log(
+          `no drop baseline from the agent on ${node}: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
-      const r = await g.exec.run({
-        target: { kind: "agent", node },
-        argv: ["cilium-dbg", "metrics", "list", "-o", "json"],
-      });
-      if (r.exitCode === 0) metrics[node] = r.stdout;
-    } catch (err) {
-      g.log(
-        `no drop baseline from the agent on ${node}: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-  }
+    }),
+  );
   if (Object.keys(metrics).length > 0) writeBaseline(dir, metrics);
 }
 
@@ -214,6 +225,8 @@ async function createCluster(
   dir: string,
   log: (l: string) => void,
   created: (ours: boolean) => void,
+  /** Clusters created at once: their kubeconfig written one at a time (kind gives up on a held lock). */
+  inTurn?: <T>(fn: () => Promise<T>) => Promise<T>,
 ): Promise<void> {
   if (await clusterExists(h, p)) {
     log(`reusing the existing cluster ${p.cluster} (kept by an earlier run with KEEP_CLUSTER=1)`);
@@ -224,10 +237,18 @@ async function createCluster(
     if (p.provider === "kind") {
       const cfg = join(dir, "kind-config.yaml");
       writeFileSync(cfg, stringify(p.kindConfig));
-      await sh(h, kindCreateArgv(p, cfg));
-    } else {
-      await sh(h, ["k3d", ...(p.k3dArgs ?? [])]);
-    }
+      if (inTurn) {
+        // its own kubeconfig (credentials: never in the bundle), then exported into yours in turn
+        const own = mkdtempSync(join(tmpdir(), "dpc-kind-kubeconfig-"));
+        try {
+          await sh(h, [...kindCreateArgv(p, cfg), "--kubeconfig", join(own, "config")]);
+          await inTurn(() => sh(h, ["kind", "export", "kubeconfig", "--name", p.cluster]));
+        } finally {
+          rmSync(own, { recursive: true, force: true });
+        }
+      } else await sh(h, kindCreateArgv(p, cfg));
+    } else if (inTurn) await inTurn(() => sh(h, ["k3d", ...(p.k3dArgs ?? [])]));
+    else await sh(h, ["k3d", ...(p.k3dArgs ?? [])]);
   } catch (err) {
     if (/already exist/i.test(err instanceof Error ? err.message : "")) created(false);
     throw err;
@@ -274,7 +295,13 @@ async function outsideClient(
 
 export async function clusterVersions(g: GateContext & { exec: Executor }, nodes: string[]) {
   const nodeList = JSON.parse(
-    (await mustRun(g.exec, { target: { kind: "kubectl" }, argv: ["get", "nodes", "-o", "json"] })).stdout,
+    (
+      await mustRun(g.exec, {
+        target: { kind: "api" },
+        argv: apiGet({ resource: "nodes" }),
+        timeoutMs: API_READ_TIMEOUT_MS,
+      })
+    ).stdout,
   ) as {
     items: { status: { nodeInfo: { kernelVersion: string; kubeletVersion: string } } }[];
   };
@@ -347,106 +374,134 @@ async function provisionLocal(o: ProvisionOptions, plain: Host): Promise<Provisi
   const cleanups: (() => Promise<void>)[] = [];
   const profiles: Profile[] = [];
   const owned = new Set<Profile>();
+  const concurrent = o.concurrent === true && o.modes.length > 1;
+  // kind writes the kubeconfig under a lock file and gives up when another kind holds it (kind issue 1425):
+  // clusters created at once each write their own file, and are exported into yours one at a time
+  const exportInTurn = serialized();
+  /** One mode: its cluster, Lease, Cilium, gates, bundle.json and baseline; `h` ends its calls on abort. */
+  const provisionMode = async (mode: Mode, h: Host): Promise<void> => {
+    const p = makeProfile({
+      provider: o.provider,
+      mode,
+      ...(o.cilium ? { cilium: o.cilium } : {}),
+      preload: o.preload,
+      ...(o.noBackendResponse ? { noBackendResponse: o.noBackendResponse } : {}),
+      ...(lab ? { lab } : {}),
+    });
+    await checkLoadImages(h, p);
+    profiles.push(p);
+    const dir = join(o.resultsDir, o.runId, mode);
+    const upgrade = o.upgradeTo
+      ? planUpgrade(p, o.upgradeTo, join(dir, "cilium-values.yaml"), lab, o.rollback ?? false)
+      : undefined;
+    mkdirSync(dir, { recursive: true });
+    const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);
+    const phases: Record<string, number> = {};
+    await timed(phases, "create cluster", log, () =>
+      createCluster(
+        h,
+        p,
+        dir,
+        log,
+        (ours) => (ours ? owned.add(p) : owned.delete(p)),
+        concurrent ? exportInTurn : undefined,
+      ),
+    );
+    // the Lease is taken and released through the plain host (its release must run after an interrupt);
+    // waiting for it (LEASE_WAIT_S) ends on an interrupt
+    cleanups.push(
+      await acquireLease(plain.cluster(p.context), o.runId, {
+        waitMs: o.leaseWaitMs ?? 0,
+        log,
+        sleep: h.sleep,
+      }),
+    );
+    owned.add(p);
+    const load = loadArgv(p);
+    if (load) await timed(phases, "load images", log, () => sh(h, load));
+    await timed(phases, "install Cilium", log, () => installCilium(h, p, dir));
+    const g = gateContext(h, p, log);
+    const ready = await timed(phases, "Cilium ready", log, () => ciliumReady(g, p.cilium.version));
+    const nodes = ready.nodes;
+    // the reference "Cilium ready" is read against, measured in the same run (npm run bench)
+    if (ready.agentsOwnStartMax !== null) phases["agents' own start (max)"] = ready.agentsOwnStartMax;
+    log(
+      `agents' own start (Pod start → first status OK): ${Object.entries(ready.agents)
+        .map(([node, a]) => `${node} ${a.seconds ?? "?"} s`)
+        .join(", ")}`,
+    );
+    const v = await clusterVersions(g, nodes);
+    const expected = mode === "kpr" ? "True" : "False";
+    if (v.kpr !== expected)
+      log(`warning: the agent reports KubeProxyReplacement ${v.kpr}, the profile asked for ${expected}`);
+    const outside = await h.outside(p, log);
+    if (outside) cleanups.push(outside.stop);
+    if (p.provider === "k3d") cleanups.push(await startNodeTools(plain, nodes, log));
+    writeMeta(dir, {
+      format: 1,
+      mode,
+      cilium: v.cilium ?? p.cilium.version,
+      ciliumMinor: p.cilium.minor,
+      kubernetes: v.kubernetes,
+      kernel: v.kernel,
+      attachMode: v.attachMode,
+      provider: o.provider,
+      origin: "recorded",
+      runId: o.runId,
+      createdAt: new Date().toISOString(),
+      phases,
+      agentStarts: ready.agents,
+      kubeContext: p.context,
+      // bundle.json names no folder of this machine: the values file by its place in the bundle, the lab's
+      // chart under $LAB_CACHE (helpers/exec/portable.ts)
+      ...(upgrade ? { upgrade: portableUpgrade(upgrade, { bundle: dir, labCache: lab?.cache }) } : {}),
+      ...(p.lab && lab
+        ? {
+            lab: {
+              note: "offline lab: every image built on this machine from Go modules and Debian packages (clusters/lab/lab.sh)",
+              ciliumImage: p.lab.ciliumImage,
+              ciliumSource: `github.com/cilium/cilium v${p.cilium.version} (Go module)`,
+              patch: p.lab.patch ?? "unknown",
+              kubernetesSource: `k8s.io/kubernetes ${lab.kubernetes} (Go module)`,
+              nodeImage: p.lab.nodeImage,
+            },
+          }
+        : {}),
+    });
+    await timed(phases, "drop baseline", log, () => recordBaseline(g, nodes, dir));
+    writeMeta(dir, { ...readMeta(dir), phases });
+    targets.push({
+      mode,
+      ciliumMinor: p.cilium.minor,
+      provider: o.provider,
+      context: p.context,
+      namespace: "cca-dp",
+      nodeShell: "docker",
+      ...(p.provider === "k3d" ? { nodeShellPrefix: NODE_TOOLS_PREFIX } : {}),
+      ...(outside ? { outsideContainer: outside.name } : {}),
+      bundleDir: dir,
+      ...(lab ? { labCache: lab.cache } : {}),
+      ...(upgrade ? { upgrade } : {}),
+    });
+  };
   try {
-    for (const mode of o.modes) {
-      const p = makeProfile({
-        provider: o.provider,
-        mode,
-        ...(o.cilium ? { cilium: o.cilium } : {}),
-        preload: o.preload,
-        ...(o.noBackendResponse ? { noBackendResponse: o.noBackendResponse } : {}),
-        ...(lab ? { lab } : {}),
-      });
-      await checkLoadImages(h, p);
-      profiles.push(p);
-      const dir = join(o.resultsDir, o.runId, mode);
-      const upgrade = o.upgradeTo
-        ? planUpgrade(p, o.upgradeTo, join(dir, "cilium-values.yaml"), lab, o.rollback ?? false)
-        : undefined;
-      mkdirSync(dir, { recursive: true });
-      const log = (l: string) => o.log(`[${o.provider}] [${mode}] ${l}`);
-      const phases: Record<string, number> = {};
-      await timed(phases, "create cluster", log, () =>
-        createCluster(h, p, dir, log, (ours) => (ours ? owned.add(p) : owned.delete(p))),
+    if (concurrent) {
+      o.log(
+        `[${o.provider}] MODES_CONCURRENT=1: provisioning ${o.modes.join(" and ")} at once (each line says its mode)`,
       );
-      // the Lease is taken and released through the plain host (its release must run after an interrupt);
-      // waiting for it (LEASE_WAIT_S) ends on an interrupt
-      cleanups.push(
-        await acquireLease(plain.cluster(p.context), o.runId, {
-          waitMs: o.leaseWaitMs ?? 0,
-          log,
-          sleep: h.sleep,
-        }),
+      // a mode that fails stops the other; every mode has ended before the teardown below starts
+      await allOrFirstFailure(
+        o.modes.map((mode) => (signal) => provisionMode(mode, interruptible(plain, signal))),
+        o.signal,
       );
-      owned.add(p);
-      const load = loadArgv(p);
-      if (load) await timed(phases, "load images", log, () => sh(h, load));
-      await timed(phases, "install Cilium", log, () => installCilium(h, p, dir));
-      const g = gateContext(h, p, log);
-      const nodes = await timed(phases, "Cilium ready", log, async () => {
-        await ciliumRolledOut(g);
-        const ns = await nodesReady(g);
-        await agentsOk(g, ns);
-        await kubeDnsProgrammed(g, ns);
-        return ns;
-      });
-      const v = await clusterVersions(g, nodes);
-      const expected = mode === "kpr" ? "True" : "False";
-      if (v.kpr !== expected)
-        log(`warning: the agent reports KubeProxyReplacement ${v.kpr}, the profile asked for ${expected}`);
-      const outside = await h.outside(p, log);
-      if (outside) cleanups.push(outside.stop);
-      if (p.provider === "k3d") cleanups.push(await startNodeTools(plain, nodes, log));
-      writeMeta(dir, {
-        format: 1,
-        mode,
-        cilium: v.cilium ?? p.cilium.version,
-        ciliumMinor: p.cilium.minor,
-        kubernetes: v.kubernetes,
-        kernel: v.kernel,
-        attachMode: v.attachMode,
-        provider: o.provider,
-        origin: "recorded",
-        runId: o.runId,
-        createdAt: new Date().toISOString(),
-        phases,
-        kubeContext: p.context,
-        // bundle.json names no folder of this machine: the values file by its place in the bundle, the lab's
-        // chart under $LAB_CACHE (helpers/exec/portable.ts)
-        ...(upgrade ? { upgrade: portableUpgrade(upgrade, { bundle: dir, labCache: lab?.cache }) } : {}),
-        ...(p.lab && lab
-          ? {
-              lab: {
-                note: "offline lab: every image built on this machine from Go modules and Debian packages (clusters/lab/lab.sh)",
-                ciliumImage: p.lab.ciliumImage,
-                ciliumSource: `github.com/cilium/cilium v${p.cilium.version} (Go module)`,
-                patch: p.lab.patch ?? "unknown",
-                kubernetesSource: `k8s.io/kubernetes ${lab.kubernetes} (Go module)`,
-                nodeImage: p.lab.nodeImage,
-              },
-            }
-          : {}),
-      });
-      await recordBaseline(g, nodes, dir);
-      targets.push({
-        mode,
-        ciliumMinor: p.cilium.minor,
-        provider: o.provider,
-        context: p.context,
-        namespace: "cca-dp",
-        nodeShell: "docker",
-        ...(p.provider === "k3d" ? { nodeShellPrefix: NODE_TOOLS_PREFIX } : {}),
-        ...(outside ? { outsideContainer: outside.name } : {}),
-        bundleDir: dir,
-        ...(lab ? { labCache: lab.cache } : {}),
-        ...(upgrade ? { upgrade } : {}),
-      });
-    }
+    } else for (const mode of o.modes) await provisionMode(mode, h);
   } catch (err) {
     await teardownLocal(o, plain, profiles, cleanups, owned);
     throw err;
   }
   const teardown = once(() => teardownLocal(o, plain, profiles, cleanups, owned));
+  // in the modes' order, however they finished
+  targets.sort((a, b) => o.modes.indexOf(a.mode) - o.modes.indexOf(b.mode));
   return { targets, teardown };
 }
 

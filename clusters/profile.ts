@@ -335,22 +335,17 @@ export function plan(p: Profile): PlannedStep[] {
     {
       phase: "readiness",
       argv: null,
-      note: `poll until DaemonSet cilium is rolled out and Deployment cilium-operator is available (deadline ${min(GATE_DEADLINES.rollout)})`,
+      note: `at once, each by watching the API: every node Ready (deadline ${min(GATE_DEADLINES.nodesReady)}); Deployment cilium-operator available (deadline ${min(GATE_DEADLINES.operator)}); DaemonSet cilium's Pods of its newest template on every node, each running its cilium-agent container with Cilium ${p.cilium.version} (deadline ${min(GATE_DEADLINES.rollout)})`,
     },
     {
       phase: "readiness",
       argv: null,
-      note: `poll until every node is Ready (deadline ${min(GATE_DEADLINES.nodesReady)})`,
+      note: `then poll every second, all agents at once, until \`cilium-dbg status --brief\` prints OK in each (deadline ${min(GATE_DEADLINES.agentsOk)}; each agent's time from its Pod's start to that OK is recorded as the agents' own start)`,
     },
     {
       phase: "readiness",
       argv: null,
-      note: `poll until \`cilium-dbg status --brief\` prints OK in every agent (deadline ${min(GATE_DEADLINES.agentsOk)})`,
-    },
-    {
-      phase: "readiness",
-      argv: null,
-      note: `poll until every agent's service list has the kube-dns ClusterIP (deadline ${min(GATE_DEADLINES.kubeDns)})`,
+      note: `then poll every second until every agent's service list has the kube-dns ClusterIP (deadline ${min(GATE_DEADLINES.kubeDns)})`,
     },
   ];
   switch (p.provider) {
@@ -416,9 +411,13 @@ export function plan(p: Profile): PlannedStep[] {
         {
           phase: "node access",
           argv: [...kubectl, "apply", "-f", "-"],
-          note: `one privileged hostNetwork/hostPID node-shell Pod (${IMAGES.netshoot}, nsenter into PID 1) per such node; poll until all are Running (deadline 3 min)`,
+          note: `one privileged hostNetwork/hostPID node-shell Pod (${IMAGES.netshoot}, nsenter into PID 1) per such node; watch until all are Running (deadline 3 min)`,
         },
-        gates[2] as PlannedStep,
+        {
+          phase: "readiness",
+          argv: null,
+          note: `poll every second, all agents at once, until \`cilium-dbg status --brief\` prints OK in each (deadline ${min(GATE_DEADLINES.agentsOk)})`,
+        },
         {
           phase: "teardown",
           argv: [...kubectl, "delete", "namespace", runNamespaceName("<run id>"), "--wait=false"],

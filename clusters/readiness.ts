@@ -1,30 +1,45 @@
-import type { Executor } from "../helpers/exec/types.ts";
-import { mustRun } from "../helpers/exec/types.ts";
-import { type PodState, podStates, whyNotReady } from "../helpers/observe/pod-status.ts";
+/**
+ * The readiness gates after Cilium is installed: what the suite needs, each as soon as it holds, the
+ * independent ones at once —
+ * - every node Ready (watched);
+ * - the operator's Deployment available (watched);
+ * - the agents: the DaemonSet has created a Pod of its newest template on every node it schedules (watched: not
+ *   numberReady, which follows the agent's readinessProbe, period 30 s in the chart, and lags the agent's own
+ *   readiness by up to that), each of them running its cilium-agent container with the expected Cilium version
+ *   (watched), then `cilium-dbg status --brief` OK in each (polled every second, all agents at once), then the
+ *   kube-dns ClusterIP in every agent's service list (polled every second).
+ * Beside "Cilium ready" they record a reference measured in the same run: per agent, the time from its Pod's
+ * start (status.startTime) to its first `status --brief` OK — the agents' own start.
+ */
+import { allOrFirstFailure } from "../helpers/concurrent.ts";
+import { type ApiQuery, apiGet, apiWatch, itemsOf } from "../helpers/exec/api-argv.ts";
+import { API_READ_TIMEOUT_MS } from "../helpers/exec/kube.ts";
+import type { ExecRequest, Executor } from "../helpers/exec/types.ts";
+import { ExecError, mustRun } from "../helpers/exec/types.ts";
+import { podState, whyNotReady } from "../helpers/observe/pod-status.ts";
 import { parseServiceListJson } from "../helpers/parse/service-list-json.ts";
-import { pollUntil } from "../helpers/poll.ts";
+import { DeadlineError, pollUntil } from "../helpers/poll.ts";
+import { abortableSleep, interruptibleExecutor } from "./interrupt.ts";
 
 export interface GateContext {
   exec: Executor;
   log(line: string): void;
   sleep(ms: number): Promise<void>;
+  /** The wall clock the agents' own start is read on (ms since the epoch); Date.now when absent. */
+  clock?(): number;
 }
 
 type Json = Record<string, unknown>;
 const o = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
+const n = (v: unknown, d = 0) => (typeof v === "number" ? v : d);
 
-async function json(g: GateContext, argv: string[]): Promise<Json> {
-  return o(
-    JSON.parse(
-      (await mustRun(g.exec, { target: { kind: "kubectl" }, argv: [...argv, "-o", "json"] })).stdout,
-    ),
-  );
-}
+/** How often the gates on agent commands ask (a cilium-dbg exec per agent each time). */
+export const GATE_POLL_MS = 1000;
 
 /**
- * Named deadlines of the readiness gates. READY_DEADLINE_S raises the three Cilium-start gates (rollout,
- * nodes Ready, agents OK) for slow machines: the agents compile the datapath at start, three at once on two
- * cores in the offline lab, where it defaults to 900 s.
+ * Named deadlines of the readiness gates. READY_DEADLINE_S raises the Cilium-start gates (agents scheduled and
+ * running, nodes Ready, operator available, agents OK) for slow machines: the agents compile the datapath at
+ * start, three at once on two cores in the offline lab, where it defaults to 900 s.
  */
 const startDeadline = (): number => {
   const s = Number(process.env.READY_DEADLINE_S ?? (process.env.LAB_IMAGES === "1" ? 900 : 300));
@@ -37,162 +52,246 @@ export const GATE_DEADLINES = {
   get nodesReady() {
     return startDeadline();
   },
+  get operator() {
+    return startDeadline();
+  },
   get agentsOk() {
     return startDeadline();
   },
   kubeDns: 120_000,
 };
 
-export interface RolloutState {
-  ds: {
-    generation: number;
-    observed: number;
-    desired: number;
-    updated: number;
-    available: number;
-    ready: number;
-  };
-  op: { generation: number; observed: number; replicas: number; updated: number; available: number };
-}
-
-export function rolloutState(ds: Json, dep: Json): RolloutState {
-  const n = (v: unknown, d = 0) => (typeof v === "number" ? v : d);
-  const dsm = o(ds.metadata);
-  const dss = o(ds.status);
-  const opm = o(dep.metadata);
-  const ops = o(dep.status);
-  return {
-    ds: {
-      generation: n(dsm.generation),
-      observed: n(dss.observedGeneration),
-      desired: n(dss.desiredNumberScheduled, -1),
-      updated: n(dss.updatedNumberScheduled),
-      available: n(dss.numberAvailable),
-      ready: n(dss.numberReady),
-    },
-    op: {
-      generation: n(opm.generation),
-      observed: n(ops.observedGeneration),
-      replicas: n(ops.replicas),
-      updated: n(ops.updatedReplicas),
-      available: n(ops.availableReplicas),
-    },
-  };
-}
-
-/**
- * What `kubectl rollout status` waits for: the controller has observed the newest generation (otherwise
- * the status describes the old spec, e.g. a kept cluster re-installed with another Cilium), every Pod is
- * updated and available, and the Deployment has no old replicas left.
- */
-export function rolloutDone(s: RolloutState): boolean {
-  const ds =
-    s.ds.observed >= s.ds.generation &&
-    s.ds.desired > 0 &&
-    s.ds.updated === s.ds.desired &&
-    s.ds.available === s.ds.desired &&
-    s.ds.ready === s.ds.desired;
-  const op =
-    s.op.observed >= s.op.generation &&
-    s.op.updated >= 1 &&
-    s.op.replicas === s.op.updated &&
-    s.op.available >= s.op.updated;
-  return ds && op;
-}
-
-/**
- * DaemonSet cilium rolled out and Deployment cilium-operator available, both at their newest generation. While
- * it is not, the agent and operator Pods that are not ready are named with why (an image that cannot be pulled,
- * an init container in a crash loop, a Pod the scheduler cannot place).
- */
-export async function ciliumRolledOut(g: GateContext): Promise<void> {
-  await pollUntil({
-    what: "DaemonSet kube-system/cilium rolled out and Deployment cilium-operator available",
-    deadlineMs: GATE_DEADLINES.rollout,
-    intervalMs: 3000,
-    probe: async () => {
-      const s = rolloutState(
-        await json(g, ["-n", "kube-system", "get", "daemonset", "cilium"]),
-        await json(g, ["-n", "kube-system", "get", "deployment", "cilium-operator"]),
-      );
-      if (rolloutDone(s)) return { s, pods: [] as PodState[] };
-      // read only while waiting: the Pods of both (names cilium-… and cilium-operator-…)
-      const pods = podStates(await json(g, ["-n", "kube-system", "get", "pods"])).filter((p) =>
-        /^cilium-(operator-)?[a-z0-9]+(-[a-z0-9]+)?$/.test(p.name),
-      );
-      return { s, pods };
-    },
-    done: ({ s }) => rolloutDone(s),
-    show: ({ s, pods }) =>
-      `cilium ${s.ds.ready}/${s.ds.desired} ready (${s.ds.updated} updated, generation ${s.ds.observed}/${s.ds.generation}), ` +
-      `operator ${s.op.available}/${s.op.replicas} available (${s.op.updated} updated, generation ${s.op.observed}/${s.op.generation})` +
-      (pods.some((p) => !p.ready)
-        ? `; ${pods
-            .filter((p) => !p.ready)
-            .slice(0, 4)
-            .map(whyNotReady)
-            .join("; ")}`
-        : ""),
-    sleep: g.sleep,
-    progress: g.log,
+/** A read through the API (`api get`), its answer. */
+async function apiGetJson(g: GateContext, q: ApiQuery): Promise<Json> {
+  const r = await mustRun(g.exec, {
+    target: { kind: "api" },
+    argv: apiGet(q),
+    timeoutMs: API_READ_TIMEOUT_MS,
   });
+  return o(JSON.parse(r.stdout));
 }
 
+/** A gate by watching (`api watch`): the answer once `done` holds; at the deadline DeadlineError with the last. */
+export async function watchGate(
+  g: GateContext,
+  w: ApiQuery & {
+    until: string;
+    what: string;
+    deadlineMs: number;
+    done(answer: Json): boolean;
+    show(answer: Json): string;
+  },
+): Promise<Json> {
+  const req: ExecRequest = {
+    target: { kind: "api" },
+    argv: apiWatch(w),
+    timeoutMs: w.deadlineMs,
+    watch: { until: (a) => w.done(o(a)), show: (a) => w.show(o(a)), progress: g.log },
+  };
+  const r = await g.exec.run(req);
+  let json: Json = {};
+  try {
+    json = r.stdout.trim() ? o(JSON.parse(r.stdout)) : {};
+  } catch {
+    // no JSON: no answer
+  }
+  if (r.stdout.trim() && w.done(json)) return json;
+  if (r.exitCode === 0 || /^timed out after /.test(r.stderr.trim()))
+    throw new DeadlineError(
+      w.what,
+      w.deadlineMs,
+      r.stdout.trim() ? w.show(json) : `no answer (${r.stderr.trim().split("\n").pop() ?? ""})`,
+    );
+  throw new ExecError(req, r);
+}
+
+const ready = (item: Json) =>
+  (o(item.status).conditions as Json[] | undefined)?.some((c) => c.type === "Ready" && c.status === "True") ??
+  false;
+const nameOf = (item: Json) => String(o(item.metadata).name ?? "");
+
+/** Every node Ready (they stay NotReady until the CNI runs); their names, sorted. */
 export async function nodesReady(g: GateContext): Promise<string[]> {
-  const { value } = await pollUntil({
+  const list = await watchGate(g, {
+    resource: "nodes",
+    until: "every node Ready",
     what: "every node Ready (they stay NotReady until the CNI runs)",
     deadlineMs: GATE_DEADLINES.nodesReady,
-    intervalMs: 3000,
-    probe: async () =>
-      ((await json(g, ["get", "nodes"])).items as Json[]).map((n) => ({
-        name: String(o(n.metadata).name),
-        ready: ((o(n.status).conditions ?? []) as Json[]).some(
-          (c) => c.type === "Ready" && c.status === "True",
-        ),
-      })),
-    done: (ns) => ns.length > 0 && ns.every((n) => n.ready),
-    show: (ns) => ns.map((n) => `${n.name}=${n.ready ? "Ready" : "NotReady"}`).join(", "),
-    sleep: g.sleep,
-    progress: g.log,
+    done: (a) => itemsOf(a).length > 0 && itemsOf(a).every(ready),
+    show: (a) =>
+      itemsOf(a)
+        .map((x) => `${nameOf(x)}=${ready(x) ? "Ready" : "NotReady"}`)
+        .join(", ") || "no nodes",
   });
-  return value.map((n) => n.name);
+  return itemsOf(list).map(nameOf).sort();
 }
 
-/** `cilium-dbg status --brief` prints OK in every agent. */
-export async function agentsOk(g: GateContext, nodes: string[]): Promise<void> {
-  await pollUntil({
-    what: `cilium-dbg status --brief OK on ${nodes.length} agents`,
-    deadlineMs: GATE_DEADLINES.agentsOk,
-    intervalMs: 3000,
-    probe: async () =>
-      Promise.all(
-        nodes.map(async (node) => {
+/** The operator's Deployment at its newest generation, every replica updated and available. */
+export function operatorAvailable(dep: Json): boolean {
+  const m = o(dep.metadata);
+  const s = o(dep.status);
+  return (
+    n(s.observedGeneration) >= n(m.generation) &&
+    n(s.updatedReplicas) >= 1 &&
+    n(s.replicas) === n(s.updatedReplicas) &&
+    n(s.availableReplicas) >= n(s.updatedReplicas)
+  );
+}
+
+export async function operatorReady(g: GateContext): Promise<void> {
+  await watchGate(g, {
+    resource: "deployment",
+    name: "cilium-operator",
+    namespace: "kube-system",
+    until: "available",
+    what: "Deployment kube-system/cilium-operator available",
+    deadlineMs: GATE_DEADLINES.operator,
+    done: operatorAvailable,
+    show: (d) => {
+      const s = o(d.status);
+      return `operator ${n(s.availableReplicas)}/${n(s.replicas)} available (${n(s.updatedReplicas)} updated, generation ${n(s.observedGeneration)}/${n(o(d.metadata).generation)})`;
+    },
+  });
+}
+
+/**
+ * The DaemonSet has observed its newest generation and created a Pod of that template on every node it
+ * schedules (updated = desired): what the controller did, not yet whether the agents are ready. Its desired
+ * count.
+ */
+export function agentsScheduled(ds: Json): number | null {
+  const m = o(ds.metadata);
+  const s = o(ds.status);
+  const desired = n(s.desiredNumberScheduled, -1);
+  return n(s.observedGeneration) >= n(m.generation) && desired > 0 && n(s.updatedNumberScheduled) === desired
+    ? desired
+    : null;
+}
+
+/** Whether an image is of Cilium `version` (`…:v1.19.7`, `…:v1.19.7@sha256:…`, the lab's `…:v1.19.7-src`). */
+export function imageIsVersion(image: string, version: string): boolean {
+  const v = version.replace(/^v/, "").replace(/\./g, "\\.");
+  return new RegExp(`:v?${v}(?![0-9.])`).test(image);
+}
+
+export interface AgentPod {
+  pod: string;
+  node: string;
+  /** The Pod's status.startTime: when its kubelet took it up. */
+  startTime: string | null;
+  image: string;
+  running: boolean;
+}
+
+export function agentPods(list: Json): AgentPod[] {
+  return itemsOf(list)
+    .filter((p) => !o(p.metadata).deletionTimestamp)
+    .map((p) => {
+      const spec = o(p.spec);
+      const status = o(p.status);
+      const container = (Array.isArray(spec.containers) ? (spec.containers as Json[]) : []).find(
+        (c) => c.name === "cilium-agent",
+      );
+      const st = (Array.isArray(status.containerStatuses) ? (status.containerStatuses as Json[]) : []).find(
+        (c) => c.name === "cilium-agent",
+      );
+      return {
+        pod: nameOf(p),
+        node: String(spec.nodeName ?? ""),
+        startTime: typeof status.startTime === "string" ? status.startTime : null,
+        image: String(container?.image ?? ""),
+        running: status.phase === "Running" && o(st?.state).running !== undefined,
+      };
+    })
+    .sort((a, b) => a.node.localeCompare(b.node));
+}
+
+/** Every agent Pod of the newest template started: its cilium-agent container running the expected version. */
+export async function agentsRunning(g: GateContext, version: string): Promise<AgentPod[]> {
+  const ds = await watchGate(g, {
+    resource: "daemonset",
+    name: "cilium",
+    namespace: "kube-system",
+    until: "a Pod of its newest template on every node",
+    what: "DaemonSet kube-system/cilium to create a Pod of its newest template on every node",
+    deadlineMs: GATE_DEADLINES.rollout,
+    done: (d) => agentsScheduled(d) !== null,
+    show: (d) => {
+      const s = o(d.status);
+      return `${n(s.updatedNumberScheduled)}/${n(s.desiredNumberScheduled, -1)} updated, generation ${n(s.observedGeneration)}/${n(o(d.metadata).generation)}`;
+    },
+  });
+  const desired = agentsScheduled(ds) as number;
+  const good = (p: AgentPod) => p.running && imageIsVersion(p.image, version);
+  const list = await watchGate(g, {
+    resource: "pods",
+    namespace: "kube-system",
+    selector: "k8s-app=cilium",
+    until: `${desired} agents running Cilium ${version}`,
+    what: `${desired} cilium agents running Cilium ${version}`,
+    deadlineMs: GATE_DEADLINES.rollout,
+    done: (a) => {
+      const ps = agentPods(a);
+      return ps.length === desired && ps.every(good);
+    },
+    show: (a) => {
+      const ps = agentPods(a);
+      const why = itemsOf(a)
+        .filter((p) => !o(p.metadata).deletionTimestamp)
+        .flatMap((p) => {
+          const ap = agentPods({ items: [p] })[0] as AgentPod;
+          if (good(ap)) return [];
+          if (ap.running) return [`${ap.pod}: image ${ap.image}, not Cilium ${version}`];
+          return [whyNotReady(podState(p))];
+        });
+      return `${ps.filter(good).length}/${desired} running Cilium ${version}${why.length ? `; ${why.slice(0, 4).join("; ")}` : ""}`;
+    },
+  });
+  return agentPods(list);
+}
+
+/**
+ * `cilium-dbg status --brief` OK in every agent, each asked every second, all at once: when each first said OK
+ * (ms since the epoch, the gate's clock).
+ */
+export async function agentsOk(g: GateContext, nodes: string[]): Promise<Record<string, number>> {
+  const clock = g.clock ?? Date.now;
+  const firstOk: Record<string, number> = {};
+  await Promise.all(
+    nodes.map(async (node) => {
+      await pollUntil({
+        what: `cilium-dbg status --brief OK in the agent on ${node}`,
+        deadlineMs: GATE_DEADLINES.agentsOk,
+        intervalMs: GATE_POLL_MS,
+        probe: async () => {
           const r = await g.exec.run({
             target: { kind: "agent", node },
             argv: ["cilium-dbg", "status", "--brief"],
           });
           return {
-            node,
             ok: r.exitCode === 0 && r.stdout.trim() === "OK",
             said: (r.stdout || r.stderr).trim().split("\n")[0] ?? "",
           };
-        }),
-      ),
-    done: (rs) => rs.every((r) => r.ok),
-    show: (rs) => rs.map((r) => `${r.node}: ${r.said}`).join("; "),
-    sleep: g.sleep,
-    progress: g.log,
-  });
+        },
+        done: (r) => r.ok,
+        show: (r) => r.said,
+        sleep: g.sleep,
+        progress: g.log,
+      });
+      firstOk[node] = clock();
+    }),
+  );
+  return firstOk;
 }
 
-/** Every agent's service list holds the kube-dns ClusterIP (the LB map is programmed). */
+/** Every agent's service list holds the kube-dns ClusterIP with backends (the LB map is programmed). */
 export async function kubeDnsProgrammed(g: GateContext, nodes: string[]): Promise<void> {
-  const svc = await json(g, ["-n", "kube-system", "get", "service", "kube-dns"]);
+  const svc = await apiGetJson(g, { resource: "service", name: "kube-dns", namespace: "kube-system" });
   const ip = String(o(svc.spec).clusterIP ?? "");
   await pollUntil({
     what: `kube-dns ${ip}:53 in every agent's service list`,
     deadlineMs: GATE_DEADLINES.kubeDns,
-    intervalMs: 2000,
+    intervalMs: GATE_POLL_MS,
     probe: async () =>
       Promise.all(
         nodes.map(async (node) => {
@@ -217,4 +316,73 @@ export async function kubeDnsProgrammed(g: GateContext, nodes: string[]): Promis
     sleep: g.sleep,
     progress: g.log,
   });
+}
+
+/** One agent's own start: from its Pod's start to its first `status --brief` OK. */
+export interface AgentStart {
+  pod: string;
+  podStart: string | null;
+  firstOk: string;
+  /** null when the Pod had no startTime yet. */
+  seconds: number | null;
+}
+
+export interface CiliumReadiness {
+  nodes: string[];
+  agents: Record<string, AgentStart>;
+  /** The slowest agent's own start (s): the reference "Cilium ready" is read against. */
+  agentsOwnStartMax: number | null;
+}
+
+/**
+ * Every gate the suite needs, the independent ones at once (a failing one stops the others, and its failure is
+ * what is reported): nodes Ready ∥ operator available ∥ (agents running the expected version → each agent OK
+ * → kube-dns in every agent's service list).
+ */
+export async function ciliumReady(g: GateContext, version: string): Promise<CiliumReadiness> {
+  const gate = (signal: AbortSignal): GateContext => ({
+    ...g,
+    exec: interruptibleExecutor(g.exec, signal),
+    sleep: abortableSleep(g.sleep, signal),
+  });
+  const [nodes, , agents] = await allOrFirstFailure<unknown>([
+    (s) => nodesReady(gate(s)),
+    (s) => operatorReady(gate(s)),
+    async (s) => {
+      const gg = gate(s);
+      const pods = await agentsRunning(gg, version);
+      const ok = await agentsOk(
+        gg,
+        pods.map((p) => p.node),
+      );
+      await kubeDnsProgrammed(
+        gg,
+        pods.map((p) => p.node),
+      );
+      return Object.fromEntries(
+        pods.map((p): [string, AgentStart] => {
+          const at = ok[p.node] as number;
+          const start = p.startTime ? Date.parse(p.startTime) : Number.NaN;
+          return [
+            p.node,
+            {
+              pod: p.pod,
+              podStart: p.startTime,
+              firstOk: new Date(at).toISOString(),
+              seconds: Number.isFinite(start) ? Math.round((at - start) / 100) / 10 : null,
+            },
+          ];
+        }),
+      );
+    },
+  ]);
+  const starts = agents as Record<string, AgentStart>;
+  const secs = Object.values(starts)
+    .map((a) => a.seconds)
+    .filter((x): x is number => x !== null);
+  return {
+    nodes: nodes as string[],
+    agents: starts,
+    agentsOwnStartMax: secs.length > 0 ? Math.max(...secs) : null,
+  };
 }

@@ -37,6 +37,14 @@ export interface BundleMeta {
   runId: string;
   createdAt: string;
   phases: Record<string, number>;
+  /**
+   * Per node, its agent's own start: from the Pod's start (status.startTime) to its first `cilium-dbg status
+   * --brief` OK (clusters/readiness.ts); phases["agents' own start (max)"] is the slowest.
+   */
+  agentStarts?: Record<
+    string,
+    { pod: string; podStart: string | null; firstOk: string; seconds: number | null }
+  >;
   /** The cluster's kubectl context (helm runs against it in the upgrade leg). */
   kubeContext?: string;
   /** The upgrade leg this run was asked for (UPGRADE_TO), so a replay can run it again. */

@@ -2,8 +2,11 @@ import type { RunContext } from "./observe/context.ts";
 import type { Property, Source, Topic } from "./properties/types.ts";
 import type { RecordName, RecordSet } from "./records/types.ts";
 
-/** Where a step's command runs: the Cilium agent's container, a node's host namespace, a Pod, a client outside the nodes, or the API server. */
-export type StepTarget = "agent" | "node" | "pod" | "outside" | "kubectl" | "local";
+/**
+ * Where a step's command runs: the Cilium agent's container, a node's host namespace, a Pod, a client outside
+ * the nodes, kubectl, this machine, or the API server in process (`api`: helpers/exec/api.ts).
+ */
+export type StepTarget = "agent" | "node" | "pod" | "outside" | "kubectl" | "local" | "api";
 
 /**
  * One command a topic runs, in order. `run` is the command as recorded (argv joined by spaces), where a

@@ -7,18 +7,34 @@
  *   process against splitting the same text into lines, and through the CLI against the in-process parse;
  * - with `--npm-test`, `npm test` itself (CLUSTER_PROVIDER=none; goal ≤ 60 s).
  * The machine's load average is printed with them: a busy machine shows in the references too.
+ *
+ * The cluster figures instead (scripts/bench/cluster.ts): `--bundle results/<run>/kpr[,…]` or `--run
+ * results/<run>` reads a recorded run (create cluster, Cilium ready, measure-scale, end to end, each with the
+ * reference the run recorded); `--cluster [--mode M] [--concurrent]` makes one — a bare `kind create cluster`
+ * with the suite's node image and config, then the conformance run (CLUSTER_PROVIDER=kind; LAB_IMAGES and
+ * CILIUM_VERSION as set), timed — and prints its figures.
  * The generated text follows the 1.18 CT line and kube-proxy iptables layouts; it is written by us.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { labEnabled, readLab } from "../clusters/lab.ts";
 import { checkBundle } from "../helpers/check.ts";
 import { compareBundles } from "../helpers/compare.ts";
+import { UserError } from "../helpers/errors.ts";
 import { forEachCtEntry, parseBpfCtList } from "../helpers/parse/bpf-ct-list.ts";
 import { linesContaining, parseIptablesSave } from "../helpers/parse/iptables-save.ts";
 import { buildReport, renderReport } from "../helpers/report/html.ts";
 import { TOPICS } from "../suites/topics.ts";
+import { scriptArgs } from "./args.ts";
+import {
+  clusterBenchArgs,
+  clusterFigures,
+  readMode,
+  readReference,
+  runClusterBench,
+} from "./bench/cluster.ts";
 import { type Figure, formatFigures, median } from "./bench/figures.ts";
 
 function ctDump(lines: number): string {
@@ -110,133 +126,198 @@ function cli(args: string[], okExits = [0]): number {
   return median(runs.map((r) => r.seconds));
 }
 
-// ── the CLI on the shipped bundles (in process first: a cold process against cold code) ──────────────
-say("check, compare and report in process");
-const inCheck = await timeAsync(async () => {
-  for (const b of BUNDLES) await checkBundle(b, TOPICS);
-});
-const inCompare = await timeAsync(() => compareBundles(BUNDLES[0] as string, BUNDLES[1] as string, TOPICS));
-const outDir = mkdtempSync(join(tmpdir(), "dpc-bench-"));
-const inReport = await timeAsync(async () => {
-  writeFileSync(join(outDir, "in-process.html"), renderReport(await buildReport(BUNDLES, TOPICS)));
-});
-say("the CLI as its own process (median of 3 runs each)");
-// the first run after a change bundles the CLI (bin/load-cli.mjs): timed apart, with its own cache
-const firstCache = mkdtempSync(join(ROOT, "node_modules", ".cache", "dpc-bench-"));
-const firstRun = spawnTimed([process.execPath, BIN, "--version"], {
-  ...process.env,
-  DATAPATH_CONFORMANCE_CACHE: firstCache,
-});
-rmSync(firstCache, { recursive: true, force: true });
-const bare = median([1, 2, 3].map(() => spawnTimed([process.execPath, "-e", "0"]).seconds));
-const start = cli(["--version"]);
-figures.push(
-  {
-    what: "CLI start (`--version`)",
-    seconds: start,
-    reference: { what: "bare Node start (`node -e 0`)", seconds: bare },
-  },
-  {
-    what: "CLI first run after a source change (bundles itself, then `--version`)",
-    seconds: firstRun.seconds,
-    reference: { what: "CLI start", seconds: start },
-  },
-  {
-    what: "`check` kpr kube-proxy (the shipped full bundles)",
-    seconds: cli(["check", ...BUNDLES]),
-    reference: { what: "the same in process", seconds: inCheck },
-    goalSeconds: 2,
-  },
-  {
-    what: "`compare` kpr kube-proxy",
-    seconds: cli(["compare", ...BUNDLES], [0, 1]),
-    reference: { what: "the same in process", seconds: inCompare },
-    goalSeconds: 2,
-  },
-  {
-    what: "`report` kpr kube-proxy",
-    seconds: cli(["report", ...BUNDLES, "-o", join(outDir, "report.html")]),
-    reference: { what: "the same in process", seconds: inReport },
-    goalSeconds: 2,
-  },
-);
-
-// ── the parsers ────────────────────────────────────────────────────────────────────────────────────────
-const ct = ctDump(1_000_000);
-say(`bpf ct list: ${(ct.length / 1e6).toFixed(0)} MB generated`);
-const ctSplit = time(() => ct.split("\n").length).seconds;
-const stream = time(() => {
-  let n = 0;
-  forEachCtEntry(ct, (e) => {
-    if (e.direction === "SVC") n++;
+/** The CLI, the parsers and (with --npm-test) npm test, each against its reference. */
+async function toolingBench(npmTest: boolean): Promise<void> {
+  // ── the CLI on the shipped bundles (in process first: a cold process against cold code) ──────────────
+  say("check, compare and report in process");
+  const inCheck = await timeAsync(async () => {
+    for (const b of BUNDLES) await checkBundle(b, TOPICS);
   });
-  return n;
-});
-say(`SVC entries: ${stream.value}`);
-const list = time(() => parseBpfCtList(ct));
-say(`entries: ${list.value.entries.length}`);
-const split = { what: "splitting the text into lines", seconds: ctSplit };
-figures.push(
-  {
-    what: "stream bpf-ct-list, 1,000,000 lines (224 MB; count SVC entries, keep none)",
-    seconds: stream.seconds,
-    reference: split,
-  },
-  {
-    what: "parse bpf-ct-list, 1,000,000 lines into a list",
-    seconds: list.seconds,
-    reference: { what: "streamed", seconds: stream.seconds },
-  },
-);
-const ipt = iptablesDump(100_000);
-const iptSplit = {
-  what: "splitting the text into lines",
-  seconds: time(() => ipt.split("\n").length).seconds,
-};
-const save = time(() => parseIptablesSave(ipt));
-say(`rules: ${save.value.tables.nat?.rules.length}`);
-figures.push(
-  { what: "parse iptables-save, 100,000 rules", seconds: save.seconds, reference: iptSplit },
-  {
-    what: "count lines containing KUBE-SVC (100,000 rules)",
-    seconds: time(() => linesContaining(ipt, "KUBE-SVC").length).seconds,
-    reference: iptSplit,
-  },
-);
+  const inCompare = await timeAsync(() => compareBundles(BUNDLES[0] as string, BUNDLES[1] as string, TOPICS));
+  const outDir = mkdtempSync(join(tmpdir(), "dpc-bench-"));
+  const inReport = await timeAsync(async () => {
+    writeFileSync(join(outDir, "in-process.html"), renderReport(await buildReport(BUNDLES, TOPICS)));
+  });
+  say("the CLI as its own process (median of 3 runs each)");
+  // the first run after a change bundles the CLI (bin/load-cli.mjs): timed apart, with its own cache
+  const firstCache = mkdtempSync(join(ROOT, "node_modules", ".cache", "dpc-bench-"));
+  const firstRun = spawnTimed([process.execPath, BIN, "--version"], {
+    ...process.env,
+    DATAPATH_CONFORMANCE_CACHE: firstCache,
+  });
+  rmSync(firstCache, { recursive: true, force: true });
+  const bare = median([1, 2, 3].map(() => spawnTimed([process.execPath, "-e", "0"]).seconds));
+  const start = cli(["--version"]);
+  figures.push(
+    {
+      what: "CLI start (`--version`)",
+      seconds: start,
+      reference: { what: "bare Node start (`node -e 0`)", seconds: bare },
+    },
+    {
+      what: "CLI first run after a source change (bundles itself, then `--version`)",
+      seconds: firstRun.seconds,
+      reference: { what: "CLI start", seconds: start },
+    },
+    {
+      what: "`check` kpr kube-proxy (the shipped full bundles)",
+      seconds: cli(["check", ...BUNDLES]),
+      reference: { what: "the same in process", seconds: inCheck },
+      goalSeconds: 2,
+    },
+    {
+      what: "`compare` kpr kube-proxy",
+      seconds: cli(["compare", ...BUNDLES], [0, 1]),
+      reference: { what: "the same in process", seconds: inCompare },
+      goalSeconds: 2,
+    },
+    {
+      what: "`report` kpr kube-proxy",
+      seconds: cli(["report", ...BUNDLES, "-o", join(outDir, "report.html")]),
+      reference: { what: "the same in process", seconds: inReport },
+      goalSeconds: 2,
+    },
+  );
 
-try {
-  const file = join(outDir, "ct.txt");
-  writeFileSync(file, ct);
-  for (const [args, ref] of [
-    [["--ndjson"], { what: "streamed in process", seconds: stream.seconds }],
-    [[], { what: "parsed into a list in process", seconds: list.seconds }],
-  ] as const) {
-    const r = spawnTimed([process.execPath, BIN, "parse", "bpf-ct-list", file, ...args]);
-    if (r.exit !== 0) throw new Error(`parse bpf-ct-list ${args.join(" ")}: exit ${r.exit}`);
+  // ── the parsers ────────────────────────────────────────────────────────────────────────────────────────
+  const ct = ctDump(1_000_000);
+  say(`bpf ct list: ${(ct.length / 1e6).toFixed(0)} MB generated`);
+  const ctSplit = time(() => ct.split("\n").length).seconds;
+  const stream = time(() => {
+    let n = 0;
+    forEachCtEntry(ct, (e) => {
+      if (e.direction === "SVC") n++;
+    });
+    return n;
+  });
+  say(`SVC entries: ${stream.value}`);
+  const list = time(() => parseBpfCtList(ct));
+  say(`entries: ${list.value.entries.length}`);
+  const split = { what: "splitting the text into lines", seconds: ctSplit };
+  figures.push(
+    {
+      what: "stream bpf-ct-list, 1,000,000 lines (224 MB; count SVC entries, keep none)",
+      seconds: stream.seconds,
+      reference: split,
+    },
+    {
+      what: "parse bpf-ct-list, 1,000,000 lines into a list",
+      seconds: list.seconds,
+      reference: { what: "streamed", seconds: stream.seconds },
+    },
+  );
+  const ipt = iptablesDump(100_000);
+  const iptSplit = {
+    what: "splitting the text into lines",
+    seconds: time(() => ipt.split("\n").length).seconds,
+  };
+  const save = time(() => parseIptablesSave(ipt));
+  say(`rules: ${save.value.tables.nat?.rules.length}`);
+  figures.push(
+    { what: "parse iptables-save, 100,000 rules", seconds: save.seconds, reference: iptSplit },
+    {
+      what: "count lines containing KUBE-SVC (100,000 rules)",
+      seconds: time(() => linesContaining(ipt, "KUBE-SVC").length).seconds,
+      reference: iptSplit,
+    },
+  );
+
+  try {
+    const file = join(outDir, "ct.txt");
+    writeFileSync(file, ct);
+    for (const [args, ref] of [
+      [["--ndjson"], { what: "streamed in process", seconds: stream.seconds }],
+      [[], { what: "parsed into a list in process", seconds: list.seconds }],
+    ] as const) {
+      const r = spawnTimed([process.execPath, BIN, "parse", "bpf-ct-list", file, ...args]);
+      if (r.exit !== 0) throw new Error(`parse bpf-ct-list ${args.join(" ")}: exit ${r.exit}`);
+      figures.push({
+        what: `CLI \`parse bpf-ct-list FILE${args.length ? ` ${args.join(" ")}` : ""}\` (${args.length ? "one record a line, streamed" : "one JSON document"})`,
+        seconds: r.seconds,
+        reference: ref,
+        ...(r.rssMb !== null ? { note: `peak RSS ${r.rssMb.toFixed(0)} MB` } : {}),
+      });
+    }
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
+
+  // ── npm test (opt-in: it runs the whole offline suite) ─────────────────────────────────────────────────
+  if (npmTest) {
+    say("npm test with CLUSTER_PROVIDER=none");
+    const r = spawnTimed(["npm", "test"], { ...process.env, CLUSTER_PROVIDER: "none" });
     figures.push({
-      what: `CLI \`parse bpf-ct-list FILE${args.length ? ` ${args.join(" ")}` : ""}\` (${args.length ? "one record a line, streamed" : "one JSON document"})`,
+      what: "`npm test` (CLUSTER_PROVIDER=none)",
       seconds: r.seconds,
-      reference: ref,
-      ...(r.rssMb !== null ? { note: `peak RSS ${r.rssMb.toFixed(0)} MB` } : {}),
+      goalSeconds: 60,
+      ...(r.exit !== 0 ? { note: `exit ${r.exit}` } : {}),
     });
   }
-} finally {
-  rmSync(outDir, { recursive: true, force: true });
+
+  process.stdout.write(formatFigures(figures));
+  process.stdout.write(
+    `\nNode ${process.version}, ${loadavg().length ? `load average (1, 5, 15 min) ${loadAtStart} at the start, ${load()} at the end` : ""}\n`,
+  );
 }
 
-// ── npm test (opt-in: it runs the whole offline suite) ─────────────────────────────────────────────────
-if (process.argv.includes("--npm-test")) {
-  say("npm test with CLUSTER_PROVIDER=none");
-  const r = spawnTimed(["npm", "test"], { ...process.env, CLUSTER_PROVIDER: "none" });
-  figures.push({
-    what: "`npm test` (CLUSTER_PROVIDER=none)",
-    seconds: r.seconds,
-    goalSeconds: 60,
-    ...(r.exit !== 0 ? { note: `exit ${r.exit}` } : {}),
+/** A command of `--cluster`, its output to the terminal: wall seconds and exit code. */
+function runInherited(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ seconds: number; exit: number | null }> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0] as string, argv.slice(1), { stdio: "inherit", env, cwd: ROOT });
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ seconds: (performance.now() - t0) / 1000, exit: code }));
   });
 }
 
-process.stdout.write(formatFigures(figures));
-process.stdout.write(
-  `\nNode ${process.version}, ${loadavg().length ? `load average (1, 5, 15 min) ${loadAtStart} at the start, ${load()} at the end` : ""}\n`,
-);
+async function clusterBench(args: NonNullable<ReturnType<typeof clusterBenchArgs>>): Promise<void> {
+  let figures: Figure[];
+  if (args.cluster) {
+    // Ctrl-C reaches the run too (the terminal's process group): it tears down, and the bench waits for it
+    process.on("SIGINT", () => say("interrupted: waiting for the run's own teardown"));
+    const tmp = mkdtempSync(join(tmpdir(), "dpc-bench-cluster-"));
+    try {
+      const runId = `bench-${new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "").toLowerCase()}`;
+      ({ figures } = await runClusterBench(
+        {
+          modes: args.modes,
+          concurrent: args.concurrent,
+          runId,
+          resultsDir: join(ROOT, "results"),
+          tmp,
+          ...(process.env.CILIUM_VERSION ? { cilium: process.env.CILIUM_VERSION } : {}),
+          ...(labEnabled() ? { lab: readLab() } : {}),
+          env: process.env,
+        },
+        runInherited,
+        say,
+      ));
+      say(`the run's bundles and its references: results/${runId}/`);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  } else {
+    const modes = args.bundles.map(readMode);
+    figures = clusterFigures(modes, readReference(args.bundles[0] as string));
+  }
+  process.stdout.write(formatFigures(figures));
+  process.stdout.write(`\nload average (1, 5, 15 min) ${loadAtStart} at the start, ${load()} at the end\n`);
+}
+
+try {
+  const { flags } = scriptArgs(
+    process.argv.slice(2),
+    ["bundle", "run", "mode"],
+    ["npm-test", "cluster", "concurrent"],
+  );
+  const cluster = clusterBenchArgs(flags);
+  if (cluster) await clusterBench(cluster);
+  else await toolingBench(flags["npm-test"] === true);
+} catch (err) {
+  if (!(err instanceof UserError)) throw err;
+  process.stderr.write(`bench: ${err.message}\n`);
+  process.exitCode = err.exitCode;
+}

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { readBaseline } from "../helpers/baseline.ts";
 import { type BundleMeta, bundleTopics, readMeta, readRecords, writeMeta } from "../helpers/bundle.ts";
+import { ApiExecutor } from "../helpers/exec/api.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";
 import { RecordingExecutor } from "../helpers/exec/record.ts";
@@ -119,6 +120,8 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
           ...(t.outsideContainer ? { outsideContainer: t.outsideContainer } : {}),
         },
         pods,
+        undefined,
+        ApiExecutor.forContext(t.context, t.kubeconfig),
       );
       const exec = new RecordingExecutor(inner, t.bundleDir, topic, Date.now, {
         bundle: t.bundleDir,

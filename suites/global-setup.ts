@@ -9,7 +9,8 @@
  * Teardown always runs, also on SIGINT/SIGTERM (clusters/interrupt.ts: vitest's own handlers would exit 1 ms
  * after the signal, so ours sets them aside, tears down to completion, then exits 130/143; a second signal
  * exits at once); KEEP_CLUSTER=1 keeps kind/k3d clusters for the next run and says so. LEASE_WAIT_S waits for
- * another run's Lease instead of failing at once.
+ * another run's Lease instead of failing at once. MODES_CONCURRENT=1 provisions both modes' clusters at once
+ * and observes each topic in both modes at once (suites/harness.ts).
  */
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -26,6 +27,16 @@ import type { RunState } from "./run-state.ts";
 
 const RESULTS = join(import.meta.dirname, "..", "results");
 const log = (line: string) => process.stdout.write(`[conformance] ${line}\n`);
+
+/** MODES_CONCURRENT=1: both modes' clusters provisioned at once, and each topic observed in both at once. */
+export function modesConcurrent(env: NodeJS.ProcessEnv): boolean {
+  const v = env.MODES_CONCURRENT;
+  if (v === undefined || v === "" || v === "0") return false;
+  if (v === "1") return true;
+  throw new UserError(
+    `MODES_CONCURRENT=${v}: valid values are 1 (both modes at once) and 0 (one after the other, the default)`,
+  );
+}
 
 function parseNoBackendResponse(v: string): "reject" | "drop" {
   if (v !== "reject" && v !== "drop")
@@ -96,10 +107,14 @@ async function decide(signal: AbortSignal): Promise<{ state: RunState; provision
       ? { noBackendResponse: parseNoBackendResponse(env.NO_BACKEND_RESPONSE) }
       : {}),
     leaseWaitMs: leaseWaitMs(env.LEASE_WAIT_S),
+    concurrent: modesConcurrent(env),
     signal,
     log,
   });
-  return { state: { kind: "cluster", runId, targets: provisioned.targets }, provisioned };
+  return {
+    state: { kind: "cluster", runId, targets: provisioned.targets, concurrent: modesConcurrent(env) },
+    provisioned,
+  };
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

@@ -24,6 +24,11 @@ function state(): RunState {
   return inject("runState");
 }
 
+/** Whether every mode's topic is observed at once: MODES_CONCURRENT=1 (the cluster run's, or a replay's env). */
+function concurrent(s: RunState): boolean {
+  return s.kind === "cluster" ? s.concurrent === true : process.env.MODES_CONCURRENT === "1";
+}
+
 function targets(s: RunState): ModeTarget[] {
   if (s.kind === "replay") return replayTargets(s.bundles, s.outDir);
   if (s.kind === "cluster") return clusterTargets(s);
@@ -38,19 +43,18 @@ interface Observed {
 
 /**
  * The observations of one spec file, made on first use and closed when the file's tests are done (a
- * file-scoped fixture): each mode's topic is observed once, recorded into its bundle, then judged.
+ * file-scoped fixture): each mode's topic is observed once, recorded into its bundle, then judged. With
+ * MODES_CONCURRENT=1 the first test starts the observation of every mode at once (each into its own bundle, its
+ * lines prefixed `[kind] [kpr]`), so the other mode's tests find theirs made or under way.
  */
-class Observations {
+export class Observations {
   private readonly made = new Map<ModeTarget, Promise<Observed>>();
   private readonly closers: (() => Promise<void>)[] = [];
 
-  of(target: ModeTarget, topic: TopicDeclaration): Promise<Observed> {
-    let p = this.made.get(target);
-    if (!p) {
-      p = this.observe(target, topic);
-      this.made.set(target, p);
-    }
-    return p;
+  of(target: ModeTarget, topic: TopicDeclaration, together: ModeTarget[] = [target]): Promise<Observed> {
+    for (const t of together.includes(target) ? together : [target, ...together])
+      if (!this.made.has(t)) this.made.set(t, this.observe(t, topic));
+    return this.made.get(target) as Promise<Observed>;
   }
 
   private async observe(target: ModeTarget, topic: TopicDeclaration): Promise<Observed> {
@@ -119,6 +123,7 @@ export function describeTopic(topic: TopicDeclaration): void {
     });
     return;
   }
+  const together = concurrent(s) ? holding.filter((t) => !t.skipReason(topic.name)) : [];
   for (const target of holding) {
     describe(`${topic.name} [${target.label}] [${target.mode}]`, () => {
       const skip = target.skipReason(topic.name);
@@ -131,7 +136,7 @@ export function describeTopic(topic: TopicDeclaration): void {
               skipTest(skip);
               return;
             }
-            const { records, failure } = await observations.of(target, topic);
+            const { records, failure } = await observations.of(target, topic, together);
             if (failure) throw new Error(`${topic.name} could not be observed: ${failure.message}`);
             const v = judge(p, target.mode, records, target.meta().cilium);
             // JUnit properties (name = annotation type): what ran, where

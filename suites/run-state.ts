@@ -28,7 +28,13 @@ export interface ClusterTarget {
 export type RunState =
   | { kind: "skip"; reason: string }
   | { kind: "replay"; bundles: string[]; outDir: string }
-  | { kind: "cluster"; runId: string; targets: ClusterTarget[] };
+  | {
+      kind: "cluster";
+      runId: string;
+      targets: ClusterTarget[];
+      /** MODES_CONCURRENT=1: each topic is observed in every mode at once. */
+      concurrent?: boolean;
+    };
 
 declare module "vitest" {
   export interface ProvidedContext {

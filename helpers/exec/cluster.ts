@@ -1,3 +1,4 @@
+import { DEFAULT_API_TIMEOUT_MS } from "./api.ts";
 import { DEFAULT_EXEC_TIMEOUT_MS } from "./kube.ts";
 
 /**
@@ -28,13 +29,15 @@ export interface ClusterAccess {
 
 /**
  * Routes each target to what reaches it: kubectl and docker exec run locally, agents and Pods go through
- * the Kubernetes API (`pods` executor), node shells through docker exec or an nsenter node-shell Pod.
+ * the Kubernetes API (`pods` executor), node shells through docker exec or an nsenter node-shell Pod, and
+ * `api` requests to the API server in process (`api` executor: helpers/exec/api.ts).
  */
 export class ClusterExecutor implements Executor {
   constructor(
     private readonly access: ClusterAccess,
     private readonly pods: Executor,
     private readonly local: Executor = new LocalExecutor(() => []),
+    private readonly api?: Executor,
   ) {}
 
   async run(request: ExecRequest): Promise<ExecResult> {
@@ -49,7 +52,9 @@ export class ClusterExecutor implements Executor {
                 ? DEFAULT_KUBECTL_TIMEOUT_MS
                 : t.kind === "local"
                   ? DEFAULT_LOCAL_TIMEOUT_MS
-                  : DEFAULT_EXEC_TIMEOUT_MS,
+                  : t.kind === "api"
+                    ? DEFAULT_API_TIMEOUT_MS
+                    : DEFAULT_EXEC_TIMEOUT_MS,
           }
         : request;
     switch (t.kind) {
@@ -62,6 +67,9 @@ export class ClusterExecutor implements Executor {
           argv: ["kubectl", ...cfg, "--context", this.access.context, ...req.argv],
         });
       }
+      case "api":
+        if (!this.api) throw new Error(`no API client for cluster context ${this.access.context}`);
+        return this.api.run(req);
       case "agent":
       case "pod":
         return this.pods.run(req);
@@ -99,8 +107,9 @@ export class ClusterExecutor implements Executor {
     }
   }
 
-  close(): Promise<void> {
-    return this.pods.close?.() ?? Promise.resolve();
+  async close(): Promise<void> {
+    await this.api?.close?.();
+    await this.pods.close?.();
   }
 }
 

@@ -54,12 +54,18 @@ export interface KubeApi {
   ): Promise<{ close(): void; on(event: "close", fn: () => void): unknown }>;
 }
 
-/** client-node against a kubeconfig (the default one, or a file) and context. */
-export function clientNodeApi(context?: string, kubeconfig?: string): KubeApi {
+/** A kubeconfig (the default one, or a file) at a context, as kubectl --context would read it. */
+export function loadKubeConfig(context?: string, kubeconfig?: string): KubeConfig {
   const kc = new KubeConfig();
   if (kubeconfig) kc.loadFromFile(kubeconfig);
   else kc.loadFromDefault();
   if (context) kc.setCurrentContext(context);
+  return kc;
+}
+
+/** client-node against a kubeconfig (the default one, or a file) and context. */
+export function clientNodeApi(context?: string, kubeconfig?: string): KubeApi {
+  const kc = loadKubeConfig(context, kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
   return {
     listPods: async (namespace, labelSelector, fieldSelector) =>

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { API_BULK_APPLY, apiGet, apiWatch } from "./api-argv.ts";
 import { ClusterExecutor } from "./cluster.ts";
 import { RecordingExecutor } from "./record.ts";
 import { ReplayExecutor } from "./replay.ts";
@@ -115,6 +116,94 @@ describe("cluster routing", () => {
     });
     await expect(existing.run({ target: { kind: "outside" }, argv: ["curl"] })).rejects.toThrow(
       /no client container outside the nodes/,
+    );
+  });
+});
+
+describe("replaying an older bundle: api calls answered from the kubectl commands it recorded", () => {
+  /** WRITTEN BY US: a poll of web's Pods as an older bundle recorded it (kubectl -o json), then one apply. */
+  async function olderBundle(): Promise<string> {
+    const d = mkdtempSync(join(dir, "older-"));
+    const podsList = (ready: number) =>
+      `${JSON.stringify({ kind: "List", items: Array.from({ length: ready }, (_, i) => ({ metadata: { name: `web-${i}` } })) }, null, 4)}\n`;
+    const answers = [podsList(0), podsList(1), podsList(2), "service/dpc-m-0 created\n"];
+    let i = 0;
+    const scripted: Executor = {
+      run: async () => ({ stdout: answers[i++] ?? "", stderr: "", exitCode: 0, durationMs: 3 }),
+    };
+    let t = Date.parse("2026-12-02T09:00:00Z");
+    const clock = () => {
+      t += 1000;
+      return t;
+    };
+    const rec = new RecordingExecutor(scripted, d, "topic", clock);
+    const poll: ExecRequest = {
+      target: { kind: "kubectl" },
+      argv: ["-n", "cca-dp", "get", "pods", "-l", "app=web", "-o", "json"],
+    };
+    await rec.run(poll);
+    await rec.run(poll);
+    await rec.run(poll);
+    await rec.run({ target: { kind: "kubectl" }, argv: ["apply", "-f", "-"], stdin: "{}" });
+    return d;
+  }
+  const count = (a: unknown) => ((a as { items?: unknown[] }).items ?? []).length;
+  const watchWeb = (n: number): ExecRequest => ({
+    target: { kind: "api" },
+    argv: apiWatch({ resource: "pods", namespace: "cca-dp", selector: "app=web", until: `${n} ready` }),
+    watch: { until: (a) => count(a) === n, show: (a) => `${count(a)} Pods` },
+  });
+
+  it("a watch is served the poll's recordings in order until one meets its condition, at that call's place", async () => {
+    const replay = new ReplayExecutor(await olderBundle(), "topic");
+    const r = await replay.run(watchWeb(1));
+    expect(count(JSON.parse(r.stdout))).toBe(1);
+    expect(r.recorded).toMatchObject({
+      seq: 2,
+      stdoutFile: "raw/topic/002--n-cca-dp-get-pods-l-app-web-o-json.txt",
+    });
+    // the next read goes on from there, as the poll did
+    const get = await replay.run({
+      target: { kind: "api" },
+      argv: apiGet({ resource: "pods", namespace: "cca-dp", selector: "app=web" }),
+    });
+    expect(count(JSON.parse(get.stdout))).toBe(2);
+    expect(replay.spent().count).toBe(0);
+    const bulk = await replay.run({ target: { kind: "api" }, argv: API_BULK_APPLY, stdin: "{}" });
+    expect(bulk.stdout).toBe("service/dpc-m-0 created\n");
+    expect(replay.unused()).toEqual([]);
+  });
+
+  it("a watch whose recordings never meet the condition gets the last one, counted as spent (the wait ends)", async () => {
+    const replay = new ReplayExecutor(await olderBundle(), "topic");
+    const r = await replay.run(watchWeb(3));
+    expect(count(JSON.parse(r.stdout))).toBe(2);
+    expect(replay.spent()).toEqual({
+      count: 1,
+      key: 'kubectl ["-n","cca-dp","get","pods","-l","app=web","-o","json"]',
+    });
+  });
+
+  it("an api call with neither recording is NotRecorded, naming both forms", async () => {
+    const replay = new ReplayExecutor(await olderBundle(), "topic");
+    await expect(
+      replay.run({ target: { kind: "api" }, argv: apiGet({ resource: "nodes" }) }),
+    ).rejects.toThrow(
+      /has no recording of api \["get","nodes"\] \(nor, as older bundles ran it, kubectl \["get","nodes","-o","json"\]\)/,
+    );
+  });
+
+  it("a bundle that recorded the api call itself is served that, never the kubectl form", async () => {
+    const d = mkdtempSync(join(dir, "newer-"));
+    const rec = new RecordingExecutor(
+      { run: async () => ({ stdout: '{"items":[]}\n', stderr: "", exitCode: 0, durationMs: 1 }) },
+      d,
+      "topic",
+    );
+    await rec.run(watchWeb(0));
+    const replay = new ReplayExecutor(d, "topic");
+    expect((await replay.run(watchWeb(0))).recorded?.stdoutFile).toMatch(
+      /^raw\/topic\/001-watch-pods-n-cca-dp-l-app-web-until-0-ready\.txt$/,
     );
   });
 });

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../errors.ts";
+import { kubectlEquivalent, parseApiArgv } from "./api-argv.ts";
 import { labCacheDir, type PathRoots, portableArgv } from "./portable.ts";
 import { readRawFile } from "./raw-file.ts";
 import type { CallRecord } from "./record.ts";
@@ -24,6 +25,12 @@ export class NotRecorded extends UserError {
  * call gets the n-th recording (so polls and before/after reads replay in order), and the last
  * recording repeats once they run out (counted: `spent()`, so a wait ends instead of spinning on it). A call
  * never recorded is an error naming it.
+ *
+ * A bundle recorded before the `api` target ran the same reads as `kubectl … -o json` (and applies and
+ * deletes through kubectl): an `api` call it has no recording of is answered from the kubectl command the
+ * suite ran for the same question then (api-argv.ts `kubectlEquivalent`), at that call's place, so older
+ * bundles still replay and `check` still re-judges them. A watch there was a poll: it is served the poll's
+ * recordings in order until one meets the watch's condition, as the poll would have stopped.
  */
 export class ReplayExecutor implements Executor {
   private readonly byKey = new Map<string, CallRecord[]>();
@@ -61,8 +68,14 @@ export class ReplayExecutor implements Executor {
   async run(req: ExecRequest): Promise<ExecResult> {
     // matched as recorded: paths under the bundle or the lab's cache by name (portable.ts)
     const key = callKey({ ...req, argv: portableArgv(req.argv, this.roots) });
+    if (!this.byKey.get(key)?.length && req.target.kind === "api") return this.fromKubectl(req, key);
+    return this.serve(key);
+  }
+
+  /** The next recording of `key` (the last one again once they ran out, counted as spent). */
+  private serve(key: string, asked = key): ExecResult {
     const list = this.byKey.get(key);
-    if (!list || list.length === 0) throw new NotRecorded(this.bundleDir, this.topic, key);
+    if (!list || list.length === 0) throw new NotRecorded(this.bundleDir, this.topic, asked);
     const n = this.used.get(key) ?? 0;
     this.used.set(key, n + 1);
     if (n >= list.length) {
@@ -82,6 +95,38 @@ export class ReplayExecutor implements Executor {
       durationMs: rec.durationMs,
       recorded: { topic: this.topic, seq: rec.seq, stdoutFile: rec.stdoutFile, at },
     };
+  }
+
+  private hasNext(key: string): boolean {
+    return (this.used.get(key) ?? 0) < (this.byKey.get(key)?.length ?? 0);
+  }
+
+  /** An `api` call answered from the kubectl command an older bundle recorded for the same question. */
+  private fromKubectl(req: ExecRequest, apiKey: string): ExecResult {
+    const call = parseApiArgv(req.argv);
+    const key = callKey({ target: { kind: "kubectl" }, argv: kubectlEquivalent(call) });
+    if (!this.byKey.get(key)?.length)
+      throw new NotRecorded(this.bundleDir, this.topic, `${apiKey} (nor, as older bundles ran it, ${key})`);
+    if (call.verb !== "watch" || !req.watch) return this.serve(key, apiKey);
+    // the poll's recordings in order, until one meets the condition; when none does, the last one, counted as
+    // spent (the poll would have asked again): the wait ends with it instead of waiting for nothing
+    const meets = (r: ExecResult) => {
+      try {
+        return r.exitCode === 0 && req.watch?.until(JSON.parse(r.stdout)) === true;
+      } catch {
+        return false; // a failed read of the poll (its stderr says why): the poll went on
+      }
+    };
+    for (;;) {
+      const beyond = !this.hasNext(key);
+      const r = this.serve(key, apiKey);
+      if (meets(r) || beyond) return r;
+      if (!this.hasNext(key)) {
+        this.spentCalls++;
+        this.lastSpent = key;
+        return r;
+      }
+    }
   }
 
   /** Calls served after their recordings ran out (the last one repeated), and the key of the latest. */

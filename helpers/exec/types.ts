@@ -8,6 +8,12 @@ export type Target =
   | { kind: "local"; netns?: string }
   /** `kubectl …` against the run's cluster context. */
   | { kind: "kubectl" }
+  /**
+   * A request to the Kubernetes API made in this process (helpers/exec/api.ts): its argv is a short
+   * pseudo-command saying what was asked (`get pods -n cca-dp -l app=web`, `watch … --until 2 ready`,
+   * `bulk-apply --server-side -f -`), its stdout the API's answer as JSON.
+   */
+  | { kind: "api" }
   /** The cilium-agent container of the agent Pod on `node`. */
   | { kind: "agent"; node: string }
   /** A shell on the node itself (host namespaces): docker exec for kind/k3d, a node-shell Pod otherwise. */
@@ -27,6 +33,20 @@ export interface ExecRequest {
    * the exec closed, and the result says `interrupted`. Never recorded (not part of the call's key).
    */
   signal?: AbortSignal;
+  /**
+   * An `api` watch only: the condition it waits for (its argv's `--until` says it in words). Never recorded
+   * (not part of the call's key): a replay serves the recorded answer and the caller judges it again.
+   */
+  watch?: WatchCondition;
+}
+
+/** What an `api` watch waits for, as functions of its answer (the object list, or the one object named). */
+export interface WatchCondition {
+  until(answer: unknown): boolean;
+  /** An answer in a few words: progress lines and the deadline error show it. */
+  show(answer: unknown): string;
+  /** Called while it waits (every ~10 s), saying what for and what it saw last. */
+  progress?(line: string): void;
 }
 
 export interface ExecResult {
@@ -53,6 +73,7 @@ export function targetKey(t: Target): string {
     case "local":
       return t.netns ? `local@${t.netns}` : "local";
     case "kubectl":
+    case "api":
     case "outside":
       return t.kind;
     case "agent":

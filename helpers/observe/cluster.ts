@@ -1,10 +1,18 @@
-import { mustRun } from "../exec/types.ts";
+import { type ApiQuery, apiGet, apiWatch } from "../exec/api-argv.ts";
+import { API_READ_TIMEOUT_MS } from "../exec/kube.ts";
+import { ExecError, type ExecRequest, mustRun } from "../exec/types.ts";
+import { DeadlineError, ReplayExhausted } from "../poll.ts";
 import type { PodRef } from "../records/common.ts";
 import { type Quote, RawText } from "../records/evidence.ts";
 import type { RunContext } from "./context.ts";
 
 type Json = Record<string, unknown>;
 const o = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
+
+/**
+ * kubectl is kept where the command itself is what a user would type (apply of the topic's manifests, scale,
+ * logs); reads and waits go through the API in process (`api` target: helpers/exec/api.ts), recorded alike.
+ */
 
 export async function kubectlRaw(ctx: RunContext, argv: string[], stdin?: string): Promise<RawText> {
   return RawText.stdout(
@@ -28,6 +36,65 @@ export async function kubectlJsonRaw(ctx: RunContext, argv: string[]): Promise<{
 
 export async function kubectlJson(ctx: RunContext, argv: string[]): Promise<Json> {
   return (await kubectlJsonRaw(ctx, argv)).json;
+}
+
+/** A read through the API (`get …`, within API_READ_TIMEOUT_MS): the answer, and its output at its place. */
+export async function apiJsonRaw(ctx: RunContext, q: ApiQuery): Promise<{ json: Json; raw: RawText }> {
+  const argv = apiGet(q);
+  const raw = RawText.stdout(
+    await mustRun(ctx.exec, { target: { kind: "api" }, argv, timeoutMs: API_READ_TIMEOUT_MS }),
+  );
+  try {
+    return { json: o(JSON.parse(raw.text)), raw };
+  } catch {
+    throw new Error(`api ${argv.join(" ")} answered no JSON: ${raw.text.slice(0, 120)}`);
+  }
+}
+
+export interface WatchOptions extends ApiQuery {
+  /** What it waits for, in a few words: the recorded call's `--until`. */
+  until: string;
+  /** What it waits for, in a sentence (the deadline error's). */
+  what: string;
+  deadlineMs: number;
+  /** The condition, on the answer: the object list (or the object a named watch asks for). */
+  done(answer: Json): boolean;
+  /** The answer in a few words: progress lines and the deadline error show it. */
+  show(answer: Json): string;
+}
+
+/**
+ * Waits by watching: on a cluster, one `api watch` call lists then watches until `done` holds, so it reacts to
+ * the change itself instead of the next poll's tick, and is recorded (and replayed) as ONE call whose output is
+ * the list at the moment the condition held. At the deadline it throws DeadlineError with the last list seen;
+ * in a replay whose recordings never meet the condition, ReplayExhausted; any other failure (no permission,
+ * interrupted) names the call.
+ */
+export async function watchUntil(
+  ctx: RunContext,
+  w: WatchOptions,
+): Promise<{ json: Json; raw: RawText; elapsedMs: number }> {
+  const spent = ctx.spent().count;
+  const req: ExecRequest = {
+    target: { kind: "api" },
+    argv: apiWatch(w),
+    timeoutMs: w.deadlineMs,
+    watch: { until: (a) => w.done(o(a)), show: (a) => w.show(o(a)), progress: ctx.log },
+  };
+  const r = await ctx.exec.run(req);
+  let json: Json = {};
+  try {
+    json = r.stdout.trim() ? o(JSON.parse(r.stdout)) : {};
+  } catch {
+    // no JSON: judged as no answer below
+  }
+  const answered = r.stdout.trim() !== "";
+  if (answered && w.done(json)) return { json, raw: RawText.stdout(r), elapsedMs: r.durationMs };
+  const last = answered ? w.show(json) : `no answer (${r.stderr.trim().split("\n").pop() ?? ""})`;
+  if (ctx.spent().count > spent) throw new ReplayExhausted(w.what, ctx.spent().key, last);
+  if (r.exitCode === 0 || /^timed out after /.test(r.stderr.trim()))
+    throw new DeadlineError(w.what, w.deadlineMs, last);
+  throw new ExecError(req, r);
 }
 
 /** The quotes of some JSON values of an output (those present). */
@@ -69,12 +136,12 @@ export function podInfos(list: Json, raw?: RawText): PodInfo[] {
 }
 
 export async function pods(ctx: RunContext, namespace: string, selector: string): Promise<PodInfo[]> {
-  const { json, raw } = await kubectlJsonRaw(ctx, ["-n", namespace, "get", "pods", "-l", selector]);
+  const { json, raw } = await apiJsonRaw(ctx, { resource: "pods", namespace, selector });
   return podInfos(json, raw);
 }
 
 export async function pod(ctx: RunContext, namespace: string, name: string): Promise<PodInfo> {
-  const { json, raw } = await kubectlJsonRaw(ctx, ["-n", namespace, "get", "pod", name]);
+  const { json, raw } = await apiJsonRaw(ctx, { resource: "pod", name, namespace });
   const [p] = podInfos(json, raw);
   if (!p) throw new Error(`pod ${namespace}/${name} not found`);
   return p;
@@ -86,7 +153,7 @@ export async function clusterIpRaw(
   namespace: string,
   service: string,
 ): Promise<{ ip: string; evidence: Quote[] }> {
-  const { json, raw } = await kubectlJsonRaw(ctx, ["-n", namespace, "get", "service", service]);
+  const { json, raw } = await apiJsonRaw(ctx, { resource: "service", name: service, namespace });
   const ip = o(json.spec).clusterIP;
   if (typeof ip !== "string" || ip === "" || ip === "None")
     throw new Error(`service ${namespace}/${service} has no ClusterIP`);
@@ -107,7 +174,7 @@ export interface NodeInfo {
 }
 
 export async function nodes(ctx: RunContext): Promise<NodeInfo[]> {
-  const { json: list, raw } = await kubectlJsonRaw(ctx, ["get", "nodes"]);
+  const { json: list, raw } = await apiJsonRaw(ctx, { resource: "nodes" });
   return ((list.items ?? []) as Json[]).map((n, i) => {
     const status = o(n.status);
     const addrs = Array.isArray(status.addresses) ? (status.addresses as Json[]) : [];
@@ -127,19 +194,17 @@ export async function nodes(ctx: RunContext): Promise<NodeInfo[]> {
   });
 }
 
-/** The Cilium endpoint id of a Pod (`kubectl get cep NAME` → status.id), and the line that says it. */
+/** The Cilium endpoint id of a Pod (its CiliumEndpoint's status.id), and the line that says it. */
 export async function endpointIdRaw(
   ctx: RunContext,
   namespace: string,
   podName: string,
 ): Promise<{ id: number; evidence: Quote[] }> {
-  const { json: cep, raw } = await kubectlJsonRaw(ctx, [
-    "-n",
+  const { json: cep, raw } = await apiJsonRaw(ctx, {
+    resource: "ciliumendpoints.cilium.io",
+    name: podName,
     namespace,
-    "get",
-    "ciliumendpoints.cilium.io",
-    podName,
-  ]);
+  });
   const id = o(cep.status).id;
   if (typeof id !== "number") throw new Error(`CiliumEndpoint ${namespace}/${podName} has no status.id yet`);
   return { id, evidence: jsonQuotes(raw, [["status", "id"]]) };

@@ -1,6 +1,9 @@
 /**
- * The waits on Pods against a scripted kubectl (written by us): the Pods never become ready, so the wait ends
- * at its named deadline on a fake clock, and its progress lines and error name each Pod's reason.
+ * The waits on Pods against a scripted API (written by us) that keeps the api target's contract
+ * (helpers/exec/api.ts, tested against a fake API server in api.test.ts): a watch answers the list at the moment
+ * its condition held, or at its deadline the last list seen with exit 1 and a progress line on the way. The
+ * Pods never become ready, so the wait ends at its named deadline, and its progress lines and error name each
+ * Pod's reason.
  */
 import { describe, expect, it } from "vitest";
 import type { ExecRequest, ExecResult, Executor } from "../exec/types.ts";
@@ -15,8 +18,17 @@ function scriptedCtx(answer: (argv: string[]) => ExecResult, replay = false) {
   let clock = 0;
   const exec: Executor = {
     run: async (req: ExecRequest) => {
-      calls.push(req.argv.join(" "));
-      return answer(req.argv);
+      calls.push(`${req.target.kind} ${req.argv.join(" ")}`);
+      const r = answer(req.argv);
+      const w = req.watch;
+      if (!w || w.until(JSON.parse(r.stdout))) return r;
+      const last = w.show(JSON.parse(r.stdout));
+      w.progress?.(`still waiting for ${req.argv.at(-1)} (10 s of 180 s; last: ${last})`);
+      return {
+        ...r,
+        exitCode: 1,
+        stderr: `timed out after 180 s waiting for ${req.argv.at(-1)}; last observation: ${last}\n`,
+      };
     },
   };
   const ctx: RunContext = {
@@ -58,9 +70,11 @@ describe("waits on Pods name each Pod's reason", () => {
     );
     expect(msg).toContain("last Warning events: Pod/node-shell-worker Failed: Error: ImagePullBackOff (×5)");
     expect(s.lines.some((l) => /still waiting .*ImagePullBackOff/.test(l))).toBe(true);
-    // the Pod list is read with the same argv as before (replayed bundles match on it)
-    expect(s.calls[0]).toBe("-n cca-dp-run1 get pods -l app=web -o json");
-    expect(s.calls.at(-1)).toBe("-n cca-dp-run1 get events --field-selector type=Warning -o json");
+    // one watch (one recorded call), then the events once, through the API
+    expect(s.calls).toEqual([
+      "api watch pods -n cca-dp-run1 -l app=web --until 2 ready",
+      "api get events -n cca-dp-run1 --field-selector type=Warning",
+    ]);
   });
 
   it("waitPodReady: an unscheduled Pod's scheduler message; a replay reads no events", async () => {
@@ -69,7 +83,7 @@ describe("waits on Pods name each Pod's reason", () => {
     expect((err as Error).message).toMatch(
       /waiting for Pod cca-dp-run1\/holder Ready; last observation: holder: Pending, not scheduled: Unschedulable: 0\/3 nodes are available/,
     );
-    expect(s.calls.every((c) => c === "-n cca-dp-run1 get pod holder -o json")).toBe(true);
+    expect(s.calls).toEqual(["api watch pod holder -n cca-dp-run1 --until ready"]);
   });
 
   it("no Pods at all says so; a ready Pod returns at once", async () => {

@@ -3,8 +3,17 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IMAGES } from "../../manifests/images.ts";
 import { DeadlineError } from "../poll.ts";
-import { clusterIp, kubectl, kubectlJsonRaw, nodes, type PodInfo, podInfos, pods } from "./cluster.ts";
-import { DEADLINES, type RunContext, waitFor } from "./context.ts";
+import {
+  apiJsonRaw,
+  clusterIp,
+  kubectl,
+  nodes,
+  type PodInfo,
+  podInfos,
+  pods,
+  watchUntil,
+} from "./cluster.ts";
+import { DEADLINES, type RunContext } from "./context.ts";
 import { describePods, lastWarnings, type PodState, podStates, whyNotReady } from "./pod-status.ts";
 
 export const MANIFESTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "manifests");
@@ -36,12 +45,6 @@ export async function apply(ctx: RunContext, yaml: string): Promise<void> {
   await kubectl(ctx, ["apply", "-f", "-"], `${renderManifest("namespace.yaml", ctx.namespace)}---\n${yaml}`);
 }
 
-/** The Pods a wait looks at, read once: what the topics use (PodInfo) and why each is not ready (PodState). */
-async function readPods(ctx: RunContext, argv: string[]): Promise<{ infos: PodInfo[]; states: PodState[] }> {
-  const { json, raw } = await kubectlJsonRaw(ctx, argv);
-  return { infos: podInfos(json, raw), states: podStates(json) };
-}
-
 /**
  * A wait on Pods that timed out: the error keeps its last observation (each Pod's phase and waiting reason) and,
  * on a cluster, adds each Pod's last Warning event (read once, here: FailedScheduling, Failed image pulls,
@@ -50,13 +53,12 @@ async function readPods(ctx: RunContext, argv: string[]): Promise<{ infos: PodIn
 async function withWarnings(ctx: RunContext, err: unknown, names: string[]): Promise<unknown> {
   if (!(err instanceof DeadlineError) || ctx.replay || names.length === 0) return err;
   try {
-    const r = await ctx.exec.run({
-      target: { kind: "kubectl" },
-      argv: ["-n", ctx.namespace, "get", "events", "--field-selector", "type=Warning", "-o", "json"],
-      timeoutMs: 30_000,
+    const { json } = await apiJsonRaw(ctx, {
+      resource: "events",
+      namespace: ctx.namespace,
+      fieldSelector: "type=Warning",
     });
-    if (r.exitCode !== 0) return err;
-    const warnings = lastWarnings(JSON.parse(r.stdout));
+    const warnings = lastWarnings(json);
     const shown = names
       .map((n) => warnings.get(n))
       .filter((w) => w !== undefined)
@@ -73,26 +75,32 @@ async function withWarnings(ctx: RunContext, err: unknown, names: string[]): Pro
 }
 
 /**
- * Waits until exactly `count` Pods matching the selector are Ready (none terminating). While it waits, and in
- * its timeout error, each Pod that is not ready is named with its phase and why (pod-status.ts).
+ * Waits until exactly `count` Pods matching the selector are Ready (none terminating), by watching them (one
+ * recorded call). While it waits, and in its timeout error, each Pod that is not ready is named with its phase
+ * and why (pod-status.ts).
  */
 export async function waitPodsReady(ctx: RunContext, selector: string, count: number): Promise<PodInfo[]> {
   const t0 = performance.now();
   let last: PodState[] = [];
   try {
-    const { value } = await waitFor(ctx, {
+    const { json, raw } = await watchUntil(ctx, {
+      resource: "pods",
+      namespace: ctx.namespace,
+      selector,
+      until: `${count} ready`,
       what: `${count} Ready Pods ${selector} in ${ctx.namespace}`,
       deadlineMs: DEADLINES.podsReady,
-      intervalMs: 2000,
-      probe: () => readPods(ctx, ["-n", ctx.namespace, "get", "pods", "-l", selector]),
-      done: ({ infos }) => infos.length === count && infos.every((p) => p.ready && p.ip !== ""),
-      show: ({ states }) => {
-        last = states;
-        return describePods(states, { want: count, none: `no Pods match ${selector} yet` });
+      done: (a) => {
+        const infos = podInfos(a);
+        return infos.length === count && infos.every((p) => p.ready && p.ip !== "");
+      },
+      show: (a) => {
+        last = podStates(a);
+        return describePods(last, { want: count, none: `no Pods match ${selector} yet` });
       },
     });
     ctx.log(`${count} Pods ${selector} ready after ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    return [...value.infos].sort((a, b) => a.name.localeCompare(b.name));
+    return podInfos(json, raw).sort((a, b) => a.name.localeCompare(b.name));
   } catch (err) {
     throw await withWarnings(
       ctx,
@@ -104,20 +112,25 @@ export async function waitPodsReady(ctx: RunContext, selector: string, count: nu
 
 export async function waitPodReady(ctx: RunContext, name: string): Promise<PodInfo> {
   try {
-    const { value } = await waitFor(ctx, {
+    const { json, raw } = await watchUntil(ctx, {
+      resource: "pod",
+      name,
+      namespace: ctx.namespace,
+      until: "ready",
       what: `Pod ${ctx.namespace}/${name} Ready`,
       deadlineMs: DEADLINES.podsReady,
-      intervalMs: 2000,
-      probe: async () => {
-        const { infos, states } = await readPods(ctx, ["-n", ctx.namespace, "get", "pod", name]);
-        const info = infos[0];
-        if (!info) throw new Error(`pod ${ctx.namespace}/${name} not found`);
-        return { info, state: states[0] as PodState };
+      done: (a) => {
+        const [info] = podInfos(a);
+        return info?.ready === true && info.ip !== "";
       },
-      done: ({ info }) => info.ready && info.ip !== "",
-      show: ({ state }) => whyNotReady(state),
+      show: (a) => {
+        const [state] = podStates(a);
+        return state ? whyNotReady(state) : `pod ${ctx.namespace}/${name} not found`;
+      },
     });
-    return value.info;
+    const [info] = podInfos(json, raw);
+    if (!info) throw new Error(`pod ${ctx.namespace}/${name} not found`);
+    return info;
   } catch (err) {
     throw await withWarnings(ctx, err, [name]);
   }

@@ -328,7 +328,25 @@ export interface MeasureScaleRecord {
     lb_entries: Record<string, number>;
     /** Time from apply to programmed everywhere (ms, the run's clock). */
     programmed_ms: number;
+    /** The bulk create's own time (ms): the API accepting every Service and EndpointSlice. */
+    apply_ms?: number;
+    /**
+     * From the create's end (the API holds every object) to the last read that found them programmed: every
+     * agent's service list and, with kube-proxy, its DNAT rules (ms, recorded times).
+     */
+    converged_ms?: number;
+    /** The bulk delete's own time (ms). */
+    delete_ms?: number;
+    /** From the delete's end to the last read that found them gone from every agent's service list (ms). */
+    gone_ms?: number;
   }[];
+  /**
+   * What the cluster took, as the suite measured it: the points' converged_ms + gone_ms (ms). Recorded with the
+   * suite's own time below, so `npm run bench` reports the ratio (issue 20: within 1.5×).
+   */
+  convergence_ms?: number;
+  /** The observation's own time: from its first call's start to its last call's end (ms, recorded times). */
+  suite_ms?: number;
   /** Least-squares slope and fit of kube-proxy lines against the number of Services. */
   kube_proxy_per_service: number;
   kube_proxy_r2: number;

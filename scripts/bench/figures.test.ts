@@ -31,6 +31,22 @@ describe("bench figures", () => {
     );
   });
 
+  it("a ratio goal is judged against the reference; without one it says so", () => {
+    expect(
+      formatFigures([
+        { what: "create", seconds: 50, reference: { what: "bare", seconds: 40 }, goalRatio: 1.2 },
+        { what: "ready", seconds: 44, reference: { what: "own start", seconds: 40 }, goalRatio: 1.2 },
+        { what: "scale", seconds: 30, noReference: "none: not measured", goalRatio: 1.5 },
+      ])
+        .split("\n")
+        .slice(2, 5),
+    ).toEqual([
+      "| create | 50.0 s | bare: 40.0 s | 1.3× | ≤ 1.2× ✘ missed |",
+      "| ready | 44.0 s | own start: 40.0 s | 1.1× | ≤ 1.2× ✔ |",
+      "| scale | 30.0 s | none: not measured |  | ≤ 1.5× (no reference) |",
+    ]);
+  });
+
   it("median of odd and even counts", () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 3, 2])).toBe(2.5);

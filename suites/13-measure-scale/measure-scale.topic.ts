@@ -9,15 +9,16 @@
 import { fitLine } from "../../helpers/measure/stats.ts";
 import {
   agentNodes,
+  applyInBulk,
   deleteMeasurement,
   ENDPOINTS_PER_SERVICE,
   measureFrontends,
   SCALE_LABEL,
   SCALE_POINTS,
   scaleManifest,
+  timedCalls,
 } from "../../helpers/measure/workloads.ts";
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { kubectlRaw } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
@@ -36,9 +37,19 @@ export const topic = defineTopic({
     "generated: 1, 50 and 200 ClusterIP Services, each with an EndpointSlice of 4 endpoints (helpers/measure/workloads.ts)",
   ],
   steps: [
+    {
+      on: "api",
+      run: "bulk-apply --server-side -f -",
+      for: "the Services and their EndpointSlices, created through the API 16 at a time (timed)",
+    },
     { on: "agent", run: "cilium-dbg service list -o json", for: "every agent has the Services (polled)" },
     { on: "node", run: "iptables-save", for: "kube-proxy's rules" },
     { on: "agent", run: "cilium-dbg bpf lb list", for: "the LB entries" },
+    {
+      on: "api",
+      run: "bulk-delete services,endpointslices -n <ns> -l dpc-measure=scale",
+      for: "removing them in bulk (timed), then every agent polled until they are gone",
+    },
   ],
   builds: ["scaling"],
   observe: observeScaling,
@@ -103,68 +114,125 @@ export const topic = defineTopic({
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
-/** Issue 6: kube-proxy lines and BPF LB entries as the number of Services grows (both modes). */
-export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
+/** Each wait on the agents: the named deadline, and the poll interval (a cilium-dbg exec per agent per tick). */
+const CONVERGE_DEADLINE_MS = 120_000;
+const POLL_MS = 1000;
+
+/**
+ * Issue 6: kube-proxy lines and BPF LB entries as the number of Services grows (both modes). Each point is
+ * created in bulk through the API, every agent is polled (all at once) until it lists every Service with its 4
+ * backends (and, with kube-proxy, until the node has every DNAT rule), the entries are counted, then the point
+ * is deleted in bulk and every agent polled until the Services are gone. The record keeps, per point, what the
+ * API took (create, delete) and what the cluster took (converged, gone), and the observation's own time beside
+ * their sum (issue 20: the suite within 1.5× of the convergence it measures).
+ */
+export async function observeScaling(outer: RunContext): Promise<RecordSet> {
+  const timed = timedCalls(outer);
+  const ctx = timed.ctx;
+  // the end of the latest call so far (recorded times): the agents are read all at once, and in a replay the
+  // call served last need not be the one that ended last
+  const lastEnd = () => timed.span()?.endMs ?? ctx.recordedAt();
   const agents = await agentNodes(ctx);
   const node = agents[0] as string;
   const points: MeasureScaleRecord["points"] = [];
   const pointEvidence: EvidenceItem[] = [];
+  const timeEvidence: EvidenceItem[] = [];
+  let convergence = 0;
   for (const n of SCALE_POINTS) {
     ctx.log(`${n} Services × ${ENDPOINTS_PER_SERVICE} endpoints`);
-    // from the end of the call before the apply to the read that found every Service programmed: recorded
+    // from the end of the call before the create to the read that found every Service programmed: recorded
     // times, so a replay reproduces them
-    const t0 = ctx.recordedAt();
-    const applied = await kubectlRaw(ctx, ["apply", "-f", "-"], scaleManifest(ctx.namespace, n));
+    const t0 = lastEnd();
+    const applied = await applyInBulk(ctx, scaleManifest(ctx.namespace, n));
+    const appliedAt = lastEnd();
     let frontends = new Map<string, number>();
     const lastReads: RawText[] = [];
-    for (const a of agents) {
-      const { value } = await waitFor(ctx, {
-        what: `${n} measurement Services with ${ENDPOINTS_PER_SERVICE} backends each in the agent on ${a}`,
-        deadlineMs: 120_000,
-        intervalMs: 1000,
-        probe: () => measureFrontends(ctx, a, "dpc-m-"),
-        done: (m) =>
-          m.frontends.size === n && [...m.frontends.values()].every((c) => c === ENDPOINTS_PER_SERVICE),
-        show: (m) =>
-          `${m.frontends.size} Services, ${[...m.frontends.values()].filter((c) => c === ENDPOINTS_PER_SERVICE).length} complete`,
-      });
-      lastReads.push(value.raw);
-      if (a === node) frontends = value.frontends;
-    }
+    const confirmed: number[] = [];
+    const complete = (m: { frontends: Map<string, number> }) =>
+      m.frontends.size === n && [...m.frontends.values()].every((c) => c === ENDPOINTS_PER_SERVICE);
     const comment = `${ctx.namespace}/dpc-m-`;
+    const want = n * ENDPOINTS_PER_SERVICE;
+    const dnat = (t: RawText) => t.lines.filter((l) => l.includes(comment) && l.includes("-j DNAT")).length;
+    // the agents and, with kube-proxy, the node's rules are waited for at once: they converge side by side
+    const [programmed, rules] = await Promise.all([
+      Promise.all(
+        agents.map((a) =>
+          waitFor(ctx, {
+            what: `${n} measurement Services with ${ENDPOINTS_PER_SERVICE} backends each in the agent on ${a}`,
+            deadlineMs: CONVERGE_DEADLINE_MS,
+            intervalMs: POLL_MS,
+            probe: () => measureFrontends(ctx, a, "dpc-m-"),
+            done: complete,
+            show: (m) =>
+              `${m.frontends.size} Services, ${[...m.frontends.values()].filter((c) => c === ENDPOINTS_PER_SERVICE).length} complete`,
+          }),
+        ),
+      ),
+      ctx.mode === "kube-proxy"
+        ? waitFor(ctx, {
+            what: `${want} KUBE-SEP DNAT rules for the measurement Services on ${node}`,
+            deadlineMs: CONVERGE_DEADLINE_MS,
+            intervalMs: POLL_MS,
+            probe: () => iptablesSaveRaw(ctx, node),
+            done: (t) => dnat(t) === want,
+            show: (t) => `${dnat(t)} DNAT rules`,
+          })
+        : null,
+    ]);
+    programmed.forEach(({ value }, i) => {
+      lastReads.push(value.raw);
+      confirmed.push(value.at);
+      if (agents[i] === node) frontends = value.frontends;
+    });
     let raw: RawText;
-    if (ctx.mode === "kube-proxy") {
-      const want = n * ENDPOINTS_PER_SERVICE;
-      const dnat = (t: RawText) => t.lines.filter((l) => l.includes(comment) && l.includes("-j DNAT")).length;
-      const { value } = await waitFor(ctx, {
-        what: `${want} KUBE-SEP DNAT rules for the measurement Services on ${node}`,
-        deadlineMs: 120_000,
-        intervalMs: 1000,
-        probe: () => iptablesSaveRaw(ctx, node),
-        done: (t) => dnat(t) === want,
-        show: (t) => `${dnat(t)} DNAT rules`,
-      });
-      raw = value;
-      lastReads.push(value);
+    if (rules) {
+      raw = rules.value;
+      lastReads.push(raw);
+      // its last read is the node's latest call (the agents are read through their own targets)
+      confirmed.push(timed.latestAt(`node/${node}`));
     } else raw = await iptablesSaveRaw(ctx, node);
-    const programmedMs = ctx.recordedAt() - t0;
+    // converged: the last read that confirmed it (the agents', and kube-proxy's rules where it runs); programmed
+    // (as recorded before the convergence figures) ends with the node's rules read in either mode
+    const programmedMs = lastEnd() - t0;
+    const convergedMs = Math.max(...confirmed) - appliedAt;
+    const applyMs = appliedAt - t0;
     const ips = new Set([...frontends.keys()].map((f) => f.slice(0, f.lastIndexOf(":"))));
+    const lbRaws = await Promise.all(agents.map((a) => ciliumDbgRaw(ctx, a, ["bpf", "lb", "list"])));
     const lbEntries: Record<string, number> = {};
-    const lbRaws: RawText[] = [];
-    for (const a of agents) {
-      const lbRaw = await ciliumDbgRaw(ctx, a, ["bpf", "lb", "list"]);
-      lbRaws.push(lbRaw);
-      lbEntries[a] = parseBpfLbList(lbRaw.text)
+    agents.forEach((a, i) => {
+      lbEntries[a] = parseBpfLbList((lbRaws[i] as RawText).text)
         .services.filter((s) => ips.has(s.frontend.slice(0, s.frontend.lastIndexOf(":"))))
         .reduce((acc, s) => acc + 1 + s.backends.length, 0);
-    }
+    });
     const lines = linesContaining(raw.text, comment).length;
+    const beforeDelete = lastEnd();
+    const deleted = await deleteMeasurement(ctx, SCALE_LABEL);
+    const deletedAt = lastEnd();
+    const gone = await Promise.all(
+      agents.map((a) =>
+        waitFor(ctx, {
+          what: `the measurement Services gone from the agent on ${a}`,
+          deadlineMs: CONVERGE_DEADLINE_MS,
+          intervalMs: POLL_MS,
+          probe: () => measureFrontends(ctx, a, "dpc-m-"),
+          done: (m) => m.frontends.size === 0,
+          show: (m) => `${m.frontends.size} left`,
+        }),
+      ),
+    );
+    const goneMs = Math.max(...gone.map((g) => g.value.at)) - deletedAt;
+    const deleteMs = deletedAt - beforeDelete;
+    convergence += convergedMs + goneMs;
     points.push({
       services: n,
       endpoints: n * ENDPOINTS_PER_SERVICE,
       kube_proxy_lines: lines,
       lb_entries: lbEntries,
       programmed_ms: programmedMs,
+      apply_ms: applyMs,
+      converged_ms: convergedMs,
+      delete_ms: deleteMs,
+      gone_ms: goneMs,
     });
     pointEvidence.push(
       derive(`${n} Services: ${lines} iptables lines mention ${comment}`, raw),
@@ -175,17 +243,21 @@ export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
         lastReads,
       ),
     );
-    await deleteMeasurement(ctx, SCALE_LABEL);
-    for (const a of agents) {
-      await waitFor(ctx, {
-        what: `the measurement Services gone from the agent on ${a}`,
-        deadlineMs: 120_000,
-        intervalMs: 1000,
-        probe: () => measureFrontends(ctx, a, "dpc-m-"),
-        done: (m) => m.frontends.size === 0,
-        show: (m) => `${m.frontends.size} left`,
-      });
-    }
+    timeEvidence.push(
+      derive(
+        `${n} Services: created in ${applyMs} ms, programmed everywhere ${convergedMs} ms after the create (its end → the last confirming read)`,
+        applied,
+        lastReads,
+      ),
+      derive(
+        `${n} Services: deleted in ${deleteMs} ms, gone from every agent ${goneMs} ms after the delete (its end → the last read that found none)`,
+        deleted,
+        gone.map((g) => g.value.raw),
+      ),
+    );
+    ctx.log(
+      `${n} Services: created in ${(applyMs / 1000).toFixed(1)} s, programmed ${(convergedMs / 1000).toFixed(1)} s later; deleted in ${(deleteMs / 1000).toFixed(1)} s, gone ${(goneMs / 1000).toFixed(1)} s later`,
+    );
   }
   const xs = points.map((p) => p.services);
   const kp = fitLine(
@@ -197,6 +269,11 @@ export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
     points.map((p) => p.lb_entries[node] ?? 0),
   );
   const round = (v: number) => Math.round(v * 1000) / 1000;
+  const span = timed.span();
+  const suiteMs = span ? span.endMs - span.startMs : 0;
+  ctx.log(
+    `measured ${(convergence / 1000).toFixed(1)} s of convergence in ${(suiteMs / 1000).toFixed(1)} s (${convergence > 0 ? (suiteMs / convergence).toFixed(2) : "?"}×)`,
+  );
   return {
     scaling: {
       record: {
@@ -206,6 +283,8 @@ export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
         kube_proxy_r2: round(kp.r2),
         lb_per_service: round(lb.slope),
         lb_r2: round(lb.r2),
+        convergence_ms: convergence,
+        suite_ms: suiteMs,
       },
       evidence: {
         points: pointEvidence,
@@ -221,6 +300,11 @@ export async function observeScaling(ctx: RunContext): Promise<RecordSet> {
             pointEvidence,
           ),
         ],
+        convergence_ms: [
+          derive(`${convergence} ms: every point's programmed and gone times`, timeEvidence),
+          ...timeEvidence,
+        ],
+        suite_ms: [derive(`${suiteMs} ms from the first call's start to the last call's end`, timeEvidence)],
       },
     },
   };

@@ -57,6 +57,11 @@ export const topic = defineTopic({
     { on: "pod", run: "curl -sS -o /dev/null --max-time 5 -w", for: "connects to ghost, timed" },
     { on: "agent", run: "cilium-dbg config -a", for: "serviceNoBackendResponse" },
     { on: "node", run: "iptables-save", for: "kube-proxy's endpoint rules, for comparison" },
+    {
+      on: "api",
+      run: "bulk-delete services,endpointslices -n <ns> -l dpc-measure=latency",
+      for: "removing the measurement's Service and EndpointSlice",
+    },
   ],
   builds: ["latency"],
   observe: observeLatency,

@@ -18,11 +18,12 @@ import { CILIUM_CHART } from "../../clusters/versions.ts";
 import { mustRun } from "../../helpers/exec/types.ts";
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import {
-  kubectlJson,
-  kubectlJsonRaw,
+  apiJsonRaw,
+  clusterIp,
   kubectlRaw,
   type NodeInfo,
   nodes,
+  watchUntil,
 } from "../../helpers/observe/cluster.ts";
 import { type RunContext, type UpgradePlan, waitFor } from "../../helpers/observe/context.ts";
 import {
@@ -228,10 +229,7 @@ async function loopClock(ctx: RunContext): Promise<{ ms: number; quote: Quote }>
 async function deployTraffic(ctx: RunContext): Promise<{ clients: Client[]; nodeList: NodeInfo[] }> {
   await ensureWeb(ctx, 2);
   await apply(ctx, renderManifest("web-np.yaml", ctx.namespace));
-  const svc = (await kubectlJson(ctx, ["-n", ctx.namespace, "get", "service", "web"])) as {
-    spec?: { clusterIP?: string };
-  };
-  const ip = svc.spec?.clusterIP ?? "";
+  const ip = await clusterIp(ctx, ctx.namespace, "web");
   const nodeList = (await nodes(ctx)).sort((a, b) => a.name.localeCompare(b.name));
   if (nodeList.length < 2)
     throw new Error(`the upgrade load needs two nodes, the cluster has ${nodeList.length}`);
@@ -356,6 +354,63 @@ async function waitConnected(ctx: RunContext, clients: Client[]): Promise<void> 
   });
 }
 
+type Counts = Record<string, number | undefined>;
+const status = (o: Record<string, unknown>): Counts => (o.status ?? {}) as Counts;
+const generation = (o: Record<string, unknown>): number =>
+  ((o.metadata ?? {}) as { generation?: number }).generation ?? 1;
+
+/**
+ * The DaemonSet and the operator's Deployment rolled out, by watching both (as `kubectl rollout status`: the
+ * newest generation observed, every Pod updated and ready, no old replica left).
+ */
+async function rolledOut(ctx: RunContext, ds: string, dep: string, deadlineMs: number): Promise<void> {
+  await Promise.all([
+    watchUntil(ctx, {
+      resource: "daemonset",
+      name: ds,
+      namespace: "kube-system",
+      until: "rolled out",
+      what: `DaemonSet ${ds} rolled out`,
+      deadlineMs,
+      done: (d) => {
+        const s = status(d);
+        return (
+          (s.observedGeneration ?? 0) >= generation(d) &&
+          s.desiredNumberScheduled !== undefined &&
+          s.updatedNumberScheduled === s.desiredNumberScheduled &&
+          s.numberReady === s.desiredNumberScheduled &&
+          (s.numberUnavailable ?? 0) === 0
+        );
+      },
+      show: (d) => {
+        const s = status(d);
+        return `agents ${s.updatedNumberScheduled ?? 0} updated, ${s.numberReady ?? 0} ready of ${s.desiredNumberScheduled ?? "?"}`;
+      },
+    }),
+    watchUntil(ctx, {
+      resource: "deployment",
+      name: dep,
+      namespace: "kube-system",
+      until: "rolled out",
+      what: `Deployment ${dep} rolled out`,
+      deadlineMs,
+      done: (d) => {
+        const s = status(d);
+        return (
+          (s.observedGeneration ?? 0) >= generation(d) &&
+          (s.updatedReplicas ?? 0) >= 1 &&
+          s.updatedReplicas === s.availableReplicas &&
+          s.replicas === s.updatedReplicas
+        );
+      },
+      show: (d) => {
+        const s = status(d);
+        return `operator ${s.updatedReplicas ?? 0} updated, ${s.availableReplicas ?? 0} available`;
+      },
+    }),
+  ]);
+}
+
 interface AgentVersion {
   version: string;
   ok: boolean;
@@ -369,45 +424,13 @@ async function waitAgents(
   nodeList: NodeInfo[],
   version: string,
 ): Promise<Record<string, AgentVersion>> {
-  await waitFor(ctx, {
-    what: "DaemonSet cilium and Deployment cilium-operator rolled out",
-    deadlineMs: 900_000,
-    intervalMs: 3000,
-    probe: async () => {
-      const ds = (await kubectlJson(ctx, ["-n", "kube-system", "get", "daemonset", "cilium"])) as {
-        metadata?: { generation?: number };
-        status?: Record<string, number>;
-      };
-      const op = (await kubectlJson(ctx, ["-n", "kube-system", "get", "deployment", "cilium-operator"])) as {
-        metadata?: { generation?: number };
-        status?: Record<string, number>;
-      };
-      const s = ds.status ?? {};
-      const o = op.status ?? {};
-      return {
-        ds:
-          (s.observedGeneration ?? 0) >= (ds.metadata?.generation ?? 1) &&
-          s.desiredNumberScheduled !== undefined &&
-          s.updatedNumberScheduled === s.desiredNumberScheduled &&
-          s.numberReady === s.desiredNumberScheduled &&
-          (s.numberUnavailable ?? 0) === 0,
-        op:
-          (o.observedGeneration ?? 0) >= (op.metadata?.generation ?? 1) &&
-          (o.updatedReplicas ?? 0) >= 1 &&
-          o.updatedReplicas === o.availableReplicas &&
-          o.replicas === o.updatedReplicas,
-        shown: `agents ${s.updatedNumberScheduled ?? 0} updated, ${s.numberReady ?? 0} ready of ${s.desiredNumberScheduled ?? "?"}; operator ${o.updatedReplicas ?? 0} updated, ${o.availableReplicas ?? 0} available`,
-      };
-    },
-    done: (s) => s.ds && s.op,
-    show: (s) => s.shown,
-  });
+  await rolledOut(ctx, "cilium", "cilium-operator", 900_000);
   const agents: Record<string, AgentVersion> = {};
   for (const n of nodeList) {
     const { value } = await waitFor(ctx, {
       what: `the agent on ${n.name} to run Cilium ${version} and report OK`,
       deadlineMs: 600_000,
-      intervalMs: 3000,
+      intervalMs: 1000,
       probe: async () => {
         const raw = await ciliumDbgRaw(ctx, n.name, ["status"]);
         const st = parseStatus(raw.text);
@@ -451,38 +474,31 @@ async function preflight(
     "operator.enabled=false",
     ...apiServer,
   ]);
-  await waitFor(ctx, {
-    what: "the cilium-pre-flight-check DaemonSet and Deployment ready",
-    deadlineMs: 600_000,
-    intervalMs: 3000,
-    probe: async () => {
-      const ds = (await kubectlJson(ctx, [
-        "-n",
-        "kube-system",
-        "get",
-        "daemonset",
-        "cilium-pre-flight-check",
-      ])) as {
-        status?: Record<string, number>;
-      };
-      const dep = (await kubectlJson(ctx, [
-        "-n",
-        "kube-system",
-        "get",
-        "deployment",
-        "cilium-pre-flight-check",
-      ])) as {
-        status?: Record<string, number>;
-      };
-      return {
-        ready: ds.status?.numberReady ?? 0,
-        desired: ds.status?.desiredNumberScheduled ?? -1,
-        dep: dep.status?.readyReplicas ?? 0,
-      };
-    },
-    done: (s) => s.desired > 0 && s.ready === s.desired && s.dep >= 1,
-    show: (s) => `preflight ${s.ready}/${s.desired}, deployment ${s.dep}/1`,
-  });
+  await Promise.all([
+    watchUntil(ctx, {
+      resource: "daemonset",
+      name: "cilium-pre-flight-check",
+      namespace: "kube-system",
+      until: "every Pod ready",
+      what: "the cilium-pre-flight-check DaemonSet ready",
+      deadlineMs: 600_000,
+      done: (d) => {
+        const s = status(d);
+        return (s.desiredNumberScheduled ?? -1) > 0 && s.numberReady === s.desiredNumberScheduled;
+      },
+      show: (d) => `preflight ${status(d).numberReady ?? 0}/${status(d).desiredNumberScheduled ?? "?"}`,
+    }),
+    watchUntil(ctx, {
+      resource: "deployment",
+      name: "cilium-pre-flight-check",
+      namespace: "kube-system",
+      until: "a replica ready",
+      what: "the cilium-pre-flight-check Deployment ready",
+      deadlineMs: 600_000,
+      done: (d) => (status(d).readyReplicas ?? 0) >= 1,
+      show: (d) => `deployment ${status(d).readyReplicas ?? 0}/1`,
+    }),
+  ]);
   await helm(ctx, ["uninstall", "cilium-preflight"]);
 }
 
@@ -500,14 +516,11 @@ async function bpfMetrics(ctx: RunContext, nodeList: NodeInfo[]) {
 async function agentRestarts(
   ctx: RunContext,
 ): Promise<{ restarts: UpgradeLeg["agent_restarts"]; raw: RawText }> {
-  const { json, raw } = await kubectlJsonRaw(ctx, [
-    "-n",
-    "kube-system",
-    "get",
-    "pods",
-    "-l",
-    "k8s-app=cilium",
-  ]);
+  const { json, raw } = await apiJsonRaw(ctx, {
+    resource: "pods",
+    namespace: "kube-system",
+    selector: "k8s-app=cilium",
+  });
   const list = json as {
     items?: {
       metadata?: { name?: string };

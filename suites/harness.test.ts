@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { noSleep, nothingSpent, type RunContext } from "../helpers/observe/context.ts";
+import type { TopicDeclaration } from "../helpers/topic.ts";
+import type { ModeTarget } from "./environment.ts";
+import { Observations } from "./harness.ts";
+
+/** Two modes' targets WRITTEN BY US: each observation takes 100 ms and says when it started and ended. */
+function targets(events: string[]): ModeTarget[] {
+  return (["kpr", "kube-proxy"] as const).map((mode) => ({
+    mode,
+    ciliumMinor: "1.19",
+    label: "test",
+    meta: () => ({ cilium: "1.19.7" }) as ReturnType<ModeTarget["meta"]>,
+    recordPhase: () => {},
+    holds: () => true,
+    skipReason: () => null,
+    context: () => ({
+      ctx: {
+        exec: { run: async () => ({ stdout: "", stderr: "", exitCode: 0, durationMs: 0 }) },
+        mode,
+        ciliumMinor: "1.19",
+        namespace: "cca-dp",
+        replay: true,
+        log: () => {},
+        sleep: noSleep,
+        now: Date.now,
+        recordedAt: Date.now,
+        spent: nothingSpent,
+        runStartedAt: "",
+        earlierRecords: () => ({}),
+      } satisfies RunContext,
+      outDir: "/nonexistent",
+      close: async () => void events.push(`${mode} closed`),
+    }),
+  }));
+}
+
+const topic = (events: string[]): TopicDeclaration =>
+  ({
+    name: "kube-dns",
+    properties: [],
+    observe: async (ctx: RunContext) => {
+      events.push(`${ctx.mode} started`);
+      await new Promise((r) => setTimeout(r, 100));
+      events.push(`${ctx.mode} ended`);
+      throw new Error("nothing to observe here");
+    },
+  }) as unknown as TopicDeclaration;
+
+describe("the harness's observations of a topic", () => {
+  it("one mode at a time by default: the other mode's starts when its first test asks", async () => {
+    const events: string[] = [];
+    const [kpr, kp] = targets(events) as [ModeTarget, ModeTarget];
+    const o = new Observations();
+    await o.of(kpr, topic(events));
+    await o.of(kp, topic(events));
+    expect(events).toEqual(["kpr started", "kpr ended", "kube-proxy started", "kube-proxy ended"]);
+  });
+
+  it("MODES_CONCURRENT=1: the first test starts every mode's observation at once; each is made once, closed once", async () => {
+    const events: string[] = [];
+    const all = targets(events);
+    const [kpr, kp] = all as [ModeTarget, ModeTarget];
+    const o = new Observations();
+    const t0 = performance.now();
+    const first = await o.of(kpr, topic(events), all);
+    expect(first.failure?.message).toBe("nothing to observe here");
+    await o.of(kp, topic(events), all);
+    expect(performance.now() - t0).toBeLessThan(190);
+    expect(events.slice(0, 2)).toEqual(["kpr started", "kube-proxy started"]);
+    await o.close();
+    expect(events.filter((e) => e.endsWith("started"))).toHaveLength(2);
+    expect(events.filter((e) => e.endsWith("closed"))).toEqual(["kpr closed", "kube-proxy closed"]);
+  });
+});
