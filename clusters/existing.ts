@@ -10,7 +10,17 @@ import { podStates, whyNotReady } from "../helpers/observe/pod-status.ts";
 import { DeadlineError } from "../helpers/poll.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
-import { interruptible, once } from "./interrupt.ts";
+import {
+  clusterVersions,
+  gateContext,
+  type Host,
+  interruptible,
+  type Provisioned,
+  type ProvisionOptions,
+  recordBaseline,
+  sh,
+} from "./host.ts";
+import { once } from "./interrupt.ts";
 import { acquireLease } from "./lease.ts";
 import {
   IDENTITY_GC_DEFAULTS,
@@ -19,15 +29,6 @@ import {
   identityGcConfig,
   parseRunIdentities,
 } from "./leftovers.ts";
-import {
-  clusterVersions,
-  gateContext,
-  type Host,
-  type Provisioned,
-  type ProvisionOptions,
-  recordBaseline,
-  sh,
-} from "./lifecycle.ts";
 import { checkBinaries } from "./prereq.ts";
 import { makeProfile, runNamespace, runNamespaceName } from "./profile.ts";
 import { agentsOk, watchGate } from "./readiness.ts";

@@ -12,7 +12,6 @@
  */
 import { UserError } from "../helpers/errors.ts";
 import type { Executor } from "../helpers/exec/types.ts";
-import type { Host } from "./lifecycle.ts";
 
 /** A second signal this soon after the first is the same interrupt delivered twice, not a request to force. */
 export const DUPLICATE_SIGNAL_MS = 1000;
@@ -31,7 +30,7 @@ export class Interrupted extends UserError {
   }
 }
 
-const reasonOf = (signal: AbortSignal): Error =>
+export const reasonOf = (signal: AbortSignal): Error =>
   signal.reason instanceof Error ? signal.reason : new Interrupted(String(signal.reason ?? "a signal"));
 
 /** A sleep that ends early, rejecting, when `signal` aborts. */
@@ -60,24 +59,6 @@ export function interruptibleExecutor(e: Executor, signal: AbortSignal): Executo
   return {
     run: (req) => (signal.aborted ? Promise.reject(reasonOf(signal)) : e.run({ ...req, signal })),
     ...(e.close ? { close: () => e.close?.() ?? Promise.resolve() } : {}),
-  };
-}
-
-/**
- * The host provisioning works through while it creates things: each of its commands and waits ends as soon as
- * the run is interrupted. Teardown uses the plain host, so it still runs after the interrupt.
- */
-export function interruptible(h: Host, signal: AbortSignal | undefined): Host {
-  if (!signal) return h;
-  return {
-    exec: interruptibleExecutor(h.exec, signal),
-    cluster: (context) => interruptibleExecutor(h.cluster(context), signal),
-    sleep: abortableSleep(h.sleep, signal),
-    ...(h.now ? { now: h.now } : {}),
-    outside: async (p, log) => {
-      if (signal.aborted) throw reasonOf(signal);
-      return h.outside(p, log);
-    },
   };
 }
 

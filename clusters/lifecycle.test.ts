@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ExecRequest, ExecResult, Executor } from "../helpers/exec/types.ts";
 import * as PODS from "../helpers/observe/pod-status.fixtures.ts";
+import type { Host } from "./host.ts";
 import { Interrupted } from "./interrupt.ts";
-import { type Host, provision } from "./lifecycle.ts";
+import { provision } from "./lifecycle.ts";
 
 const ok = (stdout = ""): ExecResult => ({ stdout, stderr: "", exitCode: 0, durationMs: 1 });
 const json = (v: unknown) => ok(JSON.stringify(v));

@@ -14,9 +14,10 @@
  */
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import type { Provisioned } from "../clusters/host.ts";
 import { Interrupted, installSignalTeardown, once, stopTestRun } from "../clusters/interrupt.ts";
 import { leaseWaitMs } from "../clusters/lease.ts";
-import { type Provisioned, provision } from "../clusters/lifecycle.ts";
+import { provision } from "../clusters/lifecycle.ts";
 import { checkBinaries, dockerReachable } from "../clusters/prereq.ts";
 import { parseMode, parseProvider } from "../clusters/profile.ts";
 import { UserError } from "../helpers/errors.ts";
