@@ -156,7 +156,7 @@ export const topic = defineTopic({
       run: "cilium-dbg bpf metrics list -o json",
       for: "the datapath's drop counters before and after each leg (pinned: they outlive the agent)",
     },
-    { on: "pod", run: "date +%s%3N", for: "the leg's start and end on the loop's clock" },
+    { on: "pod", run: "node -e console.log(Date.now())", for: "the leg's start and end on the loop's clock" },
     {
       on: "local",
       run: "helm upgrade --install cilium-preflight",
@@ -212,16 +212,19 @@ interface Client {
   sourcePort: number;
 }
 
+/** The clock the loop stamps its requests with, read the way it reads it (node: any image that runs the loop has it). */
+const LOOP_CLOCK = ["node", "-e", "console.log(Date.now())"];
+
 /** The loop's clock (ms since the epoch), read in the loop's Pod: recorded, so a replay reads the same. */
 async function loopClock(ctx: RunContext): Promise<{ ms: number; quote: Quote }> {
   const r = await mustRun(ctx.exec, {
     target: { kind: "pod", namespace: ctx.namespace, pod: "request-loop" },
-    argv: ["date", "+%s%3N"],
+    argv: LOOP_CLOCK,
   });
   const quote = RawText.stdout(r).find((l) => l.trim() !== "");
   const line = quote?.quote.trim() ?? "";
   if (!quote || !/^\d{13}$/.test(line))
-    throw new Error(`date +%s%3N in request-loop printed ${JSON.stringify(r.stdout)}`);
+    throw new Error(`${LOOP_CLOCK.join(" ")} in request-loop printed ${JSON.stringify(r.stdout)}`);
   return { ms: Number(line), quote };
 }
 
