@@ -8,7 +8,7 @@
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIpRaw, type PodInfo } from "../../helpers/observe/cluster.ts";
-import type { RunContext } from "../../helpers/observe/context.ts";
+import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { ensureWeb } from "../../helpers/observe/workloads.ts";
 import {
@@ -120,7 +120,21 @@ export async function observeIptables(ctx: RunContext): Promise<RecordSet> {
   const web = await ensureWeb(ctx, 2);
   const node = (web[0] as PodInfo).node;
   const cip = await clusterIpRaw(ctx, ctx.namespace, "web");
-  const raw = await iptablesSaveRaw(ctx, node);
+  // kube-proxy syncs on its own clock: web's Pods being ready does not mean its rules have them yet (a first
+  // read right after the Pods were ready found only "has no endpoints" REJECT, Cilium 1.20.2 run with both
+  // modes at once); wait until the ClusterIP's rules name no REJECT, or until it is clear there is no kube-proxy
+  const { value: raw } = await waitFor(ctx, {
+    what: `kube-proxy's rules for ${ctx.namespace}/web (${cip.ip}) with its endpoints on ${node} (or no kube-proxy)`,
+    deadlineMs: DEADLINES.mapConverged,
+    intervalMs: 1000,
+    probe: () => iptablesSaveRaw(ctx, node),
+    done: (t) => {
+      if (kubeProxyChains(parseIptablesSave(t.text)).length === 0) return true;
+      const lines = linesWithAddress(t.text, cip.ip);
+      return lines.length > 0 && !lines.some((l) => l.includes("has no endpoints"));
+    },
+    show: (t) => linesWithAddress(t.text, cip.ip).join(" | ") || `no line with ${cip.ip}`,
+  });
   const status = read(await ciliumDbgRaw(ctx, node, ["status"]), parseStatus);
   return {
     iptables: buildIptablesRecord({
