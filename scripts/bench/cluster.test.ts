@@ -12,7 +12,9 @@ import type { Lab } from "../../clusters/lab.ts";
 import { kindCreateArgv, makeProfile } from "../../clusters/profile.ts";
 import { type BundleMeta, writeMeta } from "../../helpers/bundle.ts";
 import type { Mode } from "../../helpers/properties/expectation.ts";
+import type { MeasureScaleRecord } from "../../helpers/records/types.ts";
 import {
+  apiAndConvergenceMs,
   clusterBenchArgs,
   clusterBenchPlan,
   clusterFigures,
@@ -257,5 +259,35 @@ describe("the bench's cluster arguments", () => {
     expect(() => clusterBenchArgs({ bundle: join(root, "none") })).toThrow(/not an evidence bundle/);
     expect(() => clusterBenchArgs({ run: join(root, "none") })).toThrow(/no such folder/);
     expect(() => clusterBenchArgs({ concurrent: true })).toThrow(/go with --cluster/);
+  });
+});
+
+describe("measure-scale's second reference: the API server's part beside the agents'", () => {
+  const point = (services: number, apply: number, conv: number, del: number, gone: number) => ({
+    services,
+    endpoints: services * 4,
+    kube_proxy_lines: 0,
+    lb_entries: {},
+    programmed_ms: apply + conv,
+    apply_ms: apply,
+    converged_ms: conv,
+    delete_ms: del,
+    gone_ms: gone,
+  });
+  it("adds create → converged and delete → gone over every point (the 1.20.2 run's 200-Service point: 12.2 s to create, 1.6 s to converge)", () => {
+    const r = {
+      endpoints_per_service: 4,
+      points: [point(1, 248, 1995, 97, 1341), point(200, 12_180, 1649, 12_011, 2106)],
+      convergence_ms: 7091,
+      suite_ms: 40_000,
+    } as unknown as MeasureScaleRecord;
+    expect(apiAndConvergenceMs(r)).toBe(248 + 1995 + 97 + 1341 + 12_180 + 1649 + 12_011 + 2106);
+  });
+  it("is none for a record without the create and delete times (recorded before them)", () => {
+    const old = {
+      points: [{ ...point(1, 1, 1, 1, 1), apply_ms: undefined }],
+    } as unknown as MeasureScaleRecord;
+    expect(apiAndConvergenceMs(old)).toBeNull();
+    expect(apiAndConvergenceMs(null)).toBeNull();
   });
 });

@@ -49,6 +49,22 @@ export function readMode(dir: string): MeasuredMode {
   return { dir, meta, scaling };
 }
 
+/**
+ * Per point, from the first create request to the last agent converged and from the first delete to the last
+ * agent clean, added up: the part of measure-scale the API server and the agents take (null for a record
+ * without apply_ms/delete_ms). Beside convergence_ms it shows how much of the topic's time is the API server's.
+ */
+export function apiAndConvergenceMs(r: MeasureScaleRecord | null): number | null {
+  const parts = (p: MeasureScaleRecord["points"][number]) => [
+    p.apply_ms,
+    p.converged_ms,
+    p.delete_ms,
+    p.gone_ms,
+  ];
+  if (!r || r.points.length === 0 || r.points.some((p) => parts(p).some((v) => v === undefined))) return null;
+  return r.points.reduce((sum, p) => sum + parts(p).reduce((a: number, v) => a + (v as number), 0), 0);
+}
+
 /** Every mode's bundle in a run's folder (results/<run>/), in the modes' order. */
 export function runBundles(run: string): string[] {
   if (!existsSync(run)) throw new UserError(`--run ${run}: no such folder`);
@@ -139,6 +155,16 @@ export function clusterFigures(modes: MeasuredMode[], ref: BenchReference | null
             }
           : { noReference: "none: the record predates convergence_ms (re-record the bundle)" }),
         goalRatio: 1.5,
+      });
+    const api = apiAndConvergenceMs(m.scaling);
+    if (suite !== undefined && api !== null)
+      out.push({
+        what: `measure-scale (${mode}): the suite's time for the topic`,
+        seconds: suite,
+        reference: {
+          what: "the API server taking and removing the Services plus the agents' convergence (create → converged, delete → gone, every point)",
+          seconds: api / 1000,
+        },
       });
     const single = ref?.runWall && ref.modes.length === 1 && ref.modes[0] === mode;
     out.push({
