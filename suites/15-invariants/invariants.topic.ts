@@ -199,7 +199,7 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
       },
       evidence: {
         ...(health
-          ? { node_transitions: health.transitionEvidence, agent_restarts: health.restartEvidence }
+          ? { node_transitions: health.transitionEvidence, system_restarts: health.restartEvidence }
           : {}),
         drop_reasons:
           Object.keys(drops).length > 0
