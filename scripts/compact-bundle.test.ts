@@ -17,11 +17,12 @@ function size(dir: string): number {
 
 describe("compacting a bundle (large raw outputs and stdin stored gzipped)", { timeout: 60_000 }, () => {
   it("check gives the very same verdicts, evidence places follow the renamed files, the bundle shrinks", async () => {
-    const dir = copies.copy("kpr");
+    // the drop profile's kube-proxy bundle was recorded before recordings stored large outputs gzipped
+    const dir = copies.copy("drop-kube-proxy");
     const before = await checkBundle(dir, TOPICS);
     const bytes = size(dir);
     const r = compactBundle(dir);
-    expect(r.renamed).toBeGreaterThan(20);
+    expect(r.renamed).toBeGreaterThan(15);
     const after = await checkBundle(dir, TOPICS);
     const places = (rows: ReturnType<typeof verdictRows>) =>
       JSON.stringify(rows).replace(/(raw\/[^"]+?\.txt)\.gz/g, "$1");

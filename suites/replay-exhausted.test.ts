@@ -1,8 +1,10 @@
-import { appendFileSync, cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkBundle } from "../helpers/check.ts";
+import { isCompressed, readRawFile } from "../helpers/exec/raw-file.ts";
 import { shipped } from "../helpers/testing/tamper.ts";
 import { TOPICS } from "./topics.ts";
 
@@ -31,8 +33,10 @@ describe("check on a bundle that contradicts a wait", () => {
     let touched = 0;
     for (const topic of readdirSync(join(dir, "raw")))
       for (const f of readdirSync(join(dir, "raw", topic)))
-        if (/-iptables-save(-c)?(-t-\w+)?\.txt$/.test(f)) {
-          appendFileSync(join(dir, "raw", topic, f), KUBE_PROXY_CHAINS);
+        if (/-iptables-save(-c)?(-t-\w+)?\.txt(\.gz)?$/.test(f)) {
+          const path = join(dir, "raw", topic, f);
+          if (isCompressed(path)) writeFileSync(path, gzipSync(readRawFile(path) + KUBE_PROXY_CHAINS));
+          else appendFileSync(path, KUBE_PROXY_CHAINS);
           touched++;
         }
     expect(touched).toBeGreaterThan(5);

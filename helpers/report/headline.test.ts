@@ -57,7 +57,7 @@ describe("the report's headline", () => {
     expect(cell(kubeProxy, "no-kube-proxy-rules")).toMatchObject({
       line: expect.stringMatching(/^-A KUBE-SERVICES .*cca-dp\/web:http cluster IP.* -j KUBE-SVC-/),
       at: {
-        file: expect.stringMatching(/^raw\/iptables\/\d+-iptables-save\.txt$/),
+        file: expect.stringMatching(/^raw\/iptables\/\d+-iptables-save\.txt(\.gz)?$/),
         line: expect.any(Number),
       },
       absence: false,

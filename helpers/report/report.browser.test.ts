@@ -210,7 +210,7 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
     await page.locator('tbody[data-id="iptables.kube-svc-lines"] button.expander').click();
     const link = page.locator("#ev-iptables-kube-svc-lines li.q a.at").first();
     const place = (await link.textContent()) ?? "";
-    expect(place).toMatch(/^raw\/iptables\/\d+-iptables-save\.txt:\d+$/);
+    expect(place).toMatch(/^raw\/iptables\/\d+-iptables-save\.txt(\.gz)?:\d+$/);
     const quoted = await page.locator("#ev-iptables-kube-svc-lines li.q code").first().textContent();
     expect(quoted).toBe(KUBE_SVC_LINE);
     await link.click();
