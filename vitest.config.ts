@@ -41,6 +41,10 @@ export default defineConfig({
           ...shared,
           ...parallel,
           name: "unit",
+          // bounded, but not by vitest's 5 s / 10 s defaults: on a 2-core machine running a lab cluster beside
+          // them, files that start real processes (bash sandboxes, the CLI, Chromium) took 5-12 s
+          testTimeout: 20_000,
+          hookTimeout: 30_000,
           include: [
             "helpers/**/*.test.ts",
             "clusters/**/*.test.ts",
