@@ -89,13 +89,31 @@ export function callKey(req: ExecRequest): string {
   return `${targetKey(req.target)} ${JSON.stringify(req.argv)}`;
 }
 
+/**
+ * What a failed command's stderr says, in one line: its error lines (the first and the last, as `kind create`
+ * prints `ERROR: failed to create cluster: …` at the top and kubeadm's `error: error execution phase …` near the
+ * end, above a Go stack trace), else its last three lines. Each line at most 400 characters.
+ */
+export function stderrSummary(stderr: string): string {
+  const lines = stderr
+    .trim()
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const cut = (l: string) => (l.length > 400 ? `${l.slice(0, 399)}…` : l);
+  const errors = lines.filter((l) => /^(error|fatal|panic)\b[:\s]/i.test(l));
+  if (errors.length > 0)
+    return [...new Set([errors[0] as string, errors.at(-1) as string])].map(cut).join(" | ");
+  return lines.slice(-3).map(cut).join(" | ");
+}
+
 /** A command that exited non-zero (or lost its status), with everything needed to explain it. */
 export class ExecError extends Error {
   constructor(
     readonly req: ExecRequest,
     readonly result: ExecResult,
   ) {
-    const err = result.stderr.trim().split("\n").slice(-3).join(" | ");
+    const err = stderrSummary(result.stderr);
     super(
       `${targetKey(req.target)}: \`${req.argv.join(" ")}\` exited ${result.exitCode ?? "(status lost)"}${err ? `: ${err}` : ""}`,
     );
