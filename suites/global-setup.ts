@@ -151,8 +151,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   } catch (err) {
     await teardown();
     if (err instanceof UserError) {
-      // one line, no stack: what is missing or wrong
-      throw new Error(err.message);
+      // one line, no stack: what is missing or wrong (vitest prints an error's stack frames below its
+      // message; this one has none)
+      const line = new Error(err.message);
+      line.stack = `Error: ${err.message}`;
+      throw line;
     }
     throw err;
   }
