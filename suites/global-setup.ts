@@ -22,6 +22,8 @@ import { checkBinaries, dockerReachable } from "../clusters/prereq.ts";
 import { parseMode, parseProvider } from "../clusters/profile.ts";
 import { UserError } from "../helpers/errors.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
+import { ExecError } from "../helpers/exec/types.ts";
+import { DeadlineError } from "../helpers/poll.ts";
 import { MODES, type Mode } from "../helpers/properties/expectation.ts";
 import { bundlesFromEnv } from "./environment.ts";
 import type { RunState } from "./run-state.ts";
@@ -150,11 +152,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide("runState", decided.state);
   } catch (err) {
     await teardown();
-    if (err instanceof UserError) {
-      // one line, no stack: what is missing or wrong (vitest prints an error's stack frames below its
-      // message; this one has none)
+    if (err instanceof UserError || err instanceof DeadlineError || err instanceof ExecError) {
+      // one line, no stack: what is missing or wrong, the named wait that ran out with its last observation,
+      // or the command that failed with its error lines (vitest prints an error's stack frames below its
+      // message; this one has none). Anything else is a defect of ours and keeps its stack.
       const line = new Error(err.message);
-      line.stack = `Error: ${err.message}`;
+      line.name = err.name;
+      line.stack = `${err.name}: ${err.message}`;
       throw line;
     }
     throw err;
