@@ -77,3 +77,21 @@ it(
     for (const l of lines) expect(typeof l.at).toBe("number");
   },
 );
+
+it("a failed property's line carries what it observed, where the fault's symptom is named (the node-pause run on kube-proxy, 2026-12-03: its first line only restated the claim)", async () => {
+  const { failureLine } = await import("./reporter.ts");
+  const line = failureLine([
+    {
+      message:
+        "invariants.nodes-stayed-ready does not hold [kube-proxy, Cilium 1.20.2]: Every node stayed Ready while the run observed it\n  source: …",
+      actual: '["cdc-kp-worker: NotReady during the run, Ready again since 2026-12-03T07:43:40Z"]',
+    },
+  ]);
+  expect(line).toBe(
+    'invariants.nodes-stayed-ready does not hold [kube-proxy, Cilium 1.20.2]: Every node stayed Ready while the run observed it — observed: ["cdc-kp-worker: NotReady during the run, Ready again since 2026-12-03T07:43:40Z"]',
+  );
+  expect(failureLine([{ message: "holder could not be observed: no agent\nsecond" }])).toBe(
+    "holder could not be observed: no agent",
+  );
+  expect(failureLine([])).toBeUndefined();
+});

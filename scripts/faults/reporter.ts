@@ -1,6 +1,6 @@
 /**
  * A vitest reporter for fault runs: one JSON line per finished test (when, state, full name, the first line of
- * its error or its skip note) and one at the end of the run, appended to FAULT_REPORT_FILE. The fault driver
+ * its error with what it observed, or its skip note) and one at the end of the run, appended to FAULT_REPORT_FILE. The fault driver
  * reads it to tell which tests failed or were skipped, with what message, and when the first report came.
  * Added beside the default reporter (`--reporter=default --reporter=./scripts/faults/reporter.ts`).
  */
@@ -25,6 +25,21 @@ const firstLine = (s: string | undefined) =>
     .find((l) => l.trim() !== "")
     ?.slice(0, 600);
 
+/**
+ * A failed test in one line: its error's first line and, where the assertion carries it, what was observed
+ * (a property's value names the symptom — `cdc-kp-worker: NotReady during the run, …` — while its first line
+ * only restates the claim).
+ */
+export function failureLine(errors: readonly { message?: string; actual?: unknown }[]): string | undefined {
+  const head = firstLine(errors.map((e) => e.message ?? "").join("\n"));
+  const actual = errors.find((e) => e.actual !== undefined)?.actual;
+  const observed = actual === undefined ? "" : typeof actual === "string" ? actual : JSON.stringify(actual);
+  const line = [head, observed ? `observed: ${observed.replace(/\s*\n\s*/g, " ")}` : ""]
+    .filter(Boolean)
+    .join(" — ");
+  return line ? line.slice(0, 900) : undefined;
+}
+
 export default class FaultReporter implements Reporter {
   private readonly file = process.env.FAULT_REPORT_FILE;
 
@@ -36,7 +51,7 @@ export default class FaultReporter implements Reporter {
     const r = t.result();
     const message =
       r.state === "failed"
-        ? firstLine(r.errors?.map((e) => e.message).join("\n"))
+        ? failureLine(r.errors ?? [])
         : r.state === "skipped"
           ? firstLine(r.note)
           : undefined;
