@@ -264,6 +264,7 @@ export async function provisionExisting(o: ProvisionOptions, plain: Host): Promi
       origin: "recorded",
       runId: o.runId,
       createdAt: new Date().toISOString(),
+      namespace: ns,
       phases: {},
     });
     await recordBaseline(g, nodes, dir);

@@ -47,6 +47,11 @@ export interface BundleMeta {
   >;
   /** The cluster's kubectl context (helm runs against it in the upgrade leg). */
   kubeContext?: string;
+  /**
+   * The run namespace the topics used, when it is not `cca-dp` (the existing provider's `cca-dp-<run-id>`): a
+   * replay asks for the same namespace the recorded calls name.
+   */
+  namespace?: string;
   /** The upgrade leg this run was asked for (UPGRADE_TO), so a replay can run it again. */
   upgrade?: UpgradePlan;
   /** Recorded with the offline lab's images (LAB_IMAGES=1): where they came from and the Cilium patch label. */

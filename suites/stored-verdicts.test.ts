@@ -59,7 +59,7 @@ async function rerecord(source: string, dir: string): Promise<void> {
       spent: () => cluster.spent(),
       mode: meta.mode,
       ciliumMinor: meta.ciliumMinor,
-      namespace: "cca-dp",
+      namespace: meta.namespace ?? "cca-dp",
       replay: true,
       log: () => {},
       sleep: noSleep,

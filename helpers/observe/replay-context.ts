@@ -21,7 +21,7 @@ export function replayContext(
     spent: () => exec.spent(),
     mode: meta.mode,
     ciliumMinor: meta.ciliumMinor,
-    namespace: "cca-dp",
+    namespace: meta.namespace ?? "cca-dp",
     replay: true,
     log: opts.log,
     sleep: noSleep,
