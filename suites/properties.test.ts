@@ -125,6 +125,22 @@ describe("failing records produce expected vs observed with the evidence line", 
     );
   });
 
+  it("an outside client that ran and got no HTTP answer fails the NodePort-from-outside property (0, curl's 000); only no client at all skips it", () => {
+    const noAnswer = withRecord(kprRecords(), (s) => {
+      if (!s.datapath) throw new Error("fixture");
+      s.datapath.record.nodeport_outside_http = 0;
+    });
+    expect(judge(propertyById("nodeport.outside-http-200"), "kpr", noAnswer)).toMatchObject({
+      status: "fail",
+      observed: "0",
+    });
+    const noClient = withRecord(kprRecords(), (s) => {
+      if (!s.datapath) throw new Error("fixture");
+      s.datapath.record.nodeport_outside_http = null;
+    });
+    expect(judge(propertyById("nodeport.outside-http-200"), "kpr", noClient).status).toBe("skip");
+  });
+
   it("a ghost that times out (exit 28) fails in both modes", () => {
     for (const [mode, base] of [
       ["kpr", kprRecords()],

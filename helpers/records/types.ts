@@ -116,7 +116,7 @@ export interface DatapathFields {
   ghost_reject_rules: number;
   /** The web Service's ClusterIP (what the holder dialled). */
   web_cluster_ip: string;
-  /** HTTP code of NodePort 30780 from a client outside the nodes; null when no such client could run. */
+  /** HTTP code of NodePort 30780 from a client outside the nodes: 0 when it ran and got no HTTP answer (curl 000), null when no such client could run. */
   nodeport_outside_http: number | null;
   /** The holder's IP:40404 as seen in the backend Pod's connection table (not SNATed to a node). */
   backend_sees_client: boolean;

@@ -259,7 +259,9 @@ export async function observeNodePort(ctx: RunContext): Promise<RecordSet> {
     }),
     datapath: mergeDatapath([
       {
-        record: { nodeport_outside_http: outside?.httpCode ?? null },
+        // null only when there is no client outside the nodes (an existing cluster); a client that ran and got
+        // no HTTP answer (its network taken away: the outside-net fault) is 0, curl's 000, and fails the property
+        record: { nodeport_outside_http: outside ? (outside.httpCode ?? 0) : null },
         evidence: { nodeport_outside_http: outside ? outside.evidence : [] },
       },
       buildNodePortFacts({ lb, bind, nodePort: NODE_PORT, webPods: ready }),
