@@ -39,6 +39,7 @@ case $op in
   -I) grep -qx -- "-N $1" "$f" || exit 1; echo "-A $(join "$@")" >>"$f" ;;
   -D) line="-A $(join "$@")"; n=$(grep -nxF -- "$line" "$f" | head -n 1 | cut -d: -f1); [ -n "$n" ] || { echo "iptables: Bad rule (does a matching rule exist in that chain?)." >&2; exit 1; }; sed -i "\${n}d" "$f" ;;
   -F) sed -i "/^-A $1 /d" "$f" ;;
+  -P) sed -i "s/^-P $1 .*/-P $1 $2/" "$f" ;;
   -X) if grep -q -- "-j $1\\( \\|$\\)" "$f" || grep -q -- "^-A $1 " "$f"; then echo "iptables: Too many links." >&2; exit 1; fi; sed -i "/^-N $1$/d" "$f" ;;
   *) echo "fake iptables: $op" >&2; exit 2 ;;
 esac
@@ -78,6 +79,7 @@ echo "dockerd $*" >>"$FAKE/calls"
 echo $$ >"$2"; echo $$ >"$FAKE/dockerd.pid"
 printf -- '-N DOCKER\n-N DOCKER-ISOLATION-STAGE-1\n-N DOCKER-USER\n-A FORWARD -j DOCKER-USER\n-A FORWARD -j DOCKER-ISOLATION-STAGE-1\n-A FORWARD -o docker0 -j DOCKER\n-A DOCKER-ISOLATION-STAGE-1 -j RETURN\n-A DOCKER-USER -j RETURN\n' >>"$FAKE/iptables.filter"
 echo docker0 >>"$FAKE/bridges"
+sed -i 's/^-P FORWARD .*/-P FORWARD DROP/' "$FAKE/iptables.filter"
 exec sleep 300
 `;
 
@@ -304,6 +306,10 @@ describe.skipIf(!bashOk)(
       expect(existsSync(s.daemonJson)).toBe(false);
       expect(existsSync(s.wrapper)).toBe(false);
       expect(dockerd.alive()).toBe(false);
+      // an up that did not record the FORWARD policy: down keeps docker's DROP, saying why
+      expect(lines).toContain(
+        "kept: the filter table's FORWARD policy DROP: dockerd sets it when it starts, and lab up did not record what it was before (an up from an older lab.sh), so down does not guess",
+      );
       // a second down finds nothing to remove and says nothing was removed
       const again = labSh(s, "cmd_down");
       expect(again.code).toBe(0);
@@ -364,7 +370,7 @@ describe.skipIf(!bashOk)(
       writeFileSync(s.daemonJson, '{"mine": true}\n');
       writeFileSync(
         join(s.fake, "iptables.filter"),
-        "-P INPUT ACCEPT\n-P FORWARD DROP\n-A INPUT -s 192.0.2.9/32 -j DROP\n",
+        "-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-A INPUT -s 192.0.2.9/32 -j DROP\n",
       );
       writeFileSync(join(s.fake, "iptables.nat"), "");
       writeFileSync(join(s.fake, "bridges"), "");
@@ -388,6 +394,10 @@ describe.skipIf(!bashOk)(
       const down = labSh(s, "cmd_down");
       expect(down.code).toBe(0);
       expect(down.out).toContain(`removed: the lab's ${s.daemonJson} (yours from before lab up is back)`);
+      // dockerd set FORWARD to DROP; down puts back the ACCEPT that was there
+      expect(down.out).toContain(
+        "removed: the filter table's FORWARD policy DROP that dockerd set (back to ACCEPT, as before lab up)",
+      );
       expect(readFileSync(join(s.fake, "iptables.filter"), "utf8")).toBe(before.filter);
       expect(readFileSync(s.daemonJson, "utf8")).toBe(before.json);
       expect(readFileSync(join(s.fake, "bridges"), "utf8")).toBe("");

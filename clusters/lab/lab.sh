@@ -404,6 +404,8 @@ cmd_up() {
     fi
     lab_daemon_json >"$DAEMON_JSON"
     sha_of "$DAEMON_JSON" >"$STATE/daemon.json.sha256"
+    # dockerd sets the filter table's FORWARD policy to DROP when it starts: what it was before, for `down`
+    [ -s "$STATE/forward-policy" ] || forward_policy >"$STATE/forward-policy"
     say "starting dockerd (data root $DOCKER_ROOT, log $LOGS/dockerd.log)"
     # fd 9 is a step's lock (see step): dockerd must not inherit it, or that step stays locked while it runs
     nohup dockerd --pidfile "$DOCKER_PID" >"$LOGS/dockerd.log" 2>&1 9>&- &
@@ -421,6 +423,9 @@ cmd_up() {
   say "kind network: $(docker network inspect kind --format '{{range .IPAM.Config}}{{.Subnet}} {{end}}')"
   say "egress from containers is dropped (DOCKER-USER -o $(uplink) -j DROP); stop everything with: $0 down"
 }
+
+# The filter table's FORWARD policy (ACCEPT or DROP), as `iptables -S` prints it.
+forward_policy() { { iptables -S 2>/dev/null || true; } | awk '$1 == "-P" && $2 == "FORWARD" { print $3; exit }'; }
 
 uplink() { ip -o route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") print $(i + 1)}' | head -n 1; }
 
@@ -508,6 +513,15 @@ cmd_down() {
   if [ "$stopped" = 1 ]; then
     remove_docker_iptables
     remove_docker_bridges
+    local was now; was=$(cat "$STATE/forward-policy" 2>/dev/null || true); now=$(forward_policy)
+    if [ -n "$was" ]; then
+      if [ -n "$now" ] && [ "$now" != "$was" ]; then
+        iptables -P FORWARD "$was" && removed "the filter table's FORWARD policy $now that dockerd set (back to $was, as before lab up)"
+      fi
+      rm -f "$STATE/forward-policy"
+    elif [ "$now" = DROP ]; then
+      kept "the filter table's FORWARD policy DROP: dockerd sets it when it starts, and lab up did not record what it was before (an up from an older lab.sh), so down does not guess"
+    fi
   elif [ -n "$(docker_chains filter)" ]; then
     # DOCKER-USER holds the users' own rules: empty (docker's lone RETURN) and with docker stopped, it goes too
     if ! docker_up && [ -z "$(iptables -S DOCKER-USER 2>/dev/null | grep -vE '^-N DOCKER-USER$|^-A DOCKER-USER -j RETURN$')" ] \
