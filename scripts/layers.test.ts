@@ -19,14 +19,14 @@ function sources(dir: string): string[] {
 }
 
 /** Relative imports and re-exports of a module, type-only ones included, as paths from the root. */
-export function importsOf(file: string, text: string): string[] {
+function importsOf(file: string, text: string): string[] {
   return [...text.matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+"(\.{1,2}\/[^"]+)"/gms)].map((m) =>
     normalize(join(dirname(file), m[1] as string)),
   );
 }
 
 /** Every cycle found by a depth-first walk, each as the modules in order. */
-export function cycles(graph: Map<string, string[]>): string[][] {
+function cycles(graph: Map<string, string[]>): string[][] {
   const state = new Map<string, 1 | 2>();
   const stack: string[] = [];
   const found: string[][] = [];
@@ -55,7 +55,7 @@ const LAYER: Record<string, number> = {
 };
 const ALLOWED_UPWARD = new Set(["manifests/images.ts -> clusters/lab.ts"]);
 
-export function upward(graph: Map<string, string[]>): string[] {
+function upward(graph: Map<string, string[]>): string[] {
   const layer = (f: string) => LAYER[f.split("/")[0] as string] ?? 3;
   return [...graph].flatMap(([f, deps]) =>
     deps.filter((d) => layer(d) > layer(f) && !ALLOWED_UPWARD.has(`${f} -> ${d}`)).map((d) => `${f} -> ${d}`),
