@@ -12,13 +12,14 @@
  * start (status.startTime) to its first `status --brief` OK — the agents' own start.
  */
 import { allOrFirstFailure } from "../helpers/concurrent.ts";
-import { type ApiQuery, apiGet, apiWatch, itemsOf } from "../helpers/exec/api-argv.ts";
+import { type ApiQuery, apiGet, itemsOf } from "../helpers/exec/api-argv.ts";
+import { type WatchOptions, watchCall } from "../helpers/exec/api-watch.ts";
 import { API_READ_TIMEOUT_MS } from "../helpers/exec/kube.ts";
-import type { ExecRequest, Executor } from "../helpers/exec/types.ts";
-import { ExecError, mustRun } from "../helpers/exec/types.ts";
+import type { Executor } from "../helpers/exec/types.ts";
+import { mustRun } from "../helpers/exec/types.ts";
 import { podState, whyNotReady } from "../helpers/observe/pod-status.ts";
 import { parseServiceListJson } from "../helpers/parse/service-list-json.ts";
-import { DeadlineError, pollUntil } from "../helpers/poll.ts";
+import { pollUntil } from "../helpers/poll.ts";
 import { abortableSleep, interruptibleExecutor } from "./interrupt.ts";
 
 export interface GateContext {
@@ -72,37 +73,8 @@ async function apiGetJson(g: GateContext, q: ApiQuery): Promise<Json> {
 }
 
 /** A gate by watching (`api watch`): the answer once `done` holds; at the deadline DeadlineError with the last. */
-export async function watchGate(
-  g: GateContext,
-  w: ApiQuery & {
-    until: string;
-    what: string;
-    deadlineMs: number;
-    done(answer: Json): boolean;
-    show(answer: Json): string;
-  },
-): Promise<Json> {
-  const req: ExecRequest = {
-    target: { kind: "api" },
-    argv: apiWatch(w),
-    timeoutMs: w.deadlineMs,
-    watch: { until: (a) => w.done(o(a)), show: (a) => w.show(o(a)), progress: g.log },
-  };
-  const r = await g.exec.run(req);
-  let json: Json = {};
-  try {
-    json = r.stdout.trim() ? o(JSON.parse(r.stdout)) : {};
-  } catch {
-    // no JSON: no answer
-  }
-  if (r.stdout.trim() && w.done(json)) return json;
-  if (r.exitCode === 0 || /^timed out after /.test(r.stderr.trim()))
-    throw new DeadlineError(
-      w.what,
-      w.deadlineMs,
-      r.stdout.trim() ? w.show(json) : `no answer (${r.stderr.trim().split("\n").pop() ?? ""})`,
-    );
-  throw new ExecError(req, r);
+export async function watchGate(g: GateContext, w: WatchOptions): Promise<Json> {
+  return (await watchCall(g.exec, w, { progress: g.log })).json;
 }
 
 const ready = (item: Json) =>

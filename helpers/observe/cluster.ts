@@ -1,7 +1,8 @@
-import { type ApiQuery, apiGet, apiWatch } from "../exec/api-argv.ts";
+import { type ApiQuery, apiGet } from "../exec/api-argv.ts";
+import { type WatchOptions, watchCall } from "../exec/api-watch.ts";
 import { API_READ_TIMEOUT_MS } from "../exec/kube.ts";
-import { ExecError, type ExecRequest, mustRun } from "../exec/types.ts";
-import { DeadlineError, ReplayExhausted } from "../poll.ts";
+import { mustRun } from "../exec/types.ts";
+import { ReplayExhausted } from "../poll.ts";
 import type { PodRef } from "../records/common.ts";
 import { type Quote, RawText } from "../records/evidence.ts";
 import type { RunContext } from "./context.ts";
@@ -51,18 +52,6 @@ export async function apiJsonRaw(ctx: RunContext, q: ApiQuery): Promise<{ json: 
   }
 }
 
-export interface WatchOptions extends ApiQuery {
-  /** What it waits for, in a few words: the recorded call's `--until`. */
-  until: string;
-  /** What it waits for, in a sentence (the deadline error's). */
-  what: string;
-  deadlineMs: number;
-  /** The condition, on the answer: the object list (or the object a named watch asks for). */
-  done(answer: Json): boolean;
-  /** The answer in a few words: progress lines and the deadline error show it. */
-  show(answer: Json): string;
-}
-
 /**
  * Waits by watching: on a cluster, one `api watch` call lists then watches until `done` holds, so it reacts to
  * the change itself instead of the next poll's tick, and is recorded (and replayed) as ONE call whose output is
@@ -70,31 +59,19 @@ export interface WatchOptions extends ApiQuery {
  * in a replay whose recordings never meet the condition, ReplayExhausted; any other failure (no permission,
  * interrupted) names the call.
  */
+export type { WatchOptions };
+
 export async function watchUntil(
   ctx: RunContext,
   w: WatchOptions,
 ): Promise<{ json: Json; raw: RawText; elapsedMs: number }> {
   const spent = ctx.spent().count;
-  const req: ExecRequest = {
-    target: { kind: "api" },
-    argv: apiWatch(w),
-    timeoutMs: w.deadlineMs,
-    watch: { until: (a) => w.done(o(a)), show: (a) => w.show(o(a)), progress: ctx.log },
-  };
-  const r = await ctx.exec.run(req);
-  let json: Json = {};
-  try {
-    json = r.stdout.trim() ? o(JSON.parse(r.stdout)) : {};
-  } catch {
-    // no JSON: judged as no answer below
-  }
-  const answered = r.stdout.trim() !== "";
-  if (answered && w.done(json)) return { json, raw: RawText.stdout(r), elapsedMs: r.durationMs };
-  const last = answered ? w.show(json) : `no answer (${r.stderr.trim().split("\n").pop() ?? ""})`;
-  if (ctx.spent().count > spent) throw new ReplayExhausted(w.what, ctx.spent().key, last);
-  if (r.exitCode === 0 || /^timed out after /.test(r.stderr.trim()))
-    throw new DeadlineError(w.what, w.deadlineMs, last);
-  throw new ExecError(req, r);
+  const { json, result } = await watchCall(ctx.exec, w, {
+    progress: ctx.log,
+    stopped: (last) =>
+      ctx.spent().count > spent ? new ReplayExhausted(w.what, ctx.spent().key, last) : null,
+  });
+  return { json, raw: RawText.stdout(result), elapsedMs: result.durationMs };
 }
 
 /** The quotes of some JSON values of an output (those present). */
