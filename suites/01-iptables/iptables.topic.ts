@@ -123,27 +123,27 @@ export async function observeIptables(ctx: RunContext): Promise<RecordSet> {
   // kube-proxy syncs on its own clock: web's Pods being ready does not mean its rules have them yet (a first
   // read right after the Pods were ready found only "has no endpoints" REJECT, Cilium 1.20.2 run with both
   // modes at once); wait until the ClusterIP's rules name no REJECT, or until it is clear there is no kube-proxy
-  const { value: raw } = await waitFor(ctx, {
+  const { value: save } = await waitFor(ctx, {
     what: `kube-proxy's rules for ${ctx.namespace}/web (${cip.ip}) with its endpoints on ${node} (or no kube-proxy)`,
     deadlineMs: DEADLINES.mapConverged,
     intervalMs: 1000,
-    probe: () => iptablesSaveRaw(ctx, node),
+    probe: async () => read(await iptablesSaveRaw(ctx, node), parseIptablesSave),
     done: (t) => {
-      if (kubeProxyChains(parseIptablesSave(t.text)).length === 0) return true;
-      const lines = linesWithAddress(t.text, cip.ip);
+      if (kubeProxyChains(t.parsed).length === 0) return true;
+      const lines = linesWithAddress(t.raw.text, cip.ip);
       return lines.length > 0 && !lines.some((l) => l.includes("has no endpoints"));
     },
-    show: (t) => linesWithAddress(t.text, cip.ip).join(" | ") || `no line with ${cip.ip}`,
+    show: (t) => linesWithAddress(t.raw.text, cip.ip).join(" | ") || `no line with ${cip.ip}`,
   });
   const status = read(await ciliumDbgRaw(ctx, node, ["status"]), parseStatus);
   return {
     iptables: buildIptablesRecord({
-      iptablesSave: raw,
+      iptablesSave: save.raw,
       clusterIp: cip.ip,
       clusterIpEvidence: cip.evidence,
       status,
     }),
-    datapath: buildChainFacts(read(raw, parseIptablesSave)),
+    datapath: buildChainFacts(save),
   };
 }
 
