@@ -66,4 +66,20 @@ describe("portable paths", () => {
     );
     expect(resolvePortable("$LAB_CACHE/out", { bundle: "/b" })).toBe("$LAB_CACHE/out");
   });
+
+  it("a bundle named relative to the working folder (`check suites/bundles/…`) replays the same command", () => {
+    const relative = { bundle: "suites/bundles/upgrade-1.19-1.20/kpr", labCache: "/srv/lab-cache" };
+    const argv = (p: UpgradePlan) => ["helm", "upgrade", "cilium", "--values", p.valuesFile];
+    const replayed = resolveUpgrade(portableUpgrade(plan, recording), relative);
+    expect(replayed.valuesFile).toBe(
+      `${process.cwd()}/suites/bundles/upgrade-1.19-1.20/kpr/cilium-values.yaml`,
+    );
+    expect(portableArgv(argv(replayed), relative)).toEqual([
+      "helm",
+      "upgrade",
+      "cilium",
+      "--values",
+      "$BUNDLE/cilium-values.yaml",
+    ]);
+  });
 });

@@ -1,5 +1,5 @@
 import { homedir } from "node:os";
-import { isAbsolute, join, relative } from "node:path";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import type { UpgradePlan } from "../observe/context.ts";
 
 /**
@@ -23,7 +23,8 @@ export function labCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 
 function under(root: string | undefined, path: string): string | null {
   if (!root || !isAbsolute(path)) return null;
-  const rel = relative(root, path);
+  // a root given relative to the working folder (`check suites/bundles/…`) is compared as the folder it names
+  const rel = relative(resolve(root), path);
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel)) ? rel : null;
 }
 
@@ -41,17 +42,20 @@ export function portableArgv(argv: string[], roots: PathRoots): string[] {
   return argv.map((w) => portableWord(w, roots));
 }
 
-/** `$BUNDLE/…`, `$LAB_CACHE/…` or a bundle-relative path → this machine's path; an absolute path stays. */
+/**
+ * `$BUNDLE/…`, `$LAB_CACHE/…` or a bundle-relative path → this machine's path (a bundle path absolute, so it maps
+ * back to `$BUNDLE/…` whatever folder the bundle was named from); an absolute path stays.
+ */
 export function resolvePortable(
   path: string,
   roots: PathRoots,
   relativeTo: "bundle" | "none" = "none",
 ): string {
   if (path === BUNDLE_TOKEN || path.startsWith(`${BUNDLE_TOKEN}/`))
-    return join(roots.bundle, path.slice(BUNDLE_TOKEN.length));
+    return resolve(roots.bundle, `.${path.slice(BUNDLE_TOKEN.length)}`);
   if (path === LAB_CACHE_TOKEN || path.startsWith(`${LAB_CACHE_TOKEN}/`))
     return roots.labCache ? join(roots.labCache, path.slice(LAB_CACHE_TOKEN.length)) : path;
-  if (relativeTo === "bundle" && !isAbsolute(path)) return join(roots.bundle, path);
+  if (relativeTo === "bundle" && !isAbsolute(path)) return resolve(roots.bundle, path);
   return path;
 }
 
