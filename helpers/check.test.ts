@@ -42,7 +42,7 @@ describe("check BUNDLE", () => {
       readStdin: async () => "",
     };
     expect(await main(["check", dir], io)).toBe(1);
-    expect(out).toContain("FAIL  iptables.kube-svc-lines");
+    expect(out).toContain("FAIL   iptables.kube-svc-lines");
     expect(out).toContain("expected: 0\n  observed: 1");
     expect(out).toContain(KUBE_SVC_LINE);
   });

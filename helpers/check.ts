@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { bundleTopics, readMeta } from "./bundle.ts";
 import { replayContext } from "./observe/replay-context.ts";
 import type { Mode } from "./properties/expectation.ts";
-import { judge, type Verdict } from "./properties/judge.ts";
+import { judge, STATUS_WORDS, skipReason, type Verdict } from "./properties/judge.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
 import { isEvidenceItem } from "./records/evidence.ts";
 import type { RecordSet } from "./records/types.ts";
@@ -14,6 +14,8 @@ export interface CheckResult {
   mode: Mode;
   cilium: string;
   origin: string;
+  /** The topics the bundle recorded (the others' properties are skipped). */
+  topics: string[];
   verdicts: Verdict[];
   records: RecordSet;
   /** How the re-judged verdicts differ from those the run stored (verdicts.jsonl), each with its reason. */
@@ -97,12 +99,13 @@ export async function checkBundle(
           expected: "",
           observed: "-",
           evidence: [],
+          reason: `the bundle has no recorded calls for ${p.topic}`,
           message: `${p.id}: skipped: the bundle has no recorded calls for ${p.topic}`,
         };
       }
       const failed = failedTopics.get(p.topic);
       const v = judge(p, meta.mode, own.get(p.topic) ?? {}, meta.cilium);
-      if (failed && v.status !== "pass")
+      if (failed && v.status !== "pass" && v.status !== "known-issue")
         return {
           ...v,
           status: "fail",
@@ -115,6 +118,7 @@ export async function checkBundle(
     mode: meta.mode,
     cilium: meta.cilium,
     origin: meta.origin,
+    topics: [...recorded],
     verdicts,
     records,
     stored: compareStored(dir, verdicts, topics, recorded),
@@ -168,6 +172,18 @@ export function compareStored(
         was: "-",
         now: v.status,
         reason: "newer than the bundle: the property was declared after it was recorded",
+      });
+      continue;
+    }
+    if (s.status === "pass" && v.status === "known-issue") {
+      // before issue 24 a version's known issue was declared as its expectation, and a run showing it passed
+      differences.push({
+        id: v.id,
+        what: "status",
+        was: `pass (expected ${s.expected})`,
+        now: `known issue (expected ${v.expected})`,
+        reason:
+          "newer judge: a known issue is its own verdict since issue 24 (the recording called the version's bug a pass)",
       });
       continue;
     }
@@ -229,38 +245,101 @@ export function compareStored(
   return { format, differences, exact: format === "current" && differences.length === 0 };
 }
 
+/** The counts of a bundle's verdicts, by status. */
+export function countVerdicts(vs: readonly Pick<Verdict, "status">[]): Record<Verdict["status"], number> {
+  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0 };
+  for (const v of vs) counts[v.status]++;
+  return counts;
+}
+
+/** "62 passed, 0 failed, 3 known issues, 12 skipped": the closing line (known issues only where there are). */
+export function countLine(vs: readonly Pick<Verdict, "status">[]): string {
+  const c = countVerdicts(vs);
+  const known =
+    c["known-issue"] > 0 ? `, ${c["known-issue"]} known issue${c["known-issue"] === 1 ? "" : "s"}` : "";
+  return `${c.pass} passed, ${c.fail} failed${known}, ${c.skip} skipped`;
+}
+
+/** Failures first, then known issues, passes, and skips last (each group in declaration order). */
+const ORDER: Record<Verdict["status"], number> = { fail: 0, "known-issue": 1, pass: 2, skip: 3 };
+export function bySeverity<T extends Pick<Verdict, "status">>(vs: readonly T[]): T[] {
+  return [...vs].sort((a, b) => ORDER[a.status] - ORDER[b.status]);
+}
+
 /** The step-summary form: the expectation, the observed value and the verdict per property. */
 export function formatCheckMarkdown(r: CheckResult): string {
-  const mark = { pass: "✅ pass", fail: "❌ fail", skip: "⏭ skip" } as const;
+  const mark = { pass: "✅ pass", fail: "❌ fail", skip: "⏭ skip", "known-issue": "⚠️ known issue" } as const;
   const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
-  const counts = { pass: 0, fail: 0, skip: 0 };
-  for (const v of r.verdicts) counts[v.status]++;
+  const known = r.verdicts.filter((v) => v.status === "known-issue");
+  const notes = r.verdicts.filter((v) => v.note && v.status === "pass");
+  const judged = bySeverity(r.verdicts.filter((v) => v.status !== "skip"));
+  const skipped = r.verdicts.filter((v) => v.status === "skip");
   return [
-    `### ${r.mode} · Cilium ${r.cilium} — ${counts.pass} passed, ${counts.fail} failed, ${counts.skip} skipped`,
+    `### ${r.mode} · Cilium ${r.cilium} — ${countLine(r.verdicts)}`,
     "",
+    ...(known.length > 0
+      ? [
+          "**Known issues of this version** (neither pass nor fail; `check --strict` fails on them):",
+          "",
+          ...known.map(
+            (v) =>
+              `- \`${v.id}\`: ${cell(v.deviation?.claim ?? v.claim)} — expected ${cell(v.expected)}, observed ${cell(v.observed)} (${cell(v.deviation?.upstream ?? "")})`,
+          ),
+          "",
+        ]
+      : []),
+    ...(notes.length > 0
+      ? ["**News:**", "", ...notes.map((v) => `- \`${v.id}\`: ${cell(v.note ?? "")}`), ""]
+      : []),
     "| property | claim | expected | observed | verdict |",
     "|---|---|---|---|---|",
-    ...r.verdicts.map(
+    ...judged.map(
       (v) =>
-        `| \`${v.id}\` | ${cell(v.claim)} | ${cell(v.expected)} | ${cell(v.observed)} | ${mark[v.status]} |`,
+        `| \`${v.id}\` | ${cell(v.checked ?? v.claim)} | ${cell(v.expected)} | ${cell(v.observed)} | ${mark[v.status]} |`,
     ),
     "",
+    ...(skipped.length > 0
+      ? [
+          `<details><summary>${skipped.length} skipped, each with its reason</summary>`,
+          "",
+          "| property | reason |",
+          "|---|---|",
+          ...skipped.map((v) => `| \`${v.id}\` | ${cell(skipReason(v))} |`),
+          "",
+          "</details>",
+          "",
+        ]
+      : []),
     ...formatStored(r.stored).map((l) => (l.startsWith("  ") ? `- ${cell(l.trim())}` : l)),
     "",
   ].join("\n");
 }
 
 export function formatCheck(r: CheckResult): string {
-  const counts = { pass: 0, fail: 0, skip: 0 };
-  for (const v of r.verdicts) counts[v.status]++;
   const lines = [`${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`];
-  for (const v of r.verdicts)
-    lines.push(
-      `  ${v.status.toUpperCase().padEnd(4)}  ${v.id.padEnd(44)} expected ${v.expected}, observed ${v.observed}`,
-    );
+  const tag = { pass: "PASS", fail: "FAIL", skip: "SKIP", "known-issue": "KNOWN" } as const;
+  for (const v of bySeverity(r.verdicts)) {
+    const what =
+      v.status === "skip"
+        ? skipReason(v)
+        : v.status === "known-issue"
+          ? `expected ${v.expected}, observed ${v.observed}: known issue of Cilium ${v.deviation?.versions}`
+          : `expected ${v.expected}, observed ${v.observed}`;
+    lines.push(`  ${tag[v.status].padEnd(5)}  ${v.id.padEnd(44)} ${what}`);
+  }
   const fails = r.verdicts.filter((v) => v.status === "fail");
   if (fails.length > 0) lines.push("", ...fails.map((v) => v.message), "");
-  lines.push(`${counts.pass} passed, ${counts.fail} failed, ${counts.skip} skipped`);
+  const known = r.verdicts.filter((v) => v.status === "known-issue");
+  if (known.length > 0)
+    lines.push(
+      "",
+      `Known issues of Cilium ${r.cilium} (${STATUS_WORDS["known-issue"]}: neither pass nor fail; --strict fails on them):`,
+      ...known.map((v) => `  ${v.id}: ${v.deviation?.claim ?? v.claim}\n    ${v.deviation?.upstream ?? ""}`),
+      "",
+    );
+  const news = r.verdicts.filter((v) => v.status === "pass" && v.note);
+  if (news.length > 0) lines.push("", "News:", ...news.map((v) => `  ${v.id}: ${v.note}`), "");
+  lines.push(countLine(r.verdicts));
   lines.push(...formatStored(r.stored));
   return `${lines.join("\n")}\n`;
 }

@@ -3,61 +3,128 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../cli/main.ts";
 import { TOPICS } from "../suites/topics.ts";
-import { compareBundles, formatComparison } from "./compare.ts";
+import { compareBundles, formatComparison, moved } from "./compare.ts";
 import { BundleCopies, KUBE_SVC_LINE, shipped } from "./testing/tamper.ts";
 
 const copies = new BundleCopies();
 afterAll(() => copies.cleanup());
+const quiet = { out: () => {}, err: () => {}, readStdin: async () => "" };
 
 describe("compare A B", () => {
   it("a bundle against its copy: nothing changed, exit 0", async () => {
     const c = await compareBundles(shipped("kpr"), copies.copy("kpr"), TOPICS);
     expect(c.regressed).toBe(false);
-    expect(c.values.filter((v) => v.changed)).toEqual([]);
+    expect(c.changes.filter((x) => x.severity !== "other")).toEqual([]);
   });
 
-  it("a verdict that turned from pass to fail is a regression, with the key value that moved", async () => {
+  it("a verdict that turned from pass to fail is a regression, listed first", async () => {
     const b = copies.tampered("kpr", "iptables", ["iptables-save"], (t) =>
       t.replace("COMMIT", `${KUBE_SVC_LINE}\nCOMMIT`),
     );
     const c = await compareBundles(shipped("kpr"), b, TOPICS);
     expect(c.regressed).toBe(true);
     // one kube-proxy rule breaks three kpr properties: KUBE-SVC lines, ClusterIP lines, kube-proxy chains
-    expect(c.verdicts.filter((v) => v.kind !== "same").map((v) => `${v.id}: ${v.a} → ${v.b}`)).toEqual([
-      "iptables.kube-svc-lines: pass → fail",
-      "iptables.cluster-ip-lines: pass → fail",
-      "iptables.kube-proxy-chains: pass → fail",
+    expect(c.changes.map((x) => `${x.severity} ${x.id}: ${x.a} → ${x.b}`)).toEqual([
+      "regression iptables.kube-svc-lines: pass (0) → fail (1)",
+      "regression iptables.cluster-ip-lines: pass (0) → fail (1)",
+      "regression iptables.kube-proxy-chains: pass (0) → fail (1)",
     ]);
-    expect(c.values.find((v) => v.name === "KUBE-SVC lines")).toEqual({
-      name: "KUBE-SVC lines",
-      a: "0",
-      b: "1",
-      changed: true,
-    });
-    expect(formatComparison(c)).toContain("| `iptables.kube-svc-lines` | pass | fail | **changed** |");
+    expect(formatComparison(c)).toContain(
+      "| `iptables.kube-svc-lines` | pass (0) | fail (1) | **pass → fail**",
+    );
   });
 
   it("a topic missing from B makes its properties disappear (exit 1 from the CLI)", async () => {
     const b = copies.copy("kube-proxy");
     rmSync(join(b, "calls", "ghost.jsonl"));
     const c = await compareBundles(shipped("kube-proxy"), b, TOPICS);
-    expect(c.verdicts.filter((v) => v.kind === "disappeared").map((v) => v.id)).toContain("ghost.fails-fast");
-    const io = { out: () => {}, err: () => {}, readStdin: async () => "" };
-    expect(await main(["compare", shipped("kube-proxy"), b], io)).toBe(1);
+    expect(c.changes.filter((v) => v.kind === "disappeared").map((v) => v.id)).toContain("ghost.fails-fast");
+    expect(await main(["compare", shipped("kube-proxy"), b], quiet)).toBe(1);
   });
 
-  it("kpr vs kube-proxy: no verdict changes (each judged by its mode), the key values that differ by mode do", async () => {
+  it("kpr vs kube-proxy: no verdict regression (each judged by its mode)", async () => {
     const c = await compareBundles(shipped("kpr"), shipped("kube-proxy"), TOPICS);
-    expect(c.regressed).toBe(false);
-    const changed = c.values.filter((v) => v.changed).map((v) => v.name);
-    expect(changed).toEqual(
-      expect.arrayContaining([
-        "KubeProxyReplacement",
-        "ghost errno",
-        "NodePort agent entry",
-        "holder socket peer is the backend",
-      ]),
+    expect(c.changes.filter((x) => x.severity === "regression")).toEqual([]);
+  });
+
+  it("1.19 → 1.20 beside kube-proxy: the new known issue and the 880× move, exit 1", async () => {
+    const a = join("suites", "bundles", "1.19", "kube-proxy");
+    const b = join("suites", "bundles", "1.20", "kube-proxy");
+    const c = await compareBundles(a, b, TOPICS);
+    expect(c.regressed).toBe(true);
+    const known = c.changes.filter((x) => x.severity === "new-known-issue").map((x) => x.id);
+    expect(known).toEqual([
+      "ghost.fails-fast",
+      "ghost.errno",
+      "ghost.seconds",
+      "measure.ghost-fail-fast-p90",
+    ]);
+    const text = formatComparison(c);
+    expect(text).toMatch(/Regression: 4 new known issues/);
+    expect(text).toMatch(/known issue of Cilium 1\.20\.2: curl to the ghost ClusterIP hangs/);
+    expect(text).toContain("0.0065 s → 5 s (774×; tolerance 10×)");
+    // the policy map's rename is declared behaviour of 1.20: listed, not a regression
+    expect(c.changes.find((x) => x.id === "program.policy-map")).toMatchObject({
+      severity: "other",
+      kind: "declared",
+    });
+    const out: string[] = [];
+    expect(await main(["compare", a, b], { ...quiet, out: (s: string) => out.push(s) })).toBe(1);
+    expect(out.join("")).toContain("New known issues (4)");
+  });
+
+  it("1.18 → 1.19 in kpr: the known issues of 1.18 are gone, which is news, not a regression", async () => {
+    const c = await compareBundles(
+      join("suites", "bundles", "1.18", "kpr"),
+      join("suites", "bundles", "1.19", "kpr"),
+      TOPICS,
     );
-    expect(changed).not.toContain("program");
+    const gone = c.changes.filter((x) => x.kind === "known issue gone").map((x) => x.id);
+    expect(gone).toEqual(["nodeport.bind-protection", "ghost.errno"]);
+    expect(c.changes.filter((x) => x.severity === "regression" || x.severity === "new-known-issue")).toEqual(
+      [],
+    );
+  });
+
+  it("an upgrade bundle against the fresh bundle of its target: the upgrade topic is not missing from B", async () => {
+    const c = await compareBundles(
+      join("suites", "bundles", "upgrade-1.19-1.20", "kpr"),
+      join("suites", "bundles", "1.20", "kpr"),
+      TOPICS,
+    );
+    const upgrade = c.changes.filter((x) => x.id.startsWith("upgrade."));
+    expect(upgrade.length).toBeGreaterThan(0);
+    expect(upgrade.every((x) => x.severity === "other" && x.kind === "not recorded in B")).toBe(true);
+  });
+
+  it("a property B recorded but could not judge here is not a regression: its reason is said", async () => {
+    const c = await compareBundles(
+      join("suites", "bundles", "1.19", "kpr"),
+      join("suites", "bundles", "existing", "kpr"),
+      TOPICS,
+    );
+    expect(c.changes.find((x) => x.id === "nodeport.outside-http-200")).toMatchObject({
+      severity: "other",
+      kind: "not checked in B",
+    });
+    expect(c.regressed).toBe(false);
+  });
+});
+
+describe("tolerances", () => {
+  it("a factor with a floor: noise under the floor is the same, a thousandfold move is named", () => {
+    const t = { factor: 10, floor: 0.01, unit: "s" };
+    expect(moved(t, "[0.0001,0.004]", "[0.006,0.0002]")).toBeNull();
+    expect(moved(t, "[0.005668,0.00183]", "[5.001847,5.001301]")).toBe(
+      "0.0057 s → 5 s (882×; tolerance 10×)",
+    );
+    expect(moved(t, "0.05", "0.2")).toBeNull();
+  });
+  it("exact by default; abs; ignore", () => {
+    expect(moved(undefined, "EPERM", "EHOSTUNREACH")).toBe("EPERM → EHOSTUNREACH");
+    expect(moved(undefined, "7", "7")).toBeNull();
+    expect(moved({ abs: 2 }, "10", "11")).toBeNull();
+    expect(moved({ abs: 2 }, "10", "13")).toBe("10 → 13 (by 3, tolerance ±2)");
+    expect(moved({ ignore: "an id" }, "1", "2")).toBeNull();
   });
 });

@@ -1,60 +1,183 @@
 import { type CheckResult, checkBundle } from "./check.ts";
 import { resolve } from "./properties/expectation.ts";
-import type { RecordSet } from "./records/types.ts";
+import type { Verdict } from "./properties/judge.ts";
+import type { Property, Tolerance } from "./properties/types.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
-export interface VerdictChange {
+/**
+ * How much a change matters to someone deciding on an upgrade, worst first. The first three make `compare`
+ * exit 1: a verdict that got worse, a known issue B shows that A did not, a value that moved past its
+ * tolerance while both verdicts agree (the datapath behaves differently, and no declaration says it should).
+ */
+export const SEVERITIES = ["regression", "new-known-issue", "behaviour", "other"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export const SEVERITY_TITLES: Record<Severity, string> = {
+  regression: "Verdict regressions",
+  "new-known-issue": "New known issues",
+  behaviour: "Behaviour changes (both verdicts agree, the value moved past its tolerance)",
+  other: "The rest",
+};
+
+export interface Change {
   id: string;
+  severity: Severity;
+  /** What changed, in a word: "pass → fail", "disappeared", "moved", "fixed", "declared", … */
+  kind: string;
+  /** A's and B's status or value, as shown. */
   a: string;
   b: string;
-  /** not-applicable: judged in A, declared not applicable in B's mode (comparing two modes), no regression. */
-  kind: "changed" | "disappeared" | "appeared" | "same" | "not-applicable";
+  /** One line: what it means (the known issue's claim and reference, the factor, the declared behaviour). */
+  detail: string;
 }
 
 export interface Comparison {
   a: CheckResult;
   b: CheckResult;
-  verdicts: VerdictChange[];
-  values: { name: string; a: string; b: string; changed: boolean }[];
-  /** True when a verdict changed or a property disappeared: `compare` exits 1. */
+  /** Every change, worst first (in declaration order within a severity). */
+  changes: Change[];
+  /** Properties with neither a verdict change nor a value change. */
+  unchanged: number;
+  /** True when a change of the first three severities happened: `compare` exits 1. */
   regressed: boolean;
 }
 
-/** The lab's key values, as compared across runs (versions, upgrades). */
-export function keyValues(r: RecordSet): Record<string, string> {
-  const show = (v: unknown) =>
-    v === undefined
-      ? "(not collected)"
-      : v === null
-        ? "(none)"
-        : typeof v === "string"
-          ? v
-          : JSON.stringify(v);
-  const prog = r.prog?.record;
-  const policy = prog
-    ? prog.policy_map.replace(String(prog.endpoint_id).padStart(5, "0"), "<id:05>")
-    : undefined;
-  return {
-    KubeProxyReplacement: show(r.iptables?.record.kube_proxy_replacement),
-    "KUBE-SVC lines": show(r.iptables?.record.kube_svc_lines),
-    "Socket LB coverage": show(r.ct ? r.ct.record.socket_lb_coverage : undefined),
-    "holder socket peer is the backend": show(
-      r.ct ? r.ct.record.socket_peer === r.ct.record.backend : undefined,
-    ),
-    "attach point": show(prog?.attach),
-    program: show(prog?.program),
-    "policy map naming": show(policy),
-    "NodePort agent entry": show(r.nodeport ? r.nodeport.record.service_id !== null : undefined),
-    "ghost curl exit": show(r.ghost?.record.curl_exit),
-    "ghost errno": show(r.datapath?.record.ghost_errno),
-    "ghost seconds": show(r.ghost?.record.seconds),
-    ServiceNoBackendResponse: show(r.ghost?.record.no_backend_response),
-    "ghost wildcard entry": show(r.datapath?.record.ghost_wildcard_entry),
-    "Cilium version": show(r.datapath?.record.cilium_version),
-  };
+const JUDGED = new Set<Verdict["status"]>(["pass", "fail", "known-issue"]);
+const RANK: Record<Verdict["status"], number> = { pass: 0, "known-issue": 1, fail: 2, skip: -1 };
+
+const WORD: Record<Verdict["status"], string> = {
+  pass: "pass",
+  fail: "fail",
+  skip: "skip",
+  "known-issue": "known issue",
+};
+
+/** A verdict's status and value as a cell: "pass (7)", "known issue (28)". */
+function shown(v: Verdict | undefined): string {
+  if (!v) return "(absent)";
+  return v.status === "skip" ? "skip" : `${WORD[v.status]} (${cut(v.observed)})`;
 }
 
-/** Property by property, and the key values, of two bundles (each re-judged from its raw outputs). */
+const cut = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}...` : s);
+
+/** The number a value stands for: itself, a numeric string, or a list's largest (the worst probe). */
+function magnitude(observed: string): number | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(observed);
+  } catch {
+    return null;
+  }
+  if (typeof v === "number") return v;
+  if (typeof v === "string" && /^-?\d+(\.\d+)?$/.test(v)) return Number(v);
+  if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number")) return Math.max(...v);
+  return null;
+}
+
+const num = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Number(x.toPrecision(2)).toString());
+
+/**
+ * Whether an observed value moved past the property's tolerance between A and B, and how it reads ("0.0057 s →
+ * 5.0 s (880×)"); null when it did not.
+ */
+export function moved(t: Tolerance | undefined, a: string, b: string): string | null {
+  if (a === b) return null;
+  const tol = t ?? { exact: true };
+  if ("ignore" in tol) return null;
+  if ("exact" in tol) return `${cut(a)} → ${cut(b)}`;
+  const x = magnitude(a);
+  const y = magnitude(b);
+  if (x === null || y === null) return `${cut(a)} → ${cut(b)} (not a number on one side)`;
+  if ("abs" in tol)
+    return Math.abs(y - x) > tol.abs
+      ? `${num(x)} → ${num(y)} (by ${num(y - x)}, tolerance ±${tol.abs})`
+      : null;
+  if (Math.abs(x) < tol.floor && Math.abs(y) < tol.floor) return null;
+  const lo = Math.min(Math.abs(x), Math.abs(y));
+  const hi = Math.max(Math.abs(x), Math.abs(y));
+  const factor = lo === 0 ? Number.POSITIVE_INFINITY : hi / lo;
+  if (factor <= tol.factor) return null;
+  const f = Number.isFinite(factor) ? `${factor >= 10 ? factor.toFixed(0) : factor.toFixed(1)}×` : "from 0";
+  return `${num(x)} ${tol.unit} → ${num(y)} ${tol.unit} (${f}; tolerance ${tol.factor}×)`;
+}
+
+/** One property's change from A to B, or null when nothing changed. */
+function change(
+  p: Property,
+  va: Verdict | undefined,
+  vb: Verdict | undefined,
+  ctx: { naInB: boolean; bRecorded: boolean; runsIn?: string; bCilium: string },
+): Change | null {
+  const a = shown(va);
+  const b = shown(vb);
+  const aJudged = va !== undefined && JUDGED.has(va.status);
+  const bJudged = vb !== undefined && JUDGED.has(vb.status);
+  const mk = (severity: Severity, kind: string, detail: string): Change => ({
+    id: p.id,
+    severity,
+    kind,
+    a,
+    b,
+    detail,
+  });
+  if (aJudged && !bJudged) {
+    if (ctx.naInB)
+      return mk(
+        "other",
+        "not applicable in B",
+        vb?.reason ?? "declared not applicable in B's mode and version",
+      );
+    if (!ctx.bRecorded && ctx.runsIn)
+      return mk("other", "not recorded in B", `its topic runs only in ${ctx.runsIn}`);
+    // B recorded the topic but could not judge this one here (no outside client, a bundle older than the probe):
+    // nothing about the datapath got worse, and the reason is said
+    if (ctx.bRecorded && vb?.status === "skip")
+      return mk("other", "not checked in B", vb.reason ?? vb.message);
+    return mk(
+      "regression",
+      "disappeared",
+      vb ? `judged in A, skipped in B: ${vb.reason ?? vb.message}` : "judged in A, absent from B",
+    );
+  }
+  if (!aJudged && bJudged) {
+    if (vb?.status === "known-issue")
+      return mk("new-known-issue", "appeared as a known issue", knownLine(vb));
+    return mk("other", "appeared", `judged in B only (${vb?.status})`);
+  }
+  if (!aJudged || !va || !vb) return null;
+  if (vb.status === "known-issue" && va.status !== "known-issue") {
+    // the move is named too: a known issue that turned a 5 ms refusal into a 5 s timeout says so
+    const m = moved(p.tolerance, va.observed, vb.observed);
+    return mk("new-known-issue", `${WORD[va.status]} → known issue`, `${knownLine(vb)}${m ? `; ${m}` : ""}`);
+  }
+  if (RANK[vb.status] > RANK[va.status])
+    return mk("regression", `${WORD[va.status]} → ${WORD[vb.status]}`, vb.message.split("\n")[0] ?? "");
+  if (RANK[vb.status] < RANK[va.status])
+    return mk(
+      "other",
+      va.status === "known-issue" ? "known issue gone" : "fixed",
+      vb.note ?? `${WORD[va.status]} → ${WORD[vb.status]}: ${vb.checked ?? vb.claim}`,
+    );
+  // both verdicts agree: did the value move?
+  const m = moved(p.tolerance, va.observed, vb.observed);
+  if (!m) return null;
+  if (va.expected !== vb.expected && vb.status === "pass")
+    return mk(
+      "other",
+      "declared",
+      `${m}: declared for Cilium ${ctx.bCilium}${vb.deviation ? ` (${vb.deviation.kind} of ${vb.deviation.versions}: ${vb.deviation.claim})` : ""}`,
+    );
+  return mk("behaviour", "moved", m);
+}
+
+function knownLine(v: Verdict): string {
+  const d = v.deviation;
+  return d
+    ? `known issue of Cilium ${d.versions}: ${d.claim} (${d.upstream ?? d.why}); expected ${v.expected}, observed ${cut(v.observed)}`
+    : (v.message.split("\n")[0] ?? "");
+}
+
+/** Property by property, verdicts and observed values, of two bundles (each re-judged from its raw outputs). */
 export async function compareBundles(
   dirA: string,
   dirB: string,
@@ -62,67 +185,78 @@ export async function compareBundles(
 ): Promise<Comparison> {
   const a = await checkBundle(dirA, topics);
   const b = await checkBundle(dirB, topics);
-  const byId = (r: CheckResult) => new Map(r.verdicts.map((v) => [v.id, v.status as string]));
-  const va = byId(a);
-  const vb = byId(b);
-  // declared not applicable in B's mode and version (comparing two modes): no regression
-  const naInB = new Set(
-    topics
-      .flatMap((t) => t.properties)
-      .filter((p) => "na" in resolve(p.expect[b.mode], b.cilium))
-      .map((p) => p.id),
-  );
-  const ids = [...new Set([...va.keys(), ...vb.keys()])];
-  const verdicts: VerdictChange[] = ids.map((id) => {
-    const x = va.get(id);
-    const y = vb.get(id);
-    const judged = (s?: string) => s === "pass" || s === "fail";
-    let kind: VerdictChange["kind"] = "same";
-    if (judged(x) && !judged(y)) kind = naInB.has(id) ? "not-applicable" : "disappeared";
-    else if (!judged(x) && judged(y)) kind = "appeared";
-    else if (x !== y) kind = "changed";
-    return { id, a: x ?? "(absent)", b: y ?? "(absent)", kind };
-  });
-  const ka = keyValues(a.records);
-  const kb = keyValues(b.records);
-  const values = Object.keys(ka).map((name) => ({
-    name,
-    a: ka[name] as string,
-    b: kb[name] as string,
-    changed: ka[name] !== kb[name],
-  }));
-  return {
-    a,
-    b,
-    verdicts,
-    values,
-    regressed: verdicts.some((v) => v.kind === "changed" || v.kind === "disappeared"),
-  };
+  return compareResults(a, b, topics);
 }
 
-const cell = (s: string) => s.replace(/\|/g, "\\|");
+export function compareResults(a: CheckResult, b: CheckResult, topics: TopicDeclaration[]): Comparison {
+  const byId = (r: CheckResult) => new Map(r.verdicts.map((v) => [v.id, v]));
+  const va = byId(a);
+  const vb = byId(b);
+  const changes: Change[] = [];
+  let unchanged = 0;
+  for (const t of topics) {
+    const bRecorded = b.topics.includes(t.name);
+    for (const p of t.properties) {
+      const c = change(p, va.get(p.id), vb.get(p.id), {
+        // declared not applicable in B's mode and version (comparing two modes): no regression
+        naInB: "na" in resolve(p.expect[b.mode], b.cilium),
+        bRecorded,
+        ...(t.runsIn ? { runsIn: t.runsIn } : {}),
+        bCilium: b.cilium,
+      });
+      if (c) changes.push(c);
+      else unchanged++;
+    }
+  }
+  const order = (s: Severity) => SEVERITIES.indexOf(s);
+  changes.sort((x, y) => order(x.severity) - order(y.severity));
+  return { a, b, changes, unchanged, regressed: changes.some((c) => c.severity !== "other") };
+}
+
+/** "1 verdict regression, 4 new known issues, 1 behaviour change" (the first three severities that happened). */
+export function verdictLine(c: Comparison): string {
+  const n = (s: Severity) => c.changes.filter((x) => x.severity === s).length;
+  const parts = [
+    [n("regression"), "verdict regression"],
+    [n("new-known-issue"), "new known issue"],
+    [n("behaviour"), "behaviour change"],
+  ] as const;
+  const said = parts.filter(([k]) => k > 0).map(([k, w]) => `${k} ${w}${k === 1 ? "" : "s"}`);
+  return said.length > 0
+    ? `Regression: ${said.join(", ")}.`
+    : "No verdict regression, no new known issue, no behaviour change.";
+}
+
+const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 export function formatComparison(c: Comparison): string {
   const head = (r: CheckResult) => `${r.mode}, Cilium ${r.cilium}`;
   const out = [
     `### Compare \`${c.a.bundle}\` (${head(c.a)}) → \`${c.b.bundle}\` (${head(c.b)})`,
     "",
+    `**${verdictLine(c)}**`,
+    "",
     c.a.mode !== c.b.mode
       ? `> The bundles are of different modes (${c.a.mode} vs ${c.b.mode}); each verdict is judged against its own mode's expectation.\n`
       : "",
-    "| property | A | B | change |",
-    "|---|---|---|---|",
-    ...c.verdicts
-      .filter((v) => v.kind !== "same" && v.kind !== "not-applicable")
-      .map((v) => `| \`${v.id}\` | ${v.a} | ${v.b} | **${v.kind}** |`),
-    `| (${c.verdicts.filter((v) => v.kind === "same").length} unchanged${c.verdicts.some((v) => v.kind === "not-applicable") ? `, ${c.verdicts.filter((v) => v.kind === "not-applicable").length} not applicable in B's mode` : ""}) | | | |`,
-    "",
-    "| key value | A | B | |",
-    "|---|---|---|---|",
-    ...c.values.map((v) => `| ${v.name} | ${cell(v.a)} | ${cell(v.b)} | ${v.changed ? "changed" : ""} |`),
-    "",
-    c.regressed ? "**Regression: a verdict changed or a property disappeared.**" : "No verdict changed.",
-    "",
   ];
+  for (const s of SEVERITIES) {
+    const rows = c.changes.filter((x) => x.severity === s);
+    if (rows.length === 0 && s === "other") continue;
+    out.push(`#### ${SEVERITY_TITLES[s]} (${rows.length})`, "");
+    if (rows.length === 0) {
+      out.push("None.", "");
+      continue;
+    }
+    out.push(
+      "| property | A | B | change |",
+      "|---|---|---|---|",
+      ...rows.map(
+        (r) => `| \`${r.id}\` | ${cell(r.a)} | ${cell(r.b)} | **${cell(r.kind)}**: ${cell(r.detail)} |`,
+      ),
+      "",
+    );
+  }
+  out.push(`(${c.unchanged} properties unchanged: same verdict, value within its tolerance)`, "");
   return out.filter((l, i) => !(l === "" && out[i - 1] === "")).join("\n");
 }

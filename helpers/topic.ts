@@ -36,6 +36,11 @@ export interface TopicDeclaration {
   builds: RecordName[];
   observe(ctx: RunContext): Promise<RecordSet>;
   properties: Property[];
+  /**
+   * Set for a topic that only some runs record (e.g. "an upgrade run (UPGRADE_TO)"): a bundle without it is not
+   * missing anything, so `compare` does not call its properties' absence a regression.
+   */
+  runsIn?: string;
 }
 
 export function defineTopic(

@@ -154,6 +154,16 @@ export function describeTopic(topic: TopicDeclaration): void {
               skipTest(v.message);
               return;
             }
+            if (v.status === "known-issue") {
+              // neither a pass nor a fail: a JUnit property names it (and the CI summary counts it apart); it
+              // fails the test only when the run is strict
+              await annotate(
+                `${v.deviation?.claim ?? v.claim} (${v.deviation?.upstream ?? ""})`,
+                "known-issue",
+              );
+              say(target, v.message.split("\n").slice(0, 2).join(" | "));
+              if (process.env.CONFORMANCE_STRICT !== "1") return;
+            }
             expect(v).toHoldProperty();
           },
         );

@@ -26,33 +26,51 @@ export type Expect =
   /** Not applicable in this mode/version: the verdict is a skip with this reason. */
   | { na: string };
 
-/** A patch range inside a minor where Cilium behaved differently (inclusive at both ends), with the reason. */
-export interface PatchRange {
-  from: string;
-  to: string;
-  expect: Expect;
-  /** The issue or PR that fixes the range, e.g. "cilium issue 45184, fixed in 1.19.4". */
-  why: string;
-}
+/**
+ * How a version's expectation departs from the default, and what kind of departure it is. Two kinds, never
+ * confused: `behaviour` is the documented, intended way that version works (a renamed map, an entry added in a
+ * minor) and a run that shows it passes; `known-issue` is a bug with an upstream reference (an errno lost, a
+ * reply discarded): a run that shows it gets its own verdict, known issue, never a pass.
+ */
+export type Deviation =
+  | {
+      kind: "behaviour";
+      expect: Expect;
+      /** The version's own claim, in plain words: what holds for it (the general claim stays the property's). */
+      claim: string;
+      /** Where it comes from: the doc, the code (file, function) or the PR that made it so. */
+      why: string;
+    }
+  | {
+      kind: "known-issue";
+      /** What the bug makes the run observe. */
+      expect: Expect;
+      /** What goes wrong on this version, in plain words. */
+      claim: string;
+      why: string;
+      /** The upstream reference: the issue or PR that names the bug, and the fix when there is one. */
+      upstream: string;
+    };
+export type DeviationKind = Deviation["kind"];
+
+/** A patch range inside a minor where Cilium behaved differently (inclusive at both ends). */
+export type PatchRange = Deviation & { from: string; to: string };
 
 /**
  * An expectation that changes with the Cilium version: a patch range wins (when the full version is known),
- * then the minor, else `default`.
+ * then the minor, else `default` (the documented behaviour, the claim as the property states it).
  */
 export interface ByVersion {
   default: Expect;
-  byMinor?: Record<string, Expect>;
+  byMinor?: Record<string, Deviation>;
   byPatch?: PatchRange[];
 }
-/** @deprecated the earlier name; byPatch is optional, so every ByMinor is a ByVersion */
-export type ByMinor = ByVersion;
 
 export type ModeExpectation = Expect | ByVersion;
 
 export function isByVersion(e: ModeExpectation): e is ByVersion {
   return "default" in e;
 }
-export const isByMinor = isByVersion;
 
 /** "1.19.7" → [1, 19, 7]; "1.19" → [1, 19]; anything else → null. */
 export function versionParts(v: string): number[] | null {
@@ -78,18 +96,59 @@ export function inPatchRange(version: string, r: Pick<PatchRange, "from" | "to">
   return cmp(v, from) >= 0 && cmp(v, to) <= 0;
 }
 
-/**
- * The expectation in force for a Cilium version: `1.19.7` (patch ranges apply) or `1.19` (minor only; a
- * patch range then does not apply, since the patch is unknown), or the default when none is given.
- */
-export function resolve(e: ModeExpectation, version?: string): Expect {
-  if (!isByVersion(e)) return e;
-  if (version === undefined) return e.default;
-  const range = e.byPatch?.find((r) => inPatchRange(version, r));
-  if (range) return range.expect;
+/** The expectation in force for a version, the deviation that put it there, and what the version is meant to do. */
+export interface Resolved {
+  expect: Expect;
+  /** The deviation in force, with the versions it covers ("1.20.2", "1.19.0–1.19.3", "1.18"); null for the default. */
+  deviation: (Deviation & { versions: string }) | null;
+  /**
+   * What the version is meant to do: for a known issue, the expectation without it (the minor's behaviour, or
+   * the default); otherwise the expectation in force.
+   */
+  intended: Expect;
+}
+
+function minorOf(version: string): string {
   const parts = versionParts(version);
-  const minor = parts ? `${parts[0]}.${parts[1]}` : version;
-  return e.byMinor?.[minor] ?? e.default;
+  return parts ? `${parts[0]}.${parts[1]}` : version;
+}
+
+/**
+ * Resolves for a Cilium version: `1.19.7` (patch ranges apply) or `1.19` (minor only; a patch range then does
+ * not apply, since the patch is unknown), or the default when none is given.
+ */
+export function resolveVersion(e: ModeExpectation, version?: string): Resolved {
+  if (!isByVersion(e)) return { expect: e, deviation: null, intended: e };
+  if (version === undefined) return { expect: e.default, deviation: null, intended: e.default };
+  const minor = minorOf(version);
+  const byMinor = e.byMinor?.[minor];
+  const minorExpect = byMinor && byMinor.kind === "behaviour" ? byMinor.expect : e.default;
+  const range = e.byPatch?.find((r) => inPatchRange(version, r));
+  const dev: Resolved["deviation"] = range
+    ? { ...range, versions: range.from === range.to ? range.from : `${range.from}–${range.to}` }
+    : byMinor
+      ? { ...byMinor, versions: minor }
+      : null;
+  if (!dev) return { expect: e.default, deviation: null, intended: e.default };
+  return {
+    expect: dev.expect,
+    deviation: dev,
+    intended: dev.kind === "known-issue" ? minorExpect : dev.expect,
+  };
+}
+
+/** The expectation in force for a Cilium version (see resolveVersion). */
+export function resolve(e: ModeExpectation, version?: string): Expect {
+  return resolveVersion(e, version).expect;
+}
+
+/** Every deviation a mode's expectation declares, with the versions it covers. */
+export function deviations(e: ModeExpectation): (Deviation & { versions: string })[] {
+  if (!isByVersion(e)) return [];
+  return [
+    ...Object.entries(e.byMinor ?? {}).map(([minor, d]) => ({ ...d, versions: minor })),
+    ...(e.byPatch ?? []).map((r) => ({ ...r, versions: r.from === r.to ? r.from : `${r.from}–${r.to}` })),
+  ];
 }
 
 function show(v: Json): string {
@@ -110,10 +169,11 @@ export function describeExpect(e: Expect): string {
 /** "≥ 1 (1.18: 0)", "EHOSTUNREACH (1.19.2–1.19.3: EPERM)" — the default with the versions that differ. */
 export function describeModeExpectation(e: ModeExpectation): string {
   if (!isByVersion(e)) return describeExpect(e);
-  const extra = [
-    ...Object.entries(e.byMinor ?? {}).map(([minor, x]) => `${minor}: ${describeExpect(x)}`),
-    ...(e.byPatch ?? []).map((r) => `${r.from}–${r.to}: ${describeExpect(r.expect)}`),
-  ].join("; ");
+  const extra = deviations(e)
+    .map(
+      (d) => `${d.versions}: ${describeExpect(d.expect)}${d.kind === "known-issue" ? " (known issue)" : ""}`,
+    )
+    .join("; ");
   return extra ? `${describeExpect(e.default)} (${extra})` : describeExpect(e.default);
 }
 

@@ -1,6 +1,13 @@
 import { type EvidenceItem, showItem } from "../records/evidence.ts";
 import type { LabRecords, RecordName, RecordSet } from "../records/types.ts";
-import { describeExpect, type Mode, resolve, satisfies } from "./expectation.ts";
+import {
+  type Deviation,
+  describeExpect,
+  deviations,
+  type Mode,
+  resolveVersion,
+  satisfies,
+} from "./expectation.ts";
 import type { Observation, Property, RecordView } from "./types.ts";
 
 export interface Verdict {
@@ -11,14 +18,52 @@ export interface Verdict {
   mode: Mode;
   /** The Cilium version the expectation was resolved for ("1.19.7", or a minor "1.20"), or null for the default. */
   cilium: string | null;
-  status: "pass" | "fail" | "skip";
+  /**
+   * known-issue: the run shows a bug the declaration names for this version (with its upstream reference):
+   * neither a pass (the claim does not hold) nor a fail (the version is known to do it).
+   */
+  status: "pass" | "fail" | "skip" | "known-issue";
+  /** What the version is meant to do (for a known issue: without the bug). */
   expected: string;
   observed: string;
   /** Raw lines quoted at their place in the bundle, or values derived from named places. */
   evidence: EvidenceItem[];
   /** One paragraph a person can act on: expected vs observed and the raw lines. */
   message: string;
+  /** Why it was skipped (a skip only; absent in bundles recorded before it: see skipReason). */
+  reason?: string;
+  /**
+   * What was checked for this version, in its own words: the property's claim, or the version's claim where a
+   * deviation is declared (a known issue's claim says what goes wrong). Absent in bundles recorded before it.
+   */
+  checked?: string;
+  /** The deviation declared for this mode and version, if any (behaviour or known issue), with its source. */
+  deviation?: DeviationNote;
+  /**
+   * News beside the status: a known issue declared for this version not observed any more (the fix landed), or
+   * a failure that matches a known issue declared for another version.
+   */
+  note?: string;
 }
+
+export interface DeviationNote {
+  kind: Deviation["kind"];
+  versions: string;
+  claim: string;
+  why: string;
+  /** A known issue's upstream reference. */
+  upstream?: string;
+  /** A known issue's value: what the bug makes the run observe. */
+  expected: string;
+}
+
+/** A verdict's kind as a word for people: "passed", "failed", "skipped", "known issue". */
+export const STATUS_WORDS: Record<Verdict["status"], string> = {
+  pass: "passed",
+  fail: "failed",
+  skip: "skipped",
+  "known-issue": "known issue",
+};
 
 export class MissingRecord extends Error {
   constructor(readonly record: RecordName) {
@@ -51,9 +96,41 @@ export function sourceText(p: Property): string {
   return `${doc} ${p.source.where}`;
 }
 
+/** A skip's reason: its own field, or (a verdict stored before it) what its message says after "skipped: ". */
+export function skipReason(v: Pick<Verdict, "reason" | "message">): string {
+  if (v.reason) return v.reason;
+  const m = /: (skipped|not applicable): ([\s\S]*)$/.exec(v.message);
+  if (!m) return v.message;
+  return m[1] === "skipped" ? (m[2] as string) : `not applicable: ${m[2]}`;
+}
+
+function deviationNote(d: Deviation & { versions: string }): DeviationNote {
+  return {
+    kind: d.kind,
+    versions: d.versions,
+    claim: d.claim,
+    why: d.why,
+    ...(d.kind === "known-issue" ? { upstream: d.upstream } : {}),
+    expected: describeExpect(d.expect),
+  };
+}
+
+/** A known issue of another version of this mode that the observed value matches (for a failure's note). */
+function matchingKnownIssue(p: Property, mode: Mode, value: unknown, own?: string): string | undefined {
+  const d = deviations(p.expect[mode]).find(
+    (x) => x.kind === "known-issue" && x.versions !== own && satisfies(x.expect, value),
+  );
+  return d && d.kind === "known-issue"
+    ? `the observed value is what the known issue of Cilium ${d.versions} makes it: ${d.claim} (${d.upstream})`
+    : undefined;
+}
+
 /** Pure: one property, one mode, the records → a verdict. */
 export function judge(p: Property, mode: Mode, records: RecordSet, cilium?: string): Verdict {
-  const exp = resolve(p.expect[mode], cilium);
+  const r = resolveVersion(p.expect[mode], cilium);
+  const dev = r.deviation;
+  const known = dev?.kind === "known-issue" ? dev : null;
+  const checked = dev?.kind === "behaviour" ? dev.claim : p.claim;
   const base = {
     id: p.id,
     topic: p.topic,
@@ -61,16 +138,21 @@ export function judge(p: Property, mode: Mode, records: RecordSet, cilium?: stri
     source: sourceText(p),
     mode,
     cilium: cilium ?? null,
-    expected: describeExpect(exp),
+    expected: describeExpect(r.intended),
+    checked,
+    ...(dev ? { deviation: deviationNote(dev) } : {}),
   };
   const where = `[${mode}${cilium ? `, Cilium ${cilium}` : ""}] ${p.id}`;
-  if ("na" in exp) {
+  // the claim as this version states it: "holds for Cilium 1.20: …" where a behaviour of the version is declared
+  const forVersion = dev?.kind === "behaviour" ? ` for Cilium ${dev.versions}` : "";
+  if ("na" in r.expect) {
     return {
       ...base,
       status: "skip",
       observed: "-",
       evidence: [],
-      message: `${where}: not applicable: ${exp.na}`,
+      reason: `not applicable: ${r.expect.na}`,
+      message: `${where}: not applicable: ${r.expect.na}`,
     };
   }
   let obs: Observation;
@@ -83,7 +165,7 @@ export function judge(p: Property, mode: Mode, records: RecordSet, cilium?: stri
       status: "fail",
       observed: `(not observed: ${why})`,
       evidence: [],
-      message: `${where}: ${p.claim}\n  expected ${base.expected}, but it could not be observed: ${why}`,
+      message: `${where}: ${checked}\n  expected ${base.expected}, but it could not be observed: ${why}`,
     };
   }
   if (obs.skip) {
@@ -92,19 +174,46 @@ export function judge(p: Property, mode: Mode, records: RecordSet, cilium?: stri
       status: "skip",
       observed: "-",
       evidence: obs.evidence,
+      reason: obs.skip,
       message: `${where}: skipped: ${obs.skip}`,
     };
   }
-  const ok = satisfies(exp, obs.value);
   const observed = show(obs.value);
   const lines =
     obs.evidence.length > 0 ? obs.evidence.map((e) => `    ${showItem(e)}`).join("\n") : "    (no evidence)";
+  const shown = `  observed: ${observed}\n  evidence (${sourceText(p)}):\n${lines}`;
+  if (known && satisfies(known.expect, obs.value)) {
+    return {
+      ...base,
+      status: "known-issue",
+      observed,
+      evidence: obs.evidence,
+      message: `${where}: KNOWN ISSUE of Cilium ${known.versions}: ${known.claim}\n  so it does not hold here: ${p.claim}\n  expected (what the version is meant to do): ${base.expected}\n  known issue: ${describeExpect(known.expect)} (${known.upstream})\n${shown}`,
+    };
+  }
+  const ok = satisfies(r.intended, obs.value);
+  if (known && ok) {
+    const note = `the known issue declared for Cilium ${known.versions} is not observed any more: ${known.claim} (${known.upstream})`;
+    return {
+      ...base,
+      status: "pass",
+      observed,
+      evidence: obs.evidence,
+      note,
+      message: `${where}: holds: ${p.claim}\n  ${note}\n  expected: ${base.expected}\n${shown}`,
+    };
+  }
+  const elsewhere = ok ? undefined : matchingKnownIssue(p, mode, obs.value, dev?.versions);
+  const knownLine = known
+    ? `\n  (the known issue declared for Cilium ${known.versions} would show ${describeExpect(known.expect)}: ${known.claim})`
+    : "";
   return {
     ...base,
     status: ok ? "pass" : "fail",
     observed,
     evidence: obs.evidence,
-    message: `${where}: ${ok ? "holds" : "FAILS"}: ${p.claim}\n  expected: ${base.expected}\n  observed: ${observed}\n  evidence (${sourceText(p)}):\n${lines}`,
+    ...(elsewhere ? { note: elsewhere } : {}),
+    message: `${where}: ${ok ? "holds" : "FAILS"}${forVersion}: ${checked}\n  expected: ${base.expected}${knownLine}${elsewhere ? `\n  note: ${elsewhere}` : ""}\n${shown}`,
   };
 }
 

@@ -41,6 +41,36 @@ export const ipOf = (addr: string) =>
 export const SETRETVAL_WHY =
   "the socket hook cannot set its errno and the kernel answers EPERM: try_set_retval() compiles to `return 0` where helpers.h is included before the set_retval feature probe (cilium issue 45184; fixed by PR 45185, backported to 1.19.4 as PR 45673, never to 1.18: PR 48405 says the fix 'was never in v1.18 tree'; 1.18.11 bpf/include/bpf/helpers_skb.h:9-10, helpers.h:106-113; preprocessing 1.19.1 and 1.19.3 gives the same `return 0`)";
 
+/** The upstream reference of the 1.20.2 ICMP reject issue. */
+export const ICMP_TAIL_UPSTREAM = "cilium PR 48426 names it; fixed upstream by PR 48578, not in 1.20.2";
+
+/**
+ * The socket hooks' lost errno (cilium issue 45184) as a known issue of a version: `call` fails with EPERM
+ * where the hook means `meant`.
+ */
+export function SETRETVAL_ISSUE(call: string, meant: string, fixed: string) {
+  return {
+    kind: "known-issue",
+    expect: { eq: "EPERM" },
+    claim: `${call} fails with EPERM, not ${meant}: the socket hook's errno is lost`,
+    why: SETRETVAL_WHY,
+    upstream: `cilium issue 45184; fixed by PR 45185, backported to 1.19.4 as PR 45673; ${fixed}`,
+  } as const;
+}
+
 /** Why a Pod's connect() to a ClusterIP without backends times out with KPR=false on Cilium 1.20.2. */
 export const ICMP_TAIL_WHY =
   "Cilium 1.20.2 backports PR 48020 (#48114, CHANGELOG: 'bpf: icmp*: fix up sample length'): generate_icmp4_reply() now cuts the rejected SYN to 42 bytes (bpf/lib/icmp.h:60-67), which the kernel refuses for a Pod's packet with a pending checksum (bpf_skb_change_tail -EINVAL below 52 bytes); the unchecked error leaves an ICMP reply whose IP length disagrees with the frame, and the Pod's kernel discards it (IpInDiscards), so the SYN is retried until curl's 5 s limit. Seen on the lab cluster (run lab120b: 24 probes, exit 28 at 5.0 s; the node's probes still meet kube-proxy's REJECT); cilium PR 48426 names it, fixed upstream by PR 48578 (not in 1.20.2)";
+
+/**
+ * compare's tolerance for a fast failure's seconds: every refusal here took under 10 ms (a run-to-run spread of
+ * 0.06-6.5 ms), so values under 0.01 s are the same behaviour; past it, a tenfold move is a change of behaviour
+ * (a refusal that became a timeout moves by ~1000x).
+ */
+export const FAST_FAIL_TOLERANCE = { factor: 10, floor: 0.01, unit: "s" } as const;
+
+/**
+ * compare's tolerance for a map or rules convergence p90 (ms): recorded runs spread 905-2519 ms on the 2-core lab
+ * machine, by its load; a move past 3x (or from under a second to more) is a change of behaviour.
+ */
+export const CONVERGENCE_TOLERANCE = { factor: 3, floor: 1000, unit: "ms" } as const;

@@ -43,6 +43,20 @@ export interface RecordView {
   set: RecordSet;
 }
 
+/**
+ * How far a property's observed value may move between two runs before `compare` calls it a behaviour change
+ * (even where both verdicts agree). Absent: exact (any change of the observed value is one).
+ * - factor: a number, or a list of numbers judged by its largest (the worst probe), may grow or shrink by this
+ *   factor; values both under `floor` count as equal (noise below what the claim cares about);
+ * - abs: a number may move by this much;
+ * - ignore: the value differs run to run by nature (an id, an address): the reason.
+ */
+export type Tolerance =
+  | { exact: true }
+  | { factor: number; floor: number; unit: string }
+  | { abs: number }
+  | { ignore: string };
+
 export interface Property {
   id: string;
   topic: Topic;
@@ -55,4 +69,6 @@ export interface Property {
   needs: RecordName[];
   /** Pure: records in, observed value and evidence out. */
   observe(r: RecordView, mode: Mode): Observation;
+  /** How far its observed value may move between runs (compare); absent: exact. */
+  tolerance?: Tolerance;
 }

@@ -1,7 +1,7 @@
 /** The report's inline style and script: no fonts, images or scripts from anywhere else. */
 
 export const CSS = `
-:root { --fail: #b3261e; --skip: #8a6d00; --pass: #1e7b34; --line: #d9dce1; --muted: #5f6368; --bg-soft: #f5f6f8; }
+:root { --fail: #b3261e; --skip: #8a6d00; --pass: #1e7b34; --known: #b06000; --line: #d9dce1; --muted: #5f6368; --bg-soft: #f5f6f8; }
 * { box-sizing: border-box; }
 html { scrollbar-gutter: stable; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1b1c1e; background: #fff; }
@@ -32,11 +32,12 @@ table.props thead th { background: var(--bg-soft); }
 table.props thead th.mode-head { text-align: center; border-left: 2px solid #fff; }
 table.props[data-filter="fail"] tbody.prop:not([data-fail]) { display: none; }
 table.props[data-filter="skip"] tbody.prop:not([data-skip]) { display: none; }
+table.props[data-filter="known-issue"] tbody.prop:not([data-known-issue]) { display: none; }
 .expander { border: 0; background: none; padding: 0; text-align: left; color: #1f4f8a; font-family: ui-monospace, monospace; font-size: 12px; }
 .expander::before { content: "▸ "; display: inline-block; width: 1em; }
 .expander[aria-expanded="true"]::before { content: "▾ "; }
 .verdict { font-weight: 600; white-space: nowrap; }
-.verdict.fail { color: var(--fail); } .verdict.skip { color: var(--skip); } .verdict.pass { color: var(--pass); }
+.verdict.fail { color: var(--fail); } .verdict.skip { color: var(--skip); } .verdict.pass { color: var(--pass); } .verdict.known-issue { color: var(--known); font-weight: 600; }
 .val { font-family: ui-monospace, monospace; font-size: 12px; }
 tr.evidence > td { background: var(--bg-soft); }
 .ev-mode { margin: 4px 0 12px; min-width: 0; }
@@ -74,6 +75,7 @@ table.headline th[scope="row"] { font-weight: normal; }
 .hl-line { display: block; margin-top: 4px; padding: 3px 6px; background: var(--bg-soft); border-left: 3px solid var(--line); white-space: pre-wrap; overflow-wrap: anywhere; }
 .hl-cell[data-status="pass"] .hl-line { border-left-color: var(--pass); }
 .hl-cell[data-status="fail"] .hl-line { border-left-color: var(--fail); }
+.hl-cell[data-status="known-issue"] .hl-line { border-left-color: var(--known); }
 .hl-line.none { font-style: italic; font-size: 12px; }
 .hl-from, .hl-note { display: block; font-size: 11px; overflow-wrap: anywhere; }
 .pictures { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap: 12px; margin-top: 12px; }
@@ -97,7 +99,7 @@ table.compare td, table.compare th { border-bottom: 1px solid var(--line); paddi
   table.props, table.props thead, table.props tbody, table.props tr, table.props th, table.props td { display: block; width: auto; }
   table.props thead { display: none; }
   table.props tbody.prop { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 10px; }
-  table.props[data-filter="fail"] tbody.prop:not([data-fail]), table.props[data-filter="skip"] tbody.prop:not([data-skip]) { display: none; }
+  table.props[data-filter="fail"] tbody.prop:not([data-fail]), table.props[data-filter="skip"] tbody.prop:not([data-skip]), table.props[data-filter="known-issue"] tbody.prop:not([data-known-issue]) { display: none; }
   table.props td { border: 0; padding: 3px 10px; }
   table.props td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
   table.props tr.evidence[hidden] { display: none; }
@@ -138,3 +140,11 @@ export const SCRIPT = `
   }
 })();
 `;
+
+/** A verdict as the page marks it (a known issue is never shown as a pass). */
+export const MARK = {
+  pass: "✔ pass",
+  fail: "✘ fail",
+  skip: "– skip",
+  "known-issue": "⚠ known issue",
+} as const;

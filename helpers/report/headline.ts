@@ -85,6 +85,8 @@ export interface HeadlineFact {
   status: Verdict["status"] | "absent";
   expected: string;
   observed: string;
+  /** The versions of the known issue the property showed (a known-issue verdict only). */
+  knownIssue?: string;
 }
 
 export interface HeadlineCell {
@@ -114,17 +116,25 @@ export function headlineCell(
     status: v?.status ?? "absent",
     expected: v?.expected ?? "",
     observed: v?.observed ?? "-",
+    ...(v?.status === "known-issue" ? { knownIssue: v.deviation?.versions ?? v.cilium ?? "" } : {}),
   }));
   const judged = vs.filter(({ v }) => v && v.status !== "skip");
+  // the worst verdict: a failure, else a known issue (never shown as a pass), else a pass
   const status: Verdict["status"] = judged.some(({ v }) => v?.status === "fail")
     ? "fail"
-    : judged.length > 0
-      ? "pass"
-      : "skip";
+    : judged.some(({ v }) => v?.status === "known-issue")
+      ? "known-issue"
+      : judged.length > 0
+        ? "pass"
+        : "skip";
   const note =
     status === "skip" ? (vs.find(({ v }) => v)?.v?.message ?? "not declared in this bundle") : null;
   // the line: from the first failing property, else from the first whose evidence has one
-  const order = [...judged.filter(({ v }) => v?.status === "fail"), ...judged];
+  const order = [
+    ...judged.filter(({ v }) => v?.status === "fail"),
+    ...judged.filter(({ v }) => v?.status === "known-issue"),
+    ...judged,
+  ];
   for (const { p, v } of order) {
     const quotes = (v?.evidence ?? []).filter((e): e is Quote => "quote" in e && e.quote.trim() !== "");
     if (quotes.length === 0) continue;

@@ -1,14 +1,14 @@
 import { basename, relative } from "node:path";
 import { type BundleMeta, readMeta } from "../bundle.ts";
 import { type CheckResult, checkBundle } from "../check.ts";
-import { type Comparison, compareBundles } from "../compare.ts";
+import { type Comparison, compareBundles, SEVERITIES, SEVERITY_TITLES, verdictLine } from "../compare.ts";
 import { type MeasuredBundle, measurementCharts } from "../measure/summary.ts";
 import { describeModeExpectation, MODE_TITLES } from "../properties/expectation.ts";
 import { sourceText, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
 import { type EvidenceItem, type Place, showPlace } from "../records/evidence.ts";
 import type { TopicDeclaration } from "../topic.ts";
-import { CSS, SCRIPT } from "./assets.ts";
+import { CSS, MARK, SCRIPT } from "./assets.ts";
 import { HEADLINE, type HeadlineCell, headlineCell } from "./headline.ts";
 import { describePath, translationPaths, translationSvg } from "./picture.ts";
 import { outputKey, placeAnchor, type RawOutput, rawOutputs } from "./provenance.ts";
@@ -64,7 +64,6 @@ export async function buildReport(
 const esc = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const slug = (s: string) => s.replace(/[^A-Za-z0-9_-]+/g, "-");
-const MARK = { pass: "✔ pass", fail: "✘ fail", skip: "– skip" } as const;
 
 /** A path under the working directory relative to it (as a user typed it), any other as given. */
 function shownPath(dir: string): string {
@@ -106,7 +105,7 @@ function headlineCellHtml(c: ReportColumn, cell: HeadlineCell): string {
     .map((f) =>
       f.status === "skip"
         ? `${esc(f.label)}: skipped`
-        : `${esc(f.label)} <b>${esc(f.observed)}</b>${f.status === "fail" ? ` <span class="verdict fail">(expected ${esc(f.expected)})</span>` : ` <span class="muted">(expected ${esc(f.expected)})</span>`}`,
+        : `${esc(f.label)} <b>${esc(f.observed)}</b>${f.status === "fail" || f.status === "known-issue" ? ` <span class="verdict ${f.status}">(expected ${esc(f.expected)}${f.status === "known-issue" ? `; known issue of Cilium ${esc(f.knownIssue ?? "")}` : ""})</span>` : ` <span class="muted">(expected ${esc(f.expected)})</span>`}`,
     )
     .join(" · ");
   const from = cell.lineFrom ? `${cell.lineFrom}${cell.at ? `: ${showPlace(cell.at)}` : ""}` : "";
@@ -214,7 +213,7 @@ function propertyRows(input: ReportInput): string {
   const cols = input.columns;
   const rank = (p: Property) => {
     const st = cols.map((c) => verdictOf(c, p.id)?.status);
-    return st.includes("fail") ? 0 : st.includes("skip") ? 1 : 2;
+    return st.includes("fail") ? 0 : st.includes("known-issue") ? 1 : st.includes("skip") ? 3 : 2;
   };
   const ordered = input.properties
     .map((p, i) => ({ p, i }))
@@ -223,7 +222,7 @@ function propertyRows(input: ReportInput): string {
     .map(({ p }) => {
       const vs = cols.map((c) => verdictOf(c, p.id));
       const id = `ev-${slug(p.id)}`;
-      const flags = `${vs.some((v) => v?.status === "fail") ? " data-fail" : ""}${vs.some((v) => v?.status === "skip") ? " data-skip" : ""}`;
+      const flags = `${vs.some((v) => v?.status === "fail") ? " data-fail" : ""}${vs.some((v) => v?.status === "known-issue") ? " data-known-issue" : ""}${vs.some((v) => v?.status === "skip") ? " data-skip" : ""}`;
       const cells = cols
         .map((c, i) => {
           const v = vs[i];
@@ -248,16 +247,22 @@ function propertyRows(input: ReportInput): string {
 
 function comparisonSection(c: Comparison): string {
   const head = (r: CheckResult) => `${r.mode}, Cilium ${r.cilium}`;
-  const changed = c.verdicts.filter((v) => v.kind !== "same" && v.kind !== "not-applicable");
+  const groups = SEVERITIES.map((s) => ({ s, rows: c.changes.filter((x) => x.severity === s) })).filter(
+    (g) => g.rows.length > 0,
+  );
   return `<section id="compare"><h2>What changed: ${esc(head(c.a))} → ${esc(head(c.b))}</h2>
-<p class="muted">A: <code>${esc(c.a.bundle)}</code> · B: <code>${esc(c.b.bundle)}</code>. ${c.regressed ? '<strong class="changed">Regression: a verdict changed or a property disappeared.</strong>' : "No verdict changed."}</p>
-<table class="compare"><thead><tr><th>property</th><th>A</th><th>B</th><th>change</th></tr></thead><tbody>
-${changed.map((v) => `<tr><td><code>${esc(v.id)}</code></td><td>${esc(v.a)}</td><td>${esc(v.b)}</td><td class="changed">${esc(v.kind)}</td></tr>`).join("\n")}
-<tr><td colspan="4" class="muted">${c.verdicts.length - changed.length} verdicts unchanged</td></tr></tbody></table>
-<h3>Key values</h3>
-<table class="compare"><thead><tr><th>value</th><th>A</th><th>B</th><th></th></tr></thead><tbody>
-${c.values.map((v) => `<tr><td>${esc(v.name)}</td><td><code>${esc(v.a)}</code></td><td><code>${esc(v.b)}</code></td><td>${v.changed ? '<span class="changed">changed</span>' : ""}</td></tr>`).join("\n")}
-</tbody></table></section>`;
+<p class="muted">A: <code>${esc(c.a.bundle)}</code> · B: <code>${esc(c.b.bundle)}</code>.</p>
+<p>${c.regressed ? `<strong class="changed">${esc(verdictLine(c))}</strong>` : esc(verdictLine(c))}</p>
+<table class="compare"><thead><tr><th>property</th><th>A</th><th>B</th><th>change</th></tr></thead>
+${groups
+  .map(
+    (
+      g,
+    ) => `<tbody data-severity="${g.s}"><tr><th colspan="4" scope="rowgroup">${esc(SEVERITY_TITLES[g.s])} (${g.rows.length})</th></tr>
+${g.rows.map((v) => `<tr><td><code>${esc(v.id)}</code></td><td>${esc(v.a)}</td><td>${esc(v.b)}</td><td${g.s === "other" ? "" : ' class="changed"'}><b>${esc(v.kind)}</b>: ${esc(v.detail)}</td></tr>`).join("\n")}</tbody>`,
+  )
+  .join("\n")}
+<tbody><tr><td colspan="4" class="muted">${c.unchanged} properties unchanged (same verdict, value within its tolerance)</td></tr></tbody></table></section>`;
 }
 
 /** The whole page: self-contained (style, script and SVG inline), so it opens from disk or a CI artifact. */
@@ -275,7 +280,8 @@ export function renderReport(input: ReportInput): string {
   const totals = cols
     .map((c) => {
       const n = (s: Verdict["status"]) => c.check.verdicts.filter((v) => v.status === s).length;
-      return `${esc(c.label)}: ${n("pass")} passed, ${n("fail")} failed, ${n("skip")} skipped`;
+      const known = n("known-issue");
+      return `${esc(c.label)}: ${n("pass")} passed, ${n("fail")} failed${known > 0 ? `, ${known} known issue${known === 1 ? "" : "s"}` : ""}, ${n("skip")} skipped`;
     })
     .join(" · ");
   const colgroup = `<colgroup><col style="width:15%"><col style="width:${cols.length > 1 ? 22 : 34}%"><col style="width:${cols.length > 1 ? 13 : 18}%">${cols.map(() => `<col style="width:${(50 - (cols.length > 1 ? 0 : 2)) / (3 * cols.length)}%"><col style="width:${(50 - (cols.length > 1 ? 0 : 2)) / (3 * cols.length)}%"><col style="width:${(50 - (cols.length > 1 ? 0 : 2)) / (3 * cols.length)}%">`).join("")}</colgroup>`;
@@ -298,6 +304,7 @@ ${cols
 <h2 id="properties">Properties</h2>
 <div class="filters" role="group" aria-label="Show properties">
 <button type="button" data-filter="fail" aria-pressed="false">Failed (${counts("fail")})</button>
+<button type="button" data-filter="known-issue" aria-pressed="false">Known issues (${counts("known-issue")})</button>
 <button type="button" data-filter="skip" aria-pressed="false">Skipped (${counts("skip")})</button>
 <button type="button" data-filter="all" aria-pressed="true">All (${input.properties.length})</button>
 </div>

@@ -123,7 +123,7 @@ export function translationSvg(label: string, paths: TranslationPath[]): string 
   const laneX = (i: number) => 170 + i * 112;
   const laneW = 100;
   const rowY = (i: number) => 78 + i * 48;
-  const colour = { pass: "#1e7b34", fail: "#b3261e", skip: "#8a8f98" } as const;
+  const colour = { pass: "#1e7b34", fail: "#b3261e", skip: "#8a8f98", "known-issue": "#b06000" } as const;
   const lanes = PLACES.map(
     (p, i) =>
       `<g class="lane" data-place="${p.place}"><rect x="${laneX(i)}" y="24" width="${laneW}" height="${H - 30}" rx="6" fill="#f5f6f8" stroke="#d9dce1"/><text x="${laneX(i) + laneW / 2}" y="40" text-anchor="middle" font-size="12" font-weight="600">${esc(p.title)}</text><text x="${laneX(i) + laneW / 2}" y="54" text-anchor="middle" font-size="10" fill="#5f6368">${esc(p.sub)}</text></g>`,

@@ -157,6 +157,11 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
       .map((v) => v.id);
     expect(failing).toContain("iptables.kube-svc-lines");
     expect(await visibleRows(page)).toEqual(failing);
+    // next: the known issues (none in a kpr bundle of 1.19), then the skipped
+    await page.keyboard.press("Tab");
+    expect(await focused()).toBe("known-issue");
+    await page.keyboard.press("Space");
+    expect(await visibleRows(page)).toEqual([]);
     await page.keyboard.press("Tab");
     await page.keyboard.press("Space");
     const skipped = await visibleRows(page);

@@ -7,6 +7,7 @@
 import type { BundleMeta } from "../bundle.ts";
 import type { Verdict } from "../properties/judge.ts";
 import type { UpgradeLeg, UpgradeRecord } from "../records/types.ts";
+import { MARK } from "./assets.ts";
 
 export interface UpgradeView {
   from: string;
@@ -32,7 +33,6 @@ export function upgradeView(
 
 const esc = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-const MARK = { pass: "✔ pass", fail: "✘ fail", skip: "– skip" } as const;
 const MAX_FAILURES = 20;
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 23);
 

@@ -51,6 +51,7 @@ export const topic = defineTopic({
     },
     {
       id: "iptables.kube-svc-lines",
+      tolerance: { factor: 1.5, floor: 0, unit: "lines" },
       claim:
         "Lines containing KUBE-SVC in iptables-save: none without kube-proxy, kube-proxy's per-Service chains with it",
       source: LAB(1),
@@ -76,6 +77,7 @@ export const topic = defineTopic({
     },
     {
       id: "iptables.cilium-lines",
+      tolerance: { factor: 1.5, floor: 0, unit: "lines" },
       claim:
         "Lines containing CILIUM in iptables-save (the lab's cilium_lines): Cilium's own rules stay in both modes, so iptables is never literally empty",
       source: LAB(1),
@@ -89,6 +91,7 @@ export const topic = defineTopic({
     },
     {
       id: "iptables.kube-proxy-chains",
+      tolerance: { factor: 1.5, floor: 0, unit: "chains" },
       claim: "kube-proxy chains (KUBE-SERVICES/SVC/SEP/NODEPORTS/…) exist only where kube-proxy runs",
       source: KN("clusters.md §4.3"),
       expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 3 } },

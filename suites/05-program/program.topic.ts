@@ -26,6 +26,20 @@ import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpe
 import type { DatapathRecord, Evidenced, ProgRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
+/** The policy map's name by minor: the map format's version is in its name (a documented rename, not a bug). */
+const POLICY_V1 = {
+  kind: "behaviour",
+  expect: { eq: "cilium_policy_<id:05>" },
+  claim: "the endpoint's policy map is cilium_policy_<id:05> (before the v2 format of 1.17)",
+  why: "pkg/maps/policymap MapName before 1.17",
+} as const;
+const POLICY_V3 = {
+  kind: "behaviour",
+  expect: { eq: "cilium_policy_v3_<id:05>" },
+  claim: "the endpoint's policy map is cilium_policy_v3_<id:05>: 1.20 renamed it with its new format",
+  why: "pkg/maps/policymap MapName is `cilium_policy_v3_` in 1.20 (v1.20.2; cilium PR 47080)",
+} as const;
+
 export const topic = defineTopic({
   name: "program",
   title: "The holder's endpoint: which BPF program is attached to its device, how, and its policy map",
@@ -98,11 +112,11 @@ export const topic = defineTopic({
       expect: {
         kpr: {
           default: { eq: "cilium_policy_v2_<id:05>" },
-          byMinor: { "1.16": { eq: "cilium_policy_<id:05>" }, "1.20": { eq: "cilium_policy_v3_<id:05>" } },
+          byMinor: { "1.16": POLICY_V1, "1.20": POLICY_V3 },
         },
         "kube-proxy": {
           default: { eq: "cilium_policy_v2_<id:05>" },
-          byMinor: { "1.16": { eq: "cilium_policy_<id:05>" }, "1.20": { eq: "cilium_policy_v3_<id:05>" } },
+          byMinor: { "1.16": POLICY_V1, "1.20": POLICY_V3 },
         },
       },
       needs: ["prog"],

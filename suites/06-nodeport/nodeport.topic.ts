@@ -24,7 +24,7 @@ import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts"
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { parseSs, type SsOutput } from "../../helpers/parse/ss.ts";
-import { dp, KN, LAB, SETRETVAL_WHY } from "../../helpers/properties/sources.ts";
+import { dp, KN, LAB, SETRETVAL_ISSUE, SETRETVAL_WHY } from "../../helpers/properties/sources.ts";
 import {
   findAgentService,
   lbRows,
@@ -138,14 +138,9 @@ export const topic = defineTopic({
       expect: {
         kpr: {
           default: { eq: "EADDRINUSE" },
-          byMinor: { "1.18": { eq: "EPERM" } },
+          byMinor: { "1.18": SETRETVAL_ISSUE("bind()", "EADDRINUSE", "never fixed in 1.18") },
           byPatch: [
-            {
-              from: "1.19.0",
-              to: "1.19.3",
-              expect: { eq: "EPERM" },
-              why: "cilium issue 45184: the hook's errno is lost (EPERM); fixed in 1.19.4 (PR 45673)",
-            },
+            { from: "1.19.0", to: "1.19.3", ...SETRETVAL_ISSUE("bind()", "EADDRINUSE", "fixed in 1.19.4") },
           ],
         },
         "kube-proxy": { eq: "bound" },

@@ -30,9 +30,12 @@ import {
   dp,
   dropProfile,
   dropProfileWaits,
+  FAST_FAIL_TOLERANCE,
+  ICMP_TAIL_UPSTREAM,
   ICMP_TAIL_WHY,
   KN,
   LAB,
+  SETRETVAL_ISSUE,
   SETRETVAL_WHY,
 } from "../../helpers/properties/sources.ts";
 import type { RecordView } from "../../helpers/properties/types.ts";
@@ -48,6 +51,14 @@ import { mergeDatapath } from "../../helpers/records/datapath.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { DatapathRecord, Evidenced, GhostRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+
+/** Before 1.19 a ClusterIP has no `<vip>:0/ANY` entry: the wildcard came with 1.19 (its documented behaviour). */
+const NO_WILDCARD = {
+  kind: "behaviour",
+  expect: { eq: false },
+  claim: "no `<vip>:0/ANY` wildcard entry: a ClusterIP has only its ports' entries before 1.19",
+  why: "the wildcard entry came with cilium commit b3b0fc849f in 1.19 (output-formats.md §2)",
+} as const;
 
 export const topic = defineTopic({
   name: "ghost",
@@ -92,7 +103,18 @@ export const topic = defineTopic({
         kpr: { eq: 7 },
         "kube-proxy": {
           default: { eq: 7 },
-          byPatch: [{ from: "1.20.2", to: "1.20.2", expect: { eq: 28 }, why: ICMP_TAIL_WHY }],
+          byPatch: [
+            {
+              from: "1.20.2",
+              to: "1.20.2",
+              kind: "known-issue",
+              expect: { eq: 28 },
+              claim:
+                "curl to the ghost ClusterIP hangs until its 5 s limit (exit 28): the ICMP reject Cilium builds for the Pod is discarded",
+              why: ICMP_TAIL_WHY,
+              upstream: ICMP_TAIL_UPSTREAM,
+            },
+          ],
         },
       },
       needs: ["ghost"],
@@ -110,13 +132,12 @@ export const topic = defineTopic({
       expect: {
         kpr: {
           default: { eq: "EHOSTUNREACH" },
-          byMinor: { "1.18": { eq: "EPERM" } },
+          byMinor: { "1.18": SETRETVAL_ISSUE("connect()", "EHOSTUNREACH", "never fixed in 1.18") },
           byPatch: [
             {
               from: "1.19.0",
               to: "1.19.3",
-              expect: { eq: "EPERM" },
-              why: "cilium issue 45184: connect() fails with EPERM, not EHOSTUNREACH; fixed in 1.19.4 (PR 45673)",
+              ...SETRETVAL_ISSUE("connect()", "EHOSTUNREACH", "fixed in 1.19.4"),
             },
           ],
         },
@@ -126,8 +147,12 @@ export const topic = defineTopic({
             {
               from: "1.20.2",
               to: "1.20.2",
+              kind: "known-issue",
               expect: { eq: "none: timed out (exit 28)" },
-              why: "the ICMP reject is discarded by the Pod (PR 48020's backport); fixed upstream by PR 48578",
+              claim:
+                "no errno: the ICMP reject never reaches the Pod, so connect() waits until curl's 5 s limit",
+              why: ICMP_TAIL_WHY,
+              upstream: ICMP_TAIL_UPSTREAM,
             },
           ],
         },
@@ -152,6 +177,7 @@ export const topic = defineTopic({
     },
     {
       id: "ghost.seconds",
+      tolerance: FAST_FAIL_TOLERANCE,
       claim:
         "Every probe of the ghost Service from the probe Pod fails in under 0.1 s, far inside curl's 5 s limit",
       source: LAB(7),
@@ -164,8 +190,12 @@ export const topic = defineTopic({
             {
               from: "1.20.2",
               to: "1.20.2",
+              kind: "known-issue",
               expect: { each: { gte: 4.9 } },
-              why: "the reject never reaches the Pod: every probe waits for curl's 5 s limit (PR 48020's backport; fixed upstream by PR 48578)",
+              claim:
+                "every probe from the Pod waits for curl's 5 s limit: the ICMP reject never reaches the Pod",
+              why: ICMP_TAIL_WHY,
+              upstream: ICMP_TAIL_UPSTREAM,
             },
           ],
         },
@@ -178,6 +208,7 @@ export const topic = defineTopic({
     },
     {
       id: "ghost.host-seconds",
+      tolerance: FAST_FAIL_TOLERANCE,
       claim:
         "Every probe of the ghost Service from a node's host network namespace fails in under 0.1 s: the socket hook (kpr) or kube-proxy's REJECT (kube-proxy mode) refuses it",
       source: KN("clusters.md §4.2, P12"),
@@ -230,11 +261,11 @@ export const topic = defineTopic({
       expect: {
         kpr: {
           default: { eq: true },
-          byMinor: { "1.16": { eq: false }, "1.17": { eq: false }, "1.18": { eq: false } },
+          byMinor: { "1.16": NO_WILDCARD, "1.17": NO_WILDCARD, "1.18": NO_WILDCARD },
         },
         "kube-proxy": {
           default: { eq: true },
-          byMinor: { "1.16": { eq: false }, "1.17": { eq: false }, "1.18": { eq: false } },
+          byMinor: { "1.16": NO_WILDCARD, "1.17": NO_WILDCARD, "1.18": NO_WILDCARD },
         },
       },
       needs: ["datapath"],

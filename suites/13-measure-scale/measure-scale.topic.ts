@@ -28,6 +28,15 @@ import { derive, type EvidenceItem, type RawText } from "../../helpers/records/e
 import type { MeasureScaleRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
+/** 1.18 keeps one entry fewer per Service: the `<vip>:0/ANY` wildcard came with 1.19. */
+const FIVE_ENTRIES = {
+  kind: "behaviour",
+  expect: { eq: 5 },
+  claim:
+    "a Service with 4 backends is 5 map entries (slot 0 + one per backend): no wildcard entry before 1.19",
+  why: "the `<vip>:0/ANY` wildcard entry came with 1.19 (cilium commit b3b0fc849f, output-formats.md §2)",
+} as const;
+
 export const topic = defineTopic({
   name: "measure-scale",
   title:
@@ -97,8 +106,8 @@ export const topic = defineTopic({
       source: LAB(1),
       why: "the lab's 'each Service as a hash map entry'; KPR=false keeps ClusterIP entries too (clusters.md §4.2). 1 + N on 1.18, 2 + N from 1.19 with the `<vip>:0/ANY` wildcard entry: 6 for N=4 recorded on the lab cluster (1.19.7) in both modes",
       expect: {
-        kpr: { default: { eq: 6 }, byMinor: { "1.18": { eq: 5 } } },
-        "kube-proxy": { default: { eq: 6 }, byMinor: { "1.18": { eq: 5 } } },
+        kpr: { default: { eq: 6 }, byMinor: { "1.18": FIVE_ENTRIES } },
+        "kube-proxy": { default: { eq: 6 }, byMinor: { "1.18": FIVE_ENTRIES } },
       },
       needs: ["scaling"],
       observe: (r) => {

@@ -28,7 +28,16 @@ import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { parseConfig } from "../../helpers/parse/config.ts";
 import { curlArgv } from "../../helpers/parse/curl.ts";
 import { ReplayExhausted } from "../../helpers/poll.ts";
-import { DROP_PROFILE, dropProfileWaits, ICMP_TAIL_WHY, LAB, NB } from "../../helpers/properties/sources.ts";
+import {
+  CONVERGENCE_TOLERANCE,
+  DROP_PROFILE,
+  dropProfileWaits,
+  FAST_FAIL_TOLERANCE,
+  ICMP_TAIL_UPSTREAM,
+  ICMP_TAIL_WHY,
+  LAB,
+  NB,
+} from "../../helpers/properties/sources.ts";
 import {
   callPlace,
   derive,
@@ -68,6 +77,7 @@ export const topic = defineTopic({
   properties: [
     {
       id: "measure.map-convergence-p90",
+      tolerance: CONVERGENCE_TOLERANCE,
       claim:
         "From EndpointSlice update to the backend slot in every agent's map: p90 over 10 events, generous ceiling 10 s (kind)",
       source: LAB(3),
@@ -84,6 +94,7 @@ export const topic = defineTopic({
     },
     {
       id: "measure.kube-proxy-convergence-p90",
+      tolerance: CONVERGENCE_TOLERANCE,
       claim:
         "From EndpointSlice update to the KUBE-SEP DNAT rule on the node: p90 over 10 events, ceiling 10 s",
       source: NB("§3"),
@@ -96,6 +107,7 @@ export const topic = defineTopic({
     },
     {
       id: "measure.ghost-fail-fast-p90",
+      tolerance: FAST_FAIL_TOLERANCE,
       claim:
         "Over 20 probes, a Service without backends fails in well under a second (p90 ≤ 0.1 s), every probe with exit 7",
       source: LAB(7),
@@ -104,7 +116,17 @@ export const topic = defineTopic({
         kpr: { lte: 0.1 },
         "kube-proxy": {
           default: { lte: 0.1 },
-          byPatch: [{ from: "1.20.2", to: "1.20.2", expect: { eq: "exit codes 28" }, why: ICMP_TAIL_WHY }],
+          byPatch: [
+            {
+              from: "1.20.2",
+              to: "1.20.2",
+              kind: "known-issue",
+              expect: { eq: "exit codes 28" },
+              claim: "every one of the 20 probes times out (exit 28): the ICMP reject never reaches the Pod",
+              why: ICMP_TAIL_WHY,
+              upstream: ICMP_TAIL_UPSTREAM,
+            },
+          ],
         },
       },
       needs: ["latency"],
@@ -124,6 +146,7 @@ export const topic = defineTopic({
     },
     {
       id: "measure.ghost-drop-timeout",
+      tolerance: { factor: 1.5, floor: 0, unit: "s" },
       claim:
         "Opt-in drop profile (serviceNoBackendResponse=drop): per-packet LB drops the SYN and every probe waits for curl's 5 s limit; socket LB still refuses every connect() at once",
       source: LAB(7),

@@ -146,6 +146,7 @@ function legProperties(kind: UpgradeLeg["kind"]): PropertyDeclaration[] {
 export const topic = defineTopic({
   name: "upgrade",
   title: "A Cilium upgrade, and the way back, under load: connections survive, no request fails",
+  runsIn: "an upgrade run (UPGRADE_TO)",
   source: KN("clusters.md §6"),
   deploys: ["web.yaml", "web-np.yaml", "conn-client.yaml", "request-loop.yaml"],
   steps: [
