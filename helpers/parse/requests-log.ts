@@ -65,6 +65,24 @@ export interface Gap {
   /** The successful requests on either side (by start time), or the window's edge (null). */
   after: RequestResult | null;
   before: RequestResult | null;
+  /**
+   * The loop's own stall inside the gap: for each two successive request starts (any target) in it, the time
+   * past the loop's period (the median time between starts); time in which no request was even started.
+   */
+  stallMs: number;
+  /** The gap less the loop's stall: how long the target went without a success while the loop was running. */
+  netMs: number;
+}
+
+/** A distribution of one target's net gaps between successes (ms). */
+export interface GapDistribution {
+  n: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  /** Net gaps longer than 500 ms (over twice the loop's period per target). */
+  over500: number;
 }
 
 export interface RequestStats {
@@ -74,10 +92,14 @@ export interface RequestStats {
   /** The longest time between the starts of two successive successful requests to one target. */
   longestGap: Gap | null;
   /**
-   * The longest such gap with failed requests to that target inside it: the datapath's outage as the loop saw
-   * it (a gap without failures inside is the loop starting no request: its own process was not scheduled).
+   * The gap with the longest net time (less the loop's own stall): the longest the datapath left a target
+   * without a success, failed requests inside or not (a request that hangs fails nothing until it ends).
    */
   longestOutage: Gap | null;
+  /** Per target, the distribution of the net gaps between successes. */
+  gaps: Record<string, GapDistribution>;
+  /** The loop's period: the median time between two successive request starts (ms). */
+  periodMs: number;
   /** The longest time between two successive request starts, any target: how late the loop itself ran. */
   loopStallMs: number;
   /** The slowest successful request. */
@@ -99,6 +121,17 @@ export function requestStats(log: RequestLog, window?: { from: number; to: numbe
   const backends: Record<string, Record<string, number>> = {};
   let longestGap: Gap | null = null;
   let longestOutage: Gap | null = null;
+  const gaps: Record<string, GapDistribution> = {};
+  const starts = inside.map((r) => r.t);
+  const periodMs = median(starts.slice(1).map((t, k) => t - (starts[k] as number)));
+  /** The loop's stall in (from, until): time past its period between successive starts, the edges included. */
+  const stallIn = (from: number, until: number) => {
+    const points = [from, ...starts.filter((t) => t > from && t < until), until];
+    let stall = 0;
+    for (let k = 1; k < points.length; k++)
+      stall += Math.max(0, (points[k] as number) - (points[k - 1] as number) - periodMs);
+    return stall;
+  };
   const targets = [...new Set(inside.map((r) => r.to))].sort();
   for (const to of targets) {
     const mine = inside.filter((r) => r.to === to);
@@ -107,22 +140,28 @@ export function requestStats(log: RequestLog, window?: { from: number; to: numbe
     for (const r of ok) seen[r.backend ?? "?"] = (seen[r.backend ?? "?"] ?? 0) + 1;
     if (ok.length > 0) backends[to] = seen;
     const edges: (RequestResult | null)[] = [null, ...ok, null];
+    const nets: number[] = [];
     for (let k = 0; k + 1 < edges.length; k++) {
       const a = edges[k] ?? null;
       const b = edges[k + 1] ?? null;
       if (!window && (a === null || b === null)) continue;
       const from = a?.t ?? window?.from ?? 0;
       const until = b?.t ?? window?.to ?? 0;
+      const stallMs = stallIn(from, until);
       const gap: Gap = {
         to,
         ms: until - from,
         failedBetween: mine.filter((r) => !r.ok && r.t > from && r.t < until).length,
         after: a,
         before: b,
+        stallMs,
+        netMs: Math.max(0, until - from - stallMs),
       };
+      nets.push(gap.netMs);
       if (!longestGap || gap.ms > longestGap.ms) longestGap = gap;
-      if (gap.failedBetween > 0 && (!longestOutage || gap.ms > longestOutage.ms)) longestOutage = gap;
+      if (!longestOutage || gap.netMs > longestOutage.netMs) longestOutage = gap;
     }
+    if (nets.length > 0) gaps[to] = distribution(nets);
   }
   let loopStallMs = 0;
   for (let k = 1; k < inside.length; k++)
@@ -136,8 +175,31 @@ export function requestStats(log: RequestLog, window?: { from: number; to: numbe
     failures,
     longestGap,
     longestOutage,
+    gaps,
+    periodMs,
     loopStallMs,
     slowest,
     backends,
+  };
+}
+
+function median(xs: number[]): number {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)] as number;
+}
+
+/** Nearest-rank percentiles of a non-empty list. */
+function distribution(xs: number[]): GapDistribution {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (p: number) =>
+    s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] as number;
+  return {
+    n: s.length,
+    p50: at(50),
+    p90: at(90),
+    p99: at(99),
+    max: s[s.length - 1] as number,
+    over500: s.filter((x) => x > 500).length,
   };
 }

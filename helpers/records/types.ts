@@ -258,8 +258,23 @@ export interface UpgradeRequests {
   failures: { t: number; to: string; error: string; raw: string }[];
   /** The longest time between successes to one target, with the raw lines on either side (null: an edge). */
   longest_gap: { to: string; ms: number; after: string | null; before: string | null } | null;
-  /** The longest such gap with failed requests inside: the outage the loop saw (null: no request failed). */
-  longest_outage: { to: string; ms: number; after: string | null; before: string | null } | null;
+  /**
+   * The gap with the longest net time (less the loop's own stall inside it): the longest a target went without
+   * a success while the loop ran, failed requests inside or not. Bundles recorded before issue 24 stored the
+   * longest gap with a failed request inside (no net_ms): check re-derives it from the loop's log.
+   */
+  longest_outage: {
+    to: string;
+    ms: number;
+    net_ms?: number;
+    stall_ms?: number;
+    after: string | null;
+    before: string | null;
+  } | null;
+  /** Per target, the distribution of net gaps between successes (ms): n, p50, p90, p99, max, over 500 ms. */
+  gaps?: Record<string, { n: number; p50: number; p90: number; p99: number; max: number; over500: number }>;
+  /** The loop's period as run: the median time between two request starts (ms). */
+  period_ms?: number;
   /** The loop's own longest delay between two request starts (its process not scheduled, not the datapath). */
   loop_stall_ms: number;
   slowest_ms: number | null;

@@ -53,9 +53,16 @@ function renderLeg(l: UpgradeLeg): string {
   facts.push([
     "longest outage",
     outage
-      ? `${outage.ms} ms without a success to ${outage.to}, its requests failing`
+      ? outage.net_ms !== undefined
+        ? `${outage.net_ms} ms without a success to ${outage.to} (${outage.ms} ms less ${outage.stall_ms ?? 0} ms in which the loop started no request)`
+        : `${outage.ms} ms without a success to ${outage.to}, its requests failing (recorded before the net figure)`
       : "none: no request failed",
   ]);
+  for (const [to, d] of Object.entries(l.requests.gaps ?? {}))
+    facts.push([
+      `gaps to ${to}`,
+      `${d.n} between successes: p50 ${d.p50} ms, p90 ${d.p90} ms, p99 ${d.p99} ms, max ${d.max} ms (net of the loop's stall; ${d.over500} over 500 ms)`,
+    ]);
   if (l.requests.longest_gap)
     facts.push([
       "longest gap",

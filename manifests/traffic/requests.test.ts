@@ -109,18 +109,43 @@ describe("request statistics", () => {
       [1400, "ETIMEDOUT", 6],
     ]);
     expect(st.longestGap).toMatchObject({ to: "c", ms: 900, failedBetween: 2 });
-    expect(st.longestOutage).toMatchObject({ to: "c", ms: 900 });
+    // the loop's period is the median time between starts (100 ms); c's 900 ms gap holds one 500 ms start-to-start
+    // interval (1400 -> 1900), 400 ms of it past the period: the loop's stall
+    expect(st.periodMs).toBe(100);
+    expect(st.longestOutage).toMatchObject({ to: "c", ms: 900, stallMs: 400, netMs: 500 });
+    expect(st.gaps.c).toMatchObject({ n: 1, max: 500 });
     expect(st.loopStallMs).toBe(500);
     expect(st.longestGap?.after?.line).toBe(2);
     expect(st.longestGap?.before?.line).toBe(7);
     // inside a window that ends before c answered again, the gap runs to the window's end
     const w = requestStats(log, { from: 1000, to: 1800 });
     expect(w.longestGap).toMatchObject({ to: "c", ms: 800, before: null });
-    // a gap with no request inside is the loop's own delay, not an outage
-    const stalled = parseRequestLog([line(0, "c", 0, true), line(1, "c", 2000, true)].join("\n"));
+    // a gap in which the loop started nothing is its own delay, not an outage: taken off
+    const stalled = parseRequestLog(
+      [
+        line(0, "c", 0, true),
+        line(1, "c", 100, true),
+        line(2, "c", 200, true),
+        line(3, "c", 2200, true),
+      ].join("\n"),
+    );
     expect(requestStats(stalled)).toMatchObject({
       longestGap: { ms: 2000, failedBetween: 0 },
-      longestOutage: null,
+      longestOutage: { netMs: 100 },
+    });
+    // a target that went unanswered while the loop kept asking (its requests hung or failed) is an outage
+    const down = parseRequestLog(
+      [
+        line(0, "c", 0, true),
+        ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((k) => line(k, "c", k * 100, false, ',"error":"ETIMEDOUT"')),
+        line(10, "c", 1000, true),
+      ].join("\n"),
+    );
+    expect(requestStats(down).longestOutage).toMatchObject({
+      ms: 1000,
+      stallMs: 0,
+      netMs: 1000,
+      failedBetween: 9,
     });
     // a target with no success in the window: the whole window
     expect(requestStats(parseRequestLog(line(0, "c", 10, false)), { from: 0, to: 50 }).longestGap?.ms).toBe(
