@@ -1,7 +1,17 @@
+import { release } from "node:os";
 import { stringify } from "yaml";
 import { UserError } from "../helpers/errors.ts";
 import { MODES, type Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
+import {
+  type DatapathProfileName,
+  datapathProfile,
+  formatOverridden,
+  kernelRefusal,
+  mergeUserValues,
+  PROFILES,
+  readKernelConfig,
+} from "./datapath-profiles.ts";
 import {
   depLabel,
   LAB_KUBEADM_PATCHES,
@@ -39,6 +49,10 @@ export interface Profile {
   lab?: LabProfile;
   /** Images loaded onto the nodes from the local Docker before Cilium is installed (lab or PRELOAD_IMAGES=1). */
   load?: string[];
+  /** The datapath profile (clusters/datapath-profiles.ts); `refusal`: the one line a run here refuses it with. */
+  datapath?: { name: DatapathProfileName; refusal: string | null };
+  /** The user's values file, merged under the suite's values, and the keys the suite overrode. */
+  userValues?: { file: string; overridden: string[] };
 }
 
 /** PRELOAD_IMAGES=1: the Cilium images of a version as the chart names them, and the suite's workload images. */
@@ -167,6 +181,46 @@ export interface ProfileOptions {
   existingContext?: string;
   /** LAB_IMAGES=1: the offline lab's images (kind only). */
   lab?: Lab;
+  /** A datapath profile beside the mode (issue 25); absent: today's tunnel configuration. */
+  datapath?: DatapathProfileName;
+  /** `--values FILE` / CILIUM_VALUES: the user's Helm values (read), merged under the suite's (kind and k3d). */
+  userValues?: { file: string; values: Record<string, unknown> };
+  /** This machine's kernel config (tests); default: read from /proc/config.gz when a profile needs a feature. */
+  kernelConfig?: string | null;
+}
+
+/** The profile's values and kind networking over the suite's, then the user's values under all of them. */
+function applyDatapath(
+  o: ProfileOptions,
+  suiteValues: Record<string, unknown>,
+): Pick<Profile, "helmValues" | "datapath" | "userValues"> & {
+  networking: Record<string, unknown>;
+  k3d: string[];
+} {
+  const dp = o.datapath ? datapathProfile(o.datapath, o.mode) : undefined;
+  if (dp && o.provider === "k3d" && dp.k3dArgs === null)
+    throw new UserError(`datapath profile ${dp.name} is not declared for k3d: ${dp.k3dWhy ?? ""}`);
+  const values = dp ? mergeValues(suiteValues, dp.helm(o.mode)) : suiteValues;
+  const merged = o.userValues ? mergeUserValues(o.userValues.values, values) : undefined;
+  const kernel = dp?.needs?.length
+    ? o.kernelConfig !== undefined
+      ? o.kernelConfig
+      : readKernelConfig(release())
+    : null;
+  return {
+    helmValues: merged ? merged.values : values,
+    networking: dp?.kindNetworking ?? {},
+    k3d: dp?.k3dArgs ?? [],
+    ...(dp ? { datapath: { name: dp.name, refusal: kernelRefusal(dp, kernel) } } : {}),
+    ...(o.userValues && merged
+      ? { userValues: { file: o.userValues.file, overridden: merged.overridden } }
+      : {}),
+  };
+}
+
+/** Refuses, in one line, a profile this machine's kernel cannot run (netkit without CONFIG_NETKIT, …). */
+export function assertRunnable(p: Profile): void {
+  if (p.datapath?.refusal) throw new UserError(p.datapath.refusal);
 }
 
 export function makeProfile(o: ProfileOptions): Profile {
@@ -178,7 +232,9 @@ export function makeProfile(o: ProfileOptions): Profile {
   switch (o.provider) {
     case "kind": {
       const lab = o.lab ? labProfile(o.lab, cilium.version) : undefined;
-      const values = helmValues("kind", o.mode, cluster, o.preload ?? false, o.noBackendResponse);
+      const base = helmValues("kind", o.mode, cluster, o.preload ?? false, o.noBackendResponse);
+      const dp = applyDatapath(o, lab ? mergeValues(base, labHelmValues(lab)) : base);
+      const kc = kindConfig(o.mode, cluster, lab !== undefined);
       return {
         provider: "kind",
         mode: o.mode,
@@ -186,12 +242,22 @@ export function makeProfile(o: ProfileOptions): Profile {
         cluster,
         context: `kind-${cluster}`,
         nodes: [`${cluster}-control-plane`, `${cluster}-worker`, `${cluster}-worker2`],
-        helmValues: lab ? mergeValues(values, labHelmValues(lab)) : values,
-        kindConfig: kindConfig(o.mode, cluster, lab !== undefined),
+        helmValues: dp.helmValues,
+        kindConfig: {
+          ...kc,
+          networking: { ...(kc.networking as Record<string, unknown>), ...dp.networking },
+        },
         ...(lab ? { lab, load: lab.load } : o.preload ? { load: preloadImages(cilium.version) } : {}),
+        ...(dp.datapath ? { datapath: dp.datapath } : {}),
+        ...(dp.userValues ? { userValues: dp.userValues } : {}),
       };
     }
-    case "k3d":
+    case "k3d": {
+      const dp = applyDatapath(
+        o,
+        helmValues("k3d", o.mode, cluster, o.preload ?? false, o.noBackendResponse),
+      );
+      const args = k3dArgs(o.mode, cluster);
       return {
         provider: "k3d",
         mode: o.mode,
@@ -199,10 +265,13 @@ export function makeProfile(o: ProfileOptions): Profile {
         cluster,
         context: `k3d-${cluster}`,
         nodes: [`k3d-${cluster}-server-0`, `k3d-${cluster}-agent-0`, `k3d-${cluster}-agent-1`],
-        helmValues: helmValues("k3d", o.mode, cluster, o.preload ?? false, o.noBackendResponse),
-        k3dArgs: k3dArgs(o.mode, cluster),
+        helmValues: dp.helmValues,
+        k3dArgs: [...args.slice(0, -1), ...dp.k3d, ...args.slice(-1)],
         ...(o.preload ? { load: preloadImages(cilium.version) } : {}),
+        ...(dp.datapath ? { datapath: dp.datapath } : {}),
+        ...(dp.userValues ? { userValues: dp.userValues } : {}),
       };
+    }
     case "existing":
     case "replay":
       return {
@@ -443,6 +512,11 @@ export function formatPlan(p: Profile): string {
   const out = [
     `# ${p.provider} × ${p.mode} × Cilium ${p.cilium.version} (cluster ${p.cluster}, context ${p.context || "current"})`,
     ...(p.lab ? [`# lab build of Cilium ${p.cilium.version}: ${labChanges(p.lab)}`] : []),
+    ...(p.datapath
+      ? [`# datapath profile ${p.datapath.name}: ${PROFILES[p.datapath.name].description}`]
+      : []),
+    ...(p.datapath?.refusal ? [`# refused on this machine: ${p.datapath.refusal}`] : []),
+    ...(p.userValues ? [`# ${formatOverridden(p.userValues.file, p.userValues.overridden)}`] : []),
   ];
   for (const step of plan(p)) {
     out.push("", `## ${step.phase}`);

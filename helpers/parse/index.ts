@@ -14,6 +14,7 @@ import { parseIptablesSave } from "./iptables-save.ts";
 import { parseMapList } from "./map-list.ts";
 import { parseMetricsJson } from "./metrics-json.ts";
 import { parseNetstat } from "./netstat.ts";
+import { parseNftRuleset } from "./nft-ruleset.ts";
 import { parseProcNetTcp } from "./proc-net-tcp.ts";
 import { parseServiceList } from "./service-list.ts";
 import { parseServiceListJson } from "./service-list-json.ts";
@@ -48,6 +49,7 @@ export const FORMATS: Record<string, FormatSpec> = {
   "bind-probe": { command: "timeout 2 nc -l ADDR PORT; echo exit=$? (ours)", parse: parseBindProbe },
   "tc-filter": { command: "tc filter show dev X ingress", parse: parseTcFilter },
   "iptables-save": { command: "iptables-save [-c]", parse: parseIptablesSave },
+  "nft-ruleset": { command: "nft list ruleset", parse: parseNftRuleset },
   ss: { command: "ss -Htln / ss -tn", parse: parseSs },
   netstat: { command: "netstat -tn (busybox)", parse: parseNetstat },
   "proc-net-tcp": { command: "cat /proc/net/tcp", parse: parseProcNetTcp },

@@ -149,6 +149,19 @@ const TEXT: Record<string, { lines: string[]; at: number }> = {
     ],
     at: 1,
   },
+  "nft-ruleset": {
+    lines: [
+      "table ip kube-proxy {",
+      "\tchain service-ZF4NGCZL-cca-dp/web/tcp/http {",
+      "\t\tip daddr 10.96.47.26 ip saddr != 10.244.0.0/16 jump mark-for-masquerade",
+      "\t}",
+      "\tchain mark-for-masquerade {",
+      "\t\tmeta mark set meta mark | 0x00004000",
+      "\t}",
+      "}",
+    ],
+    at: 4,
+  },
   tcpdump: {
     lines: [
       "listening on any, link-type LINUX_SLL2 (Linux cooked v2), snapshot length 262144 bytes",
