@@ -221,7 +221,8 @@ export const report: Command = {
 
 export const plan: Command = {
   name: "plan",
-  synopsis: "[--provider kind|k3d|existing|replay] --mode kpr|kube-proxy [--cilium X.Y[.Z]]",
+  synopsis:
+    "[--provider kind|k3d|existing|replay] --mode kpr|kube-proxy [--cilium X.Y[.Z]] [--profile NAME] [--values FILE]",
   summary:
     "what a run would do: every command, the kind config / k3d arguments and the Helm values; runs nothing",
   details: "With LAB_IMAGES=1 the plan uses the offline lab's images and chart.",
@@ -233,18 +234,30 @@ export const plan: Command = {
       value: "X.Y[.Z]",
       help: "the Cilium minor or patch (the newest minor's pinned patch)",
     },
+    profile: { type: "string", value: "NAME", help: "a datapath profile beside the mode (issue 25)" },
+    values: { type: "string", value: "FILE", help: "your Helm values, merged under what the suite sets" },
   },
   maxPositionals: 0,
   run: async ({ values }, io) => {
     const { formatPlan, makeProfile, parseMode, parseProvider } = await import("../clusters/profile.ts");
+    const { loadUserValues, parseDatapathProfile } = await import("../clusters/datapath-profiles.ts");
     const { labEnabled, readLab } = await import("../clusters/lab.ts");
     const provider = parseProvider(stringOption(values, "provider"));
     const mode = parseMode(stringOption(values, "mode"));
     const cilium = stringOption(values, "cilium");
+    const datapath = parseDatapathProfile(stringOption(values, "profile"));
+    const file = stringOption(values, "values");
     const lab = labEnabled() ? readLab() : undefined;
     io.out(
       formatPlan(
-        makeProfile({ provider, mode, ...(cilium !== undefined ? { cilium } : {}), ...(lab ? { lab } : {}) }),
+        makeProfile({
+          provider,
+          mode,
+          ...(cilium !== undefined ? { cilium } : {}),
+          ...(lab ? { lab } : {}),
+          ...(datapath ? { datapath } : {}),
+          ...(file ? { userValues: { file, values: loadUserValues(file) } } : {}),
+        }),
       ),
     );
     return 0;
@@ -277,7 +290,7 @@ export const lab: Command = {
   subcommands: [
     {
       name: "run",
-      synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y.Z] [--dry-run]",
+      synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y.Z] [--profile NAME] [--values FILE] [--dry-run]",
       summary:
         "the whole job: build what is missing, start the engine, run both modes, write the HTML report and print where it is",
       details:
@@ -289,6 +302,12 @@ export const lab: Command = {
           value: "X.Y.Z",
           help: "the Cilium version the lab builds and runs (the newest in clusters/lab/versions.env)",
         },
+        profile: {
+          type: "string",
+          value: "NAME",
+          help: "a datapath profile beside the mode (clusters/datapath-profiles.ts; its modes unless --mode)",
+        },
+        values: { type: "string", value: "FILE", help: "your Helm values, merged under what the suite sets" },
         "dry-run": { type: "boolean", help: "print the phases and the estimate; run nothing" },
       },
       maxPositionals: 0,
@@ -298,6 +317,8 @@ export const lab: Command = {
           {
             mode: stringOption(values, "mode"),
             cilium: stringOption(values, "cilium"),
+            profile: stringOption(values, "profile"),
+            values: stringOption(values, "values"),
             dryRun: values["dry-run"] === true,
           },
           await realLabRunDeps(io),

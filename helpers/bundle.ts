@@ -47,6 +47,12 @@ export interface BundleMeta {
   >;
   /** The cluster's kubectl context (helm runs against it in the upgrade leg). */
   kubeContext?: string;
+  /** What the suite had never run among this run's versions, one line each (clusters/versions.ts neverRunHere). */
+  neverRunHere?: string[];
+  /** The datapath profile the run asked for (DATAPATH_PROFILE / --profile); absent: the suite's default. */
+  datapathProfile?: string;
+  /** The user's Helm values (CILIUM_VALUES / --values): the file's name and the keys the suite overrode. */
+  userValues?: { file: string; overridden: string[] };
   /**
    * The run namespace the topics used, when it is not `cca-dp` (the existing provider's `cca-dp-<run-id>`): a
    * replay asks for the same namespace the recorded calls name.

@@ -5,6 +5,7 @@ import { replayContext } from "./observe/replay-context.ts";
 import type { Mode } from "./properties/expectation.ts";
 import { judge, STATUS_WORDS, skipReason, type Verdict } from "./properties/judge.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
+import { configValues, type DatapathConfig, formatDatapathConfig } from "./records/datapath-config.ts";
 import { isEvidenceItem } from "./records/evidence.ts";
 import type { RecordSet } from "./records/types.ts";
 import type { TopicDeclaration } from "./topic.ts";
@@ -16,6 +17,10 @@ export interface CheckResult {
   origin: string;
   /** The topics the bundle recorded (the others' properties are skipped). */
   topics: string[];
+  /** The datapath configuration the run observed, or null (a bundle recorded before the config topic). */
+  config: DatapathConfig | null;
+  /** What the suite had never run among the bundle's versions (bundle.json). */
+  neverRunHere?: string[];
   verdicts: Verdict[];
   records: RecordSet;
   /** How the re-judged verdicts differ from those the run stored (verdicts.jsonl), each with its reason. */
@@ -84,6 +89,8 @@ export async function checkBundle(
       failedTopics.set(topic, err instanceof Error ? err.message : String(err));
     }
   }
+  // the run's datapath configuration (the config topic's record): every expectation is resolved for it
+  const config = records.config ? configValues(records.config.record) : null;
   const verdicts = topics
     .flatMap((t) => t.properties)
     .map((p): Verdict => {
@@ -104,7 +111,7 @@ export async function checkBundle(
         };
       }
       const failed = failedTopics.get(p.topic);
-      const v = judge(p, meta.mode, own.get(p.topic) ?? {}, meta.cilium);
+      const v = judge(p, meta.mode, own.get(p.topic) ?? {}, meta.cilium, config);
       if (failed && v.status !== "pass" && v.status !== "known-issue")
         return {
           ...v,
@@ -119,6 +126,8 @@ export async function checkBundle(
     cilium: meta.cilium,
     origin: meta.origin,
     topics: [...recorded],
+    config: records.config?.record ?? null,
+    ...(meta.neverRunHere ? { neverRunHere: meta.neverRunHere } : {}),
     verdicts,
     records,
     stored: compareStored(dir, verdicts, topics, recorded),
@@ -277,6 +286,8 @@ export function formatCheckMarkdown(r: CheckResult): string {
   return [
     `### ${r.mode} · Cilium ${r.cilium} — ${countLine(r.verdicts)}`,
     "",
+    `Datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (bundle older than the config topic)"}`,
+    "",
     ...(known.length > 0
       ? [
           "**Known issues of this version** (neither pass nor fail; `check --strict` fails on them):",
@@ -316,7 +327,11 @@ export function formatCheckMarkdown(r: CheckResult): string {
 }
 
 export function formatCheck(r: CheckResult): string {
-  const lines = [`${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`];
+  const lines = [
+    `${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`,
+    ...(r.neverRunHere ?? []),
+    `datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (a bundle older than the config topic: each property's declared configuration assumed)"}`,
+  ];
   const tag = { pass: "PASS", fail: "FAIL", skip: "SKIP", "known-issue": "KNOWN" } as const;
   for (const v of bySeverity(r.verdicts)) {
     const what =

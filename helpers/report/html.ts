@@ -6,6 +6,7 @@ import { type MeasuredBundle, measurementCharts } from "../measure/summary.ts";
 import { describeModeExpectation, MODE_TITLES } from "../properties/expectation.ts";
 import { sourceText, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
+import { formatDatapathConfig } from "../records/datapath-config.ts";
 import { type EvidenceItem, type Place, showPlace } from "../records/evidence.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import { CSS, MARK, SCRIPT } from "./assets.ts";
@@ -80,6 +81,12 @@ function runCard(c: ReportColumn): string {
     ["Kubernetes", m.kubernetes ?? "unknown"],
     ["kernel", m.kernel ?? "unknown"],
     ["attach mode", m.attachMode ?? "unknown"],
+    [
+      "datapath",
+      c.check.config
+        ? formatDatapathConfig(c.check.config)
+        : "not recorded (a bundle older than the config topic)",
+    ],
     ["run", `${m.runId} (${m.createdAt})`],
     ["bundle", shownPath(c.dir)],
   ];

@@ -48,6 +48,13 @@ export const topic = defineTopic({
         "Inside the VXLAN tunnel the inner destination is the backend Pod IP, never the ClusterIP: translation happens before encapsulation",
       source: NB("§8"),
       expect: { kpr: { eq: "backend only" }, "kube-proxy": { eq: "backend only" } },
+      config: {
+        // the capture is of VXLAN (udp 8472): geneve (6081) and native routing (no tunnel) are not modelled here
+        assumes: {
+          kpr: { routing: ["tunnel"], tunnelProtocol: ["vxlan"] },
+          "kube-proxy": { routing: ["tunnel"], tunnelProtocol: ["vxlan"] },
+        },
+      },
       needs: ["vxlan"],
       observe: (r) => {
         const v = r.get("vxlan");
