@@ -1,4 +1,5 @@
 import type { BundleMeta } from "../bundle.ts";
+import { type Html, html } from "../html.ts";
 import type { MeasureLatencyRecord, MeasureScaleRecord } from "../records/types.ts";
 import { dotBoxChart, type LineSeries, lineChart, SERIES_COLORS } from "./charts.ts";
 
@@ -60,9 +61,9 @@ export function summaryMarkdown(bundles: MeasuredBundle[]): string {
 }
 
 /** The measurement charts of some bundles, each a standalone SVG (the HTML report shows them one by one). */
-export function measurementCharts(bundles: MeasuredBundle[]): { id: string; svg: string }[] {
+export function measurementCharts(bundles: MeasuredBundle[]): { id: string; svg: Html }[] {
   const color = (b: MeasuredBundle) => SERIES_COLORS[bundles.indexOf(b) % SERIES_COLORS.length] as string;
-  const charts: { id: string; svg: string }[] = [];
+  const charts: { id: string; svg: Html }[] = [];
   const scaled = bundles.filter((b) => b.scaling);
   if (scaled.length > 0) {
     const series: LineSeries[] = scaled.flatMap((b, i) => {
@@ -138,14 +139,17 @@ export function summarySvg(bundles: MeasuredBundle[]): string {
   const charts = measurementCharts(bundles);
   let y = 0;
   let w = 0;
-  const parts: string[] = [];
+  const parts: Html[] = [];
   for (const c of charts) {
-    const m = /width="(\d+)" height="(\d+)"/.exec(c.svg);
+    const m = /width="(\d+)" height="(\d+)"/.exec(c.svg.text);
     const cw = Number(m?.[1] ?? 560);
     const ch = Number(m?.[2] ?? 300);
-    parts.push(c.svg.replace("<svg ", `<svg x="0" y="${y}" `));
+    // each chart placed below the one before: an outer <g> moves it (nested <svg> takes x and y too)
+    parts.push(html`<g transform="translate(0 ${y})">${c.svg}</g>`);
     y += ch + 12;
     w = Math.max(w, cw);
   }
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${Math.max(0, y - 12)}" viewBox="0 0 ${w} ${Math.max(0, y - 12)}">\n${parts.join("")}</svg>\n`;
+  return html`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${Math.max(0, y - 12)}" viewBox="0 0 ${w} ${Math.max(0, y - 12)}">
+${parts}</svg>
+`.text;
 }
