@@ -1,6 +1,7 @@
 import { bundleTopics, readMeta } from "./bundle.ts";
 import { BundleFault, readBundleJsonLines, Shape } from "./bundle-read.ts";
 import { ReplayExecutor } from "./exec/replay.ts";
+import { mdCell } from "./markdown.ts";
 import { replayContext } from "./observe/replay-context.ts";
 import type { Mode } from "./properties/expectation.ts";
 import { judge, type Verdict } from "./properties/judge.ts";
@@ -268,11 +269,11 @@ export function compareStored(
 /** The step-summary form: the expectation, the observed value and the verdict per property. */
 export function formatCheckMarkdown(r: CheckResult): string {
   const mark = { pass: "✅ pass", fail: "❌ fail", skip: "⏭ skip" } as const;
-  const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
+  const cell = mdCell;
   const counts = { pass: 0, fail: 0, skip: 0 };
   for (const v of r.verdicts) counts[v.status]++;
   return [
-    `### ${r.mode} · Cilium ${r.cilium} — ${counts.pass} passed, ${counts.fail} failed, ${counts.skip} skipped`,
+    `### ${r.mode} · Cilium ${mdCell(r.cilium)} — ${counts.pass} passed, ${counts.fail} failed, ${counts.skip} skipped`,
     "",
     "| property | claim | expected | observed | verdict |",
     "|---|---|---|---|---|",

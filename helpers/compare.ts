@@ -1,4 +1,5 @@
 import { type CheckResult, checkBundle } from "./check.ts";
+import { mdCell } from "./markdown.ts";
 import { resolve } from "./properties/expectation.ts";
 import type { RecordSet } from "./records/types.ts";
 import type { TopicDeclaration } from "./topic.ts";
@@ -100,12 +101,14 @@ export async function compareBundles(
   };
 }
 
-const cell = (s: string) => s.replace(/\|/g, "\\|");
+const cell = mdCell;
+/** A path as a code span: no backtick or line break of its own can end it. */
+const code = (s: string) => `\`${s.replace(/[`\r\n]/g, " ")}\``;
 
 export function formatComparison(c: Comparison): string {
   const head = (r: CheckResult) => `${r.mode}, Cilium ${r.cilium}`;
   const out = [
-    `### Compare \`${c.a.bundle}\` (${head(c.a)}) → \`${c.b.bundle}\` (${head(c.b)})`,
+    `### Compare ${code(c.a.bundle)} (${cell(head(c.a))}) → ${code(c.b.bundle)} (${cell(head(c.b))})`,
     "",
     c.a.mode !== c.b.mode
       ? `> The bundles are of different modes (${c.a.mode} vs ${c.b.mode}); each verdict is judged against its own mode's expectation.\n`

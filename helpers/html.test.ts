@@ -115,3 +115,14 @@ describe("every part of the page is built with html`…`", () => {
     }
   });
 });
+
+describe("markdown cells (check --markdown, compare, summary)", () => {
+  it("bundle text stays one cell of plain text", async () => {
+    const { mdCell } = await import("./markdown.ts");
+    expect(
+      mdCell("a|b\n<img src=x onerror=alert(1)> ![x](http://127.0.0.1:9/) `c` & [l](javascript:x)"),
+    ).toBe(
+      "a\\|b &lt;img src=x onerror=alert(1)&gt; \\!\\[x\\](http://127.0.0.1:9/) \\`c\\` &amp; \\[l\\](javascript:x)",
+    );
+  });
+});

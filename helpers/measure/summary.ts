@@ -1,5 +1,6 @@
 import type { BundleMeta } from "../bundle.ts";
 import { type Html, html } from "../html.ts";
+import { mdCell } from "../markdown.ts";
 import type { MeasureLatencyRecord, MeasureScaleRecord } from "../records/types.ts";
 import { dotBoxChart, type LineSeries, lineChart, SERIES_COLORS } from "./charts.ts";
 
@@ -24,7 +25,7 @@ export function summaryMarkdown(bundles: MeasuredBundle[]): string {
     const s = b.scaling;
     const l = b.latency;
     out.push(
-      `| ${b.label} | ${b.meta.mode} | ${b.meta.cilium} | ${s ? `${s.kube_proxy_per_service} (r² ${s.kube_proxy_r2})` : "–"} | ${s ? `${s.lb_per_service} (r² ${s.lb_r2})` : "–"} | ${l ? `${num(l.map_p50_ms, " ms")} / ${num(l.map_p90_ms, " ms")}` : "–"} | ${l ? `${num(l.kube_proxy_p50_ms, " ms")} / ${num(l.kube_proxy_p90_ms, " ms")}` : "–"} | ${l ? `${num(l.ghost_p50_s, " s")} / ${num(l.ghost_p90_s, " s")}` : "–"} |`,
+      `| ${mdCell(b.label)} | ${b.meta.mode} | ${mdCell(b.meta.cilium)} | ${s ? `${s.kube_proxy_per_service} (r² ${s.kube_proxy_r2})` : "–"} | ${s ? `${s.lb_per_service} (r² ${s.lb_r2})` : "–"} | ${l ? `${num(l.map_p50_ms, " ms")} / ${num(l.map_p90_ms, " ms")}` : "–"} | ${l ? `${num(l.kube_proxy_p50_ms, " ms")} / ${num(l.kube_proxy_p90_ms, " ms")}` : "–"} | ${l ? `${num(l.ghost_p50_s, " s")} / ${num(l.ghost_p90_s, " s")}` : "–"} |`,
     );
   }
   const scaled = bundles.filter((b) => b.scaling);
@@ -51,11 +52,11 @@ export function summaryMarkdown(bundles: MeasuredBundle[]): string {
     const names = [...new Set(phases.flatMap((b) => Object.keys(b.meta.phases)))];
     out.push(
       "",
-      `| phase | ${phases.map((b) => b.label).join(" | ")} |`,
+      `| phase | ${phases.map((b) => mdCell(b.label)).join(" | ")} |`,
       `|---|${phases.map(() => "---|").join("")}`,
     );
     for (const n of names)
-      out.push(`| ${n} | ${phases.map((b) => num(b.meta.phases[n], " s")).join(" | ")} |`);
+      out.push(`| ${mdCell(n)} | ${phases.map((b) => num(b.meta.phases[n], " s")).join(" | ")} |`);
   }
   return `${out.join("\n")}\n`;
 }
