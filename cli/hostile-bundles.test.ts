@@ -329,6 +329,29 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
     }
   });
 
+  it("not a bundle at all: a file, an empty folder; and summary refuses a hostile bundle like check", async () => {
+    refused(
+      await run(["check", "/etc/passwd"]),
+      "check",
+      /\/etc\/passwd is not an evidence bundle \(not a folder\)/,
+    );
+    refused(
+      await run(["report", mkdtempSync(join(out, "empty-"))]),
+      "report",
+      /is not an evidence bundle \(no bundle\.json\)/,
+    );
+    const dir = hostile((d) =>
+      editJsonLines(d, "calls/measure-scale.jsonl", (c, i) =>
+        i === 0 ? { ...c, stdoutFile: "/etc/passwd" } : undefined,
+      ),
+    );
+    refused(
+      await run(["summary", dir]),
+      "summary",
+      /calls\/measure-scale\.jsonl:1: stdoutFile: "\/etc\/passwd" leaves the bundle/,
+    );
+  });
+
   it("the same refusals through bin/datapath-conformance.mjs, the process a user starts", () => {
     const dir = hostile((d) =>
       editJsonLines(d, "calls/ghost.jsonl", (c, i) =>
