@@ -6,6 +6,7 @@
  */
 import { spawnSync } from "node:child_process";
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -53,23 +54,44 @@ async function run(argv: string[]) {
   return { code, out: stdout, err: stderr };
 }
 
-/** A copy of the bundle, changed by `change` (given the copy's folder). */
+/**
+ * One copy of the bundle serves every variant (copying and removing a whole bundle per variant took most of
+ * this file's time on a loaded disk): what a variant may change is saved first and put back before the next.
+ */
+const base = copies.copy(SOURCE);
+/** An unchanged copy, beside a changed one (compare). */
+const pristine = copies.copy(SOURCE);
+const TOUCHED = ["bundle.json", "calls", "verdicts.jsonl", "baseline", "raw/iptables"];
+let undo: (() => void) | null = null;
+
+/** The bundle changed by `change` (given its folder); the change before it undone first. */
 function hostile(change: (dir: string) => void): string {
-  const dir = copies.copy(SOURCE);
-  change(dir);
-  return dir;
+  undo?.();
+  const saved = mkdtempSync(join(out, "saved-"));
+  for (const [i, rel] of TOUCHED.entries())
+    cpSync(join(base, rel), join(saved, String(i)), { recursive: true });
+  undo = () => {
+    TOUCHED.forEach((rel, i) => {
+      rmSync(join(base, rel), { recursive: true, force: true });
+      renameSync(join(saved, String(i)), join(base, rel));
+    });
+    rmSync(saved, { recursive: true, force: true });
+    undo = null;
+  };
+  change(base);
+  return base;
 }
 
-const ghostCalls = (dir: string) =>
-  readFileSync(join(dir, "calls", "ghost.jsonl"), "utf8")
+const topicCalls = (dir: string) =>
+  readFileSync(join(dir, "calls", "iptables.jsonl"), "utf8")
     .trim()
     .split("\n")
     .map((l) => JSON.parse(l) as CallRecord);
 
-/** The 1-based line of the first ghost call whose stdout is compressed (the topic reads it). */
+/** The 1-based line of the first iptables call whose stdout is compressed (the topic reads it). */
 const gzCall = (dir: string) => {
-  const i = ghostCalls(dir).findIndex((c) => c.stdoutFile.endsWith(".gz"));
-  return { line: i + 1, file: (ghostCalls(dir)[i] as CallRecord).stdoutFile };
+  const i = topicCalls(dir).findIndex((c) => c.stdoutFile.endsWith(".gz"));
+  return { line: i + 1, file: (topicCalls(dir)[i] as CallRecord).stdoutFile };
 };
 
 /** exit 2 and exactly one line, the command's, naming what `names` matches; no stack frame anywhere. */
@@ -89,19 +111,21 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
   it("a call whose stdoutFile climbs out of the bundle (../../../etc/passwd), or is absolute", async () => {
     for (const path of ["../../../etc/passwd", "/etc/passwd", "raw/../../../../etc/passwd"]) {
       const dir = hostile((d) =>
-        editJsonLines(d, "calls/ghost.jsonl", (c, i) => (i === 2 ? { ...c, stdoutFile: path } : undefined)),
+        editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+          i === 2 ? { ...c, stdoutFile: path } : undefined,
+        ),
       );
       const r = await run(["check", dir]);
-      refused(r, "check", /calls\/ghost\.jsonl:3: stdoutFile: ".*" leaves the bundle/);
+      refused(r, "check", /calls\/iptables\.jsonl:3: stdoutFile: ".*" leaves the bundle/);
       expect(r.err).not.toMatch(PASSWD_LINE);
       const page = join(out, "passwd.html");
-      refused(await run(["report", dir, "-o", page]), "report", /calls\/ghost\.jsonl:3: stdoutFile/);
+      refused(await run(["report", dir, "-o", page]), "report", /calls\/iptables\.jsonl:3: stdoutFile/);
       expect(existsSync(page)).toBe(false);
     }
   });
 
   it("a raw output that is a link to a file outside the bundle; a link inside it is followed", async () => {
-    const { file } = gzCall(copies.copy(SOURCE));
+    const { file } = gzCall(base);
     const out1 = hostile((d) => {
       unlinkSync(join(d, file));
       symlinkSync("/etc/passwd", join(d, file));
@@ -110,18 +134,18 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
     refused(
       r,
       "check",
-      /calls\/ghost\.jsonl:\d+: stdoutFile: ".*" is a link out of the bundle \(to "\/etc\/passwd"\)/,
+      /calls\/iptables\.jsonl:\d+: stdoutFile: ".*" is a link out of the bundle \(to "\/etc\/passwd"\)/,
     );
     refused(
       await run(["report", out1, "-o", join(out, "link.html")]),
       "report",
       /is a link out of the bundle/,
     );
-    refused(await run(["compare", copies.copy(SOURCE), out1]), "compare", /is a link out of the bundle/);
+    refused(await run(["compare", pristine, out1]), "compare", /is a link out of the bundle/);
     // a link to a folder outside, and a link that leads nowhere
     const viaFolder = hostile((d) => {
-      rmSync(join(d, "raw", "ghost"), { recursive: true });
-      symlinkSync("/etc", join(d, "raw", "ghost"));
+      rmSync(join(d, "raw", "iptables"), { recursive: true });
+      symlinkSync("/etc", join(d, "raw", "iptables"));
     });
     refused(await run(["check", viaFolder]), "check", /is a link out of the bundle|is not in the bundle/);
     const dangling = hostile((d) => {
@@ -169,7 +193,7 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
     const member = gzipSync(Buffer.alloc(1 << 20), { level: 9 });
     const bomb = Buffer.concat(Array(LIMITS.rawBytes / (1 << 20) + 2).fill(member));
     expect(bomb.length).toBeLessThan(200_000);
-    const { file } = gzCall(copies.copy(SOURCE));
+    const { file } = gzCall(base);
     const bombed = hostile((d) => writeFileSync(join(d, file), bomb));
     const t0 = performance.now();
     refused(
@@ -180,7 +204,7 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
     expect(performance.now() - t0).toBeLessThan(15_000);
     // a plain output over the cap is refused on its size, before it is read (a sparse file: no disk used)
     const large = hostile((d) => {
-      const plain = ghostCalls(d).find((c) => !c.stdoutFile.endsWith(".gz"))?.stdoutFile as string;
+      const plain = topicCalls(d).find((c) => !c.stdoutFile.endsWith(".gz"))?.stdoutFile as string;
       truncateSync(join(d, plain), LIMITS.rawBytes + 1);
     });
     refused(await run(["check", large]), "check", /bytes, over the 64 MiB cap for this file/);
@@ -265,47 +289,47 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
         "a call line that is not JSON",
         (d) =>
           writeFileSync(
-            join(d, "calls", "ghost.jsonl"),
-            `${readFileSync(join(d, "calls", "ghost.jsonl"), "utf8")}{"seq":\n`,
+            join(d, "calls", "iptables.jsonl"),
+            `${readFileSync(join(d, "calls", "iptables.jsonl"), "utf8")}{"seq":\n`,
           ),
-        /calls\/ghost\.jsonl:\d+: not JSON/,
+        /calls\/iptables\.jsonl:\d+: not JSON/,
       ],
       [
         "a string exit code",
         (d) =>
-          editJsonLines(d, "calls/ghost.jsonl", (c, i) =>
+          editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
             i === 2 ? { ...c, exitCode: "<img src=x onerror=alert(1)>" } : undefined,
           ),
-        /calls\/ghost\.jsonl:3: "exitCode": expected a number or null, found a string "<img src=x onerror=alert\(1\)>"/,
+        /calls\/iptables\.jsonl:3: "exitCode": expected a number or null, found a string "<img src=x onerror=alert\(1\)>"/,
       ],
       [
         "an argv that is not a list of strings",
         (d) =>
-          editJsonLines(d, "calls/ghost.jsonl", (c, i) =>
+          editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
             i === 1 ? { ...c, argv: ["get", { x: 1 }] } : undefined,
           ),
-        /calls\/ghost\.jsonl:2: "argv"\[1\]: expected a string, found an object/,
+        /calls\/iptables\.jsonl:2: "argv"\[1\]: expected a string, found an object/,
       ],
       [
         "a call without its stdoutFile",
         (d) =>
-          editJsonLines(d, "calls/ghost.jsonl", (c, i) =>
+          editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
             i === 0 ? { ...c, stdoutFile: undefined } : undefined,
           ),
-        /calls\/ghost\.jsonl:1: "stdoutFile": expected a string, found nothing/,
+        /calls\/iptables\.jsonl:1: "stdoutFile": expected a string, found nothing/,
       ],
       [
         "a call whose stdoutFile is not in the bundle",
         (d) =>
-          editJsonLines(d, "calls/ghost.jsonl", (c, i) =>
-            i === 3 ? { ...c, stdoutFile: "raw/ghost/nope.txt" } : undefined,
+          editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+            i === 3 ? { ...c, stdoutFile: "raw/iptables/nope.txt" } : undefined,
           ),
-        /calls\/ghost\.jsonl:4: stdoutFile "raw\/ghost\/nope\.txt" is not in the bundle/,
+        /calls\/iptables\.jsonl:4: stdoutFile "raw\/iptables\/nope\.txt" is not in the bundle/,
       ],
       [
         "a call record that is a list",
-        (d) => writeFileSync(join(d, "calls", "ghost.jsonl"), "[1,2,3]\n"),
-        /calls\/ghost\.jsonl:1: expected an object, found a list/,
+        (d) => writeFileSync(join(d, "calls", "iptables.jsonl"), "[1,2,3]\n"),
+        /calls\/iptables\.jsonl:1: expected an object, found a list/,
       ],
       [
         "calls/ that is a file",
@@ -317,8 +341,8 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
       ],
       [
         "a line of a million characters",
-        (d) => writeFileSync(join(d, "calls", "ghost.jsonl"), `${"x".repeat(LIMITS.jsonLineBytes + 1)}\n`),
-        /calls\/ghost\.jsonl:1: a line of \d+ characters, over the 8 MiB cap/,
+        (d) => writeFileSync(join(d, "calls", "iptables.jsonl"), `${"x".repeat(LIMITS.jsonLineBytes + 1)}\n`),
+        /calls\/iptables\.jsonl:1: a line of \d+ characters, over the 8 MiB cap/,
       ],
     ];
     for (const [what, change, names] of cases) {
@@ -354,7 +378,7 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
 
   it("the same refusals through bin/datapath-conformance.mjs, the process a user starts", () => {
     const dir = hostile((d) =>
-      editJsonLines(d, "calls/ghost.jsonl", (c, i) =>
+      editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
         i === 2 ? { ...c, stdoutFile: "../../../etc/passwd" } : undefined,
       ),
     );
@@ -368,14 +392,14 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
     expect(r.status).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(
-      `datapath-conformance check: bundle ${dir}: calls/ghost.jsonl:3: stdoutFile: "../../../etc/passwd" leaves the bundle (only paths inside it are read)\n`,
+      `datapath-conformance check: bundle ${dir}: calls/iptables.jsonl:3: stdoutFile: "../../../etc/passwd" leaves the bundle (only paths inside it are read)\n`,
     );
   });
 });
 
 describe("where report and summary write", { timeout: 60_000 }, () => {
   it("never onto a folder, never into one of the input bundles; otherwise through a temporary file and a rename", async () => {
-    const dir = copies.copy(SOURCE);
+    const dir = hostile(() => {});
     const before = readFileSync(join(dir, "bundle.json"), "utf8");
     refused(await run(["report", dir, "-o", out]), "report", /-o .* is a folder; name a file/);
     for (const inside of [
@@ -393,7 +417,7 @@ describe("where report and summary write", { timeout: 60_000 }, () => {
     const link = join(out, "bundle-link");
     symlinkSync(dir, link);
     refused(await run(["report", dir, "-o", join(link, "bundle.json")]), "report", /inside the bundle/);
-    const other = copies.copy(SOURCE);
+    const other = pristine;
     refused(
       await run(["report", "--compare", other, dir, "-o", join(dir, "verdicts.jsonl")]),
       "report",
