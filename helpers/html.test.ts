@@ -34,6 +34,8 @@ describe("html`…`: escaping by construction", () => {
     const hostile = { toString: () => "<b>" } as unknown as string;
     expect(html`<p>${hostile}${42}</p>`.text).toBe("<p>&lt;b&gt;42</p>");
     expect(() => new Html(Symbol("x"), "<b>")).toThrow(/made by html/);
+    const forged = ["<b>", "</b>"] as unknown as TemplateStringsArray;
+    expect(() => html(forged, "x")).toThrow(/other than a template literal/);
   });
 
   it("attributes in a tag's list go through attr(): escaped, quoted, never an event handler, a style or a foreign URL", () => {

@@ -226,6 +226,9 @@ function render(v: unknown, hole: Hole): string {
 
 /** The template tag: `html\`<td title="${t}">${text}</td>\`` — every value escaped for where it lands. */
 export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
+  // only a template literal's own static parts are markup (frozen, with .raw): never an array built at run time
+  if (!Object.isFrozen(strings) || !Array.isArray(strings.raw))
+    throw new HtmlTemplateError("called with something other than a template literal");
   let holes = HOLES.get(strings);
   if (!holes) {
     holes = holesOf(strings);
