@@ -2,7 +2,8 @@
  * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
  * without the topics, the report or the cluster code).
  */
-import { createReadStream, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createReadStream, readFileSync, statSync } from "node:fs";
+import type { BundleMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import type { MeasuredBundle } from "../helpers/measure/summary.ts";
 import { oneOf, stringOption } from "./args.ts";
@@ -136,8 +137,8 @@ export const check: Command = {
     const bad = new Set(values.strict ? ["fail", "known-issue"] : ["fail"]);
     let failed = false;
     for (const dir of positionals) {
-      const r = await checkBundle(dir, all);
-      io.out(values.markdown ? formatCheckMarkdown(r) : formatCheck(r));
+      const r = await readingBundles([dir], () => checkBundle(dir, all));
+      io.out(terminalSafe(values.markdown ? formatCheckMarkdown(r) : formatCheck(r)));
       if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
     }
     return failed ? 1 : 0;
@@ -154,8 +155,9 @@ export const compare: Command = {
     const [a, b] = positionals;
     if (!a || !b) throw new UserError("needs two bundles: compare BUNDLE_A BUNDLE_B");
     const { compareBundles, formatComparison } = await import("../helpers/compare.ts");
-    const c = await compareBundles(a, b, await topics());
-    io.out(formatComparison(c));
+    const all = await topics();
+    const c = await readingBundles([a, b], () => compareBundles(a, b, all));
+    io.out(terminalSafe(formatComparison(c)));
     return c.regressed ? 1 : 0;
   },
 };
@@ -171,11 +173,16 @@ export const summary: Command = {
     const { checkBundle } = await import("../helpers/check.ts");
     const { readMeta } = await import("../helpers/bundle.ts");
     const { summaryMarkdown, summarySvg } = await import("../helpers/measure/summary.ts");
+    const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
     const all = await topics();
+    const svg = stringOption(values, "svg");
+    // every bundle named is read first, and where the chart goes is checked: a wrong path is one line before any work
+    const metas = positionals.map((dir) => readMeta(dir));
+    if (svg !== undefined) checkOutputPath(svg, positionals, "--svg");
     const measured: MeasuredBundle[] = [];
-    for (const dir of positionals) {
-      const r = await checkBundle(dir, all);
-      const meta = readMeta(dir);
+    for (const [i, dir] of positionals.entries()) {
+      const meta = metas[i] as BundleMeta;
+      const r = await readingBundles([dir], () => checkBundle(dir, all));
       measured.push({
         label: `${meta.mode} ${meta.cilium}`,
         meta,
@@ -183,11 +190,10 @@ export const summary: Command = {
         ...(r.records.latency ? { latency: r.records.latency.record } : {}),
       });
     }
-    io.out(summaryMarkdown(measured));
-    const svg = stringOption(values, "svg");
+    io.out(terminalSafe(summaryMarkdown(measured)));
     if (svg !== undefined) {
-      writeFileSync(svg, summarySvg(measured));
-      io.err(`wrote ${svg}\n`);
+      writeOutput(svg, summarySvg(measured), positionals, "--svg");
+      io.err(`wrote ${terminalSafe(svg)}\n`);
     }
     return 0;
   },
@@ -213,7 +219,10 @@ export const report: Command = {
       );
     const { writeReport } = await import("../helpers/report/write.ts");
     const out = stringOption(values, "output") ?? "report.html";
-    const { bytes } = await writeReport(dirs, await topics(), out, compare ? { compare } : {});
+    const all = await topics();
+    const { bytes } = await readingBundles([...dirs, ...(compare ?? [])], () =>
+      writeReport(dirs, all, out, compare ? { compare } : {}),
+    );
     io.err(`wrote ${out} (${Math.round(bytes / 1024)} KiB)\n`);
     return 0;
   },
@@ -363,3 +372,33 @@ function readText(file: string): string {
     throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
 }
+
+/**
+ * Runs what reads bundles; an error no check foresaw (a bug, or a bundle shaped in a way nothing anticipated)
+ * is one line naming the bundles, never a stack trace (DATAPATH_CONFORMANCE_DEBUG=1 prints it).
+ */
+async function readingBundles<T>(dirs: string[], run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof UserError || (err as NodeJS.ErrnoException).code === "EPIPE") throw err;
+    if (process.env.DATAPATH_CONFORMANCE_DEBUG === "1")
+      process.stderr.write(`${(err as Error).stack ?? err}\n`);
+    const e = err instanceof Error ? err : new Error(String(err));
+    throw new UserError(
+      `could not read ${dirs.join(", ")}: unexpected ${e.name}: ${(e.message.split("\n")[0] ?? "").slice(0, 200)} (DATAPATH_CONFORMANCE_DEBUG=1 prints the stack; please report it)`,
+    );
+  }
+}
+
+/**
+ * Text bound for a terminal, with every control character but newline and tab shown as `\u{…}`: a bundle's
+ * strings (raw lines, stderr, versions) cannot move the cursor, retitle the window or hide a line.
+ */
+export function terminalSafe(s: string): string {
+  return s.replace(CONTROL, (c) => `\\u{${c.codePointAt(0)?.toString(16)}}`);
+}
+
+/** C0 (but newline and tab), DEL, C1, the line separators and the bidirectional overrides. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is replaced
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;

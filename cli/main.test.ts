@@ -196,7 +196,7 @@ describe("datapath-conformance CLI", () => {
       ],
       [
         ["report", "/nonexistent"],
-        "datapath-conformance report: /nonexistent is not an evidence bundle (no bundle.json)",
+        "datapath-conformance report: /nonexistent is not an evidence bundle (no such folder)",
       ],
       [["lab"], "datapath-conformance lab: which one? valid: run, images, up, down, status (lab --help)"],
       [

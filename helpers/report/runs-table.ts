@@ -3,28 +3,23 @@
  * Cilium version × mode × provider, what ran (topics, verdict counts) and how long each phase took; per
  * upgrade leg, its duration and its traffic record. Each cell links to its bundle.
  */
-import { existsSync, readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { type BundleMeta, bundleTopics, readMeta, readRecords } from "../bundle.ts";
+import { readStoredVerdicts } from "../check.ts";
 import type { UpgradeLeg } from "../records/types.ts";
 
 export interface RunRow {
   dir: string;
   meta: BundleMeta;
   topics: string[];
-  counts: { pass: number; fail: number; skip: number };
+  counts: { pass: number; fail: number; skip: number; "known-issue": number };
   legs: UpgradeLeg[];
 }
 
 export function readRun(dir: string): RunRow {
   const meta = readMeta(dir);
-  const counts = { pass: 0, fail: 0, skip: 0 };
-  const verdicts = `${dir}/verdicts.jsonl`;
-  if (existsSync(verdicts))
-    for (const line of readFileSync(verdicts, "utf8").split("\n").filter(Boolean)) {
-      const v = JSON.parse(line) as { status: keyof typeof counts };
-      counts[v.status]++;
-    }
+  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0 };
+  for (const v of readStoredVerdicts(dir) ?? []) counts[v.status]++;
   const up = readRecords(dir).upgrade?.record;
   return { dir, meta, topics: bundleTopics(dir), counts, legs: up?.legs ?? [] };
 }
