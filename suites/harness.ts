@@ -68,12 +68,13 @@ export class Observations {
     ctx.log(`observing (Cilium ${target.meta().cilium})`);
     let records: RecordSet = {};
     let failure: Error | null = null;
-    let config: ConfigValues | null = null;
+    // the run's configuration, read by the config topic before this one (or by this one, the config topic)
+    const earlier = ctx.earlierRecords().config;
+    let config: ConfigValues | null = earlier ? configValues(earlier.record) : null;
     try {
       records = await topic.observe(ctx);
       writeRecords(outDir, records);
-      const c = records.config ?? ctx.earlierRecords().config;
-      config = c ? configValues(c.record) : null;
+      if (records.config) config = configValues(records.config.record);
       appendVerdicts(
         outDir,
         topic.properties.map((p) => judge(p, target.mode, records, target.meta().cilium, config)),
@@ -144,7 +145,17 @@ export function describeTopic(topic: TopicDeclaration): void {
               return;
             }
             const { records, failure, config } = await observations.of(target, topic, together);
-            if (failure) throw new Error(`${topic.name} could not be observed: ${failure.message}`);
+            if (failure) {
+              // a property this configuration makes not applicable is skipped, naming the setting, even when
+              // its topic could not be observed here
+              const na = judge(p, target.mode, {}, target.meta().cilium, config);
+              if (na.status === "skip" && na.reason?.startsWith("not applicable")) {
+                say(target, na.message);
+                skipTest(na.reason);
+                return;
+              }
+              throw new Error(`${topic.name} could not be observed: ${failure.message}`);
+            }
             const v = judge(p, target.mode, records, target.meta().cilium, config);
             // JUnit properties (name = annotation type): what ran, where
             const meta = target.meta();

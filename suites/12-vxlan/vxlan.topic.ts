@@ -78,6 +78,25 @@ export const topic = defineTopic({
 /** Notebook §8. */
 export async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
   const { client, dnsIp, remote } = await clientAndRemote(ctx);
+  // native routing has no tunnel to capture: the property is not applicable there (its config), and the
+  // capture would only wait for packets that never come
+  const routing = ctx.earlierRecords().config?.record.routing.value;
+  if (routing === "native") {
+    ctx.log("routing native: no VXLAN tunnel to capture");
+    return {
+      vxlan: {
+        record: {
+          cluster_ip: dnsIp,
+          backend: formatEndpoint(remote?.ip ?? "", 53),
+          packets: 0,
+          inner_destinations: [],
+        },
+        evidence: {
+          packets: [derive("routing native (the config topic's record): no tunnel, nothing captured")],
+        },
+      },
+    };
+  }
   if (!remote)
     throw new Error(`no ready CoreDNS Pod outside ${client.node}: no query would cross the tunnel`);
   await apply(ctx, renderManifest("capture.yaml", ctx.namespace, { NODE: client.node }));
