@@ -48,19 +48,44 @@ export function runTimes(meta: BundleMeta): {
   };
 }
 
+/**
+ * The datapath configuration a run had: its profile (bundle.json), and the routing / socket LB / kube-proxy the
+ * config topic read; a bundle older than the config topic ran the suite's default (VXLAN tunnel).
+ */
+function configurationOf(r: RunRow): string {
+  const c = readRecords(r.dir).config?.record;
+  const profile =
+    r.meta.datapathProfile ??
+    (r.meta.provider === "existing"
+      ? "as found"
+      : c
+        ? "default"
+        : "default (tunnel; before the config topic)");
+  if (!c) return profile;
+  const v = (x: { value: unknown; unknown?: string }) =>
+    Array.isArray(x.value)
+      ? x.value.join("+")
+      : x.value === null
+        ? x.unknown
+          ? "?"
+          : "n/a"
+        : String(x.value);
+  return `${profile}: ${v(c.routing)}${c.routing.value === "tunnel" ? `/${v(c.tunnelProtocol)}` : ""}, socket LB ${v(c.socketLB)}, kube-proxy ${v(c.kubeProxy)}, LB ${v(c.lbMode)}`;
+}
+
 /** Markdown: one row per bundle, then one row per upgrade leg; links relative to `base` (the README's folder). */
 export function runsMarkdown(dirs: string[], base: string): string {
   const runs = dirs.map(readRun);
   const link = (r: RunRow) => `[${relative(base, r.dir)}](${relative(base, r.dir)})`;
   const out = [
-    "| Cilium | mode | provider | topics | pass / fail / skip | create | Cilium ready | specs | end to end | bundle |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| Cilium | mode | configuration | provider | topics | pass / fail / known / skip | create | Cilium ready | specs | end to end | bundle |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of runs) {
     const t = runTimes(r.meta);
     const what = r.topics.length >= 15 ? `all ${r.topics.length}` : r.topics.join(", ");
     out.push(
-      `| ${r.meta.cilium.split(" ")[0]} | ${r.meta.mode} | ${r.meta.provider}${r.meta.lab ? " (lab)" : ""} | ${what} | ${r.counts.pass} / ${r.counts.fail} / ${r.counts.skip} | ${s(t.create)} | ${s(t.ready)} | ${s(t.specs)} | ${s(t.total)} | ${link(r)} |`,
+      `| ${r.meta.cilium.split(" ")[0]} | ${r.meta.mode} | ${configurationOf(r)} | ${r.meta.provider}${r.meta.lab ? " (lab)" : ""} | ${what} | ${r.counts.pass} / ${r.counts.fail} / ${r.counts["known-issue"]} / ${r.counts.skip} | ${s(t.create)} | ${s(t.ready)} | ${s(t.specs)} | ${s(t.total)} | ${link(r)} |`,
     );
   }
   const legs = runs.flatMap((r) => r.legs.map((l) => ({ r, l })));
