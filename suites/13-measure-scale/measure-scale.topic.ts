@@ -19,7 +19,7 @@ import {
   timedCalls,
 } from "../../helpers/measure/workloads.ts";
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { type RunContext, waitFor } from "../../helpers/observe/context.ts";
+import { kubeProxyInIptables, type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { linesContaining } from "../../helpers/parse/iptables-save.ts";
@@ -198,7 +198,7 @@ export async function observeScaling(outer: RunContext): Promise<RecordSet> {
           }),
         ),
       ),
-      ctx.mode === "kube-proxy"
+      kubeProxyInIptables(ctx)
         ? waitFor(ctx, {
             what: `${want} KUBE-SEP DNAT rules for the measurement Services on ${node}`,
             deadlineMs: CONVERGE_DEADLINE_MS,

@@ -19,7 +19,7 @@ import {
 } from "../../helpers/measure/workloads.ts";
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp, kubectl, kubectlRaw, nodes } from "../../helpers/observe/cluster.ts";
-import type { RunContext } from "../../helpers/observe/context.ts";
+import { kubeProxyInIptables, type RunContext } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { type CurlRead, curlRead } from "../../helpers/observe/steps.ts";
 import { ensureGhostAndProbe } from "../../helpers/observe/workloads.ts";
@@ -230,6 +230,8 @@ export const topic = defineTopic({
 
 /** Issue 6: endpoint → map convergence (and → KUBE-SEP with kube-proxy) over repeated events; ghost fail-fast times. */
 export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
+  // kube-proxy's DNAT rules are read from iptables only where kube-proxy writes them there (not nftables mode)
+  const iptablesProxy = kubeProxyInIptables(ctx);
   const agents = await agentNodes(ctx);
   const node = agents[0] as string;
   const svc = "dpc-c";
@@ -273,7 +275,7 @@ export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
           found.push(raw.quote(row.line));
         }
       }
-      if (ctx.mode === "kube-proxy" && kpMs === null) {
+      if (iptablesProxy && kpMs === null) {
         const raw = await iptablesSaveRaw(ctx, node);
         const dnat = raw.find((l) => l.includes(`--to-destination ${address}`));
         if (dnat) {
@@ -281,8 +283,7 @@ export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
           found.push(dnat);
         }
       }
-      if (Object.values(mapMs).every((v) => v !== null) && (ctx.mode !== "kube-proxy" || kpMs !== null))
-        break;
+      if (Object.values(mapMs).every((v) => v !== null) && (!iptablesProxy || kpMs !== null)) break;
       const spent = ctx.spent();
       if (spent.count > spentBefore)
         throw new ReplayExhausted(`${address} in every agent's map`, spent.key, JSON.stringify(mapMs));
@@ -298,7 +299,7 @@ export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
       ),
     );
     ctx.log(
-      `event ${k - 1}: ${address} in the maps after ${JSON.stringify(mapMs)} ms${ctx.mode === "kube-proxy" ? `, KUBE-SEP after ${kpMs} ms` : ""}`,
+      `event ${k - 1}: ${address} in the maps after ${JSON.stringify(mapMs)} ms${iptablesProxy ? `, KUBE-SEP after ${kpMs} ms` : ""}`,
     );
   }
   await deleteMeasurement(ctx, LATENCY_LABEL);
@@ -338,8 +339,8 @@ export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
     events,
     map_p50_ms: percentile(all, 50),
     map_p90_ms: percentile(all, 90),
-    kube_proxy_p50_ms: ctx.mode === "kube-proxy" ? percentile(kpAll, 50) : null,
-    kube_proxy_p90_ms: ctx.mode === "kube-proxy" ? percentile(kpAll, 90) : null,
+    kube_proxy_p50_ms: iptablesProxy ? percentile(kpAll, 50) : null,
+    kube_proxy_p90_ms: iptablesProxy ? percentile(kpAll, 90) : null,
     ghost_seconds: seconds,
     ghost_p50_s: percentile(seconds, 50),
     ghost_p90_s: percentile(seconds, 90),
@@ -357,15 +358,14 @@ export async function observeLatency(ctx: RunContext): Promise<RecordSet> {
             eventEvidence,
           ),
         ],
-        kube_proxy_p90_ms:
-          ctx.mode === "kube-proxy"
-            ? [
-                derive(
-                  `p50 ${record.kube_proxy_p50_ms} ms, p90 ${record.kube_proxy_p90_ms} ms over ${events.length} events`,
-                  eventEvidence,
-                ),
-              ]
-            : [],
+        kube_proxy_p90_ms: iptablesProxy
+          ? [
+              derive(
+                `p50 ${record.kube_proxy_p50_ms} ms, p90 ${record.kube_proxy_p90_ms} ms over ${events.length} events`,
+                eventEvidence,
+              ),
+            ]
+          : [],
         ghost_seconds: writeOuts,
         ghost_p90_s: [
           derive(
