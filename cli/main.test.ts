@@ -50,7 +50,7 @@ describe("datapath-conformance CLI", () => {
   it("unparseable input: exit 2, one line with format, line number and text", async () => {
     const r = await run(
       ["parse", "bpf-ct-list"],
-      "TCP OUT 1.2.3.4:1 -> 5.6.7.8:2 expires=1 RevNAT=0\nwhat is this\n",
+      "TCP OUT 1.2.3.4:1 -> 5.6.7.8:2 expires=1 Packets=0 Bytes=0 Flags=0x0 [ ] RevNAT=0 SourceSecurityID=0\nwhat is this\n",
     );
     expect(r.code).toBe(2);
     expect(r.err).toBe(
