@@ -112,8 +112,11 @@ export function checkText(format: string, text: string, no: number): void {
   throw new ParseError(format, no, text, `${what} at column ${m.index + 1}`);
 }
 
-/** kubectl prints this on stderr when `-c` is not given; captured outputs often carry it. */
-const KUBECTL_NOISE = /^Defaulted container "[^"]*" out of: /;
+/**
+ * kubectl prints this on stderr when `-c` is not given; captured outputs often carry it. Matched whole (the
+ * containers listed to the end of the line), so an output line joined to it is not skipped with it.
+ */
+const KUBECTL_NOISE = /^Defaulted container "[^"]*" out of: [\w.-]+(?: \(\w+\))?(?:, [\w.-]+(?: \(\w+\))?)*$/;
 /** True for a line a human elided from an excerpt: `...`, `....`, `[...]`, `(...)`, `…`. */
 export function isElision(text: string): boolean {
   return ELISION_LINE.test(text);

@@ -135,7 +135,12 @@ export function parseStatus(input: string): AgentStatus {
     }
     inDetails = false;
     const m = TOP.exec(line.text);
-    if (!m) continue; // tables under a heading (controllers, cluster health) are not key: value
+    if (!m) {
+      // at the left margin only `Key: value` lines, headings and a table's header (`Name   IP   Node …`)
+      if (/^Name {2,}\S/.test(line.text) || /^[A-Za-z][A-Za-z0-9/()-]*(?: [A-Za-z0-9/()-]+)*:$/.test(line.text))
+        continue;
+      fail(FORMAT, line, "no `Key: value` on this line, nor a heading or a table header");
+    }
     matched++;
     const key = m[1] as string;
     const value = m[2] as string;
