@@ -20,17 +20,19 @@ function heading(text: string): string | null {
   return title === "" || title.includes("#") ? null : title;
 }
 /**
- * An option's name: a Go field name (DaemonConfig's, or a nested map's key). The longest `config -a` prints is
- * 45 characters; past 64 a "name" is not one (a line of garbage).
+ * An option's name: a Go field name (DaemonConfig's), or an option's (`k8s-configuration`). The longest
+ * `config -a` prints is 45 characters; past 64 a "name" is not one (a line of garbage).
  */
-const NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+const NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 /** A nested map's key (`Monitor` → `cpus`, `IPAMMultiPoolPreAllocation` → `default`). */
 const NESTED_NAME = /^[A-Za-z0-9_./-]{1,64}$/;
 /**
- * Inside a value, what only the next line's start looks like: the name column padded to the colon
- * (`AddressScopeMax                   : 252`): an option line joined to the one before it.
+ * Inside a value, what only the next line's start looks like: a name padded to the colon's column
+ * (`"%-34s: "`: `AddressScopeMax                   : 252`), or a name of 20 characters or more (padded by one
+ * space, or, from 34 on, not at all: `ToFQDNsMaxDeferredConnectionDeletes: 10000`): an option line joined to the
+ * one before it. (A value may hold `Key: ` itself — `map[IP: Mask:<nil>]` — but not a name that long.)
  */
-const JOINED = /[A-Za-z0-9_] {2,}: /;
+const JOINED = /[A-Za-z0-9_] {2,}: |[A-Za-z0-9_.-]{20,} ?: /;
 
 /** `Name   : value` → name and value, or null (the colon is the first one; names have none). */
 function split(text: string): { name: string; value: string } | null {
@@ -63,8 +65,8 @@ export function parseConfig(input: string): AgentConfig {
       if (!(nested ? NESTED_NAME : NAME).test(kv.name)) fail(FORMAT, line, "expected `Name : value`");
       if (JOINED.test(kv.value))
         fail(FORMAT, line, "a second `Name : value` in the value: two lines joined?");
+      // a name may be printed in both sections (`Debug`): the later one is kept, as the agent reads them
       const key = nested ? `${parent}.${kv.name}` : kv.name;
-      if (key in options) fail(FORMAT, line, `${key} twice`);
       mayBeCut(line);
       options[key] = kv.value;
       lines[key] = line.no;
@@ -73,7 +75,6 @@ export function parseConfig(input: string): AgentConfig {
     }
     // a map's name alone on its line; its entries follow, indented by a tab (an empty map has none)
     if (!nested && NAME.test(line.text)) {
-      if (line.text in options) fail(FORMAT, line, `${line.text} twice`);
       mayBeCut(line);
       parent = line.text;
       options[parent] = "";

@@ -114,7 +114,7 @@ function corpus(): Item[] {
     const bundle = dirname(dirname(f));
     for (const l of readFileSync(f, "utf8").split("\n")) {
       if (l === "") continue;
-      const call = JSON.parse(l) as { argv?: string[]; stdoutFile?: string };
+      const call = JSON.parse(l) as { argv?: string[]; stdoutFile?: string; exitCode?: unknown };
       if (!call.stdoutFile || !Array.isArray(call.argv)) continue;
       const argv = call.argv.join(" ");
       const format = RAW_FORMATS.find(([re]) => re.test(argv))?.[1];
@@ -122,7 +122,9 @@ function corpus(): Item[] {
       const path = join(bundle, call.stdoutFile);
       if (!existsSync(path)) continue;
       const bytes = readFileSync(path);
-      add(format, relative(ROOT, path), (path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8"));
+      const text = (path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
+      // curl's exit status is the call's, not in its output: the text form carries it on an `exit=N` line
+      add(format, relative(ROOT, path), format === "curl" ? `exit=${call.exitCode}\n${text}` : text);
     }
   }
   return out;
@@ -342,6 +344,12 @@ function wholeOf(item: Item): Outcome {
  * and MAX_RUNS, so the whole file stays within a few seconds.
  */
 const BUDGET = 1_500_000;
+/**
+ * Every output up to this size is parsed undamaged (about 1,190 of the 1,300 distinct ones; the 110 larger, 25 MB of measure-scale
+ * service lists, iptables dumps and conntrack tables, are parsed whole by the replay project's records, and
+ * sampled for damage here).
+ */
+const WHOLE_MAX = 64 * 1024;
 const MIN_RUNS = 8;
 const MAX_RUNS = 60;
 
@@ -362,11 +370,22 @@ describe(`parsers on damaged real outputs (${items.length} distinct outputs)`, (
     },
   );
 
-  it("the shipped bundles' raw outputs are in the corpus, for every format they hold", () => {
+  it(`every output up to ${WHOLE_MAX / 1024} KB parses undamaged; the bundles' (whole captures) without a warning`, () => {
     const formats = new Set(items.filter((i) => !i.name.startsWith("samples/")).map((i) => i.format));
     expect([...formats].sort()).toEqual(
       expect.arrayContaining(["bpf-ct-list", "bpf-lb-list", "config", "iptables-save", "status", "tcpdump"]),
     );
+    const refused: string[] = [];
+    const warned: string[] = [];
+    for (const item of items) {
+      if (item.text.length > WHOLE_MAX) continue;
+      const o = wholeOf(item);
+      if (o.kind === "error") refused.push(`${item.name}: ${(o.error as Error).message}`);
+      if (o.kind === "warned" && !item.name.startsWith("samples/"))
+        warned.push(`${item.name}: ${o.warnings[0]}`);
+    }
+    expect(refused).toEqual([]);
+    expect(warned).toEqual([]);
   });
 
   for (const [format, list] of [...byFormat].sort((a, b) => a[0].localeCompare(b[0]))) {

@@ -136,8 +136,13 @@ export function parseStatus(input: string): AgentStatus {
     inDetails = false;
     const m = TOP.exec(line.text);
     if (!m) {
-      // at the left margin only `Key: value` lines, headings and a table's header (`Name   IP   Node …`)
-      if (/^Name {2,}\S/.test(line.text) || /^[A-Za-z][A-Za-z0-9/()-]*(?: [A-Za-z0-9/()-]+)*:$/.test(line.text))
+      // indented: a heading's items or table rows (addresses, controllers, cluster health); at the left margin
+      // only `Key: value` lines, headings and a table's header (`Name   IP   Node …`)
+      if (
+        /^\s/.test(line.text) ||
+        /^Name {2,}\S/.test(line.text) ||
+        /^[A-Za-z][A-Za-z0-9/()-]*(?: [A-Za-z0-9/()-]+)*:$/.test(line.text)
+      )
         continue;
       fail(FORMAT, line, "no `Key: value` on this line, nor a heading or a table header");
     }
