@@ -16,7 +16,10 @@ export const parse: Command = {
   synopsis: "FORMAT [FILE|-] [--transcript] [--ndjson]",
   summary: "raw command output → JSON on stdout",
   details:
-    "Reads FILE, or standard input when FILE is - or absent. `datapath-conformance formats` lists the formats.",
+    "Reads FILE, or standard input when FILE is - or absent. `datapath-conformance formats` lists the formats. " +
+    "A line that cannot be read (cut off, two lines joined, binary data) exits 2 naming it; a record the output " +
+    "cannot vouch for (its last line has no newline after it) is kept, with a warning on stderr and in " +
+    "`parseWarnings`.",
   options: {
     transcript: {
       type: "boolean",
@@ -45,6 +48,9 @@ export const parse: Command = {
       if (values.transcript)
         throw new UserError("--ndjson reads raw output; strip a transcript first (parse without --ndjson)");
       const rows = new RowBuffer();
+      // what each block's parse passed over or doubts (a cut-off last line), said on stderr at the end
+      const { formatNotes, withNotes } = await import("../helpers/parse/lines.ts");
+      const said: string[] = [];
       let source: AsyncIterable<Buffer | string>;
       try {
         if (file !== "-") statSync(file);
@@ -59,7 +65,10 @@ export const parse: Command = {
       await forEachBlock(source, async (block, offset) => {
         let read: number;
         try {
-          read = stream(block, offset, (json) => rows.add(json));
+          const { value, notes } = withNotes(() => stream(block, offset, (json) => rows.add(json)));
+          read = value;
+          const note = formatNotes(format, notes);
+          if (note) said.push(note);
         } catch (err) {
           // the records before a bad line are written first, then the line is named
           await flush();
@@ -68,14 +77,20 @@ export const parse: Command = {
         await flush();
         return read;
       });
+      if (said.length > 0) io.err(said.join(""));
       return 0;
     }
     let input = file === "-" ? await io.readStdin() : readText(file);
     if (values.transcript) input = (await import("../helpers/parse/transcript.ts")).stripTranscript(input);
-    // what the parser passed over without failing (elided lines, unknown fields kept in `extra`) goes to stderr
+    // what the parser passed over without failing (elided lines, unknown fields kept in `extra`) goes to stderr;
+    // what it doubts (a last line that may be cut off) goes there too, and into the result as `parseWarnings`
     const { formatNotes, withNotes } = await import("../helpers/parse/lines.ts");
     const { value, notes } = withNotes(() => spec.parse(input));
-    io.out(`${JSON.stringify(value, null, 2)}\n`);
+    const result =
+      notes.warnings.length > 0 && value && typeof value === "object" && !Array.isArray(value)
+        ? { ...value, parseWarnings: notes.warnings }
+        : value;
+    io.out(`${JSON.stringify(result, null, 2)}\n`);
     const said = formatNotes(format, notes);
     if (said) io.err(said);
     return 0;
