@@ -81,8 +81,13 @@ function keepAliveAgent(
   });
 }
 
-/** The API server of a kubeconfig context, through client-node's credentials and Node's http(s). */
-export function kubeConfigHttp(kc: KubeConfig): ApiHttp {
+/**
+ * The API server of a kubeconfig context, through client-node's credentials and Node's http(s). The
+ * kubeconfig may still be loading (loadKubeConfig imports client-node on first use): the first request waits.
+ */
+export function kubeConfigHttp(config: KubeConfig | Promise<KubeConfig>): ApiHttp {
+  // a kubeconfig that cannot be read fails the first request; until then its rejection is not unhandled
+  if (config instanceof Promise) config.catch(() => {});
   let agent: http.Agent | https.Agent | undefined;
   const open = async (
     method: string,
@@ -91,6 +96,7 @@ export function kubeConfigHttp(kc: KubeConfig): ApiHttp {
     signal: AbortSignal,
     headers: Record<string, string | number> = {},
   ) => {
+    const kc = await config;
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("the kubeconfig has no current cluster");
     // credentials per request (client-node refreshes an exec plugin's token), the connection kept
