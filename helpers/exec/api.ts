@@ -55,6 +55,8 @@ export interface ApiHttp {
   }): Promise<void>;
   /** Closes the connections it keeps. */
   close?(): void;
+  /** Resolves once the kubeconfig is loaded (a failure to load it is the first request's to report). */
+  ready?(): Promise<void>;
 }
 
 /**
@@ -106,15 +108,34 @@ export function kubeConfigHttp(config: KubeConfig | Promise<KubeConfig>): ApiHtt
     const url = new URL(`${cluster.server.replace(/\/+$/, "")}${path}`);
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
     const mod = url.protocol === "https:" ? https : http;
-    return mod.request(url, {
+    const req = mod.request(url, {
       method,
       ...(agent ? { agent } : {}),
       ...(opts.auth ? { auth: opts.auth } : {}),
       headers: { ...(opts.headers ?? {}), Accept: "application/json", ...headers },
-      signal,
     });
+    // Not http.request's own `signal`: aborting a request whose response is complete (a watch line that
+    // settles the wait arrives with the stream's end) destroyed its socket, already back in the keep-alive
+    // pool, with an AbortError nobody listened for: an uncaught exception. A complete response is left to end.
+    let res: http.IncomingMessage | undefined;
+    req.once("response", (r) => {
+      res = r;
+    });
+    const onAbort = () => {
+      if (res?.complete) return;
+      req.destroy(Object.assign(new Error("The operation was aborted"), { name: "AbortError" }));
+    };
+    if (signal.aborted) onAbort();
+    else {
+      signal.addEventListener("abort", onAbort, { once: true });
+      req.once("close", () => signal.removeEventListener("abort", onAbort));
+    }
+    return req;
   };
   return {
+    ready: async () => {
+      await Promise.resolve(config).catch(() => {});
+    },
     close: () => agent?.destroy(),
     request: async (o) => {
       const body = o.body;
@@ -289,6 +310,8 @@ export class ApiExecutor implements Executor {
     const call = parseApiArgv(req.argv);
     const said = req.argv.join(" ");
     const timeoutMs = req.timeoutMs ?? DEFAULT_API_TIMEOUT_MS;
+    // loading the kubeconfig (client-node is imported on first use) is not the API server's time
+    await this.api.ready?.();
     const t0 = performance.now();
     const ac = new AbortController();
     // a bulk request's requests in flight each listen on it

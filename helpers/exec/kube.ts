@@ -40,6 +40,8 @@ export function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promis
 
 /** What the executor needs of client-node (tests pass their own). */
 export interface KubeApi {
+  /** Resolves once the client is loaded (client-node is imported on first use): deadlines start after it. */
+  ready?(): Promise<void>;
   listPods(namespace: string, labelSelector: string, fieldSelector: string): Promise<V1Pod[]>;
   readPod(namespace: string, name: string): Promise<V1Pod>;
   exec(
@@ -91,6 +93,9 @@ export function clientNodeApi(context?: string, kubeconfig?: string): KubeApi {
     return ready;
   };
   return {
+    ready: async () => {
+      await client();
+    },
     listPods: async (namespace, labelSelector, fieldSelector) =>
       (await (await client()).core.listNamespacedPod({ namespace, labelSelector, fieldSelector })).items,
     readPod: async (namespace, name) => (await client()).core.readNamespacedPod({ namespace, name }),
@@ -158,6 +163,8 @@ export class KubeExecutor implements Executor {
    * restarted); `interrupted` when the run was (req.signal). An exec that cannot start throws, naming the Pod.
    */
   async run(req: ExecRequest): Promise<ExecResult> {
+    // importing client-node (about a second on a busy machine) is not the API server's time
+    await this.api.ready?.();
     let namespace: string;
     let pod: string;
     let container: string | undefined;
