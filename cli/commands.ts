@@ -2,7 +2,8 @@
  * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
  * without the topics, the report or the cluster code).
  */
-import { createReadStream, readFileSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, createReadStream, openSync, readFileSync, readSync, writeFileSync } from "node:fs";
+import { createGunzip, gunzipSync } from "node:zlib";
 import { UserError } from "../helpers/errors.ts";
 import type { MeasuredBundle } from "../helpers/measure/summary.ts";
 import { oneOf, stringOption } from "./args.ts";
@@ -15,7 +16,7 @@ export const parse: Command = {
   synopsis: "FORMAT [FILE|-] [--transcript] [--ndjson]",
   summary: "raw command output → JSON on stdout",
   details:
-    "Reads FILE, or standard input when FILE is - or absent. `datapath-conformance formats` lists the formats.",
+    "Reads FILE (gzip too: a bundle's raw/<topic>/NNN-….txt.gz), or standard input when FILE is - or absent. `datapath-conformance formats` lists the formats.",
   options: {
     transcript: {
       type: "boolean",
@@ -44,13 +45,7 @@ export const parse: Command = {
       if (values.transcript)
         throw new UserError("--ndjson reads raw output; strip a transcript first (parse without --ndjson)");
       const rows = new RowBuffer();
-      let source: AsyncIterable<Buffer | string>;
-      try {
-        if (file !== "-") statSync(file);
-        source = file === "-" ? io.stdin() : createReadStream(file, { highWaterMark: 1 << 20 });
-      } catch (err) {
-        throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-      }
+      const source = file === "-" ? io.stdin() : readStream(file);
       const flush = async () => {
         const bytes = rows.take();
         if (bytes) await io.write(bytes);
@@ -120,25 +115,40 @@ export const expectations: Command = {
 
 export const check: Command = {
   name: "check",
-  synopsis: "BUNDLE… [--markdown] [--strict]",
+  synopsis: "BUNDLE|DIR… [--markdown] [--strict]",
   summary:
     "re-judge evidence bundles offline from their raw outputs; exit 1 when a property fails (or, with --strict, shows a known issue)",
   details:
-    "A known issue is a bug the declarations name for that Cilium version, with its upstream reference: the run showed it, so the claim does not hold, but the version is known to do it. check lists known issues apart and, by default, exits 0 on them: the question check answers is whether the cluster does what its version is known to do, and a gate that is red for as long as a version has an open bug is a gate nobody reads (compare, which answers whether an upgrade made things worse, fails on a new known issue). --strict exits 1 on a known issue too.",
+    "A DIR that is not a bundle stands for every bundle in it or below it (suites/bundles/1.19: its five), each judged and named in path order, with one line per bundle at the end. A known issue is a bug the declarations name for that Cilium version, with its upstream reference: the run showed it, so the claim does not hold, but the version is known to do it. check lists known issues apart and, by default, exits 0 on them: the question check answers is whether the cluster does what its version is known to do, and a gate that is red for as long as a version has an open bug is a gate nobody reads (compare, which answers whether an upgrade made things worse, fails on a new known issue). --strict exits 1 on a known issue too.",
   options: {
     markdown: { type: "boolean", help: "a markdown table (a CI step summary)" },
     strict: { type: "boolean", help: "exit 1 on a known issue as on a failure" },
   },
   run: async ({ positionals, values }, io) => {
-    if (positionals.length === 0) throw new UserError("which bundle? e.g. check suites/bundles/1.20/kpr");
+    if (positionals.length === 0)
+      throw new UserError("which bundle? e.g. check suites/bundles/1.20/kpr, or a folder of them");
+    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const dirs = bundlesOf(positionals);
     const { checkBundle, formatCheck, formatCheckMarkdown } = await import("../helpers/check.ts");
     const all = await topics();
     const bad = new Set(values.strict ? ["fail", "known-issue"] : ["fail"]);
     let failed = false;
-    for (const dir of positionals) {
+    const totals: string[] = [];
+    for (const dir of dirs) {
       const r = await checkBundle(dir, all);
       io.out(values.markdown ? formatCheckMarkdown(r) : formatCheck(r));
+      if (dirs.length > 1) io.out("\n");
       if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
+      const n = (status: string) => r.verdicts.filter((v) => v.status === status).length;
+      totals.push(
+        `${n("pass")} passed, ${n("fail")} failed${n("known-issue") ? `, ${n("known-issue")} known issue(s)` : ""}, ${n("skip")} skipped`,
+      );
+    }
+    // several bundles (a folder of them): one line each at the end, so the outcome is not scrolled away
+    if (dirs.length > 1 && !values.markdown) {
+      const width = Math.max(...dirs.map((d) => d.length));
+      const lines = dirs.map((d, i) => `  ${d.padEnd(width)}  ${totals[i]}`);
+      io.out(`${dirs.length} bundles:\n${lines.join("\n")}\n`);
     }
     return failed ? 1 : 0;
   },
@@ -162,18 +172,18 @@ export const compare: Command = {
 
 export const summary: Command = {
   name: "summary",
-  synopsis: "BUNDLE… [--svg FILE]",
+  synopsis: "BUNDLE|DIR… [--svg FILE]",
   summary: "measurements as a markdown table, and an SVG chart (rules vs Services, latencies)",
   options: { svg: { type: "string", value: "FILE", help: "also write the chart to FILE" } },
   run: async ({ positionals, values }, io) => {
     if (positionals.length === 0)
       throw new UserError("which bundle(s)? e.g. summary results/<run-id>/kpr results/<run-id>/kube-proxy");
     const { checkBundle } = await import("../helpers/check.ts");
-    const { readMeta } = await import("../helpers/bundle.ts");
+    const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
     const { summaryMarkdown, summarySvg } = await import("../helpers/measure/summary.ts");
     const all = await topics();
     const measured: MeasuredBundle[] = [];
-    for (const dir of positionals) {
+    for (const dir of bundlesOf(positionals)) {
       const r = await checkBundle(dir, all);
       const meta = readMeta(dir);
       measured.push({
@@ -195,7 +205,7 @@ export const summary: Command = {
 
 export const report: Command = {
   name: "report",
-  synopsis: "BUNDLE… [-o FILE] [--compare A B]",
+  synopsis: "BUNDLE|DIR… [-o FILE] [--compare A B]",
   summary: "one self-contained HTML page: the headline, the runs, every property with its evidence, charts",
   details:
     "The page opens on the field documents' five claims per mode and a picture of where each mode translated the Service; then the runs (and an upgrade leg's before → after), every property side by side per mode with its evidence and raw outputs, and the measurement charts. With --compare, what changed from A to B; without BUNDLE, A and B are the columns.",
@@ -206,7 +216,8 @@ export const report: Command = {
   run: async ({ positionals, values }, io) => {
     const pair = values.compare;
     const compare = Array.isArray(pair) ? pair : undefined;
-    const dirs = positionals.length > 0 ? positionals : compare ? [...compare] : [];
+    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const dirs = bundlesOf(positionals.length > 0 ? positionals : compare ? [...compare] : []);
     if (dirs.length === 0)
       throw new UserError(
         "which bundle(s)? e.g. report suites/bundles/1.20/kpr suites/bundles/1.20/kube-proxy -o report.html",
@@ -335,10 +346,48 @@ function checkMinor(v: string): string {
   return v;
 }
 
+/** gzip's magic bytes: the bundles keep their large outputs as `raw/<topic>/NNN-….txt.gz`. */
+const isGzip = (head: Uint8Array) => head[0] === 0x1f && head[1] === 0x8b;
+
+/** FILE's text, gunzipped when it is gzip (whatever its name). */
 function readText(file: string): string {
+  let bytes: Buffer;
   try {
-    return readFileSync(file, "utf8");
+    bytes = readFileSync(file);
   } catch (err) {
     throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
+  if (!isGzip(bytes)) return bytes.toString("utf8");
+  try {
+    return gunzipSync(bytes).toString("utf8");
+  } catch (err) {
+    throw new UserError(`cannot read ${file}: not valid gzip (${(err as Error).message})`);
+  }
+}
+
+/** FILE as a stream of chunks, gunzipped on the way when it is gzip. */
+function readStream(file: string): AsyncIterable<Buffer | string> {
+  const head = Buffer.alloc(2);
+  try {
+    const fd = openSync(file, "r");
+    try {
+      readSync(fd, head, 0, 2, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const raw = createReadStream(file, { highWaterMark: 1 << 20 });
+  if (!isGzip(head)) return raw;
+  const gunzip = createGunzip({ chunkSize: 1 << 20 });
+  raw.on("error", (err) => gunzip.destroy(err));
+  // a broken archive is one line, like any unreadable input
+  return (async function* () {
+    try {
+      yield* raw.pipe(gunzip) as AsyncIterable<Buffer>;
+    } catch (err) {
+      throw new UserError(`cannot read ${file}: not valid gzip (${(err as Error).message})`);
+    }
+  })();
 }
