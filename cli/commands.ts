@@ -99,13 +99,14 @@ export const expectations: Command = {
   },
   maxPositionals: 0,
   run: async ({ values }, io) => {
-    const { MODES } = await import("../helpers/properties/expectation.ts");
     const { expectationMarkdown, expectationRows } = await import("../helpers/properties/table.ts");
     const { PROPERTIES } = await import("../suites/topics.ts");
-    const mode = oneOf("mode", stringOption(values, "mode"), MODES);
+    const mode = (await import("../clusters/choices.ts")).parseOptionalMode(stringOption(values, "mode"));
     const format = oneOf("format", stringOption(values, "format"), ["md", "json"] as const) ?? "md";
     const given = stringOption(values, "cilium");
-    const cilium = given === undefined ? undefined : checkMinor(given);
+    // the same validation as plan, lab run and CILIUM_VERSION: a supported minor or a patch of one
+    if (given !== undefined) (await import("../clusters/versions.ts")).resolveCilium(given);
+    const cilium = given?.replace(/^v/, "");
     if (format === "json")
       io.out(`${JSON.stringify(expectationRows(PROPERTIES, { mode, cilium }), null, 2)}\n`);
     else io.out(expectationMarkdown(PROPERTIES, { mode, cilium }));
@@ -232,32 +233,67 @@ export const report: Command = {
 
 export const plan: Command = {
   name: "plan",
-  synopsis: "[--provider kind|k3d|existing|replay] --mode kpr|kube-proxy [--cilium X.Y[.Z]]",
+  synopsis:
+    "[--provider kind|k3d|existing|replay] [--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--profile NAME]",
   summary:
     "what a run would do: every command, the kind config / k3d arguments and the Helm values; runs nothing",
-  details: "With LAB_IMAGES=1 the plan uses the offline lab's images and chart.",
+  details:
+    "Without --mode, kind and k3d plan both modes (a run's default); existing reads the mode and the Cilium version from the cluster's agents and replay from the bundle, so --mode only names the one the run must find there. With LAB_IMAGES=1 the plan uses the offline lab's images and chart (a minor maps to the lab's build of it).",
   options: {
     provider: { type: "string", value: "kind|k3d|existing|replay", help: "the cluster provider (kind)" },
-    mode: { type: "string", value: "kpr|kube-proxy", help: "the mode (required)" },
+    mode: { type: "string", value: "kpr|kube-proxy", help: "one mode (both by default)" },
     cilium: {
       type: "string",
       value: "X.Y[.Z]",
       help: "the Cilium minor or patch (the newest minor's pinned patch)",
     },
+    profile: {
+      type: "string",
+      value: "NAME",
+      help: "a datapath profile beside the mode (clusters/datapath-profiles.ts; none by default)",
+    },
   },
   maxPositionals: 0,
   run: async ({ values }, io) => {
-    const { formatPlan, makeProfile, parseMode, parseProvider } = await import("../clusters/profile.ts");
-    const { labEnabled, readLab } = await import("../clusters/lab.ts");
-    const provider = parseProvider(stringOption(values, "provider"));
-    const mode = parseMode(stringOption(values, "mode"));
-    const cilium = stringOption(values, "cilium");
-    const lab = labEnabled() ? readLab() : undefined;
-    io.out(
-      formatPlan(
-        makeProfile({ provider, mode, ...(cilium !== undefined ? { cilium } : {}), ...(lab ? { lab } : {}) }),
-      ),
+    const { formatPlan, makeProfile, parseOptionalMode, parseProvider } = await import(
+      "../clusters/profile.ts"
     );
+    const { parseDatapathProfile } = await import("../clusters/datapath-profiles.ts");
+    const { labEnabled, readLab } = await import("../clusters/lab.ts");
+    const { MODES } = await import("../helpers/properties/expectation.ts");
+    const provider = parseProvider(stringOption(values, "provider"));
+    const mode = parseOptionalMode(stringOption(values, "mode"));
+    const cilium = stringOption(values, "cilium");
+    const datapath = parseDatapathProfile(stringOption(values, "profile"));
+    const reads = provider === "existing" || provider === "replay";
+    if (reads && cilium !== undefined)
+      throw new UserError(
+        `--cilium does not apply to provider ${provider}: the version is the one ${provider === "existing" ? "the cluster's agents run" : "the bundle recorded"}`,
+      );
+    if (reads && datapath !== undefined)
+      throw new UserError(
+        `--profile does not apply to provider ${provider}: the datapath is the one ${provider === "existing" ? "the cluster runs" : "the bundle recorded"}`,
+      );
+    const lab = labEnabled() ? readLab() : undefined;
+    const profileOf = (m: (typeof MODES)[number]) =>
+      makeProfile({
+        provider,
+        mode: m,
+        ...(cilium !== undefined ? { cilium } : {}),
+        ...(lab ? { lab } : {}),
+        ...(datapath ? { datapath } : {}),
+      });
+    if (reads) {
+      const from = provider === "existing" ? "its agents report" : "the bundle recorded";
+      io.out(
+        formatPlan(profileOf(mode ?? "kpr"), {
+          mode: mode ? `${mode} (must be the mode ${from})` : `the mode ${from}`,
+          cilium: `the Cilium version ${from}`,
+        }),
+      );
+      return 0;
+    }
+    io.out((mode ? [mode] : [...MODES]).map((m) => formatPlan(profileOf(m))).join("\n"));
     return 0;
   },
 };
@@ -288,7 +324,7 @@ export const lab: Command = {
   subcommands: [
     {
       name: "run",
-      synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y.Z] [--dry-run]",
+      synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--dry-run]",
       summary:
         "the whole job: build what is missing, start the engine, run both modes, write the HTML report and print where it is",
       details:
@@ -297,8 +333,8 @@ export const lab: Command = {
         mode: { type: "string", value: "kpr|kube-proxy", help: "one mode only (both by default)" },
         cilium: {
           type: "string",
-          value: "X.Y.Z",
-          help: "the Cilium version the lab builds and runs (the newest in clusters/lab/versions.env)",
+          value: "X.Y[.Z]",
+          help: "the Cilium version the lab builds and runs: a minor (its build) or a patch it builds (the newest in clusters/lab/versions.env)",
         },
         "dry-run": { type: "boolean", help: "print the phases and the estimate; run nothing" },
       },
@@ -337,14 +373,6 @@ export const ALL_COMMANDS: Command[] = [
   plan,
   lab,
 ];
-
-function checkMinor(v: string): string {
-  if (!/^1\.\d+(\.\d+)?$/.test(v))
-    throw new UserError(
-      `--cilium takes a minor such as 1.20 or a version such as 1.19.3, got ${JSON.stringify(v)}`,
-    );
-  return v;
-}
 
 /** gzip's magic bytes: the bundles keep their large outputs as `raw/<topic>/NNN-….txt.gz`. */
 const isGzip = (head: Uint8Array) => head[0] === 0x1f && head[1] === 0x8b;

@@ -172,9 +172,13 @@ describe("the phase plan", () => {
     expect(p.phases[0]?.command?.argv).not.toContain(`cilium-${NEWEST}`);
     expect(() => plan({ dryRun: false, cilium: "1.20.1" })).toThrow(
       new UserError(
-        `--cilium "1.20.1": the lab builds ${lab.ciliumVersions.join(", ")} (clusters/lab/versions.env)`,
+        `--cilium "1.20.1": the lab builds ${lab.ciliumVersions.join(", ")} (clusters/lab/versions.env; a minor runs its build)`,
       ),
     );
+    // a minor, as every other command takes it, runs the lab's build of that minor
+    const minor = OLDER.split(".").slice(0, 2).join(".");
+    expect(plan({ dryRun: false, cilium: minor }).cilium).toBe(OLDER);
+    expect(plan({ dryRun: false, cilium: `v${OLDER}` }).cilium).toBe(OLDER);
   });
 
   it("with every step stamped there is nothing to build", () => {

@@ -8,7 +8,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import { LAB_SCRIPT, type Lab, readLab } from "../clusters/lab.ts";
+import { parseOptionalMode } from "../clusters/choices.ts";
+import { LAB_SCRIPT, type Lab, labCilium, readLab } from "../clusters/lab.ts";
+import { findBundles } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import { MODES } from "../helpers/properties/expectation.ts";
 import type { Io } from "./io.ts";
@@ -142,15 +144,18 @@ export interface LabRunPlan {
   phases: Phase[];
 }
 
-/** The options against the lab: the Cilium version to run (the lab's newest unless given). */
+/**
+ * The options against the lab: the Cilium version to run, validated as every command validates it
+ * (resolveCilium), a minor mapped to the lab's build of it (1.19 → 1.19.7), the lab's newest unless given; a
+ * patch the lab does not build is refused naming the ones it does.
+ */
 export function checkOptions(opts: LabRunOptions, lab: Lab): string {
-  const cilium = opts.cilium ?? lab.ciliumVersions[0];
-  if (!cilium || !lab.ciliumVersions.includes(cilium))
+  parseOptionalMode(opts.mode);
+  const cilium = labCilium(lab, opts.cilium).version;
+  if (!lab.ciliumVersions.includes(cilium))
     throw new UserError(
-      `--cilium ${JSON.stringify(opts.cilium)}: the lab builds ${lab.ciliumVersions.join(", ")} (clusters/lab/versions.env)`,
+      `--cilium ${JSON.stringify(opts.cilium)}: the lab builds ${lab.ciliumVersions.join(", ")} (clusters/lab/versions.env; a minor runs its build)`,
     );
-  if (opts.mode !== undefined && !MODES.includes(opts.mode as (typeof MODES)[number]))
-    throw new UserError(`unknown mode ${JSON.stringify(opts.mode)}; valid: ${MODES.join(", ")}`);
   return cilium;
 }
 
@@ -338,12 +343,7 @@ export async function realLabRunDeps(io: Required<Io>): Promise<LabRunDeps> {
         process.off("SIGINT", wait);
       }
     },
-    bundles: (runDir) =>
-      existsSync(runDir)
-        ? readdirSync(runDir)
-            .map((d) => join(runDir, d))
-            .filter((d) => existsSync(join(d, "bundle.json")))
-        : [],
+    bundles: (runDir) => findBundles(runDir),
     writeReport: async (dirs, out) => {
       const { TOPICS } = await import("../suites/topics.ts");
       const { writeReport } = await import("../helpers/report/write.ts");
