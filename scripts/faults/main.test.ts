@@ -32,7 +32,13 @@ it("names what is wrong and what is valid", async () => {
 
 it("--dry-run checks the arguments and says what would run, starting nothing; table reads a file named", async () => {
   let out = "";
-  const said = { out: (s: string) => void (out += s), err: () => {}, resultsDir: dir };
+  const said = {
+    out: (s: string) => {
+      out += s;
+    },
+    err: () => {},
+    resultsDir: dir,
+  };
   expect(await faultsMain(["run", "--fault", "sigint", "--mode", "kpr", "--dry-run"], said)).toBe(0);
   expect(out).toMatch(
     /^would run fault-sigint-kpr-\d{8}t\d{6}: fault sigint when \S+ starts observing, \d+ s later, mode kpr; /,
