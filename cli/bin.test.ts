@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..");
@@ -32,6 +33,41 @@ describe("bin/datapath-conformance.mjs", { timeout: 60_000 }, () => {
     manifest.inputs["suites/topics.ts"] = "0".repeat(40);
     writeFileSync(manifestFile, JSON.stringify(manifest));
     expect(cli(["--version"])).toEqual(first);
+  });
+
+  it("a command imports only the packages it needs (the start costs no more CPU than it must)", () => {
+    // a resolve hook, written here, prints every package the process imports; importing
+    // @kubernetes/client-node cost ~1 s of CPU, esbuild 0.2-0.3 s, yaml ~0.1 s, on every start
+    const hooks = join(cache, "hooks.mjs");
+    writeFileSync(
+      hooks,
+      [
+        "export async function resolve(specifier, context, next) {",
+        '  if (!/^(\\.|node:|file:|\\/)/.test(specifier)) process.stderr.write("package " + specifier + "\\n");',
+        "  return next(specifier, context);",
+        "}",
+      ].join("\n"),
+    );
+    const register = join(cache, "register.mjs");
+    writeFileSync(
+      register,
+      `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+    );
+    const packages = (args: string[]) => {
+      cli(["--version"]); // built first, so that building (which imports esbuild) is not counted
+      const r = spawnSync(process.execPath, ["--import", register, BIN, ...args], {
+        encoding: "utf8",
+        env: { ...process.env, DATAPATH_CONFORMANCE_CACHE: cache },
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return [...new Set([...r.stderr.matchAll(/^package (\S+)$/gm)].map((m) => m[1]))].sort();
+    };
+    expect(packages(["--version"])).toEqual([]);
+    expect(packages(["formats"])).toEqual([]);
+    // check of a bundle reads it (yaml for a ConfigMap's data) but talks to no API server
+    const check = packages(["check", join(ROOT, "suites", "bundles", "1.20", "kpr")]);
+    expect(check).not.toContain("@kubernetes/client-node");
+    expect(check).not.toContain("esbuild");
   });
 
   it("the bundle and tsx give the same output and exit code", () => {

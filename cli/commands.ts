@@ -2,7 +2,16 @@
  * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
  * without the topics, the report or the cluster code).
  */
-import { createReadStream, readFileSync, statSync } from "node:fs";
+import {
+  closeSync,
+  createReadStream,
+  openSync,
+  readFileSync,
+  readSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { createGunzip, gunzipSync } from "node:zlib";
 import type { BundleMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import type { MeasuredBundle } from "../helpers/measure/summary.ts";
@@ -16,7 +25,7 @@ export const parse: Command = {
   synopsis: "FORMAT [FILE|-] [--transcript] [--ndjson]",
   summary: "raw command output → JSON on stdout",
   details:
-    "Reads FILE, or standard input when FILE is - or absent. `datapath-conformance formats` lists the formats. " +
+    "Reads FILE (gzip too: a bundle's raw/<topic>/NNN-….txt.gz), or standard input when FILE is - or absent. `datapath-conformance formats` lists the formats. " +
     "A line that cannot be read (cut off, two lines joined, binary data) exits 2 naming it; a record the output " +
     "cannot vouch for (its last line has no newline after it) is kept, with a warning on stderr and in " +
     "`parseWarnings`.",
@@ -51,13 +60,7 @@ export const parse: Command = {
       // what each block's parse passed over or doubts (a cut-off last line), said on stderr at the end
       const { formatNotes, withNotes } = await import("../helpers/parse/lines.ts");
       const said: string[] = [];
-      let source: AsyncIterable<Buffer | string>;
-      try {
-        if (file !== "-") statSync(file);
-        source = file === "-" ? io.stdin() : createReadStream(file, { highWaterMark: 1 << 20 });
-      } catch (err) {
-        throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-      }
+      const source = file === "-" ? io.stdin() : readStream(file);
       const flush = async () => {
         const bytes = rows.take();
         if (bytes) await io.write(bytes);
@@ -120,13 +123,14 @@ export const expectations: Command = {
   },
   maxPositionals: 0,
   run: async ({ values }, io) => {
-    const { MODES } = await import("../helpers/properties/expectation.ts");
     const { expectationMarkdown, expectationRows } = await import("../helpers/properties/table.ts");
     const { PROPERTIES } = await import("../suites/topics.ts");
-    const mode = oneOf("mode", stringOption(values, "mode"), MODES);
+    const mode = (await import("../clusters/choices.ts")).parseOptionalMode(stringOption(values, "mode"));
     const format = oneOf("format", stringOption(values, "format"), ["md", "json"] as const) ?? "md";
     const given = stringOption(values, "cilium");
-    const cilium = given === undefined ? undefined : checkMinor(given);
+    // the same validation as plan, lab run and CILIUM_VERSION: a supported minor or a patch of one
+    if (given !== undefined) (await import("../clusters/versions.ts")).resolveCilium(given);
+    const cilium = given?.replace(/^v/, "");
     if (format === "json")
       io.out(`${JSON.stringify(expectationRows(PROPERTIES, { mode, cilium }), null, 2)}\n`);
     else io.out(expectationMarkdown(PROPERTIES, { mode, cilium }));
@@ -136,25 +140,40 @@ export const expectations: Command = {
 
 export const check: Command = {
   name: "check",
-  synopsis: "BUNDLE… [--markdown] [--strict]",
+  synopsis: "BUNDLE|DIR… [--markdown] [--strict]",
   summary:
     "re-judge evidence bundles offline from their raw outputs; exit 1 when a property fails (or, with --strict, shows a known issue)",
   details:
-    "A known issue is a bug the declarations name for that Cilium version, with its upstream reference: the run showed it, so the claim does not hold, but the version is known to do it. check lists known issues apart and, by default, exits 0 on them: the question check answers is whether the cluster does what its version is known to do, and a gate that is red for as long as a version has an open bug is a gate nobody reads (compare, which answers whether an upgrade made things worse, fails on a new known issue). --strict exits 1 on a known issue too.",
+    "A DIR that is not a bundle stands for every bundle in it or below it (suites/bundles/1.19: its five), each judged and named in path order, with one line per bundle at the end. A known issue is a bug the declarations name for that Cilium version, with its upstream reference: the run showed it, so the claim does not hold, but the version is known to do it. check lists known issues apart and, by default, exits 0 on them: the question check answers is whether the cluster does what its version is known to do, and a gate that is red for as long as a version has an open bug is a gate nobody reads (compare, which answers whether an upgrade made things worse, fails on a new known issue). --strict exits 1 on a known issue too.",
   options: {
     markdown: { type: "boolean", help: "a markdown table (a CI step summary)" },
     strict: { type: "boolean", help: "exit 1 on a known issue as on a failure" },
   },
   run: async ({ positionals, values }, io) => {
-    if (positionals.length === 0) throw new UserError("which bundle? e.g. check suites/bundles/1.20/kpr");
+    if (positionals.length === 0)
+      throw new UserError("which bundle? e.g. check suites/bundles/1.20/kpr, or a folder of them");
+    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const dirs = bundlesOf(positionals);
     const { checkBundle, formatCheck, formatCheckMarkdown } = await import("../helpers/check.ts");
     const all = await topics();
     const bad = new Set(values.strict ? ["fail", "known-issue"] : ["fail"]);
     let failed = false;
-    for (const dir of positionals) {
+    const totals: string[] = [];
+    for (const dir of dirs) {
       const r = await readingBundles([dir], () => checkBundle(dir, all));
       io.out(terminalSafe(values.markdown ? formatCheckMarkdown(r) : formatCheck(r)));
+      if (dirs.length > 1) io.out("\n");
       if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
+      const n = (status: string) => r.verdicts.filter((v) => v.status === status).length;
+      totals.push(
+        `${n("pass")} passed, ${n("fail")} failed${n("known-issue") ? `, ${n("known-issue")} known issue(s)` : ""}, ${n("skip")} skipped`,
+      );
+    }
+    // several bundles (a folder of them): one line each at the end, so the outcome is not scrolled away
+    if (dirs.length > 1 && !values.markdown) {
+      const width = Math.max(...dirs.map((d) => d.length));
+      const lines = dirs.map((d, i) => `  ${d.padEnd(width)}  ${totals[i]}`);
+      io.out(`${dirs.length} bundles:\n${lines.join("\n")}\n`);
     }
     return failed ? 1 : 0;
   },
@@ -179,23 +198,25 @@ export const compare: Command = {
 
 export const summary: Command = {
   name: "summary",
-  synopsis: "BUNDLE… [--svg FILE]",
+  synopsis: "BUNDLE|DIR… [--svg FILE]",
   summary: "measurements as a markdown table, and an SVG chart (rules vs Services, latencies)",
   options: { svg: { type: "string", value: "FILE", help: "also write the chart to FILE" } },
   run: async ({ positionals, values }, io) => {
     if (positionals.length === 0)
       throw new UserError("which bundle(s)? e.g. summary results/<run-id>/kpr results/<run-id>/kube-proxy");
     const { checkBundle } = await import("../helpers/check.ts");
-    const { readMeta } = await import("../helpers/bundle.ts");
+    const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
     const { summaryMarkdown, summarySvg } = await import("../helpers/measure/summary.ts");
     const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
     const all = await topics();
     const svg = stringOption(values, "svg");
-    // every bundle named is read first, and where the chart goes is checked: a wrong path is one line before any work
-    const metas = positionals.map((dir) => readMeta(dir));
-    if (svg !== undefined) checkOutputPath(svg, positionals, "--svg");
+    // every bundle named (a folder stands for those in it) is read first, and where the chart goes is checked:
+    // a wrong path is one line before any work
+    const dirs = bundlesOf(positionals);
+    const metas = dirs.map((dir) => readMeta(dir));
+    if (svg !== undefined) checkOutputPath(svg, dirs, "--svg");
     const measured: MeasuredBundle[] = [];
-    for (const [i, dir] of positionals.entries()) {
+    for (const [i, dir] of dirs.entries()) {
       const meta = metas[i] as BundleMeta;
       const r = await readingBundles([dir], () => checkBundle(dir, all));
       measured.push({
@@ -207,7 +228,7 @@ export const summary: Command = {
     }
     io.out(terminalSafe(summaryMarkdown(measured)));
     if (svg !== undefined) {
-      writeOutput(svg, summarySvg(measured), positionals, "--svg");
+      writeOutput(svg, summarySvg(measured), dirs, "--svg");
       io.err(`wrote ${terminalSafe(svg)}\n`);
     }
     return 0;
@@ -216,7 +237,7 @@ export const summary: Command = {
 
 export const report: Command = {
   name: "report",
-  synopsis: "BUNDLE… [-o FILE] [--compare A B]",
+  synopsis: "BUNDLE|DIR… [-o FILE] [--compare A B]",
   summary: "one self-contained HTML page: the headline, the runs, every property with its evidence, charts",
   details:
     "The page opens on the field documents' five claims per mode and a picture of where each mode translated the Service; then the runs (and an upgrade leg's before → after), every property side by side per mode with its evidence and raw outputs, and the measurement charts. With --compare, what changed from A to B; without BUNDLE, A and B are the columns.",
@@ -227,7 +248,8 @@ export const report: Command = {
   run: async ({ positionals, values }, io) => {
     const pair = values.compare;
     const compare = Array.isArray(pair) ? pair : undefined;
-    const dirs = positionals.length > 0 ? positionals : compare ? [...compare] : [];
+    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const dirs = bundlesOf(positionals.length > 0 ? positionals : compare ? [...compare] : []);
     if (dirs.length === 0)
       throw new UserError(
         "which bundle(s)? e.g. report suites/bundles/1.20/kpr suites/bundles/1.20/kube-proxy -o report.html",
@@ -246,44 +268,70 @@ export const report: Command = {
 export const plan: Command = {
   name: "plan",
   synopsis:
-    "[--provider kind|k3d|existing|replay] --mode kpr|kube-proxy [--cilium X.Y[.Z]] [--profile NAME] [--values FILE]",
+    "[--provider kind|k3d|existing|replay] [--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--profile NAME] [--values FILE]",
   summary:
     "what a run would do: every command, the kind config / k3d arguments and the Helm values; runs nothing",
-  details: "With LAB_IMAGES=1 the plan uses the offline lab's images and chart.",
+  details:
+    "Without --mode, kind and k3d plan both modes (a run's default); existing reads the mode and the Cilium version from the cluster's agents and replay from the bundle, so --mode only names the one the run must find there. With LAB_IMAGES=1 the plan uses the offline lab's images and chart (a minor maps to the lab's build of it).",
   options: {
     provider: { type: "string", value: "kind|k3d|existing|replay", help: "the cluster provider (kind)" },
-    mode: { type: "string", value: "kpr|kube-proxy", help: "the mode (required)" },
+    mode: { type: "string", value: "kpr|kube-proxy", help: "one mode (both by default)" },
     cilium: {
       type: "string",
       value: "X.Y[.Z]",
       help: "the Cilium minor or patch (the newest minor's pinned patch)",
     },
-    profile: { type: "string", value: "NAME", help: "a datapath profile beside the mode (issue 25)" },
+    profile: {
+      type: "string",
+      value: "NAME",
+      help: "a datapath profile beside the mode (clusters/datapath-profiles.ts; none by default)",
+    },
     values: { type: "string", value: "FILE", help: "your Helm values, merged under what the suite sets" },
   },
   maxPositionals: 0,
   run: async ({ values }, io) => {
-    const { formatPlan, makeProfile, parseMode, parseProvider } = await import("../clusters/profile.ts");
+    const { formatPlan, makeProfile, parseOptionalMode, parseProvider } = await import(
+      "../clusters/profile.ts"
+    );
     const { loadUserValues, parseDatapathProfile } = await import("../clusters/datapath-profiles.ts");
     const { labEnabled, readLab } = await import("../clusters/lab.ts");
+    const { MODES } = await import("../helpers/properties/expectation.ts");
     const provider = parseProvider(stringOption(values, "provider"));
-    const mode = parseMode(stringOption(values, "mode"));
+    const mode = parseOptionalMode(stringOption(values, "mode"));
     const cilium = stringOption(values, "cilium");
     const datapath = parseDatapathProfile(stringOption(values, "profile"));
-    const file = stringOption(values, "values");
+    const valuesFile = stringOption(values, "values");
+    const userValues = valuesFile ? { file: valuesFile, values: loadUserValues(valuesFile) } : undefined;
+    const reads = provider === "existing" || provider === "replay";
+    if (reads && cilium !== undefined)
+      throw new UserError(
+        `--cilium does not apply to provider ${provider}: the version is the one ${provider === "existing" ? "the cluster's agents run" : "the bundle recorded"}`,
+      );
+    if (reads && datapath !== undefined)
+      throw new UserError(
+        `--profile does not apply to provider ${provider}: the datapath is the one ${provider === "existing" ? "the cluster runs" : "the bundle recorded"}`,
+      );
     const lab = labEnabled() ? readLab() : undefined;
-    io.out(
-      formatPlan(
-        makeProfile({
-          provider,
-          mode,
-          ...(cilium !== undefined ? { cilium } : {}),
-          ...(lab ? { lab } : {}),
-          ...(datapath ? { datapath } : {}),
-          ...(file ? { userValues: { file, values: loadUserValues(file) } } : {}),
+    const profileOf = (m: (typeof MODES)[number]) =>
+      makeProfile({
+        provider,
+        mode: m,
+        ...(cilium !== undefined ? { cilium } : {}),
+        ...(lab ? { lab } : {}),
+        ...(datapath ? { datapath } : {}),
+        ...(userValues ? { userValues } : {}),
+      });
+    if (reads) {
+      const from = provider === "existing" ? "its agents report" : "the bundle recorded";
+      io.out(
+        formatPlan(profileOf(mode ?? "kpr"), {
+          mode: mode ? `${mode} (must be the mode ${from})` : `the mode ${from}`,
+          cilium: `the Cilium version ${from}`,
         }),
-      ),
-    );
+      );
+      return 0;
+    }
+    io.out((mode ? [mode] : [...MODES]).map((m) => formatPlan(profileOf(m))).join("\n"));
     return 0;
   },
 };
@@ -314,7 +362,7 @@ export const lab: Command = {
   subcommands: [
     {
       name: "run",
-      synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y.Z] [--profile NAME] [--values FILE] [--dry-run]",
+      synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--profile NAME] [--values FILE] [--dry-run]",
       summary:
         "the whole job: build what is missing, start the engine, run both modes, write the HTML report and print where it is",
       details:
@@ -323,8 +371,8 @@ export const lab: Command = {
         mode: { type: "string", value: "kpr|kube-proxy", help: "one mode only (both by default)" },
         cilium: {
           type: "string",
-          value: "X.Y.Z",
-          help: "the Cilium version the lab builds and runs (the newest in clusters/lab/versions.env)",
+          value: "X.Y[.Z]",
+          help: "the Cilium version the lab builds and runs: a minor (its build) or a patch it builds (the newest in clusters/lab/versions.env)",
         },
         profile: {
           type: "string",
@@ -372,20 +420,50 @@ export const ALL_COMMANDS: Command[] = [
   lab,
 ];
 
-function checkMinor(v: string): string {
-  if (!/^1\.\d+(\.\d+)?$/.test(v))
-    throw new UserError(
-      `--cilium takes a minor such as 1.20 or a version such as 1.19.3, got ${JSON.stringify(v)}`,
-    );
-  return v;
-}
+/** gzip's magic bytes: the bundles keep their large outputs as `raw/<topic>/NNN-….txt.gz`. */
+const isGzip = (head: Uint8Array) => head[0] === 0x1f && head[1] === 0x8b;
 
+/** FILE's text, gunzipped when it is gzip (whatever its name). */
 function readText(file: string): string {
+  let bytes: Buffer;
   try {
-    return readFileSync(file, "utf8");
+    bytes = readFileSync(file);
   } catch (err) {
     throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
+  if (!isGzip(bytes)) return bytes.toString("utf8");
+  try {
+    return gunzipSync(bytes).toString("utf8");
+  } catch (err) {
+    throw new UserError(`cannot read ${file}: not valid gzip (${(err as Error).message})`);
+  }
+}
+
+/** FILE as a stream of chunks, gunzipped on the way when it is gzip. */
+function readStream(file: string): AsyncIterable<Buffer | string> {
+  const head = Buffer.alloc(2);
+  try {
+    const fd = openSync(file, "r");
+    try {
+      readSync(fd, head, 0, 2, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    throw new UserError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const raw = createReadStream(file, { highWaterMark: 1 << 20 });
+  if (!isGzip(head)) return raw;
+  const gunzip = createGunzip({ chunkSize: 1 << 20 });
+  raw.on("error", (err) => gunzip.destroy(err));
+  // a broken archive is one line, like any unreadable input
+  return (async function* () {
+    try {
+      yield* raw.pipe(gunzip) as AsyncIterable<Buffer>;
+    } catch (err) {
+      throw new UserError(`cannot read ${file}: not valid gzip (${(err as Error).message})`);
+    }
+  })();
 }
 
 /**

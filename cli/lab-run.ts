@@ -8,8 +8,10 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
+import { parseOptionalMode } from "../clusters/choices.ts";
 import { PROFILES, parseDatapathProfile } from "../clusters/datapath-profiles.ts";
-import { LAB_SCRIPT, type Lab, readLab } from "../clusters/lab.ts";
+import { LAB_SCRIPT, type Lab, labCilium, readLab } from "../clusters/lab.ts";
+import { findBundles } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import { MODES } from "../helpers/properties/expectation.ts";
 import type { Io } from "./io.ts";
@@ -61,25 +63,70 @@ export interface LabRunDeps {
 }
 
 /**
- * The README's measured cold build (2 cores, empty cache, "46 min 50 s for everything"): seconds per step,
- * where $LAB_CACHE/timings.tsv has no figure of this machine's own. First match wins.
+ * The measured cold build of one Cilium version: the images phase of `lab run` from a fresh clone with an empty
+ * cache, on the 2-core development machine while other builds and test runs kept it busy (2026-12-03): 58 min
+ * 54 s. The README states it (generated from this constant); `lab run --dry-run` estimates from it where this
+ * machine has no timings of its own.
  */
-export const README_COLD_SECONDS: [RegExp, number][] = [
+export const COLD_BUILD = {
+  seconds: 58 * 60 + 54,
+  how: "the images phase of `lab run` from a fresh clone with an empty cache, one Cilium version, on 2 cores busy with other builds and test runs (2026-12-03)",
+} as const;
+
+/**
+ * Each step's share of that cold build: the per-step cold times of the README's table, as weights (first match
+ * wins). A step's cold estimate is its weight scaled so that one Cilium version's steps add up to COLD_BUILD.
+ */
+export const STEP_WEIGHTS: [RegExp, number][] = [
   [/^host-packages$/, 30],
   [/^rootfs-base$/, 80],
   [/^rootfs-node$/, 63],
   [/^rootfs-cilium$/, 154],
-  [/^tools$/, 150],
-  [/^kubernetes$/, 660],
-  [/^etcd$/, 58],
-  [/^coredns$/, 245],
+  [/^tools$/, 135],
+  [/^kubernetes$/, 592],
+  [/^etcd$/, 69],
+  [/^coredns$/, 353],
   [/^pause$/, 1],
-  [/^cilium-/, 674],
-  [/^image-cilium-/, 20],
-  [/^image-node-base$/, 1],
-  [/^image-node$/, 150],
-  [/^image-/, 4],
+  [/^cilium-/, 906],
+  [/^image-cilium-/, 12],
+  [/^image-node-base$/, 2],
+  [/^image-node$/, 180],
+  [/^image-/, 3],
 ];
+
+/** The steps a cold build of one Cilium version runs (`lab.sh steps` without the other versions' builds). */
+export const ONE_VERSION_STEPS = [
+  "host-packages",
+  "rootfs-base",
+  "tools",
+  "kubernetes",
+  "etcd",
+  "coredns",
+  "pause",
+  "rootfs-node",
+  "rootfs-cilium",
+  "image-kube-apiserver",
+  "image-kube-controller-manager",
+  "image-kube-scheduler",
+  "image-kube-proxy",
+  "image-etcd",
+  "image-coredns",
+  "image-pause",
+  "image-agnhost",
+  "image-tools",
+  "image-node-base",
+  "cilium-X",
+  "image-cilium-X",
+  "image-node",
+];
+
+const weight = (step: string) => STEP_WEIGHTS.find(([re]) => re.test(step))?.[1] ?? 60;
+const COLD_SCALE = COLD_BUILD.seconds / ONE_VERSION_STEPS.reduce((t, s) => t + weight(s), 0);
+
+/** A step's cold time on a machine without timings of its own: its share of the measured cold build. */
+export function coldSeconds(step: string): number {
+  return weight(step) * COLD_SCALE;
+}
 
 export interface StepEstimate {
   step: string;
@@ -87,7 +134,7 @@ export interface StepEstimate {
   from: "built" | "timings.tsv" | "README";
 }
 
-/** What each step will cost: 0 when stamped, else this machine's last time, else the README's cold figure. */
+/** What each step will cost: 0 when stamped, else this machine's last time, else its share of the cold build. */
 export function estimateBuild(
   steps: string[],
   stamped: Set<string>,
@@ -97,8 +144,7 @@ export function estimateBuild(
     if (stamped.has(step)) return { step, seconds: 0, from: "built" };
     const own = timings.get(step);
     if (own !== undefined) return { step, seconds: own, from: "timings.tsv" };
-    const cold = README_COLD_SECONDS.find(([re]) => re.test(step))?.[1];
-    return { step, seconds: cold ?? 60, from: "README" };
+    return { step, seconds: coldSeconds(step), from: "README" };
   });
 }
 
@@ -120,7 +166,13 @@ export function describeEstimate(est: StepEstimate[]): string {
     .slice(0, 3)
     .map((e) => `${e.step} ${formatDuration(e.seconds)}`);
   const sources = [
-    ...new Set(todo.map((e) => (e.from === "README" ? "the README's cold figures" : "timings.tsv"))),
+    ...new Set(
+      todo.map((e) =>
+        e.from === "README"
+          ? `the measured cold build (${formatDuration(COLD_BUILD.seconds)} for one Cilium version, README)`
+          : "timings.tsv",
+      ),
+    ),
   ];
   return `${todo.length} of ${est.length} steps to build, about ${formatDuration(total)} (${biggest.join(", ")}${todo.length > 3 ? ", …" : ""}; from ${sources.join(" and ")})`;
 }
@@ -147,15 +199,18 @@ export interface LabRunPlan {
   phases: Phase[];
 }
 
-/** The options against the lab: the Cilium version to run (the lab's newest unless given). */
+/**
+ * The options against the lab: the Cilium version to run, validated as every command validates it
+ * (resolveCilium), a minor mapped to the lab's build of it (1.19 → 1.19.7), the lab's newest unless given; a
+ * patch the lab does not build is refused naming the ones it does.
+ */
 export function checkOptions(opts: LabRunOptions, lab: Lab): string {
-  const cilium = opts.cilium ?? lab.ciliumVersions[0];
-  if (!cilium || !lab.ciliumVersions.includes(cilium))
+  parseOptionalMode(opts.mode);
+  const cilium = labCilium(lab, opts.cilium).version;
+  if (!lab.ciliumVersions.includes(cilium))
     throw new UserError(
-      `--cilium ${JSON.stringify(opts.cilium)}: the lab builds ${lab.ciliumVersions.join(", ")} (clusters/lab/versions.env)`,
+      `--cilium ${JSON.stringify(opts.cilium)}: the lab builds ${lab.ciliumVersions.join(", ")} (clusters/lab/versions.env; a minor runs its build)`,
     );
-  if (opts.mode !== undefined && !MODES.includes(opts.mode as (typeof MODES)[number]))
-    throw new UserError(`unknown mode ${JSON.stringify(opts.mode)}; valid: ${MODES.join(", ")}`);
   return cilium;
 }
 
@@ -346,12 +401,7 @@ export async function realLabRunDeps(io: Required<Io>): Promise<LabRunDeps> {
         process.off("SIGINT", wait);
       }
     },
-    bundles: (runDir) =>
-      existsSync(runDir)
-        ? readdirSync(runDir)
-            .map((d) => join(runDir, d))
-            .filter((d) => existsSync(join(d, "bundle.json")))
-        : [],
+    bundles: (runDir) => findBundles(runDir),
     writeReport: async (dirs, out) => {
       const { TOPICS } = await import("../suites/topics.ts");
       const { writeReport } = await import("../helpers/report/write.ts");

@@ -197,7 +197,7 @@ describe("datapath-conformance CLI", () => {
       "kube-proxy": "false",
     });
     expect((await run(["expectations", "--cilium", "latest"])).err).toContain(
-      "--cilium takes a minor such as 1.20",
+      'unsupported Cilium version "latest"; valid: 1.18, 1.19, 1.20',
     );
   });
 

@@ -2,6 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { ExecRequest, ExecResult, Executor } from "../helpers/exec/types.ts";
 import { acquireLease, dnsLabel, leaseWaitMs } from "./lease.ts";
 
+/** Until `cond` holds, polled every 5 ms; gives up after 10 s (the test then fails on what it expected). */
+async function eventually(cond: () => boolean): Promise<void> {
+  const until = performance.now() + 10_000;
+  while (!cond() && performance.now() < until) await new Promise((r) => setTimeout(r, 5));
+}
+
 type Lease = { metadata: { resourceVersion: string; uid: string }; spec: Record<string, unknown> };
 
 /**
@@ -211,11 +217,11 @@ describe("run Lease", () => {
     const lines: string[] = [];
     const release = await acquireLease(k, "run-a", { renewEveryMs: 20, log: (l) => lines.push(l) });
     const rv = k.lease()?.metadata.resourceVersion;
-    await new Promise((r) => setTimeout(r, 70));
-    expect(Number(k.lease()?.metadata.resourceVersion)).toBeGreaterThan(Number(rv));
+    // waited for, not slept on: a busy machine runs the renewals late, never out of order
+    await eventually(() => Number(k.lease()?.metadata.resourceVersion) > Number(rv));
     expect(k.lease()?.spec.holderIdentity).toBe("run-a");
     k.set(live("run-b"));
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => lines.some((l) => l.includes("is now held by run-b")));
     expect(lines).toContain(
       "warning: Lease default/cilium-datapath-conformance is now held by run-b, not this run",
     );

@@ -1,7 +1,7 @@
 import { release } from "node:os";
 import { stringify } from "yaml";
 import { UserError } from "../helpers/errors.ts";
-import { MODES, type Mode } from "../helpers/properties/expectation.ts";
+import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
 import {
   type DatapathProfileName,
@@ -26,10 +26,18 @@ import { GATE_DEADLINES } from "./readiness.ts";
 
 const min = (ms: number) => `${ms / 60_000} min`;
 
+import type { Provider } from "./choices.ts";
 import { CILIUM_CHART, type CiliumVersion, K3D, KIND, resolveCilium } from "./versions.ts";
 
-export const PROVIDERS = ["kind", "k3d", "existing", "replay"] as const;
-export type Provider = (typeof PROVIDERS)[number];
+export {
+  PROVIDERS,
+  type Provider,
+  parseMode,
+  parseOptionalMode,
+  parseProvider,
+  parseRunProvider,
+  RUN_PROVIDERS,
+} from "./choices.ts";
 
 /** A declared profile: provider × mode × Cilium version, and everything a run derives from it. */
 export interface Profile {
@@ -78,19 +86,6 @@ export function mergeValues(base: Values, over: Values): Values {
     out[k] = isObject(b) && isObject(v) ? mergeValues(b, v) : v;
   }
   return out;
-}
-
-export function parseProvider(v: string | undefined): Provider {
-  const p = v ?? "kind";
-  if (!PROVIDERS.includes(p as Provider))
-    throw new UserError(`unknown provider ${JSON.stringify(p)}; valid: ${PROVIDERS.join(", ")}, none`);
-  return p as Provider;
-}
-
-export function parseMode(v: string | undefined): Mode {
-  if (!v || !MODES.includes(v as Mode))
-    throw new UserError(`unknown mode ${JSON.stringify(v ?? "")}; valid: ${MODES.join(", ")}`);
-  return v as Mode;
 }
 
 const SHORT: Record<Mode, string> = { kpr: "kpr", "kube-proxy": "kp" };
@@ -508,9 +503,16 @@ export function labChanges(lp: LabProfile): string {
   return `${deps.length ? deps.join("; ") : "no dependency replaced"}; the /proc/modules check runs at build (not built yet)`;
 }
 
-export function formatPlan(p: Profile): string {
+export function formatPlan(
+  p: Profile,
+  /**
+   * Where the mode and the Cilium version come from when the run reads them (the existing provider: from the
+   * cluster's agents; replay: from the bundle): shown instead of the profile's placeholders.
+   */
+  read: { mode?: string; cilium?: string } = {},
+): string {
   const out = [
-    `# ${p.provider} × ${p.mode} × Cilium ${p.cilium.version} (cluster ${p.cluster}, context ${p.context || "current"})`,
+    `# ${p.provider} × ${read.mode ?? p.mode} × ${read.cilium ?? `Cilium ${p.cilium.version}`} (cluster ${p.cluster}, context ${p.context || "current"})`,
     ...(p.lab ? [`# lab build of Cilium ${p.cilium.version}: ${labChanges(p.lab)}`] : []),
     ...(p.datapath
       ? [`# datapath profile ${p.datapath.name}: ${PROFILES[p.datapath.name].description}`]

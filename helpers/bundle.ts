@@ -1,4 +1,13 @@
-import { appendFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  type Dirent,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { BundleFault, bundleRoot, readBundleJson, readBundleJsonText, Shape } from "./bundle-read.ts";
 import { UserError } from "./errors.ts";
@@ -71,6 +80,47 @@ export interface BundleMeta {
     kubernetesSource: string;
     nodeImage: string;
   };
+}
+
+/**
+ * The evidence bundles at `path`: `path` itself when it holds a bundle.json, else every folder below it that
+ * does (not looking further into a bundle), in sorted path order: `suites/bundles/1.19` → its five bundles,
+ * `suites/bundles` → every shipped one. Symbolic links are not followed. A path that is no folder gives none.
+ */
+export function findBundles(path: string): string[] {
+  if (existsSync(join(path, "bundle.json"))) return [path];
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(path, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort()
+    .flatMap((name) => findBundles(join(path, name)));
+}
+
+/**
+ * What a command's BUNDLE arguments name (`check`, `report`, `summary`): a bundle stands for itself, a folder
+ * for the bundles in it (findBundles). A folder that holds none is one line; a path that is not there is left
+ * to readMeta, which says it is not a bundle.
+ */
+export function bundlesOf(paths: readonly string[]): string[] {
+  return paths.flatMap((p) => {
+    let folder = false;
+    try {
+      folder = statSync(p).isDirectory();
+    } catch {
+      return [p];
+    }
+    if (!folder) return [p];
+    const found = findBundles(p);
+    if (found.length === 0)
+      throw new UserError(`${p} holds no evidence bundle (no bundle.json in it or in any folder below it)`);
+    return found;
+  });
 }
 
 /**

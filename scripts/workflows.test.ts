@@ -66,6 +66,21 @@ describe("workflows", () => {
     expect(Number(to?.split(".")[1]) - Number(from?.split(".")[1])).toBe(1);
   });
 
+  it("Node: the current LTS (24) everywhere, and ci.yml also on the oldest package.json's engines accept", () => {
+    const engines = JSON.parse(readFileSync(join(DIR, "..", "..", "package.json"), "utf8")).engines.node;
+    const oldest = /^>=(\d+)\./.exec(engines)?.[1];
+    expect(oldest).toBe("20");
+    const ci = workflow("ci.yml").jobs.offline as Job;
+    expect(ci.strategy?.matrix?.node).toEqual([24, Number(oldest)]);
+    const steps = ci.steps as { uses?: string; with?: Record<string, unknown> }[];
+    expect(steps.find((s) => s.uses?.startsWith("actions/setup-node@"))?.with?.["node-version"]).toBe(
+      ["$", "{{ matrix.node }}"].join(""),
+    );
+    for (const [name, job] of Object.entries(workflow("conformance.yml").jobs))
+      for (const s of job.steps as { uses?: string; with?: Record<string, unknown> }[])
+        if (s.uses?.startsWith("actions/setup-node@")) expect(s.with?.["node-version"], name).toBe(24);
+  });
+
   it("ci.yml runs what .ci/run runs", () => {
     const steps = workflow("ci.yml").jobs.offline?.steps as { run?: string }[];
     expect(steps.some((s) => s.run?.includes("bash .ci/run"))).toBe(true);

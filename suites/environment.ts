@@ -1,7 +1,14 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { readBaseline } from "../helpers/baseline.ts";
-import { type BundleMeta, bundleTopics, readMeta, readRecords, writeMeta } from "../helpers/bundle.ts";
+import {
+  type BundleMeta,
+  bundleTopics,
+  findBundles,
+  readMeta,
+  readRecords,
+  writeMeta,
+} from "../helpers/bundle.ts";
 import { ApiExecutor } from "../helpers/exec/api.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";
@@ -30,16 +37,6 @@ export const BUNDLES_ROOT = join(SUITES_DIR, "bundles");
  * (`<minor>/<mode>`, `<minor>/drop-<mode>`, `upgrade-<from>-<to>/<mode>`, `existing/<mode>`, …), in path order.
  */
 export const SHIPPED_BUNDLES = findBundles(BUNDLES_ROOT);
-
-function findBundles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  if (existsSync(join(dir, "bundle.json"))) return [dir];
-  return readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isDirectory())
-    .map((e) => e.name)
-    .sort()
-    .flatMap((name) => findBundles(join(dir, name)));
-}
 
 /** One mode to run a topic against: how to get a context, where its evidence goes. */
 export interface ModeTarget {

@@ -1,7 +1,8 @@
 /**
  * Global setup of the `conformance` project: decides what the specs run against and provides it.
- * - CLUSTER_PROVIDER unset: kind when a Docker daemon answers and kind's tools are on PATH, otherwise every
- *   spec is skipped with the reason;
+ * - CLUSTER_PROVIDER unset: under `npm test` (or a plain `vitest run`) no cluster, every spec skipped saying so;
+ *   under `npm run test:conformance` (or `--project conformance`) kind when a Docker daemon answers and kind's
+ *   tools are on PATH, otherwise every spec is skipped with the reason;
  * - CLUSTER_PROVIDER=kind|k3d|existing: prerequisites are checked first and a missing one fails in seconds;
  * - CLUSTER_PROVIDER=replay: BUNDLE (or the shipped bundles) are served back;
  * - CLUSTER_PROVIDER=none: every cluster spec is skipped with that reason, whatever this machine has (the
@@ -59,8 +60,28 @@ function parseNoBackendResponse(v: string): "reject" | "drop" {
   return v;
 }
 
-async function decide(signal: AbortSignal): Promise<{ state: RunState; provisioned?: Provisioned }> {
-  const env = process.env;
+/**
+ * Whether this run asked for clusters without naming a provider: `npm run test:conformance`, or vitest with
+ * `--project conformance`. `npm test` (and a plain `vitest run`) never creates a cluster unless CLUSTER_PROVIDER
+ * names one: the conformance specs are then skipped, saying how to run them.
+ */
+export function asksForClusters(env: NodeJS.ProcessEnv, argv: readonly string[]): boolean {
+  if (env.npm_lifecycle_event === "test:conformance") return true;
+  return argv.some(
+    (a, i) => a === "--project=conformance" || (a === "--project" && argv[i + 1] === "conformance"),
+  );
+}
+
+export const NPM_TEST_NO_CLUSTER =
+  "CLUSTER_PROVIDER is unset: `npm test` creates no cluster (CLUSTER_PROVIDER=kind|k3d|existing names one; `npm run test:conformance` uses kind when Docker and kind answer)";
+
+export async function decide(
+  signal: AbortSignal,
+  env: NodeJS.ProcessEnv = process.env,
+  argv: readonly string[] = process.argv,
+): Promise<{ state: RunState; provisioned?: Provisioned }> {
+  if (!env.CLUSTER_PROVIDER && !asksForClusters(env, argv))
+    return { state: { kind: "skip", reason: NPM_TEST_NO_CLUSTER } };
   if (env.CLUSTER_PROVIDER === "replay")
     return {
       state: { kind: "replay", bundles: bundlesFromEnv(), outDir: join(RESULTS, `replay-${Date.now()}`) },

@@ -62,11 +62,10 @@ describe("the harness's observations of a topic", () => {
     const all = targets(events);
     const [kpr, kp] = all as [ModeTarget, ModeTarget];
     const o = new Observations();
-    const t0 = performance.now();
     const first = await o.of(kpr, topic(events), all);
     expect(first.failure?.message).toBe("nothing to observe here");
     await o.of(kp, topic(events), all);
-    expect(performance.now() - t0).toBeLessThan(190);
+    // at once: both started before either ended (an order, not a time bound a busy machine could stretch)
     expect(events.slice(0, 2)).toEqual(["kpr started", "kube-proxy started"]);
     await o.close();
     expect(events.filter((e) => e.endsWith("started"))).toHaveLength(2);

@@ -55,6 +55,8 @@ export interface ApiHttp {
   }): Promise<void>;
   /** Closes the connections it keeps. */
   close?(): void;
+  /** Resolves once the kubeconfig is loaded (a failure to load it is the first request's to report). */
+  ready?(): Promise<void>;
 }
 
 /**
@@ -81,8 +83,13 @@ function keepAliveAgent(
   });
 }
 
-/** The API server of a kubeconfig context, through client-node's credentials and Node's http(s). */
-export function kubeConfigHttp(kc: KubeConfig): ApiHttp {
+/**
+ * The API server of a kubeconfig context, through client-node's credentials and Node's http(s). The
+ * kubeconfig may still be loading (loadKubeConfig imports client-node on first use): the first request waits.
+ */
+export function kubeConfigHttp(config: KubeConfig | Promise<KubeConfig>): ApiHttp {
+  // a kubeconfig that cannot be read fails the first request; until then its rejection is not unhandled
+  if (config instanceof Promise) config.catch(() => {});
   let agent: http.Agent | https.Agent | undefined;
   const open = async (
     method: string,
@@ -91,6 +98,7 @@ export function kubeConfigHttp(kc: KubeConfig): ApiHttp {
     signal: AbortSignal,
     headers: Record<string, string | number> = {},
   ) => {
+    const kc = await config;
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error("the kubeconfig has no current cluster");
     // credentials per request (client-node refreshes an exec plugin's token), the connection kept
@@ -100,15 +108,34 @@ export function kubeConfigHttp(kc: KubeConfig): ApiHttp {
     const url = new URL(`${cluster.server.replace(/\/+$/, "")}${path}`);
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
     const mod = url.protocol === "https:" ? https : http;
-    return mod.request(url, {
+    const req = mod.request(url, {
       method,
       ...(agent ? { agent } : {}),
       ...(opts.auth ? { auth: opts.auth } : {}),
       headers: { ...(opts.headers ?? {}), Accept: "application/json", ...headers },
-      signal,
     });
+    // Not http.request's own `signal`: aborting a request whose response is complete (a watch line that
+    // settles the wait arrives with the stream's end) destroyed its socket, already back in the keep-alive
+    // pool, with an AbortError nobody listened for: an uncaught exception. A complete response is left to end.
+    let res: http.IncomingMessage | undefined;
+    req.once("response", (r) => {
+      res = r;
+    });
+    const onAbort = () => {
+      if (res?.complete) return;
+      req.destroy(Object.assign(new Error("The operation was aborted"), { name: "AbortError" }));
+    };
+    if (signal.aborted) onAbort();
+    else {
+      signal.addEventListener("abort", onAbort, { once: true });
+      req.once("close", () => signal.removeEventListener("abort", onAbort));
+    }
+    return req;
   };
   return {
+    ready: async () => {
+      await Promise.resolve(config).catch(() => {});
+    },
     close: () => agent?.destroy(),
     request: async (o) => {
       const body = o.body;
@@ -283,6 +310,8 @@ export class ApiExecutor implements Executor {
     const call = parseApiArgv(req.argv);
     const said = req.argv.join(" ");
     const timeoutMs = req.timeoutMs ?? DEFAULT_API_TIMEOUT_MS;
+    // loading the kubeconfig (client-node is imported on first use) is not the API server's time
+    await this.api.ready?.();
     const t0 = performance.now();
     const ac = new AbortController();
     // a bulk request's requests in flight each listen on it

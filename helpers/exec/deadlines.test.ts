@@ -7,7 +7,7 @@
  * with a result or error that names the target and the symptom.
  */
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -36,17 +36,37 @@ describe("local commands end at their deadline", () => {
   });
 
   it("a child that ignores SIGTERM is killed 2 s later", async () => {
-    const t0 = performance.now();
-    const r = await new LocalExecutor().run({
-      target: { kind: "local" },
-      argv: [node, "-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"],
-      timeoutMs: 300,
-    });
-    const took = performance.now() - t0;
-    expect(took).toBeGreaterThan(1500);
-    expect(took).toBeLessThan(6000);
-    expect(r.exitCode).toBeNull();
-  });
+    // The child says when it has installed its handler, and when SIGTERM came. A deadline shorter than the
+    // child's own start (a Node process took over 300 ms to get there on 2 busy cores) would test nothing:
+    // SIGTERM would find no handler. So the deadline grows until the child was ready before it.
+    const dir = mkdtempSync(join(tmpdir(), "dpc-sigterm-"));
+    const said = join(dir, "said");
+    const child = `const fs = require("fs"); process.on("SIGTERM", () => fs.appendFileSync(${JSON.stringify(said)}, "term " + Date.now() + "\\n")); fs.appendFileSync(${JSON.stringify(said)}, "ready\\n"); setInterval(() => {}, 1000);`;
+    try {
+      for (const timeoutMs of [300, 1000, 3000, 9000]) {
+        rmSync(said, { force: true });
+        const r = await new LocalExecutor().run({
+          target: { kind: "local" },
+          argv: [node, "-e", child],
+          timeoutMs,
+        });
+        const ended = Date.now();
+        const lines = existsSync(said) ? readFileSync(said, "utf8").split("\n") : [];
+        if (!lines.includes("ready")) continue; // SIGTERM came before the handler: a longer deadline
+        const term = lines.find((l) => l.startsWith("term "));
+        expect(term, "the child got SIGTERM at its deadline").toBeDefined();
+        const afterTerm = ended - Number(term?.slice(5));
+        expect(afterTerm).toBeGreaterThan(1500);
+        expect(afterTerm).toBeLessThan(6000);
+        expect(r.exitCode).toBeNull();
+        expect(r.stderr).toContain(`timed out after ${timeoutMs} ms`);
+        return;
+      }
+      expect.fail("the child never installed its SIGTERM handler within 9 s");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it("an interrupt (the run's AbortSignal) kills the child at once and says so", async () => {
     const ac = new AbortController();

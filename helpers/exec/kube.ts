@@ -1,5 +1,5 @@
 import { PassThrough, Readable } from "node:stream";
-import { CoreV1Api, Exec, KubeConfig, type V1Pod, type V1Status } from "@kubernetes/client-node";
+import type { KubeConfig, V1Pod, V1Status } from "@kubernetes/client-node";
 import type { ExecRequest, ExecResult, Executor } from "./types.ts";
 
 /** Exit code from the exec status channel: Success → 0, NonZeroExitCode → the ExitCode cause. */
@@ -40,6 +40,8 @@ export function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promis
 
 /** What the executor needs of client-node (tests pass their own). */
 export interface KubeApi {
+  /** Resolves once the client is loaded (client-node is imported on first use): deadlines start after it. */
+  ready?(): Promise<void>;
   listPods(namespace: string, labelSelector: string, fieldSelector: string): Promise<V1Pod[]>;
   readPod(namespace: string, name: string): Promise<V1Pod>;
   exec(
@@ -54,25 +56,53 @@ export interface KubeApi {
   ): Promise<{ close(): void; on(event: "close", fn: () => void): unknown }>;
 }
 
+/**
+ * @kubernetes/client-node, imported on first use: it costs about a second of CPU to import, and most commands
+ * of the CLI (`check`, `report`, `--version`) and every replayed spec never talk to an API server.
+ */
+let clientNode: Promise<typeof import("@kubernetes/client-node")> | undefined;
+function importClientNode(): Promise<typeof import("@kubernetes/client-node")> {
+  clientNode ??= import("@kubernetes/client-node");
+  return clientNode;
+}
+
 /** A kubeconfig (the default one, or a file) at a context, as kubectl --context would read it. */
-export function loadKubeConfig(context?: string, kubeconfig?: string): KubeConfig {
-  const kc = new KubeConfig();
+export async function loadKubeConfig(context?: string, kubeconfig?: string): Promise<KubeConfig> {
+  const kc = new (await importClientNode()).KubeConfig();
   if (kubeconfig) kc.loadFromFile(kubeconfig);
   else kc.loadFromDefault();
   if (context) kc.setCurrentContext(context);
   return kc;
 }
 
-/** client-node against a kubeconfig (the default one, or a file) and context. */
+/** client-node against a kubeconfig (the default one, or a file) and context, loaded on the first call. */
 export function clientNodeApi(context?: string, kubeconfig?: string): KubeApi {
-  const kc = loadKubeConfig(context, kubeconfig);
-  const core = kc.makeApiClient(CoreV1Api);
+  let ready:
+    | Promise<{
+        kc: KubeConfig;
+        core: import("@kubernetes/client-node").CoreV1Api;
+        Exec: typeof import("@kubernetes/client-node").Exec;
+      }>
+    | undefined;
+  const client = () => {
+    ready ??= (async () => {
+      const m = await importClientNode();
+      const kc = await loadKubeConfig(context, kubeconfig);
+      return { kc, core: kc.makeApiClient(m.CoreV1Api), Exec: m.Exec };
+    })();
+    return ready;
+  };
   return {
+    ready: async () => {
+      await client();
+    },
     listPods: async (namespace, labelSelector, fieldSelector) =>
-      (await core.listNamespacedPod({ namespace, labelSelector, fieldSelector })).items,
-    readPod: (namespace, name) => core.readNamespacedPod({ namespace, name }),
-    exec: (namespace, pod, container, argv, out, err, stdin, onStatus) =>
-      new Exec(kc).exec(namespace, pod, container, argv, out, err, stdin, false, onStatus),
+      (await (await client()).core.listNamespacedPod({ namespace, labelSelector, fieldSelector })).items,
+    readPod: async (namespace, name) => (await client()).core.readNamespacedPod({ namespace, name }),
+    exec: async (namespace, pod, container, argv, out, err, stdin, onStatus) => {
+      const { kc, Exec } = await client();
+      return new Exec(kc).exec(namespace, pod, container, argv, out, err, stdin, false, onStatus);
+    },
   };
 }
 
@@ -133,6 +163,8 @@ export class KubeExecutor implements Executor {
    * restarted); `interrupted` when the run was (req.signal). An exec that cannot start throws, naming the Pod.
    */
   async run(req: ExecRequest): Promise<ExecResult> {
+    // importing client-node (about a second on a busy machine) is not the API server's time
+    await this.api.ready?.();
     let namespace: string;
     let pod: string;
     let container: string | undefined;

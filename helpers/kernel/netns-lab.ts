@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { LocalExecutor } from "../exec/local.ts";
 import type { ExecRequest, ExecResult, Executor } from "../exec/types.ts";
 import { which } from "../which.ts";
@@ -34,9 +34,8 @@ export class NetnsLab {
   static unavailable(tools: string[] = ["ip"]): string | null {
     if (process.getuid?.() !== 0) return "the kernel lab needs root (network namespaces, iptables, BPF)";
     const missing = tools.filter((t) => which(t) === null);
-    return missing.length > 0
-      ? `missing ${missing.join(", ")} (\`.ci/run\` installs them with apt-get)`
-      : null;
+    if (missing.length > 0) return `missing ${missing.join(", ")} (\`.ci/run\` installs them with apt-get)`;
+    return tools.includes("bpftool") ? bpftoolBroken() : null;
   }
 
   static async create(): Promise<NetnsLab> {
@@ -118,4 +117,16 @@ export class NetnsLab {
     for (const ns of [this.a, this.b])
       await this.local.run({ target: { kind: "local" }, argv: ["ip", "netns", "del", ns] });
   }
+}
+
+/**
+ * Why the bpftool on PATH does not run, or null. Ubuntu's linux-tools-common installs a `bpftool` that only
+ * execs the build for the running kernel (linux-tools-$(uname -r)) and otherwise prints a warning and fails.
+ */
+function bpftoolBroken(): string | null {
+  const r = spawnSync("bpftool", ["version"], { encoding: "utf8", timeout: 10_000 });
+  if (r.status === 0) return null;
+  const said =
+    `${r.stderr ?? ""}${r.stdout ?? ""}`.trim().split("\n")[0] || r.error?.message || `exit ${r.status}`;
+  return `bpftool on PATH does not run here: ${said} (Ubuntu: apt-get install linux-tools-$(uname -r))`;
 }

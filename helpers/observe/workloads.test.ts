@@ -8,9 +8,10 @@
 import { describe, expect, it } from "vitest";
 import type { ExecRequest, ExecResult, Executor } from "../exec/types.ts";
 import { DeadlineError } from "../poll.ts";
+import { clusterIp } from "./cluster.ts";
 import { nothingSpent, type RunContext } from "./context.ts";
 import * as F from "./pod-status.fixtures.ts";
-import { waitPodReady, waitPodsReady } from "./workloads.ts";
+import { waitPodReady, waitPodsReady, withWeb } from "./workloads.ts";
 
 function scriptedCtx(answer: (argv: string[]) => ExecResult, replay = false) {
   const calls: string[] = [];
@@ -99,5 +100,54 @@ describe("waits on Pods name each Pod's reason", () => {
       ready: true,
     });
     expect(r.calls).toHaveLength(1);
+  });
+});
+
+describe("a topic that reads web deploys it when it runs alone (withWeb)", () => {
+  const notFound: ExecResult = {
+    stdout: "",
+    stderr: 'Error from server (NotFound): services "web" not found\n',
+    exitCode: 1,
+    durationMs: 1,
+  };
+  const service = ok({ kind: "Service", metadata: { name: "web" }, spec: { clusterIP: "10.96.0.42" } });
+  const fourReady = ok({
+    kind: "List",
+    items: [1, 2, 3, 4].map((i) => ({ ...F.ready, metadata: { ...F.ready.metadata, name: `web-${i}` } })),
+  });
+
+  it("web not there (a fresh cluster): deployed at the replicas asked, then the observation runs again", async () => {
+    let deployed = false;
+    const s = scriptedCtx((argv) => {
+      if (argv.includes("scale")) deployed = true;
+      if (argv[0] === "get" && argv[1] === "service") return deployed ? service : notFound;
+      return argv[0] === "watch" ? fourReady : ok({});
+    });
+    const ip = await withWeb(s.ctx, 4, () => clusterIp(s.ctx, s.ctx.namespace, "web"));
+    expect(ip).toBe("10.96.0.42");
+    expect(s.calls).toEqual([
+      "api get service web -n cca-dp-run1",
+      "kubectl apply -f -",
+      "kubectl -n cca-dp-run1 scale deployment web --replicas=4",
+      "api watch pods -n cca-dp-run1 -l app=web --until 4 ready",
+      "api get service web -n cca-dp-run1",
+    ]);
+    expect(s.lines).toContain(
+      "web is not deployed (the topics that deploy it did not run before this one): deploying it at 4 replicas",
+    );
+  });
+
+  it("web there (after the topics that deploy it, or a bundle's replay): no call is added", async () => {
+    const s = scriptedCtx(() => service);
+    await withWeb(s.ctx, 4, () => clusterIp(s.ctx, s.ctx.namespace, "web"));
+    expect(s.calls).toEqual(["api get service web -n cca-dp-run1"]);
+  });
+
+  it("any other failure is the observation's own: passed on, nothing deployed", async () => {
+    const s = scriptedCtx(() => ({ ...notFound, stderr: "Error from server (Forbidden): nope\n" }));
+    await expect(withWeb(s.ctx, 4, () => clusterIp(s.ctx, s.ctx.namespace, "web"))).rejects.toThrow(
+      /Forbidden/,
+    );
+    expect(s.calls).toHaveLength(1);
   });
 });

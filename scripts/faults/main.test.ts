@@ -29,3 +29,33 @@ it("names what is wrong and what is valid", async () => {
     '--lease-wait-s takes a whole number of seconds, got "soon"',
   );
 });
+
+it("--dry-run checks the arguments and says what would run, starting nothing; table reads a file named", async () => {
+  let out = "";
+  const said = {
+    out: (s: string) => {
+      out += s;
+    },
+    err: () => {},
+    resultsDir: dir,
+  };
+  expect(await faultsMain(["run", "--fault", "sigint", "--mode", "kpr", "--dry-run"], said)).toBe(0);
+  expect(out).toMatch(
+    /^would run fault-sigint-kpr-\d{8}t\d{6}: fault sigint when \S+ starts observing, \d+ s later, mode kpr; /,
+  );
+  out = "";
+  expect(await faultsMain(["all", "--dry-run"], said)).toBe(0);
+  expect(out.trim().split("\n")).toHaveLength(14);
+  out = "";
+  expect(await faultsMain(["concurrent", "--context", "c", "--lease-wait-s", "900", "--dry-run"], said)).toBe(
+    0,
+  );
+  expect(out).toContain("LEASE_WAIT_S=900");
+  await expect(faultsMain(["run", "--fault", "nope", "--mode", "kpr", "--dry-run"], said)).rejects.toThrow(
+    /^--fault nope: valid: /,
+  );
+  out = "";
+  const shipped = join(import.meta.dirname, "..", "..", "suites", "bundles", "faults", "faults.jsonl");
+  expect(await faultsMain(["table", shipped], said)).toBe(0);
+  expect(out).toMatch(/^\| fault \| mode \| outcome \| time to report \| leftovers \|\n/);
+});

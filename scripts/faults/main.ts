@@ -5,10 +5,11 @@
  *                     [--pause-s 60] [--node NODE] [--signal-to main|group] [--report-deadline-s 900]
  *                     [--exit-deadline-s 2400] [--id ID] [-- vitest file filters]
  *   npm run faults -- all [--mode M] [--keep]          every fault, one run each (both modes without --mode)
- *   npm run faults -- table                            the README table from results/faults/faults.jsonl
+ *   npm run faults -- table [FILE]                     the README table from results/faults/faults.jsonl (or FILE)
  *   npm run faults -- existing --context C [--mode M] [--no-lab] [-- filters]
  *   npm run faults -- concurrent --context C [--lease-wait-s 0] [--stagger-s 2] [--no-lab] [-- filters]
  *
+ * --dry-run checks the arguments and says what would run, starting nothing.
  * Faults: agent-delete, node-pause, node-stop, apiserver-kill, sigint, sigterm, outside-net (faults.ts). A run is
  * LAB_IMAGES=1 CLUSTER_PROVIDER=kind with one mode; the kind cluster is created and deleted by the run itself.
  */
@@ -90,8 +91,11 @@ export async function faultsMain(argv: string[], io: MainIo): Promise<number> {
       "lease-wait-s",
       "stagger-s",
     ],
-    ["keep", "no-lab"],
+    ["keep", "no-lab", "dry-run"],
   );
+  // --dry-run: the arguments checked and what would run said, nothing started (the README's fault commands are
+  // tested this way: they need root, the lab and a cluster)
+  const dry = flags["dry-run"] === true;
   const [sub] = positional;
   const results = io.resultsDir ?? join(ROOT, "results");
   const log = (l: string) => io.err(`[faults] ${l}\n`);
@@ -107,7 +111,7 @@ export async function faultsMain(argv: string[], io: MainIo): Promise<number> {
       const only = oneOf("mode", flags.mode, MODES);
       if (sub === "run" && !only) throw new UserError(`run: which mode? --mode ${MODES.join("|")}`);
       const faults = sub === "run" ? [parseFault(flags.fault)] : [...FAULT_NAMES];
-      useLab();
+      if (!dry) useLab();
       const modes: Mode[] = only ? [only] : [...MODES];
       const signalTo = oneOf("signal-to", flags["signal-to"], ["main", "group"] as const);
       let broken = 0;
@@ -129,6 +133,18 @@ export async function faultsMain(argv: string[], io: MainIo): Promise<number> {
           const afterS = flags["after-s"] === undefined ? undefined : num(flags["after-s"], "after-s", 0);
           const pauseS = num(flags["pause-s"], "pause-s", 60);
           const node = str(flags.node, "node");
+          if (dry) {
+            const reportS = num(flags["report-deadline-s"], "report-deadline-s", FAULT_DEADLINES.reportS);
+            const exitS = num(flags["exit-deadline-s"], "exit-deadline-s", FAULT_DEADLINES.exitS);
+            const at =
+              afterS !== undefined
+                ? `${afterS} s after the start`
+                : `when ${str(flags["at-topic"], "at-topic") ?? f.atTopic} starts observing, ${num(flags["delay-s"], "delay-s", f.delayS)} s later`;
+            io.out(
+              `would run ${id}: fault ${fault} ${at}, mode ${mode}${keep ? ", cluster kept" : ""}; report within ${reportS} s, exit within ${exitS} s; results ${dir}\n`,
+            );
+            continue;
+          }
           const { judgement } = await runFault({
             fault,
             mode,
@@ -158,7 +174,9 @@ export async function faultsMain(argv: string[], io: MainIo): Promise<number> {
       return broken === 0 ? 0 : 1;
     }
     case "table": {
-      const file = join(results, "faults", "faults.jsonl");
+      // the recorded runs (results/faults/faults.jsonl), or a file named (the shipped record:
+      // suites/bundles/faults/faults.jsonl)
+      const file = positional[1] ?? join(results, "faults", "faults.jsonl");
       if (!existsSync(file))
         throw new UserError(
           `no fault runs recorded yet (${file}); run: npm run faults -- run --fault sigint --mode kpr`,
@@ -174,6 +192,13 @@ export async function faultsMain(argv: string[], io: MainIo): Promise<number> {
           `${sub}: which cluster? --context C (e.g. kind-cdc-kpr; kubectl config get-contexts)`,
         );
       const mode = oneOf("mode", flags.mode, MODES);
+      if (dry) {
+        const wait = sub === "concurrent" ? num(flags["lease-wait-s"], "lease-wait-s", 0) : 0;
+        io.out(
+          `would run ${sub === "existing" ? "the suite" : "two runs 2 s apart"} against context ${context} (CLUSTER_PROVIDER=existing${mode ? `, mode ${mode}` : ", the mode its agents report"}${flags["no-lab"] === true ? "" : ", the lab's images"}${sub === "concurrent" ? `, LEASE_WAIT_S=${wait}` : ""}), listing every object before and after\n`,
+        );
+        return 0;
+      }
       if (flags["no-lab"] !== true) useLab();
       const base = {
         context,

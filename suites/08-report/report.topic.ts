@@ -10,7 +10,7 @@ import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { lbList } from "../../helpers/observe/steps.ts";
-import { NODE_PORT, WEB_PORT } from "../../helpers/observe/workloads.ts";
+import { NODE_PORT, WEB_PORT, withWeb } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import type { LbList, LbService } from "../../helpers/parse/bpf-lb-list.ts";
 import { type AgentConfig, parseConfig } from "../../helpers/parse/config.ts";
@@ -117,7 +117,8 @@ export const topic = defineTopic({
 
 /** Lab step 8: re-read the current state; compared with the earlier topics' records. */
 export async function observeReport(ctx: RunContext): Promise<RecordSet> {
-  const { holder, status, cip, ctRec } = await holderState(ctx);
+  // web is deployed by the topics before this one; run alone, this topic deploys it (at their 4 replicas)
+  const { holder, status, cip, ctRec } = await withWeb(ctx, 4, () => holderState(ctx));
   const { prog } = await programState(ctx, holder);
   const lb = await lbList(ctx, holder.node);
   const config = read(await ciliumDbgRaw(ctx, holder.node, ["config", "-a"]), parseConfig);
