@@ -362,7 +362,8 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
     refused(
       await run(["report", mkdtempSync(join(out, "empty-"))]),
       "report",
-      /is not an evidence bundle \(no bundle\.json\)/,
+      // a folder stands for the bundles in it (issue 27): an empty one holds none
+      /holds no evidence bundle \(no bundle\.json in it or in any folder below it\)/,
     );
     const dir = hostile((d) =>
       editJsonLines(d, "calls/measure-scale.jsonl", (c, i) =>

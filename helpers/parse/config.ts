@@ -32,7 +32,7 @@ const NESTED_NAME = /^[A-Za-z0-9_./-]{1,64}$/;
  * space, or, from 34 on, not at all: `ToFQDNsMaxDeferredConnectionDeletes: 10000`): an option line joined to the
  * one before it. (A value may hold `Key: ` itself — `map[IP: Mask:<nil>]` — but not a name that long.)
  */
-const JOINED = /[A-Za-z0-9_] {2,}: |[A-Za-z0-9_.-]{20,} ?: /;
+const JOINED = /[A-Za-z0-9_] {2,}:( |$)|[A-Za-z0-9_.-]{20,} ?:( |$)/;
 
 /** `Name   : value` → name and value, or null (the colon is the first one; names have none). */
 function split(text: string): { name: string; value: string } | null {

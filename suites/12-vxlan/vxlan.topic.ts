@@ -80,8 +80,8 @@ export async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
   const { client, dnsIp, remote } = await clientAndRemote(ctx);
   // native routing has no tunnel to capture: the property is not applicable there (its config), and the
   // capture would only wait for packets that never come
-  const routing = ctx.earlierRecords().config?.record.routing.value;
-  if (routing === "native") {
+  const config = ctx.earlierRecords().config;
+  if (config?.record.routing.value === "native") {
     ctx.log("routing native: no VXLAN tunnel to capture");
     return {
       vxlan: {
@@ -92,7 +92,12 @@ export async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
           inner_destinations: [],
         },
         evidence: {
-          packets: [derive("routing native (the config topic's record): no tunnel, nothing captured")],
+          packets: [
+            derive(
+              "routing native (the config topic's record): no tunnel, nothing captured",
+              config.record.routing.evidence,
+            ),
+          ],
         },
       },
     };
