@@ -49,7 +49,8 @@ const OWN_LINE: Record<string, string> = {
   tcpdump:
     "12:17:46.018029 eth0  Out IP 172.31.100.3.43098 > 172.31.100.2.8472: VXLAN, flags [I] (0x08), vni 56921 ",
   curl: "http_code=200 time_total=0.001234 ",
-  "nft-ruleset": "table ip kube-proxy { chain services { ip daddr . meta l4proto . th dport vmap @service-ips } ",
+  "nft-ruleset":
+    "table ip kube-proxy { chain services { ip daddr . meta l4proto . th dport vmap @service-ips } ",
 };
 
 /**
