@@ -93,12 +93,13 @@ function words(text: string): string[] {
 const sandbox = mkdtempSync(join(tmpdir(), "dpc-readme-"));
 for (const d of ["suites", "helpers", "clusters"]) symlinkSync(join(ROOT, d), join(sandbox, d));
 const shims = mkdtempSync(join(tmpdir(), "dpc-readme-bin-"));
-// inside the repository, as the real cache is: the CLI bundle's packages resolve from its node_modules
-mkdirSync(join(ROOT, "node_modules", ".cache"), { recursive: true });
-const cliCache = mkdtempSync(join(ROOT, "node_modules", ".cache", "dpc-readme-cli-"));
+// the CLI's bundle cache inside the repository (its packages resolve from the repository's node_modules), in
+// .cache/ (git ignores it), kept between runs: bundled once, not on every `npm test`
+const cliCache = join(ROOT, ".cache", "readme-test-cli");
+mkdirSync(cliCache, { recursive: true });
 const labCache = mkdtempSync(join(tmpdir(), "dpc-readme-lab-"));
 afterAll(() => {
-  for (const d of [sandbox, shims, cliCache, labCache]) rmSync(d, { recursive: true, force: true });
+  for (const d of [sandbox, shims, labCache]) rmSync(d, { recursive: true, force: true });
 });
 writeFileSync(
   join(shims, "npx"),
