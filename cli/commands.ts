@@ -2,8 +2,17 @@
  * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
  * without the topics, the report or the cluster code).
  */
-import { closeSync, createReadStream, openSync, readFileSync, readSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  createReadStream,
+  openSync,
+  readFileSync,
+  readSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createGunzip, gunzipSync } from "node:zlib";
+import type { BundleMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import type { MeasuredBundle } from "../helpers/measure/summary.ts";
 import { oneOf, stringOption } from "./args.ts";
@@ -16,7 +25,10 @@ export const parse: Command = {
   synopsis: "FORMAT [FILE|-] [--transcript] [--ndjson]",
   summary: "raw command output → JSON on stdout",
   details:
-    "Reads FILE (gzip too: a bundle's raw/<topic>/NNN-….txt.gz), or standard input when FILE is - or absent. `datapath-conformance formats` lists the formats.",
+    "Reads FILE (gzip too: a bundle's raw/<topic>/NNN-….txt.gz), or standard input when FILE is - or absent. `datapath-conformance formats` lists the formats. " +
+    "A line that cannot be read (cut off, two lines joined, binary data) exits 2 naming it; a record the output " +
+    "cannot vouch for (its last line has no newline after it) is kept, with a warning on stderr and in " +
+    "`parseWarnings`.",
   options: {
     transcript: {
       type: "boolean",
@@ -45,6 +57,9 @@ export const parse: Command = {
       if (values.transcript)
         throw new UserError("--ndjson reads raw output; strip a transcript first (parse without --ndjson)");
       const rows = new RowBuffer();
+      // what each block's parse passed over or doubts (a cut-off last line), said on stderr at the end
+      const { formatNotes, withNotes } = await import("../helpers/parse/lines.ts");
+      const said: string[] = [];
       const source = file === "-" ? io.stdin() : readStream(file);
       const flush = async () => {
         const bytes = rows.take();
@@ -53,7 +68,10 @@ export const parse: Command = {
       await forEachBlock(source, async (block, offset) => {
         let read: number;
         try {
-          read = stream(block, offset, (json) => rows.add(json));
+          const { value, notes } = withNotes(() => stream(block, offset, (json) => rows.add(json)));
+          read = value;
+          const note = formatNotes(format, notes);
+          if (note) said.push(note);
         } catch (err) {
           // the records before a bad line are written first, then the line is named
           await flush();
@@ -62,14 +80,20 @@ export const parse: Command = {
         await flush();
         return read;
       });
+      if (said.length > 0) io.err(said.join(""));
       return 0;
     }
     let input = file === "-" ? await io.readStdin() : readText(file);
     if (values.transcript) input = (await import("../helpers/parse/transcript.ts")).stripTranscript(input);
-    // what the parser passed over without failing (elided lines, unknown fields kept in `extra`) goes to stderr
+    // what the parser passed over without failing (elided lines, unknown fields kept in `extra`) goes to stderr;
+    // what it doubts (a last line that may be cut off) goes there too, and into the result as `parseWarnings`
     const { formatNotes, withNotes } = await import("../helpers/parse/lines.ts");
     const { value, notes } = withNotes(() => spec.parse(input));
-    io.out(`${JSON.stringify(value, null, 2)}\n`);
+    const result =
+      notes.warnings.length > 0 && value && typeof value === "object" && !Array.isArray(value)
+        ? { ...value, parseWarnings: notes.warnings }
+        : value;
+    io.out(`${JSON.stringify(result, null, 2)}\n`);
     const said = formatNotes(format, notes);
     if (said) io.err(said);
     return 0;
@@ -136,8 +160,8 @@ export const check: Command = {
     let failed = false;
     const totals: string[] = [];
     for (const dir of dirs) {
-      const r = await checkBundle(dir, all);
-      io.out(values.markdown ? formatCheckMarkdown(r) : formatCheck(r));
+      const r = await readingBundles([dir], () => checkBundle(dir, all));
+      io.out(terminalSafe(values.markdown ? formatCheckMarkdown(r) : formatCheck(r)));
       if (dirs.length > 1) io.out("\n");
       if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
       const n = (status: string) => r.verdicts.filter((v) => v.status === status).length;
@@ -165,8 +189,9 @@ export const compare: Command = {
     const [a, b] = positionals;
     if (!a || !b) throw new UserError("needs two bundles: compare BUNDLE_A BUNDLE_B");
     const { compareBundles, formatComparison } = await import("../helpers/compare.ts");
-    const c = await compareBundles(a, b, await topics());
-    io.out(formatComparison(c));
+    const all = await topics();
+    const c = await readingBundles([a, b], () => compareBundles(a, b, all));
+    io.out(terminalSafe(formatComparison(c)));
     return c.regressed ? 1 : 0;
   },
 };
@@ -182,11 +207,18 @@ export const summary: Command = {
     const { checkBundle } = await import("../helpers/check.ts");
     const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
     const { summaryMarkdown, summarySvg } = await import("../helpers/measure/summary.ts");
+    const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
     const all = await topics();
+    const svg = stringOption(values, "svg");
+    // every bundle named (a folder stands for those in it) is read first, and where the chart goes is checked:
+    // a wrong path is one line before any work
+    const dirs = bundlesOf(positionals);
+    const metas = dirs.map((dir) => readMeta(dir));
+    if (svg !== undefined) checkOutputPath(svg, dirs, "--svg");
     const measured: MeasuredBundle[] = [];
-    for (const dir of bundlesOf(positionals)) {
-      const r = await checkBundle(dir, all);
-      const meta = readMeta(dir);
+    for (const [i, dir] of dirs.entries()) {
+      const meta = metas[i] as BundleMeta;
+      const r = await readingBundles([dir], () => checkBundle(dir, all));
       measured.push({
         label: `${meta.mode} ${meta.cilium}`,
         meta,
@@ -194,11 +226,10 @@ export const summary: Command = {
         ...(r.records.latency ? { latency: r.records.latency.record } : {}),
       });
     }
-    io.out(summaryMarkdown(measured));
-    const svg = stringOption(values, "svg");
+    io.out(terminalSafe(summaryMarkdown(measured)));
     if (svg !== undefined) {
-      writeFileSync(svg, summarySvg(measured));
-      io.err(`wrote ${svg}\n`);
+      writeOutput(svg, summarySvg(measured), dirs, "--svg");
+      io.err(`wrote ${terminalSafe(svg)}\n`);
     }
     return 0;
   },
@@ -225,7 +256,10 @@ export const report: Command = {
       );
     const { writeReport } = await import("../helpers/report/write.ts");
     const out = stringOption(values, "output") ?? "report.html";
-    const { bytes } = await writeReport(dirs, await topics(), out, compare ? { compare } : {});
+    const all = await topics();
+    const { bytes } = await readingBundles([...dirs, ...(compare ?? [])], () =>
+      writeReport(dirs, all, out, compare ? { compare } : {}),
+    );
     io.err(`wrote ${out} (${Math.round(bytes / 1024)} KiB)\n`);
     return 0;
   },
@@ -234,7 +268,7 @@ export const report: Command = {
 export const plan: Command = {
   name: "plan",
   synopsis:
-    "[--provider kind|k3d|existing|replay] [--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--profile NAME]",
+    "[--provider kind|k3d|existing|replay] [--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--profile NAME] [--values FILE]",
   summary:
     "what a run would do: every command, the kind config / k3d arguments and the Helm values; runs nothing",
   details:
@@ -252,19 +286,22 @@ export const plan: Command = {
       value: "NAME",
       help: "a datapath profile beside the mode (clusters/datapath-profiles.ts; none by default)",
     },
+    values: { type: "string", value: "FILE", help: "your Helm values, merged under what the suite sets" },
   },
   maxPositionals: 0,
   run: async ({ values }, io) => {
     const { formatPlan, makeProfile, parseOptionalMode, parseProvider } = await import(
       "../clusters/profile.ts"
     );
-    const { parseDatapathProfile } = await import("../clusters/datapath-profiles.ts");
+    const { loadUserValues, parseDatapathProfile } = await import("../clusters/datapath-profiles.ts");
     const { labEnabled, readLab } = await import("../clusters/lab.ts");
     const { MODES } = await import("../helpers/properties/expectation.ts");
     const provider = parseProvider(stringOption(values, "provider"));
     const mode = parseOptionalMode(stringOption(values, "mode"));
     const cilium = stringOption(values, "cilium");
     const datapath = parseDatapathProfile(stringOption(values, "profile"));
+    const valuesFile = stringOption(values, "values");
+    const userValues = valuesFile ? { file: valuesFile, values: loadUserValues(valuesFile) } : undefined;
     const reads = provider === "existing" || provider === "replay";
     if (reads && cilium !== undefined)
       throw new UserError(
@@ -282,6 +319,7 @@ export const plan: Command = {
         ...(cilium !== undefined ? { cilium } : {}),
         ...(lab ? { lab } : {}),
         ...(datapath ? { datapath } : {}),
+        ...(userValues ? { userValues } : {}),
       });
     if (reads) {
       const from = provider === "existing" ? "its agents report" : "the bundle recorded";
@@ -324,7 +362,7 @@ export const lab: Command = {
   subcommands: [
     {
       name: "run",
-      synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--dry-run]",
+      synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--profile NAME] [--values FILE] [--dry-run]",
       summary:
         "the whole job: build what is missing, start the engine, run both modes, write the HTML report and print where it is",
       details:
@@ -336,6 +374,12 @@ export const lab: Command = {
           value: "X.Y[.Z]",
           help: "the Cilium version the lab builds and runs: a minor (its build) or a patch it builds (the newest in clusters/lab/versions.env)",
         },
+        profile: {
+          type: "string",
+          value: "NAME",
+          help: "a datapath profile beside the mode (clusters/datapath-profiles.ts; its modes unless --mode)",
+        },
+        values: { type: "string", value: "FILE", help: "your Helm values, merged under what the suite sets" },
         "dry-run": { type: "boolean", help: "print the phases and the estimate; run nothing" },
       },
       maxPositionals: 0,
@@ -345,6 +389,8 @@ export const lab: Command = {
           {
             mode: stringOption(values, "mode"),
             cilium: stringOption(values, "cilium"),
+            profile: stringOption(values, "profile"),
+            values: stringOption(values, "values"),
             dryRun: values["dry-run"] === true,
           },
           await realLabRunDeps(io),
@@ -419,3 +465,33 @@ function readStream(file: string): AsyncIterable<Buffer | string> {
     }
   })();
 }
+
+/**
+ * Runs what reads bundles; an error no check foresaw (a bug, or a bundle shaped in a way nothing anticipated)
+ * is one line naming the bundles, never a stack trace (DATAPATH_CONFORMANCE_DEBUG=1 prints it).
+ */
+async function readingBundles<T>(dirs: string[], run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof UserError || (err as NodeJS.ErrnoException).code === "EPIPE") throw err;
+    if (process.env.DATAPATH_CONFORMANCE_DEBUG === "1")
+      process.stderr.write(`${(err as Error).stack ?? err}\n`);
+    const e = err instanceof Error ? err : new Error(String(err));
+    throw new UserError(
+      `could not read ${dirs.join(", ")}: unexpected ${e.name}: ${(e.message.split("\n")[0] ?? "").slice(0, 200)} (DATAPATH_CONFORMANCE_DEBUG=1 prints the stack; please report it)`,
+    );
+  }
+}
+
+/**
+ * Text bound for a terminal, with every control character but newline and tab shown as `\u{…}`: a bundle's
+ * strings (raw lines, stderr, versions) cannot move the cursor, retitle the window or hide a line.
+ */
+export function terminalSafe(s: string): string {
+  return s.replace(CONTROL, (c) => `\\u{${c.codePointAt(0)?.toString(16)}}`);
+}
+
+/** C0 (but newline and tab), DEL, C1, the line separators and the bidirectional overrides. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is replaced
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;

@@ -6,9 +6,10 @@
  * without building or starting anything.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join, relative, resolve as resolvePath } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseOptionalMode } from "../clusters/choices.ts";
+import { PROFILES, parseDatapathProfile } from "../clusters/datapath-profiles.ts";
 import { LAB_SCRIPT, type Lab, labCilium, readLab } from "../clusters/lab.ts";
 import { findBundles } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
@@ -18,6 +19,10 @@ import type { Io } from "./io.ts";
 export interface LabRunOptions {
   mode?: string | undefined;
   cilium?: string | undefined;
+  /** A datapath profile (DATAPATH_PROFILE): its modes unless --mode. */
+  profile?: string | undefined;
+  /** The user's Helm values file (CILIUM_VALUES). */
+  values?: string | undefined;
   dryRun: boolean;
 }
 
@@ -222,7 +227,8 @@ export function planLabRun(
   },
 ): LabRunPlan {
   const cilium = checkOptions(opts, ctx.lab);
-  const modes = opts.mode ? [opts.mode] : [...MODES];
+  const profile = parseDatapathProfile(opts.profile);
+  const modes = opts.mode ? [opts.mode] : profile ? [...PROFILES[profile].modes] : [...MODES];
   const runId = `lab-${ctx.now.toISOString().replace(/[-:]/g, "").replace("T", "-").replace(/\..*/, "")}`;
   const runDir = join(ctx.root, "results", runId);
   const needed = stepsFor(ctx.steps, ctx.lab, cilium);
@@ -251,7 +257,7 @@ export function planLabRun(
       },
       {
         name: "conformance",
-        says: `${modes.length === 2 ? "both modes" : `mode ${modes[0]}`} (${modes.join(", ")}) on kind with the lab's images, Cilium ${cilium}, run ${runId}`,
+        says: `${modes.length === 2 ? "both modes" : `mode ${modes[0]}`} (${modes.join(", ")}) on kind with the lab's images, Cilium ${cilium}${profile ? `, datapath profile ${profile}` : ""}, run ${runId}`,
         command: {
           argv: [process.execPath, vitest, "run", "--project", "conformance"],
           env: {
@@ -260,7 +266,9 @@ export function planLabRun(
             CLUSTER_PROVIDER: "kind",
             CILIUM_VERSION: cilium,
             RUN_ID: runId,
-            ...(opts.mode ? { CONFORMANCE_MODE: opts.mode } : {}),
+            ...(opts.mode || modes.length === 1 ? { CONFORMANCE_MODE: modes[0] as string } : {}),
+            ...(profile ? { DATAPATH_PROFILE: profile } : {}),
+            ...(opts.values ? { CILIUM_VALUES: resolvePath(opts.values) } : {}),
           },
         },
       },

@@ -50,12 +50,67 @@ describe("datapath-conformance CLI", () => {
   it("unparseable input: exit 2, one line with format, line number and text", async () => {
     const r = await run(
       ["parse", "bpf-ct-list"],
-      "TCP OUT 1.2.3.4:1 -> 5.6.7.8:2 expires=1 RevNAT=0\nwhat is this\n",
+      "TCP OUT 1.2.3.4:1 -> 5.6.7.8:2 expires=1 Packets=0 Bytes=0 Flags=0x0 [ ] RevNAT=0 SourceSecurityID=0\nwhat is this\n",
     );
     expect(r.code).toBe(2);
     expect(r.err).toBe(
       'datapath-conformance parse: bpf-ct-list: line 2: expected `PROTO OUT|IN|SVC SRC -> DST expires=…`: "what is this"\n',
     );
+  });
+
+  it("a cut-off last line the format cannot tell: exit 0, the record kept, a warning on stderr and in the result", async () => {
+    const r = await run(
+      ["parse", "bpf-lb-backends", "-"],
+      "ID   BACKEND ADDRESS (REVNAT_ID) (SLOT)\n13   TCP://10.244.1.17",
+    );
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({
+      backends: [{ id: 13, address: "10.244.1.17" }],
+      parseWarnings: [
+        { line: 2, reason: expect.stringMatching(/may be cut off/), text: "13   TCP://10.244.1.17" },
+      ],
+    });
+    expect(r.err).toBe(
+      'bpf-lb-backends: warning: line 2: the output ends on this line without a newline: it may be cut off: "13   TCP://10.244.1.17"\n',
+    );
+    // the same line with its newline is clean
+    const whole = await run(["parse", "bpf-lb-backends", "-"], "13   TCP://10.244.1.174\n");
+    expect([whole.code, whole.err, JSON.parse(whole.out).parseWarnings]).toEqual([0, "", undefined]);
+  });
+
+  it("a cut-off line, two lines joined, binary data: exit 2, one line naming the line", async () => {
+    const cut = await run(
+      ["parse", "netstat", "-"],
+      "Proto Recv-Q Send-Q Local Address           Foreign Address         State\ntcp        0      0 10.244.1.5:40404        10.244.1.1",
+    );
+    expect([cut.code, cut.err]).toEqual([
+      2,
+      'datapath-conformance parse: netstat: line 2: foreign address "10.244.1.1" is not ADDRESS:PORT: "tcp        0      0 10.244.1.5:40404        10.244.1.1"\n',
+    ]);
+    const entry =
+      "TCP OUT 10.244.1.5:40404 -> 10.244.2.9:8080 expires=17013 Packets=0 Bytes=0 RxFlagsSeen=0x1b LastRxReport=16993 TxFlagsSeen=0x1b LastTxReport=16993 Flags=0x0010 [ SeenNonSyn ] RevNAT=7 SourceSecurityID=0 BackendID=3 NatPort=0 ";
+    const joined = await run(["parse", "bpf-ct-list", "-"], `${entry}\n${entry}${entry}\n`);
+    expect(joined.code).toBe(2);
+    expect(joined.err).toMatch(
+      /^datapath-conformance parse: bpf-ct-list: line 2: unexpected "TCP": two entries on one line\?/,
+    );
+    const header = await run(
+      ["parse", "map-list", "-"],
+      "Name                       Num entries   Num errors   Cache enabledcilium_lb4_reverse_sk      1             0            true\n",
+    );
+    expect([header.code, header.err.split(": ").slice(1, 3)]).toEqual([2, ["map-list", "line 1"]]);
+    const binary = await run(
+      ["parse", "ip-route", "-"],
+      "default via 10.0.0.1 dev eth0\n\u0000\u0001\u0002\u0003\n",
+    );
+    expect(binary.err).toBe(
+      'datapath-conformance parse: ip-route: line 2: binary data (0x00) at column 1: "\\u0000\\u0001\\u0002\\u0003"\n',
+    );
+    const as = await run(["parse", "config", "-"], `${"A".repeat(100)}\n`);
+    expect([as.code, as.err]).toEqual([
+      2,
+      expect.stringMatching(/^datapath-conformance parse: config: line 1: expected `Name : value`/),
+    ]);
   });
 
   it("parse --ndjson streams one record a line, in chunks that split lines anywhere", async () => {
@@ -87,6 +142,31 @@ describe("datapath-conformance CLI", () => {
     );
     expect((await run(["parse", "ss", "-", "--ndjson"])).err).toMatch(
       /--ndjson streams the line-per-record formats \(bpf-ct-list\)/,
+    );
+  });
+
+  it("parse --ndjson: a last entry without a newline is streamed, and doubted on stderr", async () => {
+    const entry =
+      "TCP OUT 10.244.1.5:40404 -> 10.244.2.9:8080 expires=17013 Packets=0 Bytes=0 RxFlagsSeen=0x1b LastRxReport=16993 TxFlagsSeen=0x1b LastTxReport=16993 Flags=0x0010 [ SeenNonSyn ] RevNAT=7 SourceSecurityID=0 BackendID=3";
+    let out = "";
+    let err = "";
+    const io = {
+      out: () => {},
+      err: (s: string) => {
+        err += s;
+      },
+      readStdin: async () => "",
+      write: async (s: string | Uint8Array) => {
+        out += typeof s === "string" ? s : Buffer.from(s).toString("utf8");
+      },
+      stdin: async function* () {
+        yield Buffer.from(`${entry}\n${entry}`);
+      },
+    };
+    expect(await main(["parse", "bpf-ct-list", "-", "--ndjson"], io)).toBe(0);
+    expect(out.trim().split("\n")).toHaveLength(2);
+    expect(err).toMatch(
+      /^bpf-ct-list: warning: line 2: the output ends on this line without a newline: it may be cut off/,
     );
   });
 
@@ -196,7 +276,7 @@ describe("datapath-conformance CLI", () => {
       ],
       [
         ["report", "/nonexistent"],
-        "datapath-conformance report: /nonexistent is not an evidence bundle (no bundle.json)",
+        "datapath-conformance report: /nonexistent is not an evidence bundle (no such folder)",
       ],
       [["lab"], "datapath-conformance lab: which one? valid: run, images, up, down, status (lab --help)"],
       [

@@ -67,7 +67,7 @@ describe("one validation, every subcommand", { timeout: 60_000 }, () => {
     expect([...lines]).toHaveLength(1);
     if (v !== "")
       expect([...lines][0]).toBe(
-        `unsupported Cilium version ${JSON.stringify(v)}; valid: ${CILIUM_MINORS.join(", ")} (or a patch of one, e.g. 1.20.1)\n`,
+        `unsupported Cilium version ${JSON.stringify(v)}; valid: ${CILIUM_MINORS.join(", ")} (or a patch of one, e.g. 1.20.2)\n`,
       );
   });
 

@@ -32,6 +32,7 @@ import {
 import { checkBinaries } from "./prereq.ts";
 import { makeProfile, runNamespace, runNamespaceName } from "./profile.ts";
 import { agentsOk, watchGate } from "./readiness.ts";
+import { neverRunHere } from "./versions.ts";
 
 /** The existing-cluster provider: a cluster someone else made, checked and described, never changed. */
 type Kubectl = (argv: string[]) => Promise<{ stdout: string }>;
@@ -250,6 +251,8 @@ export async function provisionExisting(o: ProvisionOptions, plain: Host): Promi
       );
     o.log(`mode ${mode}: the agents report KubeProxyReplacement ${v.kpr} (Cilium ${v.cilium ?? "?"})`);
     const minor = /^(\d+\.\d+)/.exec(v.cilium ?? "")?.[1] ?? "";
+    const never = neverRunHere(v.cilium ?? "?", v.kubernetes ?? undefined);
+    for (const l of never) o.log(l);
     const dir = join(o.resultsDir, o.runId, mode);
     bundleDir = dir;
     writeMeta(dir, {
@@ -266,6 +269,7 @@ export async function provisionExisting(o: ProvisionOptions, plain: Host): Promi
       createdAt: new Date().toISOString(),
       namespace: ns,
       phases: {},
+      ...(never.length > 0 ? { neverRunHere: never } : {}),
     });
     await recordBaseline(g, nodes, dir);
     return {

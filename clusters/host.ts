@@ -4,6 +4,7 @@
  * (`ClusterTarget`), and the steps both providers share once a cluster answers (gates' context, versions,
  * the drop baseline). Imports nothing of lifecycle.ts or existing.ts, so neither imports the other's caller.
  */
+
 import { writeBaseline } from "../helpers/baseline.ts";
 import { ApiExecutor } from "../helpers/exec/api.ts";
 import { apiGet } from "../helpers/exec/api-argv.ts";
@@ -16,6 +17,7 @@ import { realSleep } from "../helpers/observe/context.ts";
 import { parseStatus } from "../helpers/parse/status.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
+import type { DatapathProfileName } from "./datapath-profiles.ts";
 import { abortableSleep, interruptibleExecutor, reasonOf } from "./interrupt.ts";
 import type { Lab } from "./lab.ts";
 import { OUTSIDE_LABEL } from "./leftovers.ts";
@@ -59,6 +61,10 @@ export interface ProvisionOptions {
   context?: string;
   /** NO_BACKEND_RESPONSE=drop: the opt-in profile. */
   noBackendResponse?: "reject" | "drop";
+  /** DATAPATH_PROFILE: a datapath profile beside the mode (clusters/datapath-profiles.ts; kind and k3d). */
+  datapath?: DatapathProfileName;
+  /** CILIUM_VALUES=FILE: the user's Helm values, merged under the suite's (kind and k3d). */
+  userValues?: { file: string; values: Record<string, unknown> };
   /** UPGRADE_TO: the next minor (or a patch of it) to upgrade to in the upgrade leg. */
   upgradeTo?: string;
   /** ROLLBACK=1: after the upgrade, back to the installed version with `helm rollback`. */

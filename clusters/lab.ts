@@ -9,21 +9,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { UserError } from "../helpers/errors.ts";
 import { labCacheDir } from "../helpers/exec/portable.ts";
-import { type CiliumVersion, resolveCilium } from "./versions.ts";
+import { type CiliumVersion, parseEnvFile, resolveCilium } from "./versions.ts";
 
 export const LAB_DIR = join(import.meta.dirname, "lab");
 export const LAB_SCRIPT = join(LAB_DIR, "lab.sh");
 
 /** KEY=VALUE lines of clusters/lab/versions.env (comments and blank lines skipped; quotes stripped). */
-export function parseEnvFile(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split("\n")) {
-    const m = /^\s*([A-Z][A-Z0-9_]*)=(.*)$/.exec(line);
-    if (!m?.[1]) continue;
-    out[m[1]] = (m[2] ?? "").trim().replace(/^"(.*)"$/, "$1");
-  }
-  return out;
-}
+export { parseEnvFile };
 
 export interface Lab {
   cache: string;

@@ -17,7 +17,7 @@ const ok = (stdout = ""): ExecResult => ({ stdout, stderr: "", exitCode: 0, dura
 const json = (v: unknown) => ok(JSON.stringify(v));
 
 /**
- * The cluster's API as the gates read it, WRITTEN BY US: Cilium 1.20.1 started on three nodes. A watch keeps the
+ * The cluster's API as the gates read it, WRITTEN BY US: Cilium 1.20.2 started on three nodes. A watch keeps the
  * api target's contract (helpers/exec/api.ts): the answer when its condition holds, else exit 1 at its deadline.
  */
 function apiAnswer(req: ExecRequest): ExecResult | null {
@@ -47,7 +47,7 @@ function apiAnswer(req: ExecRequest): ExecResult | null {
         metadata: { name: `cilium-${i}` },
         spec: {
           nodeName: n,
-          containers: [{ name: "cilium-agent", image: "quay.io/cilium/cilium:v1.20.1@sha256:x" }],
+          containers: [{ name: "cilium-agent", image: "quay.io/cilium/cilium:v1.20.2@sha256:x" }],
         },
         status: {
           phase: "Running",
@@ -173,7 +173,7 @@ function fakeHost(
       if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
       if (cmd === "agent cilium-dbg status")
         return ok(
-          "KubeProxyReplacement:    True   [eth0    172.18.0.3 (Direct Routing)]\nCilium:                  Ok   1.20.1 (v1.20.1-abc)\nAttach Mode:             TCX\n",
+          "KubeProxyReplacement:    True   [eth0    172.18.0.3 (Direct Routing)]\nCilium:                  Ok   1.20.2 (v1.20.2-abc)\nAttach Mode:             TCX\n",
         );
       if (cmd === "agent cilium-dbg service list -o json") {
         return json([
@@ -257,7 +257,7 @@ describe("provisioning kind", () => {
     const meta = JSON.parse(readFileSync(join(results, "r1", "kpr", "bundle.json"), "utf8"));
     expect(meta).toMatchObject({
       mode: "kpr",
-      cilium: "1.20.1",
+      cilium: "1.20.2",
       kernel: "6.17.0-1018-azure",
       kubernetes: "v1.35.0",
       attachMode: "TCX",
@@ -303,9 +303,9 @@ describe("provisioning kind", () => {
   });
 
   it("PRELOAD_IMAGES: a missing image fails before the cluster is created; present ones are loaded before the install", async () => {
-    const missing = fakeHost({ missingImages: ["quay.io/cilium/cilium:v1.20.1"] });
+    const missing = fakeHost({ missingImages: ["quay.io/cilium/cilium:v1.20.2"] });
     await expect(provision({ ...options("r5"), preload: true }, missing.host)).rejects.toThrow(
-      /^PRELOAD_IMAGES=1: docker has no quay.io\/cilium\/cilium:v1.20.1; pull them first/,
+      /^PRELOAD_IMAGES=1: docker has no quay.io\/cilium\/cilium:v1.20.2; pull them first/,
     );
     expect(missing.local.some((c) => c.startsWith("kind create cluster"))).toBe(false);
     const f = fakeHost();
@@ -315,7 +315,7 @@ describe("provisioning kind", () => {
       .map((c) => c.slice(0, 11));
     expect(order).toEqual(["kind create", "kind load d", "helm upgrad"]);
     expect(f.local.find((c) => c.startsWith("kind load"))).toContain(
-      "quay.io/cilium/operator-generic:v1.20.1",
+      "quay.io/cilium/operator-generic:v1.20.2",
     );
     await p.teardown();
   });

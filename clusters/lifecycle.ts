@@ -1,12 +1,13 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { stringify } from "yaml";
 import { readMeta, writeMeta } from "../helpers/bundle.ts";
 import { allOrFirstFailure, serialized } from "../helpers/concurrent.ts";
 import { UserError } from "../helpers/errors.ts";
 import { portableUpgrade } from "../helpers/exec/portable.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
+import { formatOverridden } from "./datapath-profiles.ts";
 import { provisionExisting } from "./existing.ts";
 import {
   type ClusterTarget,
@@ -25,6 +26,7 @@ import { labEnabled, labPath, readLab } from "./lab.ts";
 import { acquireLease } from "./lease.ts";
 import { checkBinaries, dockerReachable } from "./prereq.ts";
 import {
+  assertRunnable,
   ciliumInstallArgv,
   kindCreateArgv,
   loadArgv,
@@ -35,6 +37,7 @@ import {
 } from "./profile.ts";
 import { ciliumReady } from "./readiness.ts";
 import { planUpgrade } from "./upgrade-plan.ts";
+import { KIND, neverRunHere } from "./versions.ts";
 
 /** Images to load (lab, or PRELOAD_IMAGES=1) that the local Docker lacks: one line saying how to get them. */
 async function checkLoadImages(h: Host, p: Profile): Promise<void> {
@@ -192,7 +195,19 @@ async function provisionLocal(o: ProvisionOptions, plain: Host): Promise<Provisi
       preload: o.preload,
       ...(o.noBackendResponse ? { noBackendResponse: o.noBackendResponse } : {}),
       ...(lab ? { lab } : {}),
+      ...(o.datapath ? { datapath: o.datapath } : {}),
+      ...(o.userValues ? { userValues: o.userValues } : {}),
     });
+    // a profile this kernel cannot run (netkit, ipvs) is refused in one line before anything is created
+    assertRunnable(p);
+    // a version the suite has never run is allowed, and said first
+    for (const l of neverRunHere(
+      p.cilium.version,
+      p.lab || p.provider !== "kind" ? undefined : KIND.nodeKubernetes,
+    ))
+      o.log(`[${o.provider}] [${mode}] ${l}`);
+    if (p.userValues)
+      o.log(`[${o.provider}] [${mode}] ${formatOverridden(p.userValues.file, p.userValues.overridden)}`);
     await checkLoadImages(h, p);
     profiles.push(p);
     const dir = join(o.resultsDir, o.runId, mode);
@@ -257,6 +272,13 @@ async function provisionLocal(o: ProvisionOptions, plain: Host): Promise<Provisi
       phases,
       agentStarts: ready.agents,
       kubeContext: p.context,
+      ...(neverRunHere(v.cilium ?? p.cilium.version, v.kubernetes ?? undefined).length > 0
+        ? { neverRunHere: neverRunHere(v.cilium ?? p.cilium.version, v.kubernetes ?? undefined) }
+        : {}),
+      ...(p.datapath ? { datapathProfile: p.datapath.name } : {}),
+      ...(p.userValues
+        ? { userValues: { file: basename(p.userValues.file), overridden: p.userValues.overridden } }
+        : {}),
       // bundle.json names no folder of this machine: the values file by its place in the bundle, the lab's
       // chart under $LAB_CACHE (helpers/exec/portable.ts)
       ...(upgrade ? { upgrade: portableUpgrade(upgrade, { bundle: dir, labCache: lab?.cache }) } : {}),

@@ -72,8 +72,8 @@ describe("profiles", () => {
   });
 
   it("Cilium versions: minor → pinned patch, patch kept, others rejected listing the valid ones", () => {
-    expect(resolveCilium(undefined)).toEqual({ version: "1.20.1", minor: "1.20" });
-    expect(resolveCilium("1.19")).toEqual({ version: "1.19.6", minor: "1.19" });
+    expect(resolveCilium(undefined)).toEqual({ version: "1.20.2", minor: "1.20" });
+    expect(resolveCilium("1.19")).toEqual({ version: "1.19.7", minor: "1.19" });
     expect(resolveCilium("v1.18.14")).toEqual({ version: "1.18.14", minor: "1.18" });
     expect(() => resolveCilium("1.16")).toThrowError(
       /unsupported Cilium version "1.16"; valid: 1.18, 1.19, 1.20/,
@@ -91,7 +91,7 @@ describe("upgrade plan", () => {
     expect(planUpgrade(p, "1.20", "/r/cilium-values.yaml")).toEqual({
       from: p.cilium.version,
       fromMinor: "1.19",
-      to: "1.20.1",
+      to: "1.20.2",
       toMinor: "1.20",
       valuesFile: "/r/cilium-values.yaml",
       k8sServiceHost: "cdc-kpr-control-plane",

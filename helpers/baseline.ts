@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { BundleFault, readBundleJsonText } from "./bundle-read.ts";
 
 /**
  * What the agents said when the run began (right after the readiness gates), kept in the bundle as
@@ -16,10 +17,22 @@ export function writeBaseline(bundleDir: string, metricsByNode: Record<string, s
 export function readBaseline(bundleDir: string): Record<string, string> | null {
   const dir = join(bundleDir, "baseline");
   if (!existsSync(dir)) return null;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    throw new BundleFault(
+      bundleDir,
+      "baseline/",
+      `not a folder that can be listed (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
+  }
   const out: Record<string, string> = {};
-  for (const f of readdirSync(dir)) {
+  for (const f of names) {
     const m = /^metrics-(.+)\.json$/.exec(f);
-    if (m) out[m[1] as string] = readFileSync(join(dir, f), "utf8");
+    // inside the bundle and within the cap, as every file a bundle holds (helpers/bundle-read.ts)
+    const text = m ? readBundleJsonText(bundleDir, `baseline/${f}`) : null;
+    if (m && text !== null) out[m[1] as string] = text;
   }
   return Object.keys(out).length > 0 ? out : null;
 }

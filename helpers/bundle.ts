@@ -9,6 +9,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { BundleFault, bundleRoot, readBundleJson, readBundleJsonText, Shape } from "./bundle-read.ts";
 import { UserError } from "./errors.ts";
 import type { UpgradePlan } from "./observe/context.ts";
 import { MODES, type Mode } from "./properties/expectation.ts";
@@ -56,6 +57,12 @@ export interface BundleMeta {
   >;
   /** The cluster's kubectl context (helm runs against it in the upgrade leg). */
   kubeContext?: string;
+  /** What the suite had never run among this run's versions, one line each (clusters/versions.ts neverRunHere). */
+  neverRunHere?: string[];
+  /** The datapath profile the run asked for (DATAPATH_PROFILE / --profile); absent: the suite's default. */
+  datapathProfile?: string;
+  /** The user's Helm values (CILIUM_VALUES / --values): the file's name and the keys the suite overrode. */
+  userValues?: { file: string; overridden: string[] };
   /**
    * The run namespace the topics used, when it is not `cca-dp` (the existing provider's `cca-dp-<run-id>`): a
    * replay asks for the same namespace the recorded calls name.
@@ -116,18 +123,61 @@ export function bundlesOf(paths: readonly string[]): string[] {
   });
 }
 
+/**
+ * bundle.json, read as untrusted input: every field the suite reads is checked for its type (free text stays
+ * free text: the report escapes it), and the first one that is missing or wrong is one line naming its line.
+ */
 export function readMeta(dir: string): BundleMeta {
-  const file = join(dir, "bundle.json");
-  if (!existsSync(file)) throw new UserError(`${dir} is not an evidence bundle (no bundle.json)`);
-  let meta: BundleMeta;
-  try {
-    meta = JSON.parse(readFileSync(file, "utf8")) as BundleMeta;
-  } catch {
-    throw new UserError(`${file} is not valid JSON`);
+  bundleRoot(dir);
+  const doc = readBundleJson(dir, "bundle.json");
+  if (!doc) throw new UserError(`${dir} is not an evidence bundle (no bundle.json)`);
+  const shape = Shape.ofDocument(dir, "bundle.json", doc.text);
+  const m = shape.object(doc.value);
+  shape.oneOf(m, "mode", [], MODES);
+  for (const k of ["cilium", "ciliumMinor", "provider", "origin", "runId", "createdAt"])
+    shape.string(m, k, []);
+  for (const k of ["kubernetes", "kernel", "attachMode"])
+    shape.string(m, k, [], { null: true, absent: true });
+  for (const k of ["kubeContext", "namespace"]) shape.string(m, k, [], { absent: true });
+  const phases = shape.object(m.phases, ["phases"]);
+  for (const k of Object.keys(phases)) shape.number(phases, k, ["phases"]);
+  if (m.agentStarts !== undefined) {
+    const starts = shape.object(m.agentStarts, ["agentStarts"]);
+    for (const [node, v] of Object.entries(starts)) {
+      const at = ["agentStarts", node];
+      const s = shape.object(v, at);
+      shape.string(s, "pod", at);
+      shape.string(s, "podStart", at, { null: true });
+      shape.string(s, "firstOk", at);
+      shape.number(s, "seconds", at, { null: true });
+    }
   }
-  if (!MODES.includes(meta.mode))
-    throw new UserError(`${file}: unknown mode ${JSON.stringify(meta.mode)}; valid: ${MODES.join(", ")}`);
-  return meta;
+  if (m.lab !== undefined) {
+    const lab = shape.object(m.lab, ["lab"]);
+    for (const k of ["note", "ciliumImage", "ciliumSource", "patch", "kubernetesSource", "nodeImage"])
+      shape.string(lab, k, ["lab"], { absent: true });
+  }
+  if (m.upgrade !== undefined) {
+    const up = shape.object(m.upgrade, ["upgrade"]);
+    for (const k of ["from", "fromMinor", "to", "toMinor", "valuesFile"]) shape.string(up, k, ["upgrade"]);
+    shape.string(up, "k8sServiceHost", ["upgrade"], { absent: true });
+    shape.number(up, "k8sServicePort", ["upgrade"], { absent: true });
+    shape.oneOf(up, "rollback", ["upgrade"], [true, false], true);
+    if (up.lab !== undefined) {
+      const lab = shape.object(up.lab, ["upgrade", "lab"]);
+      shape.string(lab, "chart", ["upgrade", "lab"]);
+      shape.string(lab, "cluster", ["upgrade", "lab"]);
+      shape.strings(lab, "load", ["upgrade", "lab"]);
+      shape.strings(lab, "set", ["upgrade", "lab"]);
+      shape.string(lab, "patch", ["upgrade", "lab"], { absent: true });
+    }
+  }
+  return {
+    ...(m as unknown as BundleMeta),
+    kubernetes: (m.kubernetes as string | null) ?? null,
+    kernel: (m.kernel as string | null) ?? null,
+    attachMode: (m.attachMode as string | null) ?? null,
+  };
 }
 
 export function writeMeta(dir: string, meta: BundleMeta): void {
@@ -139,9 +189,17 @@ export function writeMeta(dir: string, meta: BundleMeta): void {
 export function bundleTopics(dir: string): string[] {
   const calls = join(dir, "calls");
   if (!existsSync(calls)) return [];
-  return readdirSync(calls)
-    .filter((f) => f.endsWith(".jsonl"))
-    .map((f) => f.slice(0, -".jsonl".length));
+  let names: string[];
+  try {
+    names = readdirSync(calls);
+  } catch (err) {
+    throw new BundleFault(
+      dir,
+      "calls/",
+      `not a folder that can be listed (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
+  }
+  return names.filter((f) => f.endsWith(".jsonl")).map((f) => f.slice(0, -".jsonl".length));
 }
 
 /** Writes records (report as report.txt, the rest as JSON) and their evidence. Datapath parts merge with what is there. */
@@ -170,17 +228,24 @@ export function writeRecords(dir: string, set: RecordSet): void {
   }
 }
 
+/** The records the bundle stores (records/…), each file read as untrusted input (capped, inside the bundle). */
 export function readRecords(dir: string): RecordSet {
-  const rdir = join(dir, "records");
   const out: Record<string, Evidenced<unknown>> = {};
-  if (!existsSync(rdir)) return {};
   for (const [name, file] of Object.entries(RECORD_FILES)) {
-    const path = join(rdir, file);
-    if (!existsSync(path)) continue;
-    const text = readFileSync(path, "utf8");
-    const evPath = join(rdir, `${file.replace(/\.(json|txt)$/, "")}.evidence.json`);
-    const evidence = existsSync(evPath) ? upgradeEvidence(JSON.parse(readFileSync(evPath, "utf8"))) : {};
-    out[name] = { record: name === "report" ? parseReport(text) : JSON.parse(text), evidence };
+    const rel = `records/${file}`;
+    const evRel = `records/${file.replace(/\.(json|txt)$/, "")}.evidence.json`;
+    let record: unknown;
+    if (name === "report") {
+      const text = readBundleJsonText(dir, rel);
+      if (text === null) continue;
+      record = parseReport(text);
+    } else {
+      const doc = readBundleJson(dir, rel);
+      if (!doc) continue;
+      record = doc.value;
+    }
+    const ev = readBundleJson(dir, evRel);
+    out[name] = { record, evidence: ev ? upgradeEvidence(ev.value) : {} };
   }
   return out as RecordSet;
 }

@@ -1,10 +1,12 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { bundleTopics, readMeta } from "./bundle.ts";
+import { BundleFault, readBundleJsonLines, Shape } from "./bundle-read.ts";
+import { ReplayExecutor } from "./exec/replay.ts";
+import { mdCell } from "./markdown.ts";
 import { replayContext } from "./observe/replay-context.ts";
 import type { Mode } from "./properties/expectation.ts";
 import { judge, STATUS_WORDS, skipReason, type Verdict } from "./properties/judge.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
+import { configValues, type DatapathConfig, formatDatapathConfig } from "./records/datapath-config.ts";
 import { isEvidenceItem } from "./records/evidence.ts";
 import type { RecordSet } from "./records/types.ts";
 import type { TopicDeclaration } from "./topic.ts";
@@ -16,6 +18,10 @@ export interface CheckResult {
   origin: string;
   /** The topics the bundle recorded (the others' properties are skipped). */
   topics: string[];
+  /** The datapath configuration the run observed, or null (a bundle recorded before the config topic). */
+  config: DatapathConfig | null;
+  /** What the suite had never run among the bundle's versions (bundle.json). */
+  neverRunHere?: string[];
   verdicts: Verdict[];
   records: RecordSet;
   /** How the re-judged verdicts differ from those the run stored (verdicts.jsonl), each with its reason. */
@@ -81,9 +87,15 @@ export async function checkBundle(
       own.set(topic, observed);
       records = mergeRecordSets([records, observed]);
     } catch (err) {
+      // a bundle that cannot be read is no verdict about the cluster: the bundle is refused (exit 2)
+      if (err instanceof BundleFault) throw err;
       failedTopics.set(topic, err instanceof Error ? err.message : String(err));
     }
+    // a fault a topic's wait caught and went on without
+    if (ctx.exec instanceof ReplayExecutor && ctx.exec.fault) throw ctx.exec.fault;
   }
+  // the run's datapath configuration (the config topic's record): every expectation is resolved for it
+  const config = records.config ? configValues(records.config.record) : null;
   const verdicts = topics
     .flatMap((t) => t.properties)
     .map((p): Verdict => {
@@ -104,8 +116,10 @@ export async function checkBundle(
         };
       }
       const failed = failedTopics.get(p.topic);
-      const v = judge(p, meta.mode, own.get(p.topic) ?? {}, meta.cilium);
-      if (failed && v.status !== "pass" && v.status !== "known-issue")
+      const v = judge(p, meta.mode, own.get(p.topic) ?? {}, meta.cilium, config);
+      // a property the configuration makes not applicable stays so, whatever its topic's replay did
+      const notApplicable = v.status === "skip" && v.reason?.startsWith("not applicable");
+      if (failed && v.status !== "pass" && v.status !== "known-issue" && !notApplicable)
         return {
           ...v,
           status: "fail",
@@ -119,6 +133,8 @@ export async function checkBundle(
     cilium: meta.cilium,
     origin: meta.origin,
     topics: [...recorded],
+    config: records.config?.record ?? null,
+    ...(meta.neverRunHere ? { neverRunHere: meta.neverRunHere } : {}),
     verdicts,
     records,
     stored: compareStored(dir, verdicts, topics, recorded),
@@ -127,15 +143,47 @@ export async function checkBundle(
 
 /** The verdicts a bundle stored, the latest per property (a topic observed again appends its own). */
 export function storedVerdicts(dir: string): Map<string, Verdict> | null {
-  const file = join(dir, "verdicts.jsonl");
-  if (!existsSync(file)) return null;
+  const lines = readStoredVerdicts(dir);
+  if (!lines) return null;
   const out = new Map<string, Verdict>();
-  for (const line of readFileSync(file, "utf8").split("\n")) {
-    if (line.trim() === "") continue;
-    const v = JSON.parse(line) as Verdict;
-    out.set(v.id, v);
-  }
+  for (const v of lines) out.set(v.id, v);
   return out;
+}
+
+/**
+ * Every line of verdicts.jsonl, in order, each checked: the fields check and the README table read have their
+ * types, and each evidence item is a plain line (older bundles) or an item of today's format. A line that is
+ * not is one BundleFault naming it. null: the bundle stores no verdicts.
+ */
+export function readStoredVerdicts(dir: string): Verdict[] | null {
+  const rel = "verdicts.jsonl";
+  const lines = readBundleJsonLines(dir, rel);
+  if (!lines) return null;
+  return lines.map(({ line, value }) => {
+    const shape = Shape.ofLine(dir, rel, line);
+    const v = shape.object(value);
+    for (const k of ["id", "topic", "claim", "expected", "observed", "message"]) shape.string(v, k, []);
+    shape.oneOf(v, "status", [], ["pass", "fail", "skip", "known-issue"]);
+    shape.list(v.evidence, ["evidence"]).forEach((e, i) => {
+      if (typeof e !== "string" && !isEvidenceItem(e))
+        shape.fail(["evidence", i], `evidence[${i}] is neither a line nor an evidence item`);
+      if (typeof e === "object" && e !== null) checkItem(shape, e as Record<string, unknown>, i);
+    });
+    return v as unknown as Verdict;
+  });
+}
+
+/** An evidence item's places: a file name and numbers, nothing nested deeper. */
+function checkItem(shape: Shape, e: Record<string, unknown>, i: number): void {
+  const places = "quote" in e ? [e.at] : shape.list(e.from, ["evidence", i, "from"]);
+  places.forEach((p, j) => {
+    const at = ["evidence", i, "quote" in e ? "at" : "from", ...("quote" in e ? [] : [j])];
+    const o = shape.object(p, at);
+    shape.string(o, "file", at);
+    shape.number(o, "line", at, { absent: !("quote" in e) });
+    shape.number(o, "call", at, { absent: true });
+    shape.oneOf(o, "stream", at, ["stderr"], true);
+  });
 }
 
 /**
@@ -269,13 +317,15 @@ export function bySeverity<T extends Pick<Verdict, "status">>(vs: readonly T[]):
 /** The step-summary form: the expectation, the observed value and the verdict per property. */
 export function formatCheckMarkdown(r: CheckResult): string {
   const mark = { pass: "✅ pass", fail: "❌ fail", skip: "⏭ skip", "known-issue": "⚠️ known issue" } as const;
-  const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
+  const cell = mdCell;
   const known = r.verdicts.filter((v) => v.status === "known-issue");
   const notes = r.verdicts.filter((v) => v.note && v.status === "pass");
   const judged = bySeverity(r.verdicts.filter((v) => v.status !== "skip"));
   const skipped = r.verdicts.filter((v) => v.status === "skip");
   return [
-    `### ${r.mode} · Cilium ${r.cilium} — ${countLine(r.verdicts)}`,
+    `### ${r.mode} · Cilium ${mdCell(r.cilium)} — ${countLine(r.verdicts)}`,
+    "",
+    `Datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (bundle older than the config topic)"}`,
     "",
     ...(known.length > 0
       ? [
@@ -316,7 +366,11 @@ export function formatCheckMarkdown(r: CheckResult): string {
 }
 
 export function formatCheck(r: CheckResult): string {
-  const lines = [`${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`];
+  const lines = [
+    `${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`,
+    ...(r.neverRunHere ?? []),
+    `datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (a bundle older than the config topic: each property's declared configuration assumed)"}`,
+  ];
   const tag = { pass: "PASS", fail: "FAIL", skip: "SKIP", "known-issue": "KNOWN" } as const;
   for (const v of bySeverity(r.verdicts)) {
     const what =

@@ -1,4 +1,5 @@
 import { type CheckResult, checkBundle } from "./check.ts";
+import { mdCell } from "./markdown.ts";
 import { resolve } from "./properties/expectation.ts";
 import type { Verdict } from "./properties/judge.ts";
 import type { Property, Tolerance } from "./properties/types.ts";
@@ -227,12 +228,14 @@ export function verdictLine(c: Comparison): string {
     : "No verdict regression, no new known issue, no behaviour change.";
 }
 
-const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
+const cell = mdCell;
+/** A path as a code span: no backtick or line break of its own can end it. */
+const code = (s: string) => `\`${s.replace(/[`\r\n]/g, " ")}\``;
 
 export function formatComparison(c: Comparison): string {
   const head = (r: CheckResult) => `${r.mode}, Cilium ${r.cilium}`;
   const out = [
-    `### Compare \`${c.a.bundle}\` (${head(c.a)}) → \`${c.b.bundle}\` (${head(c.b)})`,
+    `### Compare ${code(c.a.bundle)} (${cell(head(c.a))}) → ${code(c.b.bundle)} (${cell(head(c.b))})`,
     "",
     `**${verdictLine(c)}**`,
     "",

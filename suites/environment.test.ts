@@ -25,7 +25,9 @@ describe("replayed bundles: a topic runs only where it was recorded", () => {
     // the full bundles (one per minor and mode, and the existing provider's) hold iptables; the partial ones (drop, baseline) and the
     // upgrade runs do not; only the upgrade runs hold upgrade
     const labels = targets.map((t) => t.label);
-    const full = labels.filter((l) => /^replay (\d+\.\d+|existing)\/(kpr|kube-proxy)$/.test(l));
+    const full = labels.filter((l) =>
+      /^replay (\d+\.\d+|existing|profiles\/[a-z-]+)\/(existing-)?(kpr|kube-proxy)$/.test(l),
+    );
     expect(full.length).toBeGreaterThanOrEqual(8);
     expect(topicTargets(targets, "iptables").holding.map((t) => t.label)).toEqual(full);
     const upgrades = labels.filter((l) => l.startsWith("replay upgrade-"));

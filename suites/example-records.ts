@@ -4,6 +4,44 @@
  */
 import type { RecordSet, UpgradeLeg } from "../helpers/records/types.ts";
 
+/** The suite's default configuration as the config topic records it (values only, no evidence). */
+function configRecords(mode: "kpr" | "kube-proxy"): RecordSet {
+  const set = <T>(value: T) => ({ value, source: "status" as const, evidence: [] });
+  const kpr = mode === "kpr";
+  return {
+    config: {
+      record: {
+        routing: set("tunnel" as const),
+        tunnelProtocol: set("vxlan" as const),
+        hostRouting: set("legacy" as const),
+        masquerading: set("iptables" as const),
+        socketLB: set(kpr ? ("on" as const) : ("off" as const)),
+        lbMode: kpr
+          ? set("snat" as const)
+          : { value: null, source: null, evidence: [], note: "no BPF NodePort" },
+        lbAlgorithm: kpr
+          ? set("random" as const)
+          : { value: null, source: null, evidence: [], note: "no BPF NodePort" },
+        deviceMode: set("veth" as const),
+        kubeProxy: set(kpr ? ("none" as const) : ("iptables" as const)),
+        ipFamilies: set(["ipv4" as const]),
+      },
+      evidence: {},
+    },
+    proxyRules: {
+      record: {
+        summary: kpr
+          ? "no kube-proxy rules"
+          : "translated by kube-proxy (iptables): kube-system/kube-dns in KUBE-SERVICES",
+        iptables_rules: kpr ? 0 : 1,
+        nft_services: 0,
+        nft_note: null,
+      },
+      evidence: {},
+    },
+  };
+}
+
 const web = ["10.244.1.7:8080", "10.244.2.9:8080"];
 const scaled = [...web, "10.244.1.8:8080", "10.244.2.10:8080"];
 
@@ -237,6 +275,7 @@ const upgradeLeg: UpgradeLeg = {
 export function kprRecords(): RecordSet {
   return {
     ...common(),
+    ...configRecords("kpr"),
     iptables: {
       record: {
         cluster_ip: "10.96.44.2",
@@ -348,6 +387,7 @@ export function kprRecords(): RecordSet {
 export function kubeProxyRecords(): RecordSet {
   return {
     ...common(),
+    ...configRecords("kube-proxy"),
     scaling: {
       record: {
         endpoints_per_service: 4,

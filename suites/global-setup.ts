@@ -13,8 +13,15 @@
  * another run's Lease instead of failing at once. Both modes' clusters are provisioned at once and each topic is
  * observed in both modes at once (suites/harness.ts); MODES_CONCURRENT=0 runs them one after the other.
  */
+
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import {
+  loadUserValues,
+  PROFILES,
+  parseDatapathProfile,
+  userValuesFile,
+} from "../clusters/datapath-profiles.ts";
 import type { Provisioned } from "../clusters/host.ts";
 import { Interrupted, installSignalTeardown, once, stopTestRun } from "../clusters/interrupt.ts";
 import { leaseWaitMs } from "../clusters/lease.ts";
@@ -117,7 +124,20 @@ export async function decide(
     throw new UserError(
       "ROLLBACK=1 rolls back after the upgrade leg: set UPGRADE_TO too (e.g. CILIUM_VERSION=1.19 UPGRADE_TO=1.20 ROLLBACK=1)",
     );
-  const modes: Mode[] = env.CONFORMANCE_MODE ? [parseMode(env.CONFORMANCE_MODE)] : [...MODES];
+  const datapath = parseDatapathProfile(env.DATAPATH_PROFILE);
+  const valuesFile = userValuesFile(env);
+  // a profile declares its modes (kp-nftables runs beside kube-proxy only): without CONFORMANCE_MODE, those
+  const modes: Mode[] = env.CONFORMANCE_MODE
+    ? [parseMode(env.CONFORMANCE_MODE)]
+    : datapath
+      ? PROFILES[datapath].modes
+      : [...MODES];
+  if (datapath)
+    for (const m of modes)
+      if (!PROFILES[datapath].modes.includes(m))
+        throw new UserError(
+          `DATAPATH_PROFILE=${datapath} applies to ${PROFILES[datapath].modes.join(", ")}, not ${m}`,
+        );
   // unique per invocation, so two runs on one machine (e.g. one per mode) never share a results folder
   const runId =
     env.RUN_ID ??
@@ -135,6 +155,8 @@ export async function decide(
     ...(env.NO_BACKEND_RESPONSE
       ? { noBackendResponse: parseNoBackendResponse(env.NO_BACKEND_RESPONSE) }
       : {}),
+    ...(datapath ? { datapath } : {}),
+    ...(valuesFile ? { userValues: { file: valuesFile, values: loadUserValues(valuesFile) } } : {}),
     leaseWaitMs: leaseWaitMs(env.LEASE_WAIT_S),
     concurrent: modesConcurrent(env),
     signal,

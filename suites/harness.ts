@@ -1,7 +1,9 @@
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { appendVerdicts, writeRecords } from "../helpers/bundle.ts";
+import type { ConfigValues } from "../helpers/properties/config.ts";
 import { judge } from "../helpers/properties/judge.ts";
+import { configValues } from "../helpers/records/datapath-config.ts";
 import { showItem } from "../helpers/records/evidence.ts";
 import type { RecordSet } from "../helpers/records/types.ts";
 import type { TopicDeclaration } from "../helpers/topic.ts";
@@ -39,6 +41,8 @@ function targets(s: RunState): ModeTarget[] {
 interface Observed {
   records: RecordSet;
   failure: Error | null;
+  /** The run's datapath configuration (the config topic's record, this topic's or an earlier one's), or null. */
+  config: ConfigValues | null;
 }
 
 /**
@@ -64,12 +68,16 @@ export class Observations {
     ctx.log(`observing (Cilium ${target.meta().cilium})`);
     let records: RecordSet = {};
     let failure: Error | null = null;
+    // the run's configuration, read by the config topic before this one (or by this one, the config topic)
+    const earlier = ctx.earlierRecords().config;
+    let config: ConfigValues | null = earlier ? configValues(earlier.record) : null;
     try {
       records = await topic.observe(ctx);
       writeRecords(outDir, records);
+      if (records.config) config = configValues(records.config.record);
       appendVerdicts(
         outDir,
-        topic.properties.map((p) => judge(p, target.mode, records, target.meta().cilium)),
+        topic.properties.map((p) => judge(p, target.mode, records, target.meta().cilium, config)),
       );
     } catch (err) {
       failure = err instanceof Error ? err : new Error(String(err));
@@ -77,7 +85,7 @@ export class Observations {
     const seconds = (performance.now() - t0) / 1000;
     target.recordPhase(`spec ${topic.name}`, seconds);
     ctx.log(`observed in ${seconds.toFixed(1)} s`);
-    return { records, failure };
+    return { records, failure, config };
   }
 
   async close(): Promise<void> {
@@ -136,9 +144,19 @@ export function describeTopic(topic: TopicDeclaration): void {
               skipTest(skip);
               return;
             }
-            const { records, failure } = await observations.of(target, topic, together);
-            if (failure) throw new Error(`${topic.name} could not be observed: ${failure.message}`);
-            const v = judge(p, target.mode, records, target.meta().cilium);
+            const { records, failure, config } = await observations.of(target, topic, together);
+            if (failure) {
+              // a property this configuration makes not applicable is skipped, naming the setting, even when
+              // its topic could not be observed here
+              const na = judge(p, target.mode, {}, target.meta().cilium, config);
+              if (na.status === "skip" && na.reason?.startsWith("not applicable")) {
+                say(target, na.message);
+                skipTest(na.reason);
+                return;
+              }
+              throw new Error(`${topic.name} could not be observed: ${failure.message}`);
+            }
+            const v = judge(p, target.mode, records, target.meta().cilium, config);
             // JUnit properties (name = annotation type): what ran, where
             const meta = target.meta();
             await annotate(target.mode, "mode");

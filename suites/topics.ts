@@ -7,6 +7,7 @@
  */
 import type { Property, Topic } from "../helpers/properties/types.ts";
 import type { TopicDeclaration } from "../helpers/topic.ts";
+import { topic as config } from "./00-config/config.topic.ts";
 import { topic as iptables } from "./01-iptables/iptables.topic.ts";
 import { topic as serviceMap } from "./02-service-map/service-map.topic.ts";
 import { topic as scale } from "./03-scale/scale.topic.ts";
@@ -25,6 +26,7 @@ import { topic as invariants } from "./15-invariants/invariants.topic.ts";
 import { topic as upgrade } from "./16-upgrade/upgrade.topic.ts";
 
 export const TOPICS: TopicDeclaration[] = [
+  config,
   iptables,
   serviceMap,
   scale,

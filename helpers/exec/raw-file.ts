@@ -5,17 +5,24 @@
  * compressed output reads exactly as a plain one; evidence names the file as it is on disk (`zcat` reads it).
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { gunzipSync, gzipSync } from "node:zlib";
+import { gzipSync } from "node:zlib";
+import { gunzipCapped } from "../bundle-read.ts";
+import { UserError } from "../errors.ts";
 
 /** Outputs (and stdin) larger than this are stored compressed. */
 export const RAW_COMPRESS_OVER = 4096;
 
 export const isCompressed = (file: string) => file.endsWith(".gz");
 
-/** The text of a raw file, gunzipped when its name says so. */
+/**
+ * The text of a raw file the suite wrote (tests, tools), gunzipped when its name says so, within the same cap
+ * as a bundle's (LIMITS.rawBytes). A bundle being checked is read through helpers/bundle-read.ts instead.
+ */
 export function readRawFile(path: string): string {
   const bytes = readFileSync(path);
-  return (isCompressed(path) ? gunzipSync(bytes) : bytes).toString("utf8");
+  return (
+    isCompressed(path) ? gunzipCapped(bytes, (why) => new UserError(`${path} ${why}`)) : bytes
+  ).toString("utf8");
 }
 
 /** Writes `text` at `path` (`path` + ".gz", compressed, when it is large); returns the name used. */

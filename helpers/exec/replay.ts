@@ -1,9 +1,14 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  BundleFault,
+  readBundleJsonLines,
+  readBundleRaw,
+  resolveInBundle,
+  Shape,
+  shown,
+} from "../bundle-read.ts";
 import { UserError } from "../errors.ts";
 import { kubectlEquivalent, parseApiArgv } from "./api-argv.ts";
 import { labCacheDir, type PathRoots, portableArgv } from "./portable.ts";
-import { readRawFile } from "./raw-file.ts";
 import type { CallRecord } from "./record.ts";
 import { callKey, type ExecRequest, type ExecResult, type Executor } from "./types.ts";
 
@@ -34,6 +39,8 @@ export class NotRecorded extends UserError {
  */
 export class ReplayExecutor implements Executor {
   private readonly byKey = new Map<string, CallRecord[]>();
+  /** Each call record's line in calls/<topic>.jsonl, for messages. */
+  private readonly files = new Map<CallRecord, string>();
   private readonly used = new Map<string, number>();
   private lastAt: number | null = null;
   private spentCalls = 0;
@@ -47,23 +54,20 @@ export class ReplayExecutor implements Executor {
     roots?: PathRoots,
   ) {
     this.roots = roots ?? { bundle: bundleDir, labCache: labCacheDir() };
-    const file = join(bundleDir, "calls", `${topic}.jsonl`);
-    if (!existsSync(file))
-      throw new UserError(`bundle ${bundleDir} has no recorded calls for ${topic} (calls/${topic}.jsonl)`);
-    const lines = readFileSync(file, "utf8").split("\n");
-    lines.forEach((line, i) => {
-      if (line.trim() === "") return;
-      let rec: CallRecord;
-      try {
-        rec = JSON.parse(line) as CallRecord;
-      } catch {
-        throw new UserError(`calls/${topic}.jsonl: line ${i + 1} is not JSON`);
-      }
+    const rel = `calls/${topic}.jsonl`;
+    const lines = readBundleJsonLines(bundleDir, rel);
+    if (!lines) throw new UserError(`bundle ${bundleDir} has no recorded calls for ${topic} (${rel})`);
+    for (const { line, value } of lines) {
+      const rec = checkCallRecord(bundleDir, rel, line, value);
+      this.files.set(rec, `${rel}:${line}`);
       const list = this.byKey.get(rec.key) ?? [];
       list.push(rec);
       this.byKey.set(rec.key, list);
-    });
+    }
   }
+
+  /** The first bundle fault a served call met (a wait may have caught it): `check` fails the bundle with it. */
+  fault: BundleFault | null = null;
 
   async run(req: ExecRequest): Promise<ExecResult> {
     // matched as recorded: paths under the bundle or the lab's cache by name (portable.ts)
@@ -85,11 +89,23 @@ export class ReplayExecutor implements Executor {
     const rec = list[Math.min(n, list.length - 1)] as CallRecord;
     const at = Date.parse(rec.at);
     this.lastAt = at;
-    const stdoutPath = join(this.bundleDir, rec.stdoutFile);
-    if (!existsSync(stdoutPath))
-      throw new UserError(`bundle ${this.bundleDir}: ${rec.stdoutFile} is missing`);
+    let stdout: string | null;
+    try {
+      stdout = readBundleRaw(this.bundleDir, rec.stdoutFile);
+    } catch (err) {
+      if (err instanceof BundleFault) this.fault ??= err;
+      throw err;
+    }
+    if (stdout === null) {
+      this.fault ??= new BundleFault(
+        this.bundleDir,
+        this.files.get(rec) ?? `calls/${this.topic}.jsonl`,
+        `stdoutFile ${shown(rec.stdoutFile)} is not in the bundle`,
+      );
+      throw this.fault;
+    }
     return {
-      stdout: readRawFile(stdoutPath),
+      stdout,
       stderr: rec.stderr,
       exitCode: rec.exitCode,
       durationMs: rec.durationMs,
@@ -143,4 +159,29 @@ export class ReplayExecutor implements Executor {
   unused(): string[] {
     return [...this.byKey.keys()].filter((k) => !this.used.has(k));
   }
+}
+
+/**
+ * One line of calls/<topic>.jsonl, checked: every field the replay and the report read has its type, and its
+ * stdoutFile (and stdinFile) is a regular file inside the bundle (not a link out of it). Otherwise one
+ * BundleFault naming the file and line.
+ */
+export function checkCallRecord(dir: string, rel: string, line: number, value: unknown): CallRecord {
+  const shape = Shape.ofLine(dir, rel, line);
+  const c = shape.object(value);
+  shape.number(c, "seq", []);
+  shape.string(c, "key", []);
+  shape.string(c, "target", []);
+  shape.strings(c, "argv", []);
+  shape.string(c, "stdin", [], { absent: true });
+  shape.string(c, "stdinFile", [], { absent: true });
+  shape.number(c, "exitCode", [], { null: true });
+  shape.number(c, "durationMs", []);
+  shape.string(c, "at", []);
+  shape.string(c, "stdoutFile", []);
+  shape.string(c, "stderr", []);
+  for (const k of ["stdoutFile", "stdinFile"] as const)
+    if (typeof c[k] === "string" && resolveInBundle(dir, c[k], `${rel}:${line}: ${k}`) === null)
+      throw new BundleFault(dir, `${rel}:${line}`, `${k} ${shown(c[k])} is not in the bundle`);
+  return c as unknown as CallRecord;
 }

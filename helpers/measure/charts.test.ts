@@ -14,7 +14,7 @@ describe("charts", () => {
       title: "t",
       xLabel: "ms",
       rows: [{ name: "kpr", color: "#000", values: [10, 20, 30, 40, 50, 60, 70, 80, 90, 100] }],
-    });
+    }).text;
     expect(svg).toContain("<title>p50 50</title>");
     expect(svg).toContain("<title>p90 90</title>");
     // ten values, and the key's sample dot
@@ -23,7 +23,7 @@ describe("charts", () => {
 
   it("a chart without values says so instead of drawing an empty box", () => {
     expect(
-      dotBoxChart({ title: "t", xLabel: "s", rows: [{ name: "kpr", color: "#000", values: [] }] }),
+      dotBoxChart({ title: "t", xLabel: "s", rows: [{ name: "kpr", color: "#000", values: [] }] }).text,
     ).toContain("no values recorded");
   });
 });

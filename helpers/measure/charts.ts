@@ -3,10 +3,11 @@
  * dash and marker, series that coincide drawn side by side (a small horizontal offset per bundle) so none
  * hides another, and latency distributions as dot/box plots with p50 and p90 marked. Pure: data in, SVG out.
  */
+import { attr, type Html, html } from "../html.ts";
 import { percentile } from "./stats.ts";
 
+/** Pure: data in, SVG out, every name and label escaped by construction (helpers/html.ts). */
 export const SERIES_COLORS = ["#c0392b", "#1f6fb4", "#2e8b57", "#8e44ad"];
-const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const f1 = (n: number) => n.toFixed(1);
 
 /** Round tick values covering [0, max]: 1, 2 or 5 × 10^k apart, about `count` of them. */
@@ -33,11 +34,11 @@ export interface LineSeries {
   offset?: number;
 }
 
-function marker(kind: LineSeries["marker"], x: number, y: number, color: string, title: string): string {
-  const t = `<title>${esc(title)}</title>`;
+function marker(kind: LineSeries["marker"], x: number, y: number, color: string, title: string): Html {
+  const t = html`<title>${title}</title>`;
   return kind === "circle"
-    ? `<circle cx="${f1(x)}" cy="${f1(y)}" r="3.5" fill="white" stroke="${color}" stroke-width="2">${t}</circle>`
-    : `<rect x="${f1(x - 3.5)}" y="${f1(y - 3.5)}" width="7" height="7" fill="${color}">${t}</rect>`;
+    ? html`<circle cx="${f1(x)}" cy="${f1(y)}" r="3.5" fill="white" stroke="${color}" stroke-width="2">${t}</circle>`
+    : html`<rect x="${f1(x - 3.5)}" y="${f1(y - 3.5)}" width="7" height="7" fill="${color}">${t}</rect>`;
 }
 
 /** A line chart with both axes ticked and labelled, and a legend below it. */
@@ -47,7 +48,7 @@ export function lineChart(opts: {
   yLabel: string;
   series: LineSeries[];
   width?: number;
-}): string {
+}): Html {
   const W = opts.width ?? 560;
   const left = 64;
   const right = 20;
@@ -65,31 +66,31 @@ export function lineChart(opts: {
   const y0 = top + plotH;
   const sx = (x: number) => left + (x / maxX) * pw;
   const sy = (y: number) => y0 - (y / maxY) * plotH;
-  const p: string[] = [];
-  p.push(`<text x="${left}" y="18" font-size="14" font-weight="600">${esc(opts.title)}</text>`);
+  const p: Html[] = [];
+  p.push(html`<text x="${left}" y="18" font-size="14" font-weight="600">${opts.title}</text>`);
   for (const v of yt) {
     p.push(
-      `<line x1="${left}" x2="${left + pw}" y1="${f1(sy(v))}" y2="${f1(sy(v))}" stroke="#e3e3e3"/>`,
-      `<text x="${left - 6}" y="${f1(sy(v) + 4)}" font-size="11" text-anchor="end">${fmt(v)}</text>`,
+      html`<line x1="${left}" x2="${left + pw}" y1="${f1(sy(v))}" y2="${f1(sy(v))}" stroke="#e3e3e3"/>`,
+      html`<text x="${left - 6}" y="${f1(sy(v) + 4)}" font-size="11" text-anchor="end">${fmt(v)}</text>`,
     );
   }
   for (const v of xt) {
     p.push(
-      `<line x1="${f1(sx(v))}" x2="${f1(sx(v))}" y1="${y0}" y2="${y0 + 5}" stroke="#333"/>`,
-      `<text x="${f1(sx(v))}" y="${y0 + 18}" font-size="11" text-anchor="middle">${fmt(v)}</text>`,
+      html`<line x1="${f1(sx(v))}" x2="${f1(sx(v))}" y1="${y0}" y2="${y0 + 5}" stroke="#333"/>`,
+      html`<text x="${f1(sx(v))}" y="${y0 + 18}" font-size="11" text-anchor="middle">${fmt(v)}</text>`,
     );
   }
   p.push(
-    `<line x1="${left}" x2="${left + pw}" y1="${y0}" y2="${y0}" stroke="#333"/>`,
-    `<line x1="${left}" x2="${left}" y1="${top}" y2="${y0}" stroke="#333"/>`,
-    `<text x="${left + pw / 2}" y="${y0 + 36}" font-size="12" text-anchor="middle">${esc(opts.xLabel)}</text>`,
-    `<text transform="translate(16 ${top + plotH / 2}) rotate(-90)" font-size="12" text-anchor="middle">${esc(opts.yLabel)}</text>`,
+    html`<line x1="${left}" x2="${left + pw}" y1="${y0}" y2="${y0}" stroke="#333"/>`,
+    html`<line x1="${left}" x2="${left}" y1="${top}" y2="${y0}" stroke="#333"/>`,
+    html`<text x="${left + pw / 2}" y="${y0 + 36}" font-size="12" text-anchor="middle">${opts.xLabel}</text>`,
+    html`<text transform="translate(16 ${top + plotH / 2}) rotate(-90)" font-size="12" text-anchor="middle">${opts.yLabel}</text>`,
   );
   for (const s of opts.series) {
     const dx = s.offset ?? 0;
     const pts = s.points.map(([x, y]) => `${f1(sx(x) + dx)},${f1(sy(y))}`).join(" ");
     p.push(
-      `<polyline class="series" data-series="${esc(s.name)}" fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ""} points="${pts}"/>`,
+      html`<polyline class="series" data-series="${s.name}" fill="none" stroke="${s.color}" stroke-width="2"${attr("stroke-dasharray", s.dash)} points="${pts}"/>`,
     );
     for (const [x, y] of s.points)
       p.push(marker(s.marker, sx(x) + dx, sy(y), s.color, `${s.name}: ${x} → ${y}`));
@@ -102,7 +103,7 @@ export function lineChart(opts: {
   opts.series.forEach((s, i) => {
     const ly = y0 + 56 + i * legendRow;
     p.push(
-      `<g class="legend-item"><line x1="${left}" x2="${left + 34}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ""}/>${marker(s.marker, left + 17, ly, s.color, s.name)}<text x="${left + 42}" y="${ly + 4}" font-size="12">${esc(legendName(s, i))}</text></g>`,
+      html`<g class="legend-item"><line x1="${left}" x2="${left + 34}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${attr("stroke-dasharray", s.dash)}/>${marker(s.marker, left + 17, ly, s.color, s.name)}<text x="${left + 42}" y="${ly + 4}" font-size="12">${legendName(s, i)}</text></g>`,
     );
   });
   return svg(W, H, p);
@@ -120,7 +121,7 @@ export function dotBoxChart(opts: {
   xLabel: string;
   rows: Distribution[];
   width?: number;
-}): string {
+}): Html {
   const W = opts.width ?? 560;
   const left = 130;
   const right = 20;
@@ -134,23 +135,23 @@ export function dotBoxChart(opts: {
   const maxX = xt.at(-1) as number;
   const sx = (v: number) => left + (v / maxX) * pw;
   const y0 = top + plotH;
-  const p: string[] = [`<text x="8" y="18" font-size="14" font-weight="600">${esc(opts.title)}</text>`];
+  const p: Html[] = [html`<text x="8" y="18" font-size="14" font-weight="600">${opts.title}</text>`];
   for (const v of xt)
     p.push(
-      `<line x1="${f1(sx(v))}" x2="${f1(sx(v))}" y1="${top}" y2="${y0 + 5}" stroke="#e3e3e3"/>`,
-      `<text x="${f1(sx(v))}" y="${y0 + 18}" font-size="11" text-anchor="middle">${fmt(v)}</text>`,
+      html`<line x1="${f1(sx(v))}" x2="${f1(sx(v))}" y1="${top}" y2="${y0 + 5}" stroke="#e3e3e3"/>`,
+      html`<text x="${f1(sx(v))}" y="${y0 + 18}" font-size="11" text-anchor="middle">${fmt(v)}</text>`,
     );
   p.push(
-    `<line x1="${left}" x2="${left + pw}" y1="${y0}" y2="${y0}" stroke="#333"/>`,
-    `<text x="${left + pw / 2}" y="${y0 + 36}" font-size="12" text-anchor="middle">${esc(opts.xLabel)}</text>`,
+    html`<line x1="${left}" x2="${left + pw}" y1="${y0}" y2="${y0}" stroke="#333"/>`,
+    html`<text x="${left + pw / 2}" y="${y0 + 36}" font-size="12" text-anchor="middle">${opts.xLabel}</text>`,
   );
   // what the marks mean, drawn as they appear in the rows
   const ky = y0 + 54;
   p.push(
-    `<g class="key" font-size="11"><circle cx="${left}" cy="${ky - 4}" r="2.5" fill="#555"/><text x="${left + 6}" y="${ky}">one value</text><rect x="${left + 70}" y="${ky - 10}" width="18" height="12" fill="#555" fill-opacity="0.15" stroke="#555"/><text x="${left + 92}" y="${ky}">p25–p75</text><line x1="${left + 150}" x2="${left + 150}" y1="${ky - 11}" y2="${ky + 2}" stroke="#111" stroke-width="3"/><text x="${left + 156}" y="${ky}">p50</text><line x1="${left + 190}" x2="${left + 190}" y1="${ky - 11}" y2="${ky + 2}" stroke="#111" stroke-width="1.5" stroke-dasharray="3,2"/><text x="${left + 196}" y="${ky}">p90 (nearest rank)</text></g>`,
+    html`<g class="key" font-size="11"><circle cx="${left}" cy="${ky - 4}" r="2.5" fill="#555"/><text x="${left + 6}" y="${ky}">one value</text><rect x="${left + 70}" y="${ky - 10}" width="18" height="12" fill="#555" fill-opacity="0.15" stroke="#555"/><text x="${left + 92}" y="${ky}">p25–p75</text><line x1="${left + 150}" x2="${left + 150}" y1="${ky - 11}" y2="${ky + 2}" stroke="#111" stroke-width="3"/><text x="${left + 156}" y="${ky}">p50</text><line x1="${left + 190}" x2="${left + 190}" y1="${ky - 11}" y2="${ky + 2}" stroke="#111" stroke-width="1.5" stroke-dasharray="3,2"/><text x="${left + 196}" y="${ky}">p90 (nearest rank)</text></g>`,
   );
   if (rows.length === 0)
-    p.push(`<text x="${left}" y="${top + 20}" font-size="12" fill="#666">no values recorded</text>`);
+    p.push(html`<text x="${left}" y="${top + 20}" font-size="12" fill="#666">no values recorded</text>`);
   rows.forEach((r, i) => {
     const cy = top + i * rowH + rowH / 2;
     const q = (x: number) => percentile(r.values, x) as number;
@@ -158,28 +159,34 @@ export function dotBoxChart(opts: {
     // the row's name on up to two lines ("kpr · Cilium 1.19.7" → "kpr", "Cilium 1.19.7")
     const [first, ...more] = r.name.split(" · ");
     p.push(
-      `<text x="${left - 8}" y="${f1(more.length > 0 ? cy - 2 : cy + 4)}" font-size="12" text-anchor="end">${esc(first as string)}${more.length > 0 ? `<tspan x="${left - 8}" dy="14">${esc(more.join(" · "))}</tspan>` : ""}</text>`,
+      html`<text x="${left - 8}" y="${f1(more.length > 0 ? cy - 2 : cy + 4)}" font-size="12" text-anchor="end">${first as string}${more.length > 0 ? html`<tspan x="${left - 8}" dy="14">${more.join(" · ")}</tspan>` : ""}</text>`,
     );
     p.push(
-      `<rect class="box" x="${f1(sx(p25))}" y="${f1(cy - 10)}" width="${f1(Math.max(1, sx(p75) - sx(p25)))}" height="20" fill="${r.color}" fill-opacity="0.15" stroke="${r.color}"><title>p25–p75: ${fmt(p25)}–${fmt(p75)}</title></rect>`,
+      html`<rect class="box" x="${f1(sx(p25))}" y="${f1(cy - 10)}" width="${f1(Math.max(1, sx(p75) - sx(p25)))}" height="20" fill="${r.color}" fill-opacity="0.15" stroke="${r.color}"><title>p25–p75: ${fmt(p25)}–${fmt(p75)}</title></rect>`,
     );
     // the dots, spread vertically by their order so equal values stay visible
     r.values.forEach((v, j) => {
       const jitter = ((j % 5) - 2) * 3;
       p.push(
-        `<circle cx="${f1(sx(v))}" cy="${f1(cy + jitter)}" r="2.5" fill="${r.color}" fill-opacity="0.7"><title>${fmt(v)}</title></circle>`,
+        html`<circle cx="${f1(sx(v))}" cy="${f1(cy + jitter)}" r="2.5" fill="${r.color}" fill-opacity="0.7"><title>${fmt(v)}</title></circle>`,
       );
     });
     p.push(
-      `<line class="p50" x1="${f1(sx(p50))}" x2="${f1(sx(p50))}" y1="${f1(cy - 14)}" y2="${f1(cy + 14)}" stroke="#111" stroke-width="3"><title>p50 ${fmt(p50)}</title></line>`,
-      `<text x="${f1(sx(p50))}" y="${f1(cy - 17)}" font-size="10" text-anchor="middle">p50 ${fmt(p50)}</text>`,
-      `<line class="p90" x1="${f1(sx(p90))}" x2="${f1(sx(p90))}" y1="${f1(cy - 14)}" y2="${f1(cy + 14)}" stroke="#111" stroke-width="1.5" stroke-dasharray="3,2"><title>p90 ${fmt(p90)}</title></line>`,
-      `<text x="${f1(sx(p90))}" y="${f1(cy + 24)}" font-size="10" text-anchor="middle">p90 ${fmt(p90)}</text>`,
+      html`<line class="p50" x1="${f1(sx(p50))}" x2="${f1(sx(p50))}" y1="${f1(cy - 14)}" y2="${f1(cy + 14)}" stroke="#111" stroke-width="3"><title>p50 ${fmt(p50)}</title></line>`,
+      html`<text x="${f1(sx(p50))}" y="${f1(cy - 17)}" font-size="10" text-anchor="middle">p50 ${fmt(p50)}</text>`,
+      html`<line class="p90" x1="${f1(sx(p90))}" x2="${f1(sx(p90))}" y1="${f1(cy - 14)}" y2="${f1(cy + 14)}" stroke="#111" stroke-width="1.5" stroke-dasharray="3,2"><title>p90 ${fmt(p90)}</title></line>`,
+      html`<text x="${f1(sx(p90))}" y="${f1(cy + 24)}" font-size="10" text-anchor="middle">p90 ${fmt(p90)}</text>`,
     );
   });
   return svg(W, H, p);
 }
 
-function svg(w: number, h: number, parts: string[]): string {
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="system-ui, sans-serif" role="img">\n<rect width="100%" height="100%" fill="white"/>\n${parts.join("\n")}\n</svg>\n`;
+function svg(w: number, h: number, parts: Html[]): Html {
+  return html`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="system-ui, sans-serif" role="img">
+<rect width="100%" height="100%" fill="white"/>
+${parts.map(
+  (x) => html`${x}
+`,
+)}</svg>
+`;
 }

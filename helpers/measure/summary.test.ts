@@ -56,7 +56,7 @@ describe("summary", () => {
       "kube-proxy-latency",
       "ghost-latency",
     ]);
-    const scaling = charts[0]?.svg ?? "";
+    const scaling = charts[0]?.svg.text ?? "";
     expect(scaling.match(/<polyline/g)).toHaveLength(4);
     // each legend item repeats its series' colour, dash and marker
     expect(scaling.match(/class="legend-item"/g)).toHaveLength(4);
@@ -73,7 +73,7 @@ describe("summary", () => {
       Number(xsOf("kube-proxy: BPF LB entries (first node)")?.split(",")[0]) -
         Number(xsOf("kpr: BPF LB entries (first node)")?.split(",")[0]),
     ).toBe(5);
-    const map = charts[1]?.svg ?? "";
+    const map = charts[1]?.svg.text ?? "";
     expect(map.match(/class="box"/g)).toHaveLength(2);
     expect(map.match(/class="p50"/g)).toHaveLength(2);
     expect(map.match(/class="p90"/g)).toHaveLength(2);

@@ -1,4 +1,6 @@
 import type { BundleMeta } from "../bundle.ts";
+import { type Html, html } from "../html.ts";
+import { mdCell } from "../markdown.ts";
 import type { MeasureLatencyRecord, MeasureScaleRecord } from "../records/types.ts";
 import { dotBoxChart, type LineSeries, lineChart, SERIES_COLORS } from "./charts.ts";
 
@@ -23,7 +25,7 @@ export function summaryMarkdown(bundles: MeasuredBundle[]): string {
     const s = b.scaling;
     const l = b.latency;
     out.push(
-      `| ${b.label} | ${b.meta.mode} | ${b.meta.cilium} | ${s ? `${s.kube_proxy_per_service} (r² ${s.kube_proxy_r2})` : "–"} | ${s ? `${s.lb_per_service} (r² ${s.lb_r2})` : "–"} | ${l ? `${num(l.map_p50_ms, " ms")} / ${num(l.map_p90_ms, " ms")}` : "–"} | ${l ? `${num(l.kube_proxy_p50_ms, " ms")} / ${num(l.kube_proxy_p90_ms, " ms")}` : "–"} | ${l ? `${num(l.ghost_p50_s, " s")} / ${num(l.ghost_p90_s, " s")}` : "–"} |`,
+      `| ${mdCell(b.label)} | ${b.meta.mode} | ${mdCell(b.meta.cilium)} | ${s ? `${s.kube_proxy_per_service} (r² ${s.kube_proxy_r2})` : "–"} | ${s ? `${s.lb_per_service} (r² ${s.lb_r2})` : "–"} | ${l ? `${num(l.map_p50_ms, " ms")} / ${num(l.map_p90_ms, " ms")}` : "–"} | ${l ? `${num(l.kube_proxy_p50_ms, " ms")} / ${num(l.kube_proxy_p90_ms, " ms")}` : "–"} | ${l ? `${num(l.ghost_p50_s, " s")} / ${num(l.ghost_p90_s, " s")}` : "–"} |`,
     );
   }
   const scaled = bundles.filter((b) => b.scaling);
@@ -50,19 +52,19 @@ export function summaryMarkdown(bundles: MeasuredBundle[]): string {
     const names = [...new Set(phases.flatMap((b) => Object.keys(b.meta.phases)))];
     out.push(
       "",
-      `| phase | ${phases.map((b) => b.label).join(" | ")} |`,
+      `| phase | ${phases.map((b) => mdCell(b.label)).join(" | ")} |`,
       `|---|${phases.map(() => "---|").join("")}`,
     );
     for (const n of names)
-      out.push(`| ${n} | ${phases.map((b) => num(b.meta.phases[n], " s")).join(" | ")} |`);
+      out.push(`| ${mdCell(n)} | ${phases.map((b) => num(b.meta.phases[n], " s")).join(" | ")} |`);
   }
   return `${out.join("\n")}\n`;
 }
 
 /** The measurement charts of some bundles, each a standalone SVG (the HTML report shows them one by one). */
-export function measurementCharts(bundles: MeasuredBundle[]): { id: string; svg: string }[] {
+export function measurementCharts(bundles: MeasuredBundle[]): { id: string; svg: Html }[] {
   const color = (b: MeasuredBundle) => SERIES_COLORS[bundles.indexOf(b) % SERIES_COLORS.length] as string;
-  const charts: { id: string; svg: string }[] = [];
+  const charts: { id: string; svg: Html }[] = [];
   const scaled = bundles.filter((b) => b.scaling);
   if (scaled.length > 0) {
     const series: LineSeries[] = scaled.flatMap((b, i) => {
@@ -138,14 +140,17 @@ export function summarySvg(bundles: MeasuredBundle[]): string {
   const charts = measurementCharts(bundles);
   let y = 0;
   let w = 0;
-  const parts: string[] = [];
+  const parts: Html[] = [];
   for (const c of charts) {
-    const m = /width="(\d+)" height="(\d+)"/.exec(c.svg);
+    const m = /width="(\d+)" height="(\d+)"/.exec(c.svg.text);
     const cw = Number(m?.[1] ?? 560);
     const ch = Number(m?.[2] ?? 300);
-    parts.push(c.svg.replace("<svg ", `<svg x="0" y="${y}" `));
+    // each chart placed below the one before: an outer <g> moves it (nested <svg> takes x and y too)
+    parts.push(html`<g transform="translate(0 ${y})">${c.svg}</g>`);
     y += ch + 12;
     w = Math.max(w, cw);
   }
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${Math.max(0, y - 12)}" viewBox="0 0 ${w} ${Math.max(0, y - 12)}">\n${parts.join("")}</svg>\n`;
+  return html`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${Math.max(0, y - 12)}" viewBox="0 0 ${w} ${Math.max(0, y - 12)}">
+${parts}</svg>
+`.text;
 }

@@ -34,9 +34,34 @@ export function parseEndpoint(text: string): Endpoint | null {
 
 const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 
+/** A dotted quad with every part 0–255 (`10.24` or `10.244.1.300` is not an address). */
+export function isIpv4(text: string): boolean {
+  const m = IPV4.exec(text);
+  return m?.slice(1).every((p) => Number(p) <= 255) ?? false;
+}
+
+/**
+ * An IPv4 address, or an IPv6 one: hex groups of 1–4 digits separated by colons, at most one `::`, eight groups
+ * (or fewer with `::`), the last two optionally a dotted quad.
+ */
 export function isIp(text: string): boolean {
-  if (IPV4.test(text)) return true;
-  return /^[0-9a-fA-F:.]+$/.test(text) && text.includes(":");
+  if (isIpv4(text)) return true;
+  if (text.length > 45 || !/^[0-9a-fA-F:.]+$/.test(text) || !text.includes(":")) return false;
+  const dbl = text.indexOf("::");
+  if (dbl >= 0 && text.indexOf("::", dbl + 1) >= 0) return false;
+  let groups = text.split(":");
+  let want = 8;
+  const last = groups[groups.length - 1] as string;
+  if (last.includes(".")) {
+    if (!isIpv4(last)) return false;
+    groups = groups.slice(0, -1);
+    want = 6;
+  }
+  if (dbl >= 0) {
+    const parts = groups.filter((g) => g !== "");
+    return parts.length < want && parts.every((g) => /^[0-9a-fA-F]{1,4}$/.test(g));
+  }
+  return groups.length === want && groups.every((g) => /^[0-9a-fA-F]{1,4}$/.test(g));
 }
 
 /**

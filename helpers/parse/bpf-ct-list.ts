@@ -1,5 +1,5 @@
 import { parseEndpoint } from "./address.ts";
-import { fail, noteUnknown, skipLine } from "./lines.ts";
+import { checkText, fail, mayBeCut, noteUnknown, skipLine } from "./lines.ts";
 import { type U64, u64, u64Sum } from "./u64.ts";
 
 export interface CtEntry {
@@ -22,6 +22,12 @@ export interface CtEntry {
   bytes: U64 | null;
   ifIndex: number | null;
   natPort: number | null;
+  /**
+   * Set when the line carries the `service` marker: a pre-1.16 agent's service entry (TUPLE_F_SERVICE, printed
+   * after the tuple by pkg/maps/ctmap's CtKey4Global.Dump). Its tuple is printed as the key holds it (frontend
+   * first); 1.16+ agents print such entries with direction SVC instead.
+   */
+  service?: true;
   /** `Key=value` fields this parser does not know (a newer agent's), kept as printed, and reported. */
   extra?: Record<string, string>;
 }
@@ -35,11 +41,14 @@ const DIRECTIONS = new Set(["OUT", "IN", "SVC"]);
 const SKIPPED = /^Unable to open .*Skipping\.?$/;
 
 /**
- * The layout every 1.15–1.20 agent prints, as one regex: irregexp reads it natively, several times faster
- * than any per-character scan in JS. Lines it does not fit go through `scanCtLine`.
+ * The layouts every 1.15–1.20 agent prints, as one regex: irregexp reads it natively, several times faster than
+ * any per-character scan in JS. Every part is anchored by a literal key, so a line that does not fit fails at its
+ * first wrong character (no part can backtrack into another: linear on any input, a 1 MB line included). The
+ * counters are ≤1.15's RxPackets/RxBytes/…/TxBytes or 1.16+'s merged Packets/Bytes. Lines it does not fit go
+ * through `scanCtLine`.
  */
 const FAST_BODY =
-  "(\\S+) (OUT|IN|SVC) (\\S+) -> (\\S+) (related )?expires=(\\d+)(?: \\(remaining: \\d+ sec\\(s\\)\\))? (?:Packets=(\\d+) Bytes=(\\d+)|RxPackets=(\\d+) RxBytes=(\\d+) .*?TxPackets=(\\d+) TxBytes=(\\d+)) .*?Flags=(0x[0-9a-fA-F]+) \\[ ?(.*?) ?\\] RevNAT=(\\d+) SourceSecurityID=(\\d+)(?: IfIndex=(\\d+))?(?: BackendID=(\\d+))?(?: NatPort=(\\d+))?[ \\t\\r]*";
+  "([A-Za-z0-9]+) (OUT|IN|SVC) ([0-9a-fA-F.:\\[\\]]+) -> ([0-9a-fA-F.:\\[\\]]+) (related )?(service )?expires=(\\d+)(?: \\(remaining: \\d+ sec\\(s\\)\\))? (?:Packets=(\\d+) Bytes=(\\d+) RxFlagsSeen=0x[0-9a-fA-F]+ LastRxReport=\\d+|RxPackets=(\\d+) RxBytes=(\\d+) RxFlagsSeen=0x[0-9a-fA-F]+ LastRxReport=\\d+ TxPackets=(\\d+) TxBytes=(\\d+)) TxFlagsSeen=0x[0-9a-fA-F]+ LastTxReport=\\d+ Flags=(0x[0-9a-fA-F]+) \\[((?: [A-Za-z0-9=]+)*) \\] RevNAT=(\\d+) SourceSecurityID=(\\d+)(?: IfIndex=(\\d+))?(?: BackendID=(\\d+))?(?: NatPort=(\\d+))?[ \\t\\r]*";
 const FAST = new RegExp(`^${FAST_BODY}$`);
 /** The same, sticky over a whole dump: matches one line at `lastIndex` including its newline. */
 const FAST_STICKY = new RegExp(`${FAST_BODY}(?:\\n|$)`, "y");
@@ -93,30 +102,56 @@ function fromMatch(m: RegExpExecArray): CtEntry | null {
   const source = endpointText(m[3] as string);
   const destination = endpointText(m[4] as string);
   if (source === null || destination === null) return null;
-  const split = m[7] === undefined;
-  return {
+  const split = m[8] === undefined;
+  const e: CtEntry = {
     protocol: intern(m[1] as string),
     direction: intern(m[2] as string) as CtEntry["direction"],
     source,
     destination,
     related: m[5] !== undefined,
-    expires: +(m[6] as string),
-    revNat: +(m[15] as string),
-    backendId: opt64(m[18]),
-    flags: flagList(m[14]),
-    flagsHex: intern(m[13] as string),
-    sourceSecurityId: +(m[16] as string),
-    packets: split ? u64Sum(m[9] as string, m[11] as string) : u64(m[7] as string),
-    bytes: split ? u64Sum(m[10] as string, m[12] as string) : u64(m[8] as string),
-    ifIndex: opt(m[17]),
-    natPort: opt(m[19]),
+    expires: +(m[7] as string),
+    revNat: +(m[16] as string),
+    backendId: opt64(m[19]),
+    flags: flagList(m[15]),
+    flagsHex: intern(m[14] as string),
+    sourceSecurityId: +(m[17] as string),
+    packets: split ? u64Sum(m[10] as string, m[12] as string) : u64(m[8] as string),
+    bytes: split ? u64Sum(m[11] as string, m[13] as string) : u64(m[9] as string),
+    ifIndex: opt(m[18]),
+    natPort: opt(m[20]),
   };
+  if (m[6] !== undefined) e.service = true;
+  return e;
 }
 
+/** Keys the scanner reads into the entry (the rest are kept in `extra`, or are UNMODELLED). */
+const NUMERIC = new Set([
+  "expires",
+  "Packets",
+  "Bytes",
+  "RxPackets",
+  "RxBytes",
+  "TxPackets",
+  "TxBytes",
+  "RevNAT",
+  "SourceSecurityID",
+  "IfIndex",
+  "BackendID",
+  "NatPort",
+  "LastRxReport",
+  "LastTxReport",
+]);
+/** What every 1.15–1.20 entry prints: a line without one of them is cut off, or not one entry. */
+const REQUIRED = ["Flags", "RevNAT", "SourceSecurityID"];
+const KEY = /^[A-Za-z][A-Za-z0-9]*$/;
+const JOINED = "two entries on one line?";
+
 /**
- * The slow path for lines in an order or with fields FAST does not know. The tuple is split off
- * once; the `Key=value` fields are then read in a single forward scan, keys recognised by their length and
- * first letter and numbers read in place (no substrings), which keeps a million-line dump fast.
+ * The slow path for lines in an order or with fields FAST does not know. The tuple is split off once; the rest is
+ * read token by token: each a `Key=value` field (each key once), the flags' `[ … ]` after `Flags=`, or `-d`'s
+ * `(remaining: N sec(s))` after `expires=`. Anything else (a second tuple, a bare word) is an error naming the
+ * line, as is a line without Flags, RevNAT or SourceSecurityID: never an entry whose fields a neighbour filled.
+ * Returns null when the line does not start like an entry at all.
  */
 function scanCtLine(text: string, line: number): CtEntry | null {
   const s1 = text.indexOf(" ");
@@ -131,9 +166,12 @@ function scanCtLine(text: string, line: number): CtEntry | null {
   const src = parseEndpoint(text.slice(s2 + 1, s3));
   const dst = parseEndpoint(text.slice(s4 + 1, s5));
   if (!src || !dst) return null;
+  const where = { no: line, text };
   let pos = s5 + 1;
   const related = text.startsWith("related ", pos);
   if (related) pos += 8;
+  const service = text.startsWith("service ", pos);
+  if (service) pos += 8;
   if (!text.startsWith("expires=", pos)) return null;
   const e: CtEntry = {
     protocol: text.slice(0, s1),
@@ -152,99 +190,105 @@ function scanCtLine(text: string, line: number): CtEntry | null {
     ifIndex: null,
     natPort: null,
   };
+  if (service) e.service = true;
+  if (!/^[A-Za-z0-9]+$/.test(e.protocol)) fail(FORMAT, where, `protocol ${JSON.stringify(e.protocol)}`);
+  const seen = new Set<string>();
+  /** The token before was Flags= (its `[ … ]` must follow it); and that `[ … ]` was read. */
+  let afterFlags = false;
+  let bracket = false;
   let rx: string | null = null;
   let tx: string | null = null;
   let rxb: string | null = null;
   let txb: string | null = null;
-  const len = text.length;
-  while (pos < len) {
-    const start = pos;
-    const c0 = text.charCodeAt(start);
-    if (c0 === 91 /* [ */) {
-      const close = text.indexOf("]", start);
-      if (close < 0) return null;
-      const inner = text.slice(start + 1, close).trim();
-      if (inner !== "") e.flags = inner.split(/\s+/);
-      pos = close + 1;
-      while (pos < len && text.charCodeAt(pos) === 32) pos++;
+  const tokens = text.slice(pos).split(" ");
+  for (let k = 0; k < tokens.length; k++) {
+    const tok = tokens[k] as string;
+    if (tok === "") continue;
+    const wasAfterFlags = afterFlags;
+    afterFlags = false;
+    if (tok === "[") {
+      // the flag words up to `]`, right after Flags=
+      if (!wasAfterFlags || bracket) fail(FORMAT, where, `\`[\` not after Flags=: ${JOINED}`);
+      bracket = true;
+      const words: string[] = [];
+      for (k++; k < tokens.length && tokens[k] !== "]"; k++) {
+        const w = tokens[k] as string;
+        if (w === "") continue;
+        if (!/^[A-Za-z0-9]+(?:=0x[0-9a-fA-F]+)?$/.test(w)) fail(FORMAT, where, `flag ${JSON.stringify(w)}`);
+        words.push(w);
+      }
+      if (k >= tokens.length) fail(FORMAT, where, "flags `[ … ]` without their `]` (cut off?)");
+      e.flags = words;
       continue;
     }
-    let eq = -1;
-    let end = start;
-    for (; end < len; end++) {
-      const c = text.charCodeAt(end);
-      if (c === 32) break;
-      if (c === 61 && eq < 0) eq = end;
+    if (tok === "(remaining:" && seen.size === 1 && seen.has("expires")) {
+      if (!/^\d+$/.test(tokens[k + 1] ?? "") || tokens[k + 2] !== "sec(s))")
+        fail(FORMAT, where, "`(remaining: N sec(s))` cut off");
+      k += 2;
+      continue;
     }
-    if (eq > start) {
-      const keyLen = eq - start;
-      let n = 0;
-      let digits = 0;
-      for (let i = eq + 1; i < end; i++) {
-        const c = text.charCodeAt(i);
-        if (c < 48 || c > 57) {
-          digits = -1;
-          break;
+    const eq = tok.indexOf("=");
+    const key = eq > 0 ? tok.slice(0, eq) : "";
+    const value = tok.slice(eq + 1);
+    if (!KEY.test(key) || value === "") fail(FORMAT, where, `unexpected ${JSON.stringify(tok)}: ${JOINED}`);
+    if (seen.has(key)) fail(FORMAT, where, `${key}= twice: ${JOINED}`);
+    seen.add(key);
+    if (NUMERIC.has(key) && !/^\d+$/.test(value)) fail(FORMAT, where, `${key}= is not a number`);
+    // counters keep their exact printed value past 2^53
+    const num = NUMERIC.has(key) ? (value.length > 15 ? u64(value) : +value) : null;
+    switch (key) {
+      case "expires":
+        e.expires = +value;
+        break;
+      case "Packets":
+        e.packets = num;
+        break;
+      case "Bytes":
+        e.bytes = num;
+        break;
+      case "RxPackets":
+        rx = value;
+        break;
+      case "RxBytes":
+        rxb = value;
+        break;
+      case "TxPackets":
+        tx = value;
+        break;
+      case "TxBytes":
+        txb = value;
+        break;
+      case "Flags":
+        if (!/^0x[0-9a-fA-F]+$/.test(value)) fail(FORMAT, where, "Flags= is not hex");
+        e.flagsHex = value;
+        afterFlags = true;
+        break;
+      case "RevNAT":
+        e.revNat = +value;
+        break;
+      case "SourceSecurityID":
+        e.sourceSecurityId = +value;
+        break;
+      case "IfIndex":
+        e.ifIndex = +value;
+        break;
+      case "BackendID":
+        e.backendId = num;
+        break;
+      case "NatPort":
+        e.natPort = +value;
+        break;
+      default:
+        if (!UNMODELLED.has(key) && !NUMERIC.has(key)) {
+          e.extra ??= {};
+          e.extra[key] = value;
+          noteUnknown(line, `field ${JSON.stringify(key)}`, tok);
         }
-        n = n * 10 + (c - 48);
-        digits++;
-      }
-      const num = digits > 0 ? n : null;
-      // counters keep their exact printed value past 2^53
-      const big = digits > 15 ? u64(text.slice(eq + 1, end)) : num;
-      const dec = digits > 0 ? text.slice(eq + 1, end) : null;
-      switch (keyLen * 128 + c0) {
-        case 7 * 128 + 101: // expires
-          e.expires = num ?? 0;
-          break;
-        case 7 * 128 + 80: // Packets
-          e.packets = big;
-          break;
-        case 5 * 128 + 66: // Bytes
-          e.bytes = big;
-          break;
-        case 9 * 128 + 82: // RxPackets
-          rx = dec;
-          break;
-        case 7 * 128 + 82: // RxBytes
-          rxb = dec;
-          break;
-        case 9 * 128 + 84: // TxPackets
-          tx = dec;
-          break;
-        case 7 * 128 + 84: // TxBytes
-          txb = dec;
-          break;
-        case 5 * 128 + 70: // Flags
-          e.flagsHex = text.slice(eq + 1, end);
-          break;
-        case 6 * 128 + 82: // RevNAT
-          e.revNat = num ?? 0;
-          break;
-        case 16 * 128 + 83: // SourceSecurityID
-          e.sourceSecurityId = num;
-          break;
-        case 7 * 128 + 73: // IfIndex
-          e.ifIndex = num;
-          break;
-        case 9 * 128 + 66: // BackendID
-          e.backendId = big;
-          break;
-        case 7 * 128 + 78: // NatPort
-          e.natPort = num;
-          break;
-        default: {
-          const key = text.slice(start, eq);
-          if (!UNMODELLED.has(key)) {
-            e.extra ??= {};
-            e.extra[key] = text.slice(eq + 1, end);
-            noteUnknown(line, `field ${JSON.stringify(key)}`, text.slice(start, end));
-          }
-        }
-      }
     }
-    pos = end + 1;
   }
+  for (const key of REQUIRED)
+    if (!seen.has(key)) fail(FORMAT, where, `no ${key}= (cut off, or not an entry)`);
+  if (!bracket) fail(FORMAT, where, "Flags= without its `[ … ]` (cut off?)");
   if (e.packets === null && (rx !== null || tx !== null)) {
     e.packets = u64Sum(rx ?? "0", tx ?? "0");
     e.bytes = u64Sum(rxb ?? "0", txb ?? "0");
@@ -285,6 +329,10 @@ export function forEachCtEntry(
     if (m) {
       const e = fromMatch(m);
       if (e) {
+        if (FAST_STICKY.lastIndex === len && input.charCodeAt(len - 1) !== 10) {
+          const text = input.slice(pos, len);
+          mayBeCut({ no, text, unterminated: true });
+        }
         fn(e, no);
         pos = FAST_STICKY.lastIndex;
         continue;
@@ -292,11 +340,13 @@ export function forEachCtEntry(
     }
     let end = input.indexOf("\n", pos);
     if (end < 0) end = len;
-    const text = input.slice(pos, end).replace(/\s+$/, "");
+    const text = input.slice(pos, end).trimEnd();
     pos = end + 1;
     if (skipLine(text, no) || SKIPPED.test(text)) continue;
+    checkText(FORMAT, text, no);
     const e = scanCtLine(text, no);
     if (!e) fail(FORMAT, { no, text }, "expected `PROTO OUT|IN|SVC SRC -> DST expires=…`");
+    if (end === len) mayBeCut({ no, text, unterminated: true });
     fn(e, no);
   }
   return no - lineOffset;
@@ -360,6 +410,7 @@ export function ctEntryJson(e: CtEntry): string {
     jnum(e.ifIndex) +
     ',"natPort":' +
     jnum(e.natPort) +
+    (e.service ? ',"service":true' : "") +
     (e.extra ? `,"extra":${JSON.stringify(e.extra)}` : "") +
     "}"
   );

@@ -1,6 +1,6 @@
 import { ParseError } from "../errors.ts";
 import { parseServiceAddress } from "./address.ts";
-import { contentLines, fail, type Line, noteUnknown, parseJsonText } from "./lines.ts";
+import { contentLines, fail, type Line, mayBeCut, noteUnknown, parseJsonText } from "./lines.ts";
 
 export interface LbBackendSlot {
   address: string | null;
@@ -33,7 +33,10 @@ export interface LbList {
 }
 
 const FORMAT = "bpf-lb-list";
-const HEADER = /^SERVICE ADDRESS\s+BACKEND ADDRESS/;
+/** The header, whole: a header with anything after it is a header joined with the next line. */
+const HEADER = /^SERVICE ADDRESS\s+BACKEND ADDRESS(?: \(REVNAT_ID\) \(SLOT\))?$/;
+/** Text after a row's value that holds `ADDRESS:PORT… (N)`: the next row, joined to this one. */
+const JOINED = /[0-9a-fA-F\]]:\d+\S* \(\d+\)/;
 /** Key column: `ADDR[/PROTO][/i]` optionally followed by ` (slot)` (1.16+). */
 const ROW = /^(\S+)(?: \((\d+)\))?\s{2,}(\S.*)$/;
 /** `ADDR (REVNAT) (SLOT)`, then optional `[FLAGS]`, `(L7LB Proxy Port: N)`, then anything newer (kept in `extra`). */
@@ -64,6 +67,9 @@ class Builder {
     }
     const v = VALUE.exec(value.trim());
     if (v) {
+      if (v[6] && JOINED.test(v[6]))
+        fail(this.format, line, "a second row after the first: two lines joined?");
+      mayBeCut(line);
       const slot = Number(v[3]);
       const extra = v[6] ? { trailing: v[6] } : undefined;
       if (v[6]) noteUnknown(line.no, "trailing field", v[6]);
@@ -95,6 +101,7 @@ class Builder {
     }
     const nf = NOT_FOUND.exec(value.trim());
     if (nf && keySlot !== null) {
+      mayBeCut(line);
       svc.backends.push({
         address: null,
         protocol: null,
@@ -121,7 +128,7 @@ class Builder {
 export function parseBpfLbList(input: string): LbList {
   const b = new Builder(FORMAT);
   let lastKey: { text: string; slot: number | null } | null = null;
-  for (const line of contentLines(input)) {
+  for (const line of contentLines(FORMAT, input)) {
     if (HEADER.test(line.text)) continue;
     if (/^\s/.test(line.text)) {
       if (!lastKey) fail(FORMAT, line, "continuation row before any service address");

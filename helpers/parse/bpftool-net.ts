@@ -1,5 +1,5 @@
 import { ParseError } from "../errors.ts";
-import { contentLines, fail, noteUnknown, parseJsonText } from "./lines.ts";
+import { contentLines, fail, type Line, mayBeCut, noteUnknown, parseJsonText } from "./lines.ts";
 
 export interface BpfAttachment {
   device: string;
@@ -33,21 +33,33 @@ const XDP_ROW = /^(\S+)\((\d+)\) (\S+) id (\d+)((?: \S+ \S+)*)\s*$/;
 /** The `key value` pairs bpftool ≤ 7.5 prints after a program's name. */
 const KNOWN_TAIL = new Set(["prog_id", "id", "prog_flags", "link_id", "link_flags"]);
 
-/** `prog_id 105 link_id 89 …` → known values, and the rest kept (and reported) as extra. */
-function tail(
-  text: string,
-  line: number,
-): { fields: Record<string, string>; extra?: Record<string, string> } {
+/** A network device's name as bpftool prints it before `(ifindex)`. */
+const DEVICE = /^[A-Za-z0-9_.:@-]+$/;
+/** Tail fields whose value is a number. */
+const NUMERIC_TAIL = new Set(["prog_id", "id", "link_id"]);
+const TAIL_KEY = /^[a-z][a-z0-9_]*$/;
+
+/**
+ * `prog_id 105 link_id 89 …` → known values, and the rest kept (and reported) as extra. A key without its value,
+ * a key twice, a value that is not a number where bpftool prints one, or a token that is not a key: the line is
+ * cut off or two lines were joined, and it is an error naming the line.
+ */
+function tail(text: string, line: Line): { fields: Record<string, string>; extra?: Record<string, string> } {
   const t = text.trim().split(/\s+/).filter(Boolean);
+  if (t.length % 2 === 1) fail(FORMAT, line, `${JSON.stringify(t[t.length - 1])} without a value (cut off?)`);
   const fields: Record<string, string> = {};
   const extra: Record<string, string> = {};
   for (let i = 0; i + 1 < t.length; i += 2) {
     const k = t[i] as string;
     const v = t[i + 1] as string;
+    if (!TAIL_KEY.test(k)) fail(FORMAT, line, `${JSON.stringify(k)} is not a field name: two lines joined?`);
+    if (k in fields || k in extra) fail(FORMAT, line, `${k} twice: two lines joined?`);
+    if (NUMERIC_TAIL.has(k) && !/^\d+$/.test(v))
+      fail(FORMAT, line, `${k} ${JSON.stringify(v)} is not a number`);
     if (KNOWN_TAIL.has(k)) fields[k] = v;
     else {
       extra[k] = v;
-      noteUnknown(line, `field ${JSON.stringify(k)}`, `${k} ${v}`);
+      noteUnknown(line.no, `field ${JSON.stringify(k)}`, `${k} ${v}`);
     }
   }
   return Object.keys(extra).length > 0 ? { fields, extra } : { fields };
@@ -78,10 +90,11 @@ export function parseBpftoolNet(input: string): BpftoolNet {
   const attachments: BpfAttachment[] = [];
   const sections: string[] = [];
   let section: string | null = null;
-  for (const raw of contentLines(input)) {
+  for (const raw of contentLines(FORMAT, input)) {
     const line = { ...raw, text: raw.text.replace(PASTED, "") };
     const s = SECTION.exec(line.text);
     if (s) {
+      mayBeCut(line);
       section = s[1] as string;
       sections.push(section);
       continue;
@@ -90,7 +103,9 @@ export function parseBpftoolNet(input: string): BpftoolNet {
     if (inferred === "xdp") {
       const x = XDP_ROW.exec(line.text);
       if (!x) fail(FORMAT, line, "expected `DEV(IFINDEX) MODE id N` under xdp:");
-      const more = tail(x[5] ?? "", line.no);
+      const more = tail(x[5] ?? "", line);
+      if (!DEVICE.test(x[1] as string)) fail(FORMAT, line, `${JSON.stringify(x[1])} is not a device name`);
+      mayBeCut(line);
       attachments.push({
         device: x[1] as string,
         ifindex: Number(x[2]),
@@ -106,7 +121,7 @@ export function parseBpftoolNet(input: string): BpftoolNet {
       continue;
     }
     const m = TC_ROW.exec(line.text);
-    const more = m ? tail(m[5] ?? "", line.no) : null;
+    const more = m ? tail(m[5] ?? "", line) : null;
     const progId = more?.fields.prog_id ?? more?.fields.id;
     if (!m || !more || progId === undefined || !/^\d+$/.test(progId)) {
       fail(
@@ -117,7 +132,9 @@ export function parseBpftoolNet(input: string): BpftoolNet {
           : `expected \`DEV(IFINDEX) ATTACH NAME prog_id N|id N\` under ${section}:`,
       );
     }
+    mayBeCut(line);
     const device = m[1] as string;
+    if (!DEVICE.test(device)) fail(FORMAT, line, `${JSON.stringify(device)} is not a device name`);
     const attach = m[3] as string;
     attachments.push({
       device,

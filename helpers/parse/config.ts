@@ -1,4 +1,4 @@
-import { contentLines, fail } from "./lines.ts";
+import { contentLines, fail, mayBeCut } from "./lines.ts";
 
 export interface AgentConfig {
   /** NAME → value as printed; nested maps as `Parent.Child`. */
@@ -9,10 +9,39 @@ export interface AgentConfig {
 }
 
 const FORMAT = "config";
-const SECTION = /^#{3,}\s*(.*?)\s*#{3,}$/;
-const OPTION = /^(\S[^:]*?)\s*: ?(.*)$/;
-const NESTED = /^\t(\S[^:]*?)\s*: ?(.*)$/;
-const BARE_KEY = /^([A-Za-z][\w.-]*)$/;
+/** `#### Read-only configurations ####` → its title; null when the line is not a run of #, a title, a run of #. */
+function heading(text: string): string | null {
+  let a = 0;
+  while (text.charCodeAt(a) === 35) a++;
+  let b = text.length;
+  while (b > a && text.charCodeAt(b - 1) === 35) b--;
+  if (a < 3 || text.length - b < 3) return null;
+  const title = text.slice(a, b).trim();
+  return title === "" || title.includes("#") ? null : title;
+}
+/**
+ * An option's name: a Go field name (DaemonConfig's), or an option's (`k8s-configuration`). The longest
+ * `config -a` prints is 45 characters; past 64 a "name" is not one (a line of garbage).
+ */
+const NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+/** A nested map's key (`Monitor` → `cpus`, `IPAMMultiPoolPreAllocation` → `default`). */
+const NESTED_NAME = /^[A-Za-z0-9_./-]{1,64}$/;
+/**
+ * Inside a value, what only the next line's start looks like: a name padded to the colon's column
+ * (`"%-34s: "`: `AddressScopeMax                   : 252`), or a name of 20 characters or more (padded by one
+ * space, or, from 34 on, not at all: `ToFQDNsMaxDeferredConnectionDeletes: 10000`): an option line joined to the
+ * one before it. (A value may hold `Key: ` itself — `map[IP: Mask:<nil>]` — but not a name that long.)
+ */
+const JOINED = /[A-Za-z0-9_] {2,}:( |$)|[A-Za-z0-9_.-]{20,} ?:( |$)/;
+
+/** `Name   : value` → name and value, or null (the colon is the first one; names have none). */
+function split(text: string): { name: string; value: string } | null {
+  const colon = text.indexOf(":");
+  if (colon <= 0) return null;
+  const name = text.slice(0, colon).trimEnd();
+  const value = text.slice(colon + 1).replace(/^ /, "");
+  return { name, value: value.trim() };
+}
 
 /** `cilium-dbg config` / `config -a` (`"%-34s: %v"` lines under `#### … ####` headings). */
 export function parseConfig(input: string): AgentConfig {
@@ -20,29 +49,34 @@ export function parseConfig(input: string): AgentConfig {
   const sections: string[] = [];
   const lines: Record<string, number> = {};
   let parent: string | null = null;
-  for (const line of contentLines(input)) {
-    const s = SECTION.exec(line.text);
-    if (s) {
-      sections.push(s[1] as string);
+  for (const line of contentLines(FORMAT, input)) {
+    if (line.text.startsWith("#")) {
+      const title = heading(line.text);
+      if (title === null) fail(FORMAT, line, "expected a `#### … ####` heading");
+      mayBeCut(line);
+      sections.push(title);
       parent = null;
       continue;
     }
-    const n = NESTED.exec(line.text);
-    if (n && parent) {
-      options[`${parent}.${n[1]}`] = (n[2] as string).trim();
-      lines[`${parent}.${n[1]}`] = line.no;
+    const nested = line.text.startsWith("\t");
+    const kv = split(nested ? line.text.slice(1) : line.text);
+    if (kv) {
+      if (nested && !parent) fail(FORMAT, line, "an indented `name : value` under no map");
+      if (!(nested ? NESTED_NAME : NAME).test(kv.name)) fail(FORMAT, line, "expected `Name : value`");
+      if (JOINED.test(kv.value))
+        fail(FORMAT, line, "a second `Name : value` in the value: two lines joined?");
+      // a name may be printed in both sections (`Debug`): the later one is kept, as the agent reads them
+      const key = nested ? `${parent}.${kv.name}` : kv.name;
+      mayBeCut(line);
+      options[key] = kv.value;
+      lines[key] = line.no;
+      if (!nested) parent = null;
       continue;
     }
-    const o = OPTION.exec(line.text);
-    if (o) {
-      options[o[1] as string] = (o[2] as string).trim();
-      lines[o[1] as string] = line.no;
-      parent = null;
-      continue;
-    }
-    const bare = BARE_KEY.exec(line.text);
-    if (bare) {
-      parent = bare[1] as string;
+    // a map's name alone on its line; its entries follow, indented by a tab (an empty map has none)
+    if (!nested && NAME.test(line.text)) {
+      mayBeCut(line);
+      parent = line.text;
       options[parent] = "";
       lines[parent] = line.no;
       continue;

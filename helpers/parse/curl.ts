@@ -1,4 +1,5 @@
-import { UserError } from "../errors.ts";
+import { ParseError, UserError } from "../errors.ts";
+import { checkText, mayBeCut } from "./lines.ts";
 
 /** The `-w` format `parseCurl` reads. */
 export const CURL_WRITE_OUT = "http_code=%{http_code} time_total=%{time_total}";
@@ -85,6 +86,7 @@ const ERRNO: [RegExp, CurlResult["errno"]][] = [
  * there is no errno line; 28 is TIMEOUT; 6 is DNS.
  */
 export function parseCurl(input: CurlInput): CurlResult {
+  checkStreams(input);
   const text = `${input.stdout}\n${input.stderr}`;
   const errLine = /^.*curl: \((\d+)\).*$/m.exec(input.stderr) ?? /^.*curl: \((\d+)\).*$/m.exec(input.stdout);
   const wo = /exitcode=(\d+)/.exec(input.stdout);
@@ -157,9 +159,44 @@ export function parseCurl(input: CurlInput): CurlResult {
   };
 }
 
+const FORMAT = "curl";
+
+/**
+ * Binary data in either stream is an error naming its line; so is a write-out that is not whole. Ours prints
+ * `http_code=NNN time_total=S.UUUUUU` at the very end of stdout (no newline; curl prints the time with six
+ * decimals): a code that is not three digits, or a code without its time, is cut off; a time with fewer decimals
+ * at the end of the output may be, and is a warning.
+ */
+function checkStreams(input: CurlInput): void {
+  for (const stream of ["stdout", "stderr"] as const) {
+    const lines = input[stream].split("\n");
+    lines.forEach((l, i) => {
+      const text = l.trimEnd();
+      checkText(FORMAT, text, i + 1);
+      if (stream !== "stdout" || !/http_code=|time_total=/.test(text)) return;
+      const hc = /http_code=(\S*)/.exec(text);
+      const tt = /time_total=(\S*)/.exec(text);
+      if (!hc || !/^\d{3}$/.test(hc[1] as string) || !tt || !/^\d+\.\d+$/.test(tt[1] as string))
+        throw new ParseError(
+          FORMAT,
+          i + 1,
+          text,
+          "the write-out is not `http_code=NNN time_total=S.UUUUUU` (cut off?)",
+        );
+      if (i === lines.length - 1 && !/^\d+\.\d{6}$/.test(tt[1] as string))
+        mayBeCut({ no: i + 1, text, unterminated: true });
+    });
+  }
+}
+
 /** CLI text form: optional `exit=N` line, then curl's stdout and stderr as captured together. */
 export function parseCurlText(input: string, exitCode: number | null): CurlResult {
   const m = /^exit=(\d+)\s*$/m.exec(input);
+  // `exit=12` may be the start of `exit=124` when nothing follows it
+  if (m && m.index + m[0].length === input.length && !m[0].endsWith("\n")) {
+    const no = input.slice(0, m.index).split("\n").length;
+    mayBeCut({ no, text: m[0], unterminated: true });
+  }
   const code = exitCode ?? (m ? Number(m[1]) : null);
   const body = input.replace(/^exit=\d+\s*$/m, "");
   return parseCurl({ exitCode: code, stdout: body, stderr: body });

@@ -1,5 +1,5 @@
 import { ParseError } from "../errors.ts";
-import { isNoise, parseJsonText } from "./lines.ts";
+import { contentLines, isNoise, mayBeCut, parseJsonText } from "./lines.ts";
 import { type U64, u64, u64Of } from "./u64.ts";
 
 /** The model's integers are int64: kept exactly (a decimal string past 2^53). */
@@ -56,17 +56,28 @@ export function parseEndpointJson(input: string): AgentEndpoint {
   return parseFragment(input);
 }
 
-/** A grep -A excerpt of the JSON (not a whole document): read the known keys line by line. */
+const KEYS =
+  /"(?:id|interface-name|interface-index|container-interface-name|k8s-namespace|k8s-pod-name|state|ipv4|ipv6)":/;
+
+/**
+ * A grep -A excerpt of the JSON (not a whole document): read the known keys line by line. An excerpt has no
+ * structure to tell a cut-off last line by, so a last line without a newline that names a known key is a
+ * warning.
+ */
 function parseFragment(input: string): AgentEndpoint {
+  const lines = contentLines(FORMAT, input);
+  const text = lines.map((l) => l.text).join("\n");
+  const last = lines[lines.length - 1];
+  if (last && KEYS.test(last.text)) mayBeCut(last);
   const str = (key: string): string | null => {
-    const m = new RegExp(`"${key}":\\s*"([^"]*)"`).exec(input);
+    const m = new RegExp(`"${key}":\\s*"([^"]*)"`).exec(text);
     return m ? (m[1] as string) : null;
   };
   const int = (key: string): U64 | null => {
-    const m = new RegExp(`"${key}":\\s*(\\d+)`).exec(input);
+    const m = new RegExp(`"${key}":\\s*(\\d+)`).exec(text);
     return m ? u64(m[1] as string) : null;
   };
-  const addresses = [...input.matchAll(/"ipv[46]":\s*"([^"]+)"/g)].map((m) => m[1] as string);
+  const addresses = [...text.matchAll(/"ipv[46]":\s*"([^"]+)"/g)].map((m) => m[1] as string);
   const ep: AgentEndpoint = {
     id: int("id"),
     interfaceName: str("interface-name"),

@@ -1,3 +1,4 @@
+import { isIp } from "./address.ts";
 import { contentLines, fail } from "./lines.ts";
 
 export interface InterfaceAddress {
@@ -17,14 +18,26 @@ export interface IpAddrOutput {
 
 const FORMAT = "ip-addr";
 const ROW = /^(\d+):\s+(\S+?)(?:@\S+)?\s+(inet6?)\s+(\S+)/;
+/** How every `ip -o addr` line ends (iproute2 prints both lifetimes for every address): a line without it is cut. */
+const END = /\\\s+valid_lft \S+ preferred_lft (?:forever|\d+sec)$/;
 
-/** `ip -o addr show` (one line per address; `\` continuation marks are ignored). */
+/**
+ * `ip -o addr show` (one line per address; `\` continuation marks are ignored). Every line ends with its address's
+ * lifetimes, so a cut-off line (or one joined with the next) is an error naming it, never an address.
+ */
 export function parseIpAddr(input: string): IpAddrOutput {
   const addresses: InterfaceAddress[] = [];
-  for (const line of contentLines(input)) {
+  for (const line of contentLines(FORMAT, input)) {
     const m = ROW.exec(line.text);
     if (!m) fail(FORMAT, line, "expected `N: DEV inet|inet6 ADDR/PREFIX …` (ip -o addr)");
     const cidr = m[4] as string;
+    const [ip, len] = cidr.split("/");
+    if (!isIp(ip as string) || !/^\d{1,3}$/.test(len ?? ""))
+      fail(FORMAT, line, `${JSON.stringify(cidr)} is not ADDRESS/PREFIX`);
+    const end = END.exec(line.text);
+    if (!end) fail(FORMAT, line, "no `valid_lft … preferred_lft …` at the end (cut off?)");
+    if (/ inet6? /.test(line.text.slice(m[0].length, end.index)))
+      fail(FORMAT, line, "a second address in the line: two lines joined?");
     addresses.push({
       ifindex: Number(m[1]),
       device: m[2] as string,

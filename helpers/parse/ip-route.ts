@@ -1,4 +1,5 @@
-import { contentLines, fail, noteUnknown } from "./lines.ts";
+import { isIp } from "./address.ts";
+import { contentLines, fail, type Line, mayBeCut, noteUnknown } from "./lines.ts";
 
 export interface Route {
   type: string | null;
@@ -115,6 +116,50 @@ const known = (t: string | undefined) =>
 
 type Hop = Route["nexthops"][number];
 
+/** `default`, an address, or a prefix (`10.244.1.0/24`, `fe80::/64`). */
+function isDestination(t: string): boolean {
+  if (t === "default") return true;
+  const [ip, len, more] = t.split("/");
+  if (more !== undefined || !isIp(ip as string)) return false;
+  return len === undefined || (/^\d{1,3}$/.test(len) && Number(len) <= (ip?.includes(":") ? 128 : 32));
+}
+
+const NUMBER = /^\d+$/;
+/** What each keyword's value must look like (the rest take any word): a value that does not is cut or joined. */
+const VALUES: Record<string, (v: string) => boolean> = {
+  via: isIp,
+  src: isIp,
+  from: isDestination,
+  dev: (v) => /^[^\s/]{1,15}$/.test(v),
+  iif: (v) => /^[^\s/]{1,15}$/.test(v),
+  oif: (v) => /^[^\s/]{1,15}$/.test(v),
+  mtu: (v) => NUMBER.test(v),
+  advmss: (v) => NUMBER.test(v),
+  uid: (v) => NUMBER.test(v),
+  metric: (v) => NUMBER.test(v),
+  weight: (v) => NUMBER.test(v),
+  hoplimit: (v) => NUMBER.test(v),
+  nhid: (v) => NUMBER.test(v),
+  error: (v) => /^-?\d+$/.test(v),
+  scope: (v) => /^(?:host|link|global|nowhere|site|universe|\d+)$/.test(v),
+  pref: (v) => /^(?:low|medium|high)$/.test(v),
+  expires: (v) => /^-?\d+sec$/.test(v),
+  proto: (v) => /^[a-z0-9_.-]+$/i.test(v),
+  table: (v) => /^[a-z0-9_.-]+$/i.test(v),
+};
+/** A keyword iproute2 could print: lower case, digits, `_` and `-` (a token like `AAAA` or an address is not one). */
+const KEYWORD = /^[a-z][a-z0-9_-]*$/;
+
+function checkValue(line: Line, key: string, value: string): void {
+  const ok = VALUES[key];
+  if (ok && !ok(value))
+    fail(
+      FORMAT,
+      line,
+      `${key} ${JSON.stringify(value)}: not a value ${key} takes (cut off, or two lines joined?)`,
+    );
+}
+
 /**
  * `ip route get ADDR` and `ip route [show]` lines; the indented `cache …` line belongs to the route above, an
  * indented `nexthop …` line is one of its paths. A keyword this parser does not know (a newer iproute2's) is
@@ -123,7 +168,7 @@ type Hop = Route["nexthops"][number];
 export function parseIpRoute(input: string): IpRouteOutput {
   const routes: Route[] = [];
   let error: string | null = null;
-  for (const line of contentLines(input)) {
+  for (const line of contentLines(FORMAT, input)) {
     const rt = /^RTNETLINK answers: (.*)$/.exec(line.text);
     if (rt) {
       error = rt[1] as string;
@@ -145,6 +190,8 @@ export function parseIpRoute(input: string): IpRouteOutput {
       if (TYPES.has(tokens[0] as string)) type = tokens[i++] as string;
       const destination = tokens[i++];
       if (!destination || known(destination)) fail(FORMAT, line, "expected a destination");
+      if (!isDestination(destination))
+        fail(FORMAT, line, `${JSON.stringify(destination)} is not \`default\`, an address or a prefix`);
       target = {
         type,
         destination,
@@ -164,10 +211,20 @@ export function parseIpRoute(input: string): IpRouteOutput {
       };
       routes.push(target);
     }
+    mayBeCut(line);
     let hop: Hop | null = null;
+    const seen = new Set<string>();
     for (; i < tokens.length; i++) {
       const key = tokens[i] as string;
+      if (!KEYWORD.test(key) && !FLAGS.has(key))
+        fail(FORMAT, line, `${JSON.stringify(key)} is not a keyword (cut off, or two lines joined?)`);
+      if (hop === null && key !== "lock" && key !== "nexthop") {
+        if (seen.has(key)) fail(FORMAT, line, `${key} twice: two lines joined?`);
+        seen.add(key);
+      }
       if (key === "lock") continue;
+      if (key === "cache" && !indented)
+        fail(FORMAT, line, "a `cache` line's words in a route's line: two lines joined?");
       if (key === "nexthop") {
         hop = { via: null, dev: null, weight: null, flags: [] };
         target.nexthops.push(hop);
@@ -186,7 +243,7 @@ export function parseIpRoute(input: string): IpRouteOutput {
       }
       if (!WITH_VALUE.has(key)) {
         const next = tokens[i + 1];
-        const value = next !== undefined && !known(next) ? next : "";
+        const value = next !== undefined && !known(next) && !isDestination(next) ? next : "";
         if (value !== "") i++;
         target.extra[key] = value;
         noteUnknown(line.no, `keyword ${JSON.stringify(key)}`, value === "" ? key : `${key} ${value}`);
@@ -196,6 +253,7 @@ export function parseIpRoute(input: string): IpRouteOutput {
       if (value === "lock") value = tokens[++i];
       if (value === undefined) fail(FORMAT, line, `${key} without a value`);
       if (key === "via" && (value === "inet" || value === "inet6")) value = tokens[++i] ?? "";
+      checkValue(line, key, value);
       if (hop && (key === "via" || key === "dev" || key === "weight")) {
         if (key === "via") hop.via = value;
         else if (key === "dev") hop.dev = value;

@@ -21,6 +21,9 @@ export class JsonScanError extends Error {
 /** A line that is nothing but an elision mark: `...`, `....`, `[...]`, `(...)`, `…`. */
 export const ELISION_LINE = /^\s*(?:\.{3,}|…+|\[\s*(?:\.{3,}|…)\s*\]|\(\s*(?:\.{3,}|…)\s*\))\s*$/;
 
+/** No output this suite reads nests deeper than a few levels; 512 is far from both that and the stack's limit. */
+const MAX_DEPTH = 512;
+
 /** A path as the scan keys it: each step prefixed with NUL (built by concatenation as the scan descends). */
 const key = (path: JsonPath) => path.map((p) => `\u0000${p}`).join("");
 
@@ -70,6 +73,8 @@ export function jsonScan(input: string): JsonScan {
         i++;
       } else if (c === 34) break;
       else if (c === 10) fail("unterminated string");
+      // as JSON.parse: a control character inside a string must be escaped
+      else if (c < 32) fail(`control character 0x${c.toString(16).padStart(2, "0")} in a string`);
     }
     if (i >= n) fail("unterminated string");
     i++;
@@ -87,7 +92,17 @@ export function jsonScan(input: string): JsonScan {
     if (r[1] === undefined && r[2] === undefined && !Number.isSafeInteger(v)) return r[0];
     return v;
   };
+  /** How deep the value being read is nested: past MAX_DEPTH the input is not an output (and the stack would end). */
+  let depth = 0;
   const value = (at: string): unknown => {
+    if (++depth > MAX_DEPTH) fail(`nested deeper than ${MAX_DEPTH} levels`);
+    try {
+      return member(at);
+    } finally {
+      depth--;
+    }
+  };
+  const member = (at: string): unknown => {
     ws();
     if (i >= n) return fail("unexpected end of input");
     if (!lines.has(at)) lines.set(at, line);

@@ -3,22 +3,33 @@ import { jsonErrorOffset } from "./json-error.ts";
 import { ELISION_LINE, JsonScanError, jsonScan } from "./json-scan.ts";
 
 /**
- * What a parser passed over without failing, for the reader: lines a human elided (skipped and counted) and
- * unknown keywords or trailing fields (kept in the record's `extra`, and reported here). Parsers are pure and
- * synchronous: `withNotes` collects what one parse noted.
+ * What a parser passed over without failing, for the reader: lines a human elided (skipped and counted), unknown
+ * keywords or trailing fields (kept in the record's `extra`, and reported here), and doubts: a record the output
+ * cannot vouch for (its last line has no newline after it, so it may be cut off; a table without its COMMIT).
+ * Parsers are pure and synchronous: `withNotes` collects what one parse noted. This is the one channel for all
+ * three; a line the parser cannot read at all is a ParseError instead (exit 2, naming the line).
  */
 export interface ParseNotes {
   /** 1-based lines that were elision marks (`...`, `....`, `[...]`, `…`). */
   elided: number[];
   /** Unknown keywords or fields, kept raw: where, and what. */
   unknown: { line: number; token: string; text: string }[];
+  /** Records kept that may be wrong (cut off, unfinished): where, why, and the line. */
+  warnings: ParseWarning[];
+}
+
+export interface ParseWarning {
+  /** 1-based line the doubt is about. */
+  line: number;
+  reason: string;
+  text: string;
 }
 
 let notes: ParseNotes | null = null;
 
 export function withNotes<T>(fn: () => T): { value: T; notes: ParseNotes } {
   const outer = notes;
-  const mine: ParseNotes = { elided: [], unknown: [] };
+  const mine: ParseNotes = { elided: [], unknown: [], warnings: [] };
   notes = mine;
   try {
     return { value: fn(), notes: mine };
@@ -36,6 +47,21 @@ export function noteUnknown(line: number, token: string, text: string): void {
   notes?.unknown.push({ line, token, text });
 }
 
+/** A record kept that the output cannot vouch for (the CLI prints it on stderr and adds it to the result). */
+export function noteWarning(line: number, text: string, reason: string): void {
+  notes?.warnings.push({ line, reason, text });
+}
+
+export const CUT_OFF = "the output ends on this line without a newline: it may be cut off";
+
+/**
+ * Called where a record is made from (or changed by) a line: when that line is the input's last and has no
+ * newline after it, the record may be a cut-off line's, and the parse says so.
+ */
+export function mayBeCut(line: Line): void {
+  if (line.unterminated) noteWarning(line.no, line.text, CUT_OFF);
+}
+
 /** The notes as one line each, for the CLI's stderr ("" when there are none). */
 export function formatNotes(format: string, n: ParseNotes): string {
   const out: string[] = [];
@@ -45,18 +71,52 @@ export function formatNotes(format: string, n: ParseNotes): string {
     );
   for (const u of n.unknown)
     out.push(`${format}: line ${u.line}: kept unknown ${u.token} in extra: ${JSON.stringify(u.text)}`);
+  for (const w of n.warnings)
+    out.push(`${format}: warning: line ${w.line}: ${w.reason}: ${JSON.stringify(shown(w.text))}`);
   return out.map((l) => `${l}\n`).join("");
 }
+
+const shown = (text: string) => (text.length > 160 ? `${text.slice(0, 157)}...` : text);
 
 export interface Line {
   /** 1-based line number in the original input. */
   no: number;
   /** The line with trailing whitespace (tabwriter padding) removed. */
   text: string;
+  /** The input's last line, with no newline after it: it may be cut off (see `mayBeCut`). */
+  unterminated?: true;
 }
 
-/** kubectl prints this on stderr when `-c` is not given; captured outputs often carry it. */
-const KUBECTL_NOISE = /^Defaulted container "[^"]*" out of: /;
+/**
+ * What no command this suite reads prints inside a line: C0 control characters but tab, DEL, C1 controls,
+ * U+FFFD (what invalid UTF-8 decodes to), and a carriage return that does not end the line (CRLF is fine).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this looks for
+const BINARY = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufffd]/;
+
+/** BINARY without the carriage return (JSON white space; inside a string JSON.parse refuses it). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this looks for
+const JSON_BINARY = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffd]/;
+
+/** Throws a ParseError naming the line when it holds binary data or a stray carriage return. */
+export function checkText(format: string, text: string, no: number): void {
+  const m = BINARY.exec(text);
+  if (!m) return;
+  const c = m[0].charCodeAt(0);
+  const what =
+    c === 13
+      ? "a carriage return inside the line (line endings mangled?)"
+      : c === 0xfffd
+        ? "invalid UTF-8 (U+FFFD)"
+        : `binary data (0x${c.toString(16).padStart(2, "0")})`;
+  throw new ParseError(format, no, text, `${what} at column ${m.index + 1}`);
+}
+
+/**
+ * kubectl prints this on stderr when `-c` is not given; captured outputs often carry it. Matched whole (the
+ * containers listed to the end of the line), so an output line joined to it is not skipped with it.
+ */
+const KUBECTL_NOISE = /^Defaulted container "[^"]*" out of: [\w.-]+(?: \(\w+\))?(?:, [\w.-]+(?: \(\w+\))?)*$/;
 /** True for a line a human elided from an excerpt: `...`, `....`, `[...]`, `(...)`, `…`. */
 export function isElision(text: string): boolean {
   return ELISION_LINE.test(text);
@@ -78,20 +138,36 @@ export function skipLine(text: string, no: number): boolean {
   return true;
 }
 
-/** Splits raw output into numbered lines, dropping noise and trailing padding. */
-export function contentLines(input: string): Line[] {
+/** Trailing white space, removed in one linear pass (`/\s+$/` is quadratic on a long run of spaces). */
+const trimEnd = (s: string) => s.trimEnd();
+
+/**
+ * Splits raw output into numbered lines, dropping noise and trailing padding; a line with binary data in it is a
+ * ParseError. The last line is marked `unterminated` when the input does not end with a newline.
+ */
+export function contentLines(format: string, input: string): Line[] {
   const out: Line[] = [];
   const raw = input.split("\n");
   for (let i = 0; i < raw.length; i++) {
-    const text = (raw[i] as string).replace(/\s+$/, "");
+    const text = trimEnd(raw[i] as string);
     if (skipLine(text, i + 1)) continue;
-    out.push({ no: i + 1, text });
+    checkText(format, text, i + 1);
+    const line: Line = { no: i + 1, text };
+    if (i === raw.length - 1) line.unterminated = true;
+    out.push(line);
   }
   return out;
 }
 
-/** Calls `fn` for every line (no array of the whole input is kept), with noise removed. */
-export function forEachContentLine(input: string, fn: (text: string, no: number) => void): void {
+/**
+ * Calls `fn` for every line (no array of the whole input is kept), with noise removed and binary data refused;
+ * `unterminated` is true for the input's last line when no newline follows it.
+ */
+export function forEachContentLine(
+  format: string,
+  input: string,
+  fn: (text: string, no: number, unterminated: boolean) => void,
+): void {
   let start = 0;
   let no = 0;
   const len = input.length;
@@ -107,7 +183,10 @@ export function forEachContentLine(input: string, fn: (text: string, no: number)
     }
     if (stop > start) {
       const text = input.slice(start, stop);
-      if (!skipLine(text, no)) fn(text, no);
+      if (!skipLine(text, no)) {
+        checkText(format, text, no);
+        fn(text, no, end === len);
+      }
     }
     start = end + 1;
   }
@@ -125,6 +204,12 @@ export function parseJsonText(format: string, input: string): unknown {
     skipped++;
   const body = lines.slice(skipped).join("\n");
   if (body.trim() === "") throw new ParseError(format, 1, "", "empty input, expected JSON");
+  // JSON.parse refuses control characters itself, but takes C1 controls and U+FFFD inside a string
+  const bin = JSON_BINARY.exec(body);
+  if (bin) {
+    const lineNo = skipped + body.slice(0, bin.index).split("\n").length;
+    checkText(format, (lines[lineNo - 1] ?? "").trimEnd(), lineNo);
+  }
   // a run of 16 digits may be an integer JSON.parse would round; an ellipsis may be an elided line
   if (!/(?<![\d.])\d{16}|\.\.\.|…/.test(body)) {
     try {

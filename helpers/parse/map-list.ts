@@ -1,4 +1,4 @@
-import { contentLines, fail, noteUnknown } from "./lines.ts";
+import { contentLines, fail, mayBeCut, noteUnknown } from "./lines.ts";
 import { type U64, u64 } from "./u64.ts";
 
 export interface AgentMap {
@@ -18,17 +18,25 @@ export interface MapList {
 }
 
 const FORMAT = "map-list";
-const HEADER = /^Name\s+Num entries\s+Num errors\s+Cache enabled\b/;
+/** The header, whole: a header with anything after it is a header joined with the next line. */
+const HEADER = /^Name\s+Num entries\s+Num errors\s+Cache enabled$/;
 const ROW = /^(\S+)\s+(\d+|unknown)\s+(\d+)\s+(true|false)(?:\s+(\S.*))?$/;
+/** A map name (`cilium_lb4_services_v2`, `cilium_policy_v2_00123`). */
+const NAME = /^[A-Za-z0-9_.-]+$/;
+/** A trailing column that is itself a row: two lines joined. */
+const JOINED = /^\S+\s+(?:\d+|unknown)\s+\d+\s+(?:true|false)\b/;
 
 /** `cilium-dbg map list`. */
 export function parseMapList(input: string): MapList {
   const maps: AgentMap[] = [];
-  for (const line of contentLines(input)) {
+  for (const line of contentLines(FORMAT, input)) {
     if (HEADER.test(line.text)) continue;
     const m = ROW.exec(line.text);
     if (!m) fail(FORMAT, line, "expected `NAME  ENTRIES|unknown  ERRORS  true|false`");
+    if (!NAME.test(m[1] as string)) fail(FORMAT, line, `${JSON.stringify(m[1])} is not a map name`);
+    if (m[5] && JOINED.test(m[5])) fail(FORMAT, line, "a second row after the first: two lines joined?");
     if (m[5]) noteUnknown(line.no, "trailing column", m[5]);
+    mayBeCut(line);
     maps.push({
       name: m[1] as string,
       entries: m[2] === "unknown" ? null : u64(m[2] as string),

@@ -1,10 +1,13 @@
 /**
+
  * `nft list ruleset` and kube-proxy's nftables mode. The fixture file is WRITTEN BY US from Kubernetes v1.35.5's
  * pkg/proxy/nftables/proxier.go and printed by nft 1.0.6 (its header says how); the small inline ones are written
  * by us in nft's layout.
  */
-import { readFileSync } from "node:fs";
+
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { ParseError } from "../errors.ts";
 import { withNotes } from "./lines.ts";
@@ -236,7 +239,9 @@ describe("bad input: one error naming the line, never a confident record", () =>
   });
 
   it("garbage at the top, in a table, in a chain or in a map names its line", () => {
-    expect(() => parseNftRuleset("\u0000\u0001binary")).toThrow(
+    // binary input is refused by the shared line checks (helpers/parse/lines.ts) before the grammar sees it
+    expect(() => parseNftRuleset("\u0000\u0001binary")).toThrow(/^nft-ruleset: line 1: binary data/);
+    expect(() => parseNftRuleset("tables galore")).toThrow(
       /^nft-ruleset: line 1: expected `table <family> <name> \{`/,
     );
     expect(() => parseNftRuleset("iptables v1.8.9: command not found")).toThrow(/^nft-ruleset: line 1:/);
@@ -279,5 +284,33 @@ describe("bad input: one error naming the line, never a confident record", () =>
     const { value, notes } = withNotes(() => parseNftRuleset(elided));
     expect(notes.elided).toEqual([at]);
     expect(value.tables).toHaveLength(6);
+  });
+});
+
+describe("on a real cluster's output (kube-proxy v1.35.5 in nftables mode, the kp-nftables bundle)", () => {
+  const file = join(
+    import.meta.dirname,
+    "..",
+    "..",
+    "suites",
+    "bundles",
+    "profiles",
+    "kp-nftables",
+    "kube-proxy",
+    "raw",
+    "config",
+    "008-nft-list-ruleset.txt.gz",
+  );
+  it("finds kube-proxy's tables and kube-dns with its ClusterIP and CoreDNS endpoints", () => {
+    if (!existsSync(file)) return;
+    const rs = parseNftRuleset(gunzipSync(readFileSync(file)).toString("utf8"));
+    const kp = kubeProxyNft(rs);
+    expect(kp.tables.map((t) => t.family)).toContain("ip");
+    const dns = kp.services.filter((s) => s.namespace === "kube-system" && s.name === "kube-dns");
+    expect(dns.map((s) => `${s.protocol}/${s.port}`).sort()).toEqual(["tcp/53", "tcp/9153", "udp/53"]);
+    for (const s of dns) {
+      expect(s.clusterIP).toBe("10.96.0.10");
+      expect(s.endpoints.length).toBe(2);
+    }
   });
 });

@@ -160,7 +160,7 @@ interface Frame {
 export function parseNftRuleset(input: string): NftRuleset {
   const tables: NftTable[] = [];
   const stack: Frame[] = [];
-  const lines = contentLines(input);
+  const lines = contentLines("nft-ruleset", input);
   let i = 0;
   const top = (): Frame | undefined => stack[stack.length - 1];
 

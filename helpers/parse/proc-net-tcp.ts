@@ -1,7 +1,10 @@
-import { contentLines, fail } from "./lines.ts";
+import { contentLines, fail, mayBeCut } from "./lines.ts";
 import type { NetstatOutput } from "./netstat.ts";
 
 const FORMAT = "proc-net-tcp";
+/** The header, whole (tcp's `rem_address`, tcp6's `remote_address`): with anything after it, it swallowed a row. */
+const HEADER =
+  /^sl\s+local_address\s+rem(?:ote)?_address\s+st\s+tx_queue\s+rx_queue\s+tr\s+tm->when\s+retrnsmt\s+uid\s+timeout\s+inode$/;
 const STATES: Record<string, string> = {
   "01": "ESTABLISHED",
   "02": "SYN_SENT",
@@ -45,13 +48,27 @@ function hexEndpoint(text: string): string | null {
  */
 export function parseProcNetTcp(input: string): NetstatOutput {
   const connections: NetstatOutput["connections"] = [];
-  for (const line of contentLines(input)) {
+  for (const line of contentLines(FORMAT, input)) {
     const t = line.text.trim().split(/\s+/);
-    if (t[0] === "sl") continue;
+    if (t[0] === "sl") {
+      if (!HEADER.test(line.text.trim()))
+        fail(FORMAT, line, "a header with more after it: two lines joined?");
+      continue;
+    }
     const local = hexEndpoint(t[1] ?? "");
     const foreign = hexEndpoint(t[2] ?? "");
     if (!/^\d+:$/.test(t[0] ?? "") || !local || !foreign)
       fail(FORMAT, line, "expected `N: LOCAL_HEX:PORT REM_HEX:PORT ST …`");
+    // the row runs to the inode at least (sl … timeout inode): shorter is cut off
+    if (
+      !/^[0-9A-Fa-f]{2}$/.test(t[3] ?? "") ||
+      !/^[0-9A-Fa-f]{8}:[0-9A-Fa-f]{8}$/.test(t[4] ?? "") ||
+      t.length < 10
+    )
+      fail(FORMAT, line, "a row that ends before its inode column (cut off?)");
+    if (t.slice(1).some((x) => /^\d+:$/.test(x)))
+      fail(FORMAT, line, "a second row after the first: two lines joined?");
+    mayBeCut(line);
     connections.push({
       proto: (t[1] ?? "").length > 13 ? "tcp6" : "tcp",
       recvQ: 0,

@@ -1,5 +1,5 @@
 import { parseServiceAddress } from "./address.ts";
-import { contentLines, fail, noteUnknown } from "./lines.ts";
+import { contentLines, fail, mayBeCut, noteUnknown } from "./lines.ts";
 import { type U64, u64 } from "./u64.ts";
 
 export interface ServiceBackend {
@@ -40,12 +40,14 @@ const HEADER = /^\s*ID\s+Frontend\s+Service Type\s+Backend$/;
 const BACKEND = String.raw`(\d+) => (\S+) \(([^)]+)\)( \(preferred\))?(?:\s+(\S.*?))?`;
 const FIRST_ROW = new RegExp(String.raw`^(\d+)\s+(\S+)\s+(\w+)( \(Remote\))?(?:\s+${BACKEND})?$`);
 const CONTINUATION = new RegExp(String.raw`^\s+${BACKEND}$`);
+/** Text after a backend that is itself a service row or a backend: two lines joined. */
+const JOINED = /^(?:\d+\s+\S+:\d+|\d+ => )/;
 
 /** `cilium-dbg service list` (text). Rows are padded by tabwriter; continuation rows start with spaces. */
 export function parseServiceList(input: string): ServiceList {
   const services: AgentService[] = [];
   let current: AgentService | null = null;
-  for (const line of contentLines(input)) {
+  for (const line of contentLines(FORMAT, input)) {
     if (HEADER.test(line.text)) continue;
     const first = FIRST_ROW.exec(line.text);
     if (first) {
@@ -65,11 +67,13 @@ export function parseServiceList(input: string): ServiceList {
       };
       services.push(current);
       if (first[5] !== undefined) current.backends.push(backend(line, first.slice(5)));
+      mayBeCut(line);
       continue;
     }
     const cont = CONTINUATION.exec(line.text);
     if (cont && current) {
       current.backends.push(backend(line, cont.slice(1)));
+      mayBeCut(line);
       continue;
     }
     fail(FORMAT, line, current ? "not a service row nor a backend continuation" : "expected a service row");
@@ -80,6 +84,7 @@ export function parseServiceList(input: string): ServiceList {
 function backend(line: { no: number; text: string }, m: (string | undefined)[]): ServiceBackend {
   const addr = parseServiceAddress(m[1] as string);
   if (!addr) fail(FORMAT, line, "backend is not IP:PORT[/PROTO]");
+  if (m[4] && JOINED.test(m[4])) fail(FORMAT, line, "a second row after the first: two lines joined?");
   if (m[4]) noteUnknown(line.no, "trailing field", m[4]);
   return {
     address: addr.text,

@@ -1,4 +1,4 @@
-import { contentLines, fail } from "./lines.ts";
+import { contentLines, fail, mayBeCut } from "./lines.ts";
 
 export interface Socket {
   netid: string | null;
@@ -17,7 +17,13 @@ export interface SsOutput {
 }
 
 const FORMAT = "ss";
-const HEADER = /^(Netid\s+)?State\s+Recv-Q\s+Send-Q\s+Local Address:Port\s+Peer Address:Port/;
+/** The header, whole: a header with anything after it is a header joined with the next line. */
+const HEADER = /^(Netid\s+)?State\s+Recv-Q\s+Send-Q\s+Local Address:Port\s+Peer Address:Port(?:\s+Process)?$/;
+/**
+ * `ADDRESS:PORT` as ss prints it: `*`, an IPv4 address, `[v6]`, each optionally `%iface`; the port a number, a
+ * service name or `*`.
+ */
+const ENDPOINT = /^(?:\*|[0-9.]+|\[[0-9a-fA-F:.]+\])(?:%[^\s:%]+)?:(?:\*|\d+|[a-z][a-z0-9-]*)$/;
 const STATES = new Set([
   "LISTEN",
   "ESTAB",
@@ -43,7 +49,7 @@ function addr(text: string): string {
 /** `ss -Htln …` / `ss -tn` (with or without header, with or without Netid column and `users:(…)`). */
 export function parseSs(input: string): SsOutput {
   const sockets: Socket[] = [];
-  for (const line of contentLines(input)) {
+  for (const line of contentLines(FORMAT, input)) {
     if (HEADER.test(line.text)) continue;
     const tokens = line.text.trim().split(/\s+/);
     let netid: string | null = null;
@@ -59,6 +65,11 @@ export function parseSs(input: string): SsOutput {
     ) {
       fail(FORMAT, line, "expected `STATE RECV-Q SEND-Q LOCAL PEER [PROCESS]`");
     }
+    if (!ENDPOINT.test(local)) fail(FORMAT, line, `local ${JSON.stringify(local)} is not ADDRESS:PORT`);
+    if (!ENDPOINT.test(peer)) fail(FORMAT, line, `peer ${JSON.stringify(peer)} is not ADDRESS:PORT`);
+    if (rest.some((t) => STATES.has(t)))
+      fail(FORMAT, line, "a second row after the first: two lines joined?");
+    mayBeCut(line);
     sockets.push({
       netid,
       state,

@@ -1,5 +1,5 @@
 import { ParseError } from "../errors.ts";
-import { contentLines, parseJsonText } from "./lines.ts";
+import { contentLines, fail, mayBeCut, parseJsonText } from "./lines.ts";
 
 export interface KprDevice {
   name: string;
@@ -32,8 +32,38 @@ export interface AgentStatus {
 }
 
 const FORMAT = "status";
-const TOP = /^([A-Za-z][A-Za-z0-9 /()-]*?):\s+(.*)$/;
-const DETAIL = /^\s+-?\s*([^:]+):\s*(.*?)\s*$/;
+/** `Key:   value` at the left margin; a key's words are one space apart (a table's header has wider gaps). */
+const TOP = /^([A-Za-z][A-Za-z0-9/()-]*(?: [A-Za-z0-9/()-]+)*):\s+(.*)$/;
+/** `  Status:   True`, `  - NodePort:   Enabled (…)` under KubeProxyReplacement Details → key and value. */
+function detail(text: string): { key: string; value: string } | null {
+  const colon = text.indexOf(":");
+  if (colon < 0) return null;
+  const key = text.slice(0, colon).trim().replace(/^- */, "");
+  if (key === "") return null;
+  return { key, value: text.slice(colon + 1).trim() };
+}
+/** Headings: their items follow on indented lines, so a value on the heading's own line is an item joined to it. */
+const HEADINGS = new Set(["Allocated addresses", "KubeProxyReplacement Details"]);
+/** Values some keys always have: anything after them is the next line, joined. */
+const SHAPES: Record<string, RegExp> = {
+  "Controller Status": /^\d+\/\d+ healthy$/,
+  "Global Identity Range": /^min \d+, max \d+$/,
+};
+
+/**
+ * A value that holds the next line: a `Key:` padded to the value column (`Disabled   Kubernetes:     Ok`), or a
+ * heading's colon at its end (`… Metrics: DisabledKubeProxyReplacement Details:`).
+ */
+function joined(key: string, value: string): boolean {
+  if (/[A-Za-z0-9)\]]: {2,}\S/.test(value) || /[A-Za-z]:$/.test(value)) return true;
+  // an elision mark (`...`) glued to the end: the excerpt's next line
+  if (/(?:\.{3}|…)$/.test(value)) return true;
+  // the header of a table under a key (Controller Status, Cluster health, BPF Maps: `Name   Last success …`)
+  if (/Name {2,}[A-Z]/.test(value)) return true;
+  if (HEADINGS.has(key) && value !== "") return true;
+  const shape = SHAPES[key];
+  return shape !== undefined && !shape.test(value);
+}
 
 export function parseDevices(text: string): KprDevice[] {
   const inner = text.trim().replace(/^\[/, "").replace(/\]$/, "").trim();
@@ -76,18 +106,22 @@ export function parseStatus(input: string): AgentStatus {
   const st = emptyStatus();
   let inDetails = false;
   let matched = 0;
-  const lines = contentLines(input);
+  const lines = contentLines(FORMAT, input);
   for (const line of lines) {
-    if (/^KubeProxyReplacement Details:\s*$/.test(line.text)) {
+    if (/^KubeProxyReplacement Details:$/.test(line.text)) {
       inDetails = true;
       matched++;
+      mayBeCut(line);
       continue;
     }
     if (inDetails && /^\s/.test(line.text)) {
-      const d = DETAIL.exec(line.text);
+      const d = detail(line.text);
       if (!d) continue;
-      const key = (d[1] as string).trim();
-      const value = d[2] as string;
+      const { key, value } = d;
+      // a list item (`- service.cilium.io/node`) has no colon: one that has is the next line's, joined
+      if (joined(key, value) || key.includes("."))
+        fail(FORMAT, line, "a second `Key: value` in the value: two lines joined?");
+      mayBeCut(line);
       st.fields[`KubeProxyReplacement Details/${key}`] = value;
       st.lines[`KubeProxyReplacement Details/${key}`] = line.no;
       if (key === "Status" && !st.kubeProxyReplacement)
@@ -101,15 +135,29 @@ export function parseStatus(input: string): AgentStatus {
     }
     inDetails = false;
     const m = TOP.exec(line.text);
-    if (!m) continue; // tables under a heading (controllers, cluster health) are not key: value
+    if (!m) {
+      // indented: a heading's items or table rows (addresses, controllers, cluster health); at the left margin
+      // only `Key: value` lines, headings and a table's header (`Name   IP   Node …`)
+      if (
+        /^\s/.test(line.text) ||
+        /^Name {2,}\S/.test(line.text) ||
+        /^[A-Za-z][A-Za-z0-9/()-]*(?: [A-Za-z0-9/()-]+)*:$/.test(line.text)
+      )
+        continue;
+      fail(FORMAT, line, "no `Key: value` on this line, nor a heading or a table header");
+    }
     matched++;
     const key = m[1] as string;
     const value = m[2] as string;
+    if (joined(key, value.trim()))
+      fail(FORMAT, line, "a second `Key: value` in the value: two lines joined?");
+    if (key in st.fields) fail(FORMAT, line, `${key} twice`);
+    mayBeCut(line);
     st.fields[key] = value.trim();
     st.lines[key] = line.no;
     switch (key) {
       case "KubeProxyReplacement": {
-        const kpr = /^(\S+)\s*(\[.*\])?\s*$/.exec(value.trim());
+        const kpr = /^(\S+)(?:\s+(\[.*\]))?$/.exec(value.trim());
         st.kubeProxyReplacement = kpr?.[1] ?? value.trim();
         if (kpr?.[2]) st.devices = parseDevices(kpr[2]);
         break;

@@ -1,4 +1,4 @@
-import { contentLines, fail } from "./lines.ts";
+import { contentLines, fail, mayBeCut } from "./lines.ts";
 
 export interface TcFilter {
   parent: string | null;
@@ -26,17 +26,33 @@ const FORMAT = "tc-filter";
 const FILTER =
   /^filter (?:parent (\S+) )?protocol (\S+) pref (\d+) (\S+)(?: chain (\d+))?(?: handle (\S+))?(.*)$/;
 
-/** `tc filter show dev X ingress|egress` (with or without `-s`). Empty output means no filter. */
+/** A second filter line inside this one: two lines joined. */
+const JOINED = /filter (?:parent \S+ )?protocol /;
+
+/**
+ * `tc filter show dev X ingress|egress` (with or without `-s`). Empty output means no filter. A chain line has
+ * nothing after `chain N`; a bpf filter's `id` is a number and its `tag` 16 hex digits: a line that breaks them is
+ * cut off or joined, and an error naming it. Every line counts in `lineCount`, so a last line without a newline
+ * is a warning.
+ */
 export function parseTcFilter(input: string): TcFilterShow {
   const filters: TcFilter[] = [];
-  const lines = contentLines(input);
+  const lines = contentLines(FORMAT, input);
   for (const line of lines) {
+    mayBeCut(line);
     if (/^\s/.test(line.text)) continue; // action/stat detail lines under a filter
     const m = FILTER.exec(line.text);
     if (!m) fail(FORMAT, line, "expected `filter [parent P] protocol P pref N KIND …`");
     const handle = m[6] ?? null;
-    if (handle === null) continue; // the chain header line that precedes each filter
     const rest = (m[7] ?? "").trim();
+    if (JOINED.test(rest)) fail(FORMAT, line, "a second filter line in this one: two lines joined?");
+    if (handle === null) {
+      // the chain header line that precedes each filter: nothing after `chain N`
+      if (rest !== "") fail(FORMAT, line, "text after a chain line's `chain N`: two lines joined?");
+      continue;
+    }
+    if (/\b(?:id|tag)$/.test(rest) || /\btag (?![0-9a-f]{16}(?:\s|$))/.test(rest))
+      fail(FORMAT, line, "a bpf filter's id or tag cut off");
     const idm = /\bid (\d+)/.exec(rest);
     const namem = /\bname (\S+)/.exec(rest);
     const tagm = /\btag ([0-9a-f]+)/.exec(rest);

@@ -20,6 +20,7 @@ import { parseMapList } from "./map-list.ts";
 import { parseNetstat } from "./netstat.ts";
 import { parseServiceList } from "./service-list.ts";
 import { parseServiceListJson } from "./service-list-json.ts";
+import { parseStatus } from "./status.ts";
 
 /** One valid output per text format; `at` is where an elision may stand (between two records). */
 const TEXT: Record<string, { lines: string[]; at: number }> = {
@@ -231,6 +232,20 @@ describe("a line a human elided is skipped and counted, in every text format", (
     expect(() => parseBpfLbList("10.96.44.2:80/TCP (1)    garbage here")).toThrow(/^bpf-lb-list: line 1:/);
     expect(() => parseMapList("cilium_metrics  many  0  false")).toThrow(/^map-list: line 1:/);
     expect(() => parseIpRoute("via 10.0.0.1 dev eth0")).toThrow(/^ip-route: line 1: expected a destination/);
+  });
+});
+
+describe("noise is skipped only whole (written by us)", () => {
+  const notice =
+    'Defaulted container "cilium-agent" out of: cilium-agent, config (init), mount-cgroup (init), install-cni-binaries (init)';
+  it("kubectl's container notice alone is skipped; joined with the first line it is not, and that line is read", () => {
+    const status = "KVStore:                 Ok   Disabled\nKubernetes:              Ok   1.31 (v1.31.0)\n";
+    expect(parseStatus(`${notice}\n${status}`).fields.KVStore).toBe("Ok   Disabled");
+    // the first status line glued to the notice: not skipped as the notice, refused as a status line
+    expect(() => parseStatus(`${notice}${status}`)).toThrow(/^status: line 1: /);
+    expect(() => parseMapList(`${notice}cilium_lb4_reverse_sk   1   0   true\n`)).toThrow(
+      /^map-list: line 1: /,
+    );
   });
 });
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { ConfigValues } from "./config.ts";
 import { judge, skipReason } from "./judge.ts";
 import type { Property } from "./types.ts";
 
@@ -11,6 +12,7 @@ function prop(expectKpr: Property["expect"]["kpr"]): Property {
     source: { doc: "lab", where: "step 7" },
     expect: { kpr: expectKpr, "kube-proxy": { eq: 7 } },
     needs: ["ghost"],
+    config: "none",
     observe: (r) => ({ value: r.get("ghost").curl_exit, evidence: [] }),
   };
 }
@@ -101,5 +103,62 @@ describe("skip reasons", () => {
     expect(na.status).toBe("skip");
     expect(skipReason(na)).toBe("not applicable: no such thing here");
     expect(skipReason({ message: "[kpr] x.y: skipped: predates the probe" })).toBe("predates the probe");
+  });
+});
+
+describe("an expectation that depends on the configuration", () => {
+  const base = prop({ eq: 7 });
+  const p: Property = {
+    ...base,
+    config: {
+      assumes: { kpr: { socketLB: ["on"], routing: ["tunnel"] } },
+      cases: [
+        {
+          when: { socketLB: ["hostns-only"] },
+          expect: { kpr: { eq: 28 } },
+          claim: "a Pod's connect is translated per packet: exit 28",
+          why: "written by us",
+        },
+      ],
+    },
+  };
+  const cfg = (over: Partial<ConfigValues>): ConfigValues => ({
+    routing: "tunnel",
+    tunnelProtocol: "vxlan",
+    hostRouting: "legacy",
+    masquerading: "iptables",
+    socketLB: "on",
+    lbMode: "snat",
+    lbAlgorithm: "random",
+    deviceMode: "veth",
+    kubeProxy: "none",
+    ipFamilies: "ipv4",
+    ...over,
+  });
+  it("the declared expectation where the settings are those it assumes", () => {
+    expect(judge(p, "kpr", records(7), "1.20.2", cfg({})).status).toBe("pass");
+  });
+  it("a modelled case: its own expectation and claim", () => {
+    const v = judge(p, "kpr", records(28), "1.20.2", cfg({ socketLB: "hostns-only" }));
+    expect(v.status).toBe("pass");
+    expect(v.configuration).toMatch(/socketLB hostns-only/);
+    expect(v.message).toMatch(/holds with socketLB hostns-only: a Pod's connect is translated per packet/);
+    expect(judge(p, "kpr", records(7), "1.20.2", cfg({ socketLB: "hostns-only" })).status).toBe("fail");
+  });
+  it("a setting it does not model: not applicable, naming the setting (never a failure, never a pass)", () => {
+    const v = judge(p, "kpr", records(7), "1.20.2", cfg({ routing: "native" }));
+    expect(v.status).toBe("skip");
+    expect(v.reason).toBe(
+      "not applicable: not modelled for routing native (the expectation assumes routing tunnel)",
+    );
+  });
+  it("no configuration recorded (an older bundle): the declared expectation, saying what it assumed", () => {
+    const v = judge(p, "kpr", records(7), "1.20.2", null);
+    expect(v.status).toBe("pass");
+    expect(v.configuration).toMatch(/configuration not recorded .*assumed socketLB on, routing tunnel/);
+  });
+  it("a setting the run could not read: the declared expectation, saying so", () => {
+    const v = judge(p, "kpr", records(7), "1.20.2", cfg({ routing: null }));
+    expect(v.configuration).toMatch(/could not read routing: assumed routing tunnel/);
   });
 });

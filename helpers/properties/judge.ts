@@ -1,5 +1,6 @@
 import { type EvidenceItem, showItem } from "../records/evidence.ts";
 import type { LabRecords, RecordName, RecordSet } from "../records/types.ts";
+import { type ConfigValues, resolveConfig } from "./config.ts";
 import {
   type Deviation,
   describeExpect,
@@ -39,6 +40,11 @@ export interface Verdict {
   checked?: string;
   /** The deviation declared for this mode and version, if any (behaviour or known issue), with its source. */
   deviation?: DeviationNote;
+  /**
+   * The configuration the expectation was resolved for: a modelled case ("routing native"), or what was assumed
+   * where the run's configuration was not read. Absent: the suite's declared expectation, nothing assumed.
+   */
+  configuration?: string;
   /**
    * News beside the status: a known issue declared for this version not observed any more (the fix landed), or
    * a failure that matches a known issue declared for another version.
@@ -126,11 +132,38 @@ function matchingKnownIssue(p: Property, mode: Mode, value: unknown, own?: strin
 }
 
 /** Pure: one property, one mode, the records → a verdict. */
-export function judge(p: Property, mode: Mode, records: RecordSet, cilium?: string): Verdict {
-  const r = resolveVersion(p.expect[mode], cilium);
+export function judge(
+  p: Property,
+  mode: Mode,
+  records: RecordSet,
+  cilium?: string,
+  config: ConfigValues | null = null,
+): Verdict {
+  const cfg = resolveConfig(p.config, mode, config);
+  const where = `[${mode}${cilium ? `, Cilium ${cilium}` : ""}] ${p.id}`;
+  if (cfg.kind === "na") {
+    const reason = `not applicable: ${cfg.reason}`;
+    return {
+      id: p.id,
+      topic: p.topic,
+      claim: p.claim,
+      source: sourceText(p),
+      mode,
+      cilium: cilium ?? null,
+      expected: "-",
+      status: "skip",
+      observed: "-",
+      evidence: [],
+      reason,
+      message: `${where}: ${reason}`,
+    };
+  }
+  const r = resolveVersion(cfg.kind === "case" ? cfg.expect : p.expect[mode], cilium);
   const dev = r.deviation;
   const known = dev?.kind === "known-issue" ? dev : null;
-  const checked = dev?.kind === "behaviour" ? dev.claim : p.claim;
+  const checked = dev?.kind === "behaviour" ? dev.claim : cfg.kind === "case" ? cfg.case.claim : p.claim;
+  const configuration =
+    cfg.kind === "case" ? `${cfg.settings} (a configuration the suite models)` : (cfg.assumed ?? undefined);
   const base = {
     id: p.id,
     topic: p.topic,
@@ -141,10 +174,16 @@ export function judge(p: Property, mode: Mode, records: RecordSet, cilium?: stri
     expected: describeExpect(r.intended),
     checked,
     ...(dev ? { deviation: deviationNote(dev) } : {}),
+    ...(configuration ? { configuration } : {}),
   };
-  const where = `[${mode}${cilium ? `, Cilium ${cilium}` : ""}] ${p.id}`;
-  // the claim as this version states it: "holds for Cilium 1.20: …" where a behaviour of the version is declared
-  const forVersion = dev?.kind === "behaviour" ? ` for Cilium ${dev.versions}` : "";
+  // the claim as this version and configuration state it: "holds for Cilium 1.20: …", "holds with routing native: …"
+  const forVersion =
+    dev?.kind === "behaviour"
+      ? ` for Cilium ${dev.versions}`
+      : cfg.kind === "case"
+        ? ` with ${cfg.settings}`
+        : "";
+  const assumedLine = cfg.kind === "declared" && cfg.assumed ? `\n  (${cfg.assumed})` : "";
   if ("na" in r.expect) {
     return {
       ...base,
@@ -213,10 +252,16 @@ export function judge(p: Property, mode: Mode, records: RecordSet, cilium?: stri
     observed,
     evidence: obs.evidence,
     ...(elsewhere ? { note: elsewhere } : {}),
-    message: `${where}: ${ok ? "holds" : "FAILS"}${forVersion}: ${checked}\n  expected: ${base.expected}${knownLine}${elsewhere ? `\n  note: ${elsewhere}` : ""}\n${shown}`,
+    message: `${where}: ${ok ? "holds" : "FAILS"}${forVersion}: ${checked}${assumedLine}\n  expected: ${base.expected}${knownLine}${elsewhere ? `\n  note: ${elsewhere}` : ""}\n${shown}`,
   };
 }
 
-export function judgeAll(props: Property[], mode: Mode, records: RecordSet, cilium?: string): Verdict[] {
-  return props.map((p) => judge(p, mode, records, cilium));
+export function judgeAll(
+  props: Property[],
+  mode: Mode,
+  records: RecordSet,
+  cilium?: string,
+  config: ConfigValues | null = null,
+): Verdict[] {
+  return props.map((p) => judge(p, mode, records, cilium, config));
 }

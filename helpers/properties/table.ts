@@ -1,3 +1,4 @@
+import { type ConfigDependence, dependsOn } from "./config.ts";
 import { describeExpect, describeModeExpectation, MODES, type Mode, resolve } from "./expectation.ts";
 import { sourceText } from "./judge.ts";
 import type { Property } from "./types.ts";
@@ -15,6 +16,31 @@ export interface TableRow {
   source: string;
   why: string | null;
   expected: Partial<Record<Mode, string>>;
+  /** What the expectation depends on in the datapath configuration: "none", or the settings and cases. */
+  configuration: string;
+}
+
+/** "none", or "assumes routing tunnel; socketLB hostns-only: <claim>" — the dependence in a few words. */
+export function describeConfig(p: Property): string {
+  if (p.config === "none") return "none";
+  const dep: ConfigDependence = p.config;
+  const shown = (m: Partial<Record<string, readonly string[]>> | undefined) =>
+    Object.entries(m ?? {})
+      .map(([k, vs]) => `${k} ${(vs as string[]).join("/")}`)
+      .join(", ");
+  const perMode = MODES.map((m) => [m, shown(dep.assumes[m])] as const).filter(([, t]) => t !== "");
+  const same = perMode.length === MODES.length && perMode.every(([, t]) => t === perMode[0]?.[1]);
+  const parts = same ? [perMode[0]?.[1] ?? ""] : perMode.map(([m, t]) => `${m}: ${t}`);
+  const cases = (dep.cases ?? []).map(
+    (c) =>
+      `with ${Object.entries(c.when)
+        .map(([k, vs]) => `${k} ${(vs as string[]).join("/")}`)
+        .join(", ")}: ${Object.entries(c.expect)
+        .map(([m, e]) => `${m} ${describeModeExpectation(e)}`)
+        .join(", ")}`,
+  );
+  const keys = dependsOn(p.config).join(", ");
+  return [parts.length ? `assumes ${parts.join("; ")}` : "", ...cases].filter(Boolean).join("; ") || keys;
 }
 
 export function expectationRows(props: Property[], opts: TableOptions = {}): TableRow[] {
@@ -25,6 +51,7 @@ export function expectationRows(props: Property[], opts: TableOptions = {}): Tab
     claim: p.claim,
     source: sourceText(p),
     why: p.why ?? null,
+    configuration: describeConfig(p),
     expected: Object.fromEntries(
       modes.map((m) => [
         m,
@@ -41,11 +68,11 @@ const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 /** The expectation table as markdown: one row per property, one column per mode. */
 export function expectationMarkdown(props: Property[], opts: TableOptions = {}): string {
   const modes = opts.mode ? [opts.mode] : [...MODES];
-  const head = `| property | claim | ${modes.map((m) => `\`${m}\``).join(" | ")} | source |`;
-  const sep = `|---|---|${modes.map(() => "---|").join("")}---|`;
+  const head = `| property | claim | ${modes.map((m) => `\`${m}\``).join(" | ")} | configuration | source |`;
+  const sep = `|---|---|${modes.map(() => "---|").join("")}---|---|`;
   const rows = expectationRows(props, opts).map(
     (r) =>
-      `| \`${r.id}\` | ${cell(r.claim)} | ${modes.map((m) => cell(r.expected[m] ?? "")).join(" | ")} | ${cell(r.source)}${r.why ? `; ${cell(r.why)}` : ""} |`,
+      `| \`${r.id}\` | ${cell(r.claim)} | ${modes.map((m) => cell(r.expected[m] ?? "")).join(" | ")} | ${cell(r.configuration)} | ${cell(r.source)}${r.why ? `; ${cell(r.why)}` : ""} |`,
   );
   const title = opts.cilium
     ? `Expectations for Cilium ${opts.cilium}`

@@ -1,8 +1,10 @@
 import type { EvidenceItem } from "../records/evidence.ts";
 import type { LabRecords, RecordName, RecordSet } from "../records/types.ts";
+import type { PropertyConfig } from "./config.ts";
 import type { Mode, ModeExpectation } from "./expectation.ts";
 
 export type Topic =
+  | "config"
   | "iptables"
   | "service-map"
   | "scale"
@@ -71,4 +73,9 @@ export interface Property {
   observe(r: RecordView, mode: Mode): Observation;
   /** How far its observed value may move between runs (compare); absent: exact. */
   tolerance?: Tolerance;
+  /**
+   * What its expectation depends on in the live datapath configuration: "none", or the settings it assumes per
+   * mode and the other configurations the suite models (a setting it does not model: not applicable).
+   */
+  config: PropertyConfig;
 }

@@ -18,6 +18,7 @@ import {
   parseProxyMode,
 } from "../parse/configmap-json.ts";
 import { type AgentStatus, parseStatus } from "../parse/status.ts";
+import { CONFIG_KEYS, type ConfigValues } from "../properties/config.ts";
 import { type Derived, derive, type EvidenceItem, type RawText } from "./evidence.ts";
 
 export type Routing = "tunnel" | "native";
@@ -529,4 +530,15 @@ export function unreadSettings(c: DatapathConfig): { field: keyof DatapathConfig
   return FIELDS.flatMap((f) =>
     c[f].unknown !== undefined ? [{ field: f, reason: c[f].unknown as string }] : [],
   );
+}
+
+/** The settings as plain values, as properties resolve their expectations (helpers/properties/config.ts). */
+export function configValues(c: DatapathConfig): ConfigValues {
+  const v = (s: Setting<unknown>): string | null =>
+    s.value === null || s.value === undefined
+      ? null
+      : Array.isArray(s.value)
+        ? s.value.join("+")
+        : String(s.value);
+  return Object.fromEntries(CONFIG_KEYS.map((k) => [k, v(c[k])])) as ConfigValues;
 }

@@ -1,4 +1,5 @@
 import type { U64 } from "../parse/u64.ts";
+import type { DatapathConfig } from "./datapath-config.ts";
 import type { EvidenceItem } from "./evidence.ts";
 /**
  * The lab's records, with exactly the field names and types of the documents (counts are numbers), and
@@ -390,7 +391,21 @@ export interface MeasureLatencyRecord {
   no_backend_response: string | null;
 }
 
+/** kube-proxy's rules for kube-dns, where its mode put them (iptables, nftables), or none. */
+export interface ProxyRulesRecord {
+  /** "translated by kube-proxy (iptables): …", "translated by kube-proxy (nftables): …", "no kube-proxy rules". */
+  summary: string;
+  iptables_rules: number;
+  nft_services: number;
+  /** Why the nftables side could not be read, or what it found instead. */
+  nft_note: string | null;
+}
+
 export interface LabRecords {
+  /** The datapath configuration the run observed (the config topic). */
+  config: DatapathConfig;
+  /** Where kube-proxy's Service rules are (the config topic). */
+  proxyRules: ProxyRulesRecord;
   iptables: IptablesRecord;
   svc: SvcRecord;
   scale: ScaleRecord;
@@ -425,6 +440,8 @@ export type RecordSet = { [K in RecordName]?: Evidenced<LabRecords[K]> };
 
 /** The file each record is written to in an evidence bundle (the lab's names where it has one). */
 export const RECORD_FILES: Record<RecordName, string> = {
+  config: "config.json",
+  proxyRules: "proxy-rules.json",
   iptables: "iptables.json",
   svc: "svc.json",
   scale: "scale.json",

@@ -1,22 +1,26 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { readRawFile } from "../exec/raw-file.ts";
+import { BundleFault, readBundleRaw } from "../bundle-read.ts";
 import type { CallRecord } from "../exec/record.ts";
+import { checkCallRecord } from "../exec/replay.ts";
 import { isEvidenceItem, NOT_RECORDED, type Place, showPlace } from "./evidence.ts";
 
-/** A bundle's files as evidence reads them (each read once). */
+/**
+ * A bundle's files as evidence reads them (each read once), as untrusted input: a place names a file inside
+ * the bundle, never one elsewhere through `..` or a link (helpers/bundle-read.ts), within the read caps.
+ */
 export class BundleFiles {
   private readonly lines = new Map<string, string[] | null>();
   private readonly calls = new Map<string, Map<number, CallRecord> | null>();
 
   constructor(readonly dir: string) {}
 
-  /** A file's lines (split on `\n`, as evidence numbers them); null when the bundle has no such file. */
+  /**
+   * A file's lines (split on `\n`, as evidence numbers them); null when the bundle has no such file. A place
+   * out of the bundle, or past a cap, is a BundleFault.
+   */
   fileLines(file: string): string[] | null {
     if (!this.lines.has(file)) {
-      const path = join(this.dir, file);
-      const ok = file !== NOT_RECORDED && !file.startsWith("/") && !file.includes("..") && existsSync(path);
-      this.lines.set(file, ok ? readRawFile(path).split("\n") : null);
+      const text = file === NOT_RECORDED ? null : readBundleRaw(this.dir, file);
+      this.lines.set(file, text === null ? null : text.split("\n"));
     }
     return this.lines.get(file) ?? null;
   }
@@ -25,17 +29,19 @@ export class BundleFiles {
   call(file: string, seq: number): CallRecord | null {
     if (!this.calls.has(file)) {
       const lines = this.fileLines(file);
-      this.calls.set(
-        file,
-        lines
-          ? new Map(
-              lines
-                .filter((l) => l.trim() !== "")
-                .map((l) => JSON.parse(l) as CallRecord)
-                .map((c) => [c.seq, c]),
-            )
-          : null,
-      );
+      const calls = new Map<number, CallRecord>();
+      lines?.forEach((l, i) => {
+        if (l.trim() === "") return;
+        let value: unknown;
+        try {
+          value = JSON.parse(l);
+        } catch (err) {
+          throw new BundleFault(this.dir, `${file}:${i + 1}`, `not JSON (${(err as Error).message})`);
+        }
+        const c = checkCallRecord(this.dir, file, i + 1, value);
+        calls.set(c.seq, c);
+      });
+      this.calls.set(file, lines ? calls : null);
     }
     return this.calls.get(file)?.get(seq) ?? null;
   }
@@ -52,6 +58,15 @@ export class BundleFiles {
 
 /** Why a place does not exist in the bundle, or null when it does. */
 function placeFault(files: BundleFiles, p: Place): string | null {
+  try {
+    return placeFaultOf(files, p);
+  } catch (err) {
+    if (err instanceof BundleFault) return `${err.entry}: ${err.why}`;
+    throw err;
+  }
+}
+
+function placeFaultOf(files: BundleFiles, p: Place): string | null {
   if (p.file === NOT_RECORDED) return "its output was not recorded in the bundle";
   if (p.call !== undefined && files.call(p.file, p.call) === null) return `${p.file} has no call ${p.call}`;
   const lines = files.outputLines(p);

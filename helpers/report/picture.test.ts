@@ -5,6 +5,8 @@ import type { Verdict } from "../properties/judge.ts";
 import { shipped } from "../testing/tamper.ts";
 import { describePath, type TranslationPath, translationPaths, translationSvg } from "./picture.ts";
 
+const svgOf = (label: string, paths: TranslationPath[]) => translationSvg(label, paths).text;
+
 const verdicts = async (bundle: string) => (await checkBundle(shipped(bundle), TOPICS)).verdicts;
 const lookup = (vs: Verdict[]) => (id: string) => vs.find((v) => v.id === id);
 const places = (ps: TranslationPath[]) => Object.fromEntries(ps.map((p) => [p.key, `${p.at} ${p.status}`]));
@@ -36,14 +38,14 @@ describe("the picture of where the Service was translated", () => {
 
   it("is drawn from the verdicts: change them and the dot moves, a failure turns red", async () => {
     const vs = await verdicts("kpr");
-    const before = translationSvg("kpr", translationPaths(lookup(vs)));
+    const before = svgOf("kpr", translationPaths(lookup(vs)));
     expect(drawn(before)).toEqual(["pod socket pass", "host socket pass", "nodeport tc pass"]);
     // the holder's socket at the ClusterIP and kube-proxy's counter moving for a Pod's queries: iptables
     const moved = changed(vs, {
       "holder.socket-peer": { observed: "cluster-ip", status: "fail" },
       "translation.pod-by-ebpf": { observed: "iptables (counter +5)", status: "fail" },
     });
-    const after = translationSvg("kpr", translationPaths(lookup(moved)));
+    const after = svgOf("kpr", translationPaths(lookup(moved)));
     expect(after).not.toBe(before);
     expect(drawn(after)).toEqual(["pod iptables fail", "host socket pass", "nodeport tc pass"]);
     expect(after).toContain("✘");
@@ -53,16 +55,12 @@ describe("the picture of where the Service was translated", () => {
       "nodeport.bpf-frontends": { observed: "0" },
       "nodeport.iptables-lines": { observed: "2" },
     });
-    expect(drawn(translationSvg("kpr", translationPaths(lookup(np))))).toContain("nodeport iptables pass");
+    expect(drawn(svgOf("kpr", translationPaths(lookup(np))))).toContain("nodeport iptables pass");
   });
 
   it("a bundle without those topics places nothing, and says so", async () => {
     const ps = translationPaths(lookup(await verdicts("drop-kpr")));
     expect(places(ps)).toEqual({ pod: "null skip", host: "null skip", nodeport: "null skip" });
-    expect(drawn(translationSvg("drop", ps))).toEqual([
-      "pod none skip",
-      "host none skip",
-      "nodeport none skip",
-    ]);
+    expect(drawn(svgOf("drop", ps))).toEqual(["pod none skip", "host none skip", "nodeport none skip"]);
   });
 });

@@ -5,6 +5,7 @@
  * on the Pod's device, bpf_host on the node's) or kube-proxy's iptables. Nothing here is drawn by hand: a
  * changed verdict moves the dot.
  */
+import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
 
 export type Place = "socket" | "tc" | "iptables";
@@ -107,9 +108,6 @@ const PLACE_TITLE: Record<Place, string> = {
   iptables: "iptables",
 };
 
-const esc = (s: string) =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-
 /** One sentence per path, for the picture's label and its caption. */
 export function describePath(p: TranslationPath): string {
   if (p.at === null) return `${p.from}: not shown by this bundle's verdicts`;
@@ -117,7 +115,7 @@ export function describePath(p: TranslationPath): string {
 }
 
 /** A small SVG (560 × 200, scales down): lanes for the three places, a line per path, a dot where it is translated. */
-export function translationSvg(label: string, paths: TranslationPath[]): string {
+export function translationSvg(label: string, paths: TranslationPath[]): Html {
   const W = 560;
   const H = 200;
   const laneX = (i: number) => 170 + i * 112;
@@ -126,23 +124,21 @@ export function translationSvg(label: string, paths: TranslationPath[]): string 
   const colour = { pass: "#1e7b34", fail: "#b3261e", skip: "#8a8f98", "known-issue": "#b06000" } as const;
   const lanes = PLACES.map(
     (p, i) =>
-      `<g class="lane" data-place="${p.place}"><rect x="${laneX(i)}" y="24" width="${laneW}" height="${H - 30}" rx="6" fill="#f5f6f8" stroke="#d9dce1"/><text x="${laneX(i) + laneW / 2}" y="40" text-anchor="middle" font-size="12" font-weight="600">${esc(p.title)}</text><text x="${laneX(i) + laneW / 2}" y="54" text-anchor="middle" font-size="10" fill="#5f6368">${esc(p.sub)}</text></g>`,
-  ).join("");
+      html`<g class="lane" data-place="${p.place}"><rect x="${laneX(i)}" y="24" width="${laneW}" height="${H - 30}" rx="6" fill="#f5f6f8" stroke="#d9dce1"/><text x="${laneX(i) + laneW / 2}" y="40" text-anchor="middle" font-size="12" font-weight="600">${p.title}</text><text x="${laneX(i) + laneW / 2}" y="54" text-anchor="middle" font-size="10" fill="#5f6368">${p.sub}</text></g>`,
+  );
   const start = 124;
   const end = 506;
-  const rows = paths
-    .map((p, i) => {
-      const y = rowY(i);
-      const c = colour[p.status];
-      const head = `<text x="4" y="${y + 4}" font-size="11">${esc(p.from)}</text>`;
-      const tail = `<text x="${end + 6}" y="${y + 4}" font-size="11">${p.at ? "Pod IP" : "?"}</text>`;
-      const title = `<title>${esc(describePath(p))}${p.because.length ? ` — ${esc(p.because.join("; "))}` : ""}</title>`;
-      if (p.at === null)
-        return `<g class="path" data-path="${p.key}" data-at="none" data-status="${p.status}">${title}${head}<line x1="${start}" y1="${y}" x2="${end}" y2="${y}" stroke="${c}" stroke-width="2" stroke-dasharray="3 4"/><text x="${(start + end) / 2}" y="${y - 6}" text-anchor="middle" font-size="10" fill="#5f6368">not shown by this bundle's verdicts</text>${tail}</g>`;
-      const x = laneX(PLACES.findIndex((q) => q.place === p.at)) + laneW / 2;
-      return `<g class="path" data-path="${p.key}" data-at="${p.at}" data-status="${p.status}">${title}${head}<line x1="${start}" y1="${y}" x2="${x}" y2="${y}" stroke="#8a8f98" stroke-width="2" stroke-dasharray="6 4"/><line x1="${x}" y1="${y}" x2="${end - 4}" y2="${y}" stroke="${c}" stroke-width="3"/><path d="M${end - 4} ${y - 5} L${end + 2} ${y} L${end - 4} ${y + 5} Z" fill="${c}"/><circle cx="${x}" cy="${y}" r="7" fill="${c}"/>${p.status === "fail" ? `<text x="${x}" y="${y + 4}" text-anchor="middle" font-size="10" fill="#fff">✘</text>` : ""}${tail}</g>`;
-    })
-    .join("");
+  const rows = paths.map((p, i) => {
+    const y = rowY(i);
+    const c = colour[p.status] ?? colour.skip;
+    const head = html`<text x="4" y="${y + 4}" font-size="11">${p.from}</text>`;
+    const tail = html`<text x="${end + 6}" y="${y + 4}" font-size="11">${p.at ? "Pod IP" : "?"}</text>`;
+    const title = html`<title>${describePath(p)}${p.because.length ? ` — ${p.because.join("; ")}` : ""}</title>`;
+    if (p.at === null)
+      return html`<g class="path" data-path="${p.key}" data-at="none" data-status="${p.status}">${title}${head}<line x1="${start}" y1="${y}" x2="${end}" y2="${y}" stroke="${c}" stroke-width="2" stroke-dasharray="3 4"/><text x="${(start + end) / 2}" y="${y - 6}" text-anchor="middle" font-size="10" fill="#5f6368">not shown by this bundle's verdicts</text>${tail}</g>`;
+    const x = laneX(PLACES.findIndex((q) => q.place === p.at)) + laneW / 2;
+    return html`<g class="path" data-path="${p.key}" data-at="${p.at}" data-status="${p.status}">${title}${head}<line x1="${start}" y1="${y}" x2="${x}" y2="${y}" stroke="#8a8f98" stroke-width="2" stroke-dasharray="6 4"/><line x1="${x}" y1="${y}" x2="${end - 4}" y2="${y}" stroke="${c}" stroke-width="3"/><path d="M${end - 4} ${y - 5} L${end + 2} ${y} L${end - 4} ${y + 5} Z" fill="${c}"/><circle cx="${x}" cy="${y}" r="7" fill="${c}"/>${p.status === "fail" ? html`<text x="${x}" y="${y + 4}" text-anchor="middle" font-size="10" fill="#fff">✘</text>` : ""}${tail}</g>`;
+  });
   const aria = `${label}: ${paths.map(describePath).join("; ")}`;
-  return `<svg xmlns="http://www.w3.org/2000/svg" class="translation" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${esc(aria)}" font-family="system-ui, sans-serif">${lanes}${rows}</svg>`;
+  return html`<svg xmlns="http://www.w3.org/2000/svg" class="translation" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${aria}" font-family="system-ui, sans-serif">${lanes}${rows}</svg>`;
 }

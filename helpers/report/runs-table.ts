@@ -3,28 +3,23 @@
  * Cilium version × mode × provider, what ran (topics, verdict counts) and how long each phase took; per
  * upgrade leg, its duration and its traffic record. Each cell links to its bundle.
  */
-import { existsSync, readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { type BundleMeta, bundleTopics, readMeta, readRecords } from "../bundle.ts";
+import { readStoredVerdicts } from "../check.ts";
 import type { UpgradeLeg } from "../records/types.ts";
 
 export interface RunRow {
   dir: string;
   meta: BundleMeta;
   topics: string[];
-  counts: { pass: number; fail: number; skip: number };
+  counts: { pass: number; fail: number; skip: number; "known-issue": number };
   legs: UpgradeLeg[];
 }
 
 export function readRun(dir: string): RunRow {
   const meta = readMeta(dir);
-  const counts = { pass: 0, fail: 0, skip: 0 };
-  const verdicts = `${dir}/verdicts.jsonl`;
-  if (existsSync(verdicts))
-    for (const line of readFileSync(verdicts, "utf8").split("\n").filter(Boolean)) {
-      const v = JSON.parse(line) as { status: keyof typeof counts };
-      counts[v.status]++;
-    }
+  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0 };
+  for (const v of readStoredVerdicts(dir) ?? []) counts[v.status]++;
   const up = readRecords(dir).upgrade?.record;
   return { dir, meta, topics: bundleTopics(dir), counts, legs: up?.legs ?? [] };
 }
@@ -53,19 +48,44 @@ export function runTimes(meta: BundleMeta): {
   };
 }
 
+/**
+ * The datapath configuration a run had: its profile (bundle.json), and the routing / socket LB / kube-proxy the
+ * config topic read; a bundle older than the config topic ran the suite's default (VXLAN tunnel).
+ */
+function configurationOf(r: RunRow): string {
+  const c = readRecords(r.dir).config?.record;
+  const profile =
+    r.meta.datapathProfile ??
+    (r.meta.provider === "existing"
+      ? "as found"
+      : c
+        ? "default"
+        : "default (tunnel; before the config topic)");
+  if (!c) return profile;
+  const v = (x: { value: unknown; unknown?: string }) =>
+    Array.isArray(x.value)
+      ? x.value.join("+")
+      : x.value === null
+        ? x.unknown
+          ? "?"
+          : "n/a"
+        : String(x.value);
+  return `${profile}: ${v(c.routing)}${c.routing.value === "tunnel" ? `/${v(c.tunnelProtocol)}` : ""}, socket LB ${v(c.socketLB)}, kube-proxy ${v(c.kubeProxy)}, LB ${v(c.lbMode)}`;
+}
+
 /** Markdown: one row per bundle, then one row per upgrade leg; links relative to `base` (the README's folder). */
 export function runsMarkdown(dirs: string[], base: string): string {
   const runs = dirs.map(readRun);
   const link = (r: RunRow) => `[${relative(base, r.dir)}](${relative(base, r.dir)})`;
   const out = [
-    "| Cilium | mode | provider | topics | pass / fail / skip | create | Cilium ready | specs | end to end | bundle |",
-    "|---|---|---|---|---|---|---|---|---|---|",
+    "| Cilium | mode | configuration | provider | topics | pass / fail / known / skip | create | Cilium ready | specs | end to end | bundle |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of runs) {
     const t = runTimes(r.meta);
     const what = r.topics.length >= 15 ? `all ${r.topics.length}` : r.topics.join(", ");
     out.push(
-      `| ${r.meta.cilium.split(" ")[0]} | ${r.meta.mode} | ${r.meta.provider}${r.meta.lab ? " (lab)" : ""} | ${what} | ${r.counts.pass} / ${r.counts.fail} / ${r.counts.skip} | ${s(t.create)} | ${s(t.ready)} | ${s(t.specs)} | ${s(t.total)} | ${link(r)} |`,
+      `| ${r.meta.cilium.split(" ")[0]} | ${r.meta.mode} | ${configurationOf(r)} | ${r.meta.provider}${r.meta.lab ? " (lab)" : ""} | ${what} | ${r.counts.pass} / ${r.counts.fail} / ${r.counts["known-issue"]} / ${r.counts.skip} | ${s(t.create)} | ${s(t.ready)} | ${s(t.specs)} | ${s(t.total)} | ${link(r)} |`,
     );
   }
   const legs = runs.flatMap((r) => r.legs.map((l) => ({ r, l })));

@@ -15,7 +15,7 @@ describe("the upgrade view (records written by us: suites/example-records.ts)", 
       "upgrade 1.19.7 → 1.20.2",
       "rollback 1.20.2 → 1.19.7",
     ]);
-    const html = renderUpgrade("kpr", u ?? (undefined as never));
+    const html = renderUpgrade("kpr", u ?? (undefined as never)).text;
     expect(html).toContain("Upgrade under load: Cilium 1.19.7 → 1.20.2");
     expect(html).toContain("<h4>Rollback: Cilium 1.20.2 → 1.19.7</h4>");
     expect(html).toContain("<dt>rollout took</dt><dd>95.2 s");
@@ -59,7 +59,7 @@ describe("the upgrade view (records written by us: suites/example-records.ts)", 
         },
       ],
     };
-    const html = renderUpgrade("kpr", upgradeView(meta, broken, []) ?? (undefined as never));
+    const html = renderUpgrade("kpr", upgradeView(meta, broken, []) ?? (undefined as never)).text;
     expect(html).toContain("<summary>23 failed requests</summary>");
     expect(html).toContain("<li><code>04:35:11.000</code> nodeport: ETIMEDOUT</li>");
     expect(html.match(/<li><code>04:35/g)).toHaveLength(20);

@@ -5,6 +5,7 @@
  * version after, when each node's agent restarted and what the datapath dropped meanwhile.
  */
 import type { BundleMeta } from "../bundle.ts";
+import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
 import type { UpgradeLeg, UpgradeRecord } from "../records/types.ts";
 import { MARK } from "./assets.ts";
@@ -31,12 +32,10 @@ export function upgradeView(
   };
 }
 
-const esc = (s: string) =>
-  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 const MAX_FAILURES = 20;
 const clock = (ms: number) => new Date(ms).toISOString().slice(11, 23);
 
-function renderLeg(l: UpgradeLeg): string {
+function renderLeg(l: UpgradeLeg): Html {
   const agents = Object.entries(l.agents_after);
   const facts: [string, string][] = [
     ["Cilium", `${l.from} → ${l.to}`],
@@ -83,45 +82,42 @@ function renderLeg(l: UpgradeLeg): string {
         )
         .join(", "),
     ]);
-  const conns = `<table class="upgrade-conns"><thead><tr><th>connection</th><th>survived</th><th>answered by, before → after</th></tr></thead><tbody>${l.connections
-    .map((c) => {
+  const conns = html`<table class="upgrade-conns"><thead><tr><th>connection</th><th>survived</th><th>answered by, before → after</th></tr></thead><tbody>${l.connections.map(
+    (c) => {
       const ok = c.connection_after === c.connection_before && c.closed_events === 0 && c.error_events === 0;
       const changed = c.backend_before !== null && c.backend_after !== c.backend_before;
-      return `<tr><td>${esc(c.name)} <span class="muted">(${esc(c.via)}, ${esc(c.node)})</span></td><td class="verdict ${ok ? "pass" : "fail"}">${ok ? "yes" : `no: ${c.closed_events} close, ${c.error_events} error`}</td><td><code>${esc(c.backend_before ?? "?")}</code> → <code>${esc(c.backend_after ?? "?")}</code>${changed ? ' <span class="changed">changed</span>' : ""}</td></tr>`;
-    })
-    .join("")}</tbody></table>`;
+      return html`<tr><td>${c.name} <span class="muted">(${c.via}, ${c.node})</span></td><td class="verdict ${ok ? "pass" : "fail"}">${ok ? "yes" : `no: ${c.closed_events} close, ${c.error_events} error`}</td><td><code>${c.backend_before ?? "?"}</code> → <code>${c.backend_after ?? "?"}</code>${changed ? html` <span class="changed">changed</span>` : ""}</td></tr>`;
+    },
+  )}</tbody></table>`;
   const f = l.requests.failures;
   const failures =
     f.length > 0
-      ? `<details class="upgrade-failures"><summary>${f.length} failed request${f.length === 1 ? "" : "s"}</summary><ul>${f
+      ? html`<details class="upgrade-failures"><summary>${f.length} failed request${f.length === 1 ? "" : "s"}</summary><ul>${f
           .slice(0, MAX_FAILURES)
-          .map((x) => `<li><code>${clock(x.t)}</code> ${esc(x.to)}: ${esc(x.error)}</li>`)
-          .join(
-            "",
-          )}${f.length > MAX_FAILURES ? `<li class="muted">… ${f.length - MAX_FAILURES} more</li>` : ""}</ul></details>`
+          .map(
+            (x) => html`<li><code>${clock(x.t)}</code> ${x.to}: ${x.error}</li>`,
+          )}${f.length > MAX_FAILURES ? html`<li class="muted">… ${f.length - MAX_FAILURES} more</li>` : ""}</ul></details>`
       : "";
   const drops =
     (l.drops ?? []).length > 0
-      ? `<details class="upgrade-drops"><summary>datapath drops during the ${esc(l.kind)}</summary><ul>${l.drops
-          .map(
-            (d) =>
-              `<li>${esc(d.node)}: ${esc(String(d.packets))} × ${esc(d.reason)} <span class="muted">(${esc(d.direction)}, ${esc(d.file)}:${d.line})</span></li>`,
-          )
-          .join("")}</ul></details>`
+      ? html`<details class="upgrade-drops"><summary>datapath drops during the ${l.kind}</summary><ul>${l.drops.map(
+          (d) =>
+            html`<li>${d.node}: ${String(d.packets)} × ${d.reason} <span class="muted">(${d.direction}, ${d.file}:${d.line})</span></li>`,
+        )}</ul></details>`
       : "";
-  return `<h4>${l.kind === "upgrade" ? "Upgrade" : "Rollback"}: Cilium ${esc(l.from)} → ${esc(l.to)}</h4>
-<dl>${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join("")}</dl>
+  return html`<h4>${l.kind === "upgrade" ? "Upgrade" : "Rollback"}: Cilium ${l.from} → ${l.to}</h4>
+<dl>${facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
 ${conns}${failures}${drops}`;
 }
 
 /** The view as a section of the page. */
-export function renderUpgrade(label: string, u: UpgradeView): string {
+export function renderUpgrade(label: string, u: UpgradeView): Html {
   const verdicts =
     u.verdicts.length > 0
-      ? `<ul class="upgrade-verdicts">${u.verdicts.map((v) => `<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${esc(v.id)}</code> ${esc(v.claim)}</li>`).join("")}</ul>`
+      ? html`<ul class="upgrade-verdicts">${u.verdicts.map((v) => html`<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${v.id}</code> ${v.claim}</li>`)}</ul>`
       : "";
-  return `<section class="upgrade" aria-label="upgrade: ${esc(label)}">
-<h3>Upgrade under load: Cilium ${esc(u.from)} → ${esc(u.to)} <span class="muted">(${esc(label)})</span></h3>
-${u.legs.map(renderLeg).join("\n")}
+  return html`<section class="upgrade" aria-label="upgrade: ${label}">
+<h3>Upgrade under load: Cilium ${u.from} → ${u.to} <span class="muted">(${label})</span></h3>
+${u.legs.map(renderLeg).map((x) => html`${x}\n`)}
 ${verdicts}</section>`;
 }

@@ -1,7 +1,6 @@
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
 import { readMeta } from "../bundle.ts";
 import type { TopicDeclaration } from "../topic.ts";
+import { checkOutputPath, writeOutput } from "../write-output.ts";
 import { buildReport, renderReport } from "./html.ts";
 
 export interface WrittenReport {
@@ -10,7 +9,10 @@ export interface WrittenReport {
   columns: { label: string; pass: number; fail: number; skip: number }[];
 }
 
-/** Re-judges the bundles, renders the page and writes it to `out` (its folder made if missing). */
+/**
+ * Re-judges the bundles, renders the page and writes it to `out` (its folder made if missing) through a
+ * temporary file and a rename; never onto a folder or into one of the bundles (helpers/write-output.ts).
+ */
 export async function writeReport(
   dirs: string[],
   topics: TopicDeclaration[],
@@ -19,10 +21,10 @@ export async function writeReport(
 ): Promise<WrittenReport> {
   // every bundle named is read first: a wrong path is one line before any work
   for (const d of [...dirs, ...(opts.compare ?? [])]) readMeta(d);
+  checkOutputPath(out, [...dirs, ...(opts.compare ?? [])]);
   const input = await buildReport(dirs, topics, opts.compare ? { compare: opts.compare } : {});
   const html = renderReport(input);
-  mkdirSync(dirname(out), { recursive: true });
-  writeFileSync(out, html);
+  writeOutput(out, html, [...dirs, ...(opts.compare ?? [])]);
   return {
     bytes: Buffer.byteLength(html),
     columns: input.columns.map((c) => {

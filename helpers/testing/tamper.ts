@@ -62,3 +62,23 @@ export class BundleCopies {
     rmSync(this.root, { recursive: true, force: true });
   }
 }
+
+/** A bundle's JSON Lines file, each line edited by `edit` (return undefined to keep it); written back. */
+export function editJsonLines(
+  dir: string,
+  rel: string,
+  edit: (value: Record<string, unknown>, index: number) => Record<string, unknown> | undefined,
+): void {
+  const path = join(dir, rel);
+  const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+  writeFileSync(
+    path,
+    `${lines.map((l, i) => JSON.stringify(edit(JSON.parse(l) as Record<string, unknown>, i) ?? JSON.parse(l))).join("\n")}\n`,
+  );
+}
+
+/** A bundle's JSON file, edited by `edit`; written back. */
+export function editJson(dir: string, rel: string, edit: (value: Record<string, unknown>) => unknown): void {
+  const path = join(dir, rel);
+  writeFileSync(path, `${JSON.stringify(edit(JSON.parse(readFileSync(path, "utf8"))), null, 2)}\n`);
+}

@@ -19,11 +19,22 @@ import {
   parseIptablesSave,
 } from "../../helpers/parse/iptables-save.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
+import type { ConfigDependence } from "../../helpers/properties/config.ts";
 import { dp, KN, LAB } from "../../helpers/properties/sources.ts";
 import { linesWithAddress, RecordError, statusQuote } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { DatapathRecord, Evidenced, IptablesRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+
+/**
+ * Where kube-proxy's rules are read from iptables-save (issue 25): kpr runs without kube-proxy, and beside it
+ * kube-proxy runs in iptables mode. Its nftables mode (`table ip kube-proxy`) and ipvs mode write no KUBE-SVC /
+ * KUBE-SEP rules: not modelled by these properties, so not applicable there (issue25-facts.md §2, §4).
+ */
+const KUBE_PROXY_IPTABLES = {
+  kpr: { kubeProxy: ["none"] },
+  "kube-proxy": { kubeProxy: ["iptables"] },
+} as const satisfies ConfigDependence["assumes"];
 
 export const topic = defineTopic({
   name: "iptables",
@@ -42,7 +53,9 @@ export const topic = defineTopic({
       id: "iptables.kpr-mode",
       claim: "The agent reports KubeProxyReplacement True without kube-proxy and False beside it",
       source: LAB(1),
+      why: "the agent's own KubeProxyReplacement status is the mode itself: no other datapath setting changes it (beside kube-proxy in nftables or ipvs mode it stays False)",
       expect: { kpr: { eq: "True" }, "kube-proxy": { eq: "False" } },
+      config: "none",
       needs: ["iptables"],
       observe: (r) => ({
         value: r.get("iptables").kube_proxy_replacement,
@@ -56,6 +69,7 @@ export const topic = defineTopic({
         "Lines containing KUBE-SVC in iptables-save: none without kube-proxy, kube-proxy's per-Service chains with it",
       source: LAB(1),
       expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 1 } },
+      config: { assumes: KUBE_PROXY_IPTABLES },
       needs: ["iptables"],
       observe: (r) => ({
         value: r.get("iptables").kube_svc_lines,
@@ -68,6 +82,13 @@ export const topic = defineTopic({
         "Lines mentioning the web ClusterIP: none without kube-proxy (the Service lives in BPF maps only)",
       source: LAB(1),
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 2 } },
+      config: {
+        // iptables-save is the IPv4 table: web stays a single-stack IPv4 Service on a dual-stack cluster
+        assumes: {
+          kpr: KUBE_PROXY_IPTABLES.kpr,
+          "kube-proxy": { ...KUBE_PROXY_IPTABLES["kube-proxy"], ipFamilies: ["ipv4", "ipv4+ipv6"] },
+        },
+      },
       why: "kube-proxy writes a KUBE-SERVICES match and a KUBE-MARK-MASQ rule per ClusterIP port (knowledge output-formats.md §8)",
       needs: ["iptables"],
       observe: (r) => ({
@@ -81,8 +102,9 @@ export const topic = defineTopic({
       claim:
         "Lines containing CILIUM in iptables-save (the lab's cilium_lines): Cilium's own rules stay in both modes, so iptables is never literally empty",
       source: LAB(1),
-      why: "the lab counts lines ('the number of lines containing CILIUM'), not chains: they are the rules and declarations of Cilium's CILIUM_* chains, which Cilium installs in both modes (knowledge clusters.md §4.3); 40 lines in 10 chains recorded on the lab cluster (Cilium 1.19.7, kpr)",
+      why: "the lab counts lines ('the number of lines containing CILIUM'), not chains: they are the rules and declarations of Cilium's CILIUM_* chains, which Cilium installs in both modes (knowledge clusters.md §4.3); 40 lines in 10 chains recorded on the lab cluster (Cilium 1.19.7, kpr). No modelled setting changes it: BPF masquerading removes only CILIUM_POST_nat's masquerade rule, the CILIUM_* chains stay (installIptablesRules=false would remove them; the suite does not read that setting)",
       expect: { kpr: { gte: 1 }, "kube-proxy": { gte: 1 } },
+      config: "none",
       needs: ["iptables"],
       observe: (r) => ({
         value: r.get("iptables").cilium_lines,
@@ -95,6 +117,7 @@ export const topic = defineTopic({
       claim: "kube-proxy chains (KUBE-SERVICES/SVC/SEP/NODEPORTS/…) exist only where kube-proxy runs",
       source: KN("clusters.md §4.3"),
       expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 3 } },
+      config: { assumes: KUBE_PROXY_IPTABLES },
       needs: ["datapath"],
       observe: (r) => ({
         value: dp(r, "kube_proxy_chains").length,
@@ -106,7 +129,9 @@ export const topic = defineTopic({
       claim:
         "kubelet's chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY) remain in both modes: 'empty iptables' means no kube-proxy chains",
       source: KN("clusters.md §4.3 (KEP-3178)"),
+      why: "kubelet writes them whatever handles Services, so no datapath setting changes it",
       expect: { kpr: { gte: 1 }, "kube-proxy": { gte: 1 } },
+      config: "none",
       needs: ["datapath"],
       observe: (r) => ({
         value: dp(r, "kubelet_chains").length,

@@ -25,6 +25,7 @@ import {
   kubeProxyChains,
   parseIptablesSave,
 } from "../../helpers/parse/iptables-save.ts";
+import type { ConfigDependence } from "../../helpers/properties/config.ts";
 import { dp, LAB, sameSet } from "../../helpers/properties/sources.ts";
 import {
   findLbService,
@@ -36,6 +37,26 @@ import {
 import { derive, type EvidenceItem, type Read, read } from "../../helpers/records/evidence.ts";
 import type { DatapathRecord, Evidenced, RecordSet, ScaleRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+
+/**
+ * web is a single-stack IPv4 Service (its manifest asks no ipFamilyPolicy): on a dual-stack cluster its
+ * frontend, slots and EndpointSlice stay IPv4 only; an IPv6-only cluster is not modelled (issue25-facts.md §3.6).
+ */
+const IPV4_SERVICE = {
+  kpr: { ipFamilies: ["ipv4", "ipv4+ipv6"] },
+  "kube-proxy": { ipFamilies: ["ipv4", "ipv4+ipv6"] },
+} as const satisfies ConfigDependence["assumes"];
+
+/**
+ * kube-proxy's KUBE-SEP chains are read from iptables-save: kpr runs without kube-proxy, beside it kube-proxy
+ * runs in iptables mode. Its nftables mode (endpoint-… chains) and ipvs mode (real servers) are not modelled
+ * here: not applicable (issue25-facts.md §4).
+ */
+const KUBE_PROXY_IPTABLES = {
+  kpr: { kubeProxy: ["none"] },
+  "kube-proxy": { kubeProxy: ["iptables"] },
+} as const satisfies ConfigDependence["assumes"];
+
 import { observeServiceMap } from "../02-service-map/service-map.topic.ts";
 
 export const topic = defineTopic({
@@ -57,6 +78,7 @@ export const topic = defineTopic({
       claim: "After scaling web to 4, the frontend has 4 backend slots",
       source: LAB(3),
       expect: { kpr: { eq: 4 }, "kube-proxy": { eq: 4 } },
+      config: { assumes: IPV4_SERVICE },
       needs: ["scale"],
       observe: (r) => ({ value: r.get("scale").backends.length, evidence: r.evidence("scale", "backends") }),
     },
@@ -65,6 +87,7 @@ export const topic = defineTopic({
       claim: "The two new slots are the two new Pods (and the old two stay)",
       source: LAB(3),
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      config: { assumes: IPV4_SERVICE },
       needs: ["scale", "svc", "datapath"],
       observe: (r) => {
         const s = r.get("scale");
@@ -93,6 +116,7 @@ export const topic = defineTopic({
       claim: "The map's backends equal the EndpointSlice's ready addresses",
       source: LAB(3),
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      config: { assumes: IPV4_SERVICE },
       needs: ["scale", "datapath"],
       observe: (r) => {
         const s = r.get("scale").backends;
@@ -110,6 +134,7 @@ export const topic = defineTopic({
       source: LAB(3),
       why: "the lab's 'instead of rewriting iptables rules, a few map entries change'; KUBE-SEP per endpoint (notebook §3)",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 4 } },
+      config: { assumes: KUBE_PROXY_IPTABLES },
       needs: ["datapath"],
       observe: (r) => ({
         value: dp(r, "web_sep_chains"),

@@ -19,6 +19,7 @@ import { holderEventLines, lastHolderConnection } from "../../helpers/parse/hold
 import { type NetstatOutput, parseNetstat } from "../../helpers/parse/netstat.ts";
 import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
+import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
 import { dp, ipOf, KN, LAB } from "../../helpers/properties/sources.ts";
 import {
   backendPods,
@@ -31,6 +32,20 @@ import { mergeDatapath } from "../../helpers/records/datapath.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { CtRecord, DatapathRecord, Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+
+/**
+ * Who translates the holder's connect() (issue 25): the kpr expectations assume socket LB translates a Pod's
+ * sockets (on, full coverage), the kube-proxy ones that nothing does (off). With host-namespace-only coverage a
+ * Pod's connect() is left alone and its packets are translated, so those runs get the kube-proxy mode's
+ * expectation (issue25-facts.md §3.4, §4).
+ */
+const POD_SOCKET_LB = {
+  kpr: { socketLB: ["on"] },
+  "kube-proxy": { socketLB: ["off"] },
+} as const satisfies ConfigDependence["assumes"];
+const HOSTNS_ONLY = { socketLB: ["hostns-only"] } as const satisfies ConfigMatch;
+const HOSTNS_ONLY_WHY =
+  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd: `if (is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns) return -ENXIO`, in_hostns from ctx_in_hostns), so the holder Pod's packets are translated by bpf_lxc (bpf_lxc.c defines ENABLE_PER_PACKET_LB when ENABLE_SOCKET_LB_HOST_ONLY is set), as beside kube-proxy (issue25-facts.md §3.4)";
 
 export const topic = defineTopic({
   name: "holder",
@@ -59,6 +74,7 @@ export const topic = defineTopic({
       source: LAB(4),
       why: "socket LB reverse-translates getpeername (kpr); per-packet DNAT leaves the socket on the VIP (kube-proxy mode)",
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      config: "none",
       needs: ["ct", "datapath"],
       observe: (r) => ({
         value: r.get("ct").app_peer === `${dp(r, "web_cluster_ip")}:80`,
@@ -72,6 +88,18 @@ export const topic = defineTopic({
       source: LAB(4),
       why: "with kube-proxy, KPR=false has no socket LB (socketLB.enabled defaults to false): bpf_lxc translates per packet (knowledge clusters.md §4.2)",
       expect: { kpr: { eq: "backend" }, "kube-proxy": { eq: "cluster-ip" } },
+      config: {
+        assumes: POD_SOCKET_LB,
+        cases: [
+          {
+            when: HOSTNS_ONLY,
+            expect: { kpr: { eq: "cluster-ip" } },
+            claim:
+              "The holder's socket table shows the ClusterIP: socket LB covers only the host namespace, so the Pod's connect() keeps the VIP and its packets are translated",
+            why: HOSTNS_ONLY_WHY,
+          },
+        ],
+      },
       needs: ["ct", "datapath"],
       observe: (r) => {
         const ct = r.get("ct");
@@ -96,7 +124,9 @@ export const topic = defineTopic({
       id: "holder.ct-backend-is-web-pod",
       claim: "The conntrack OUT entry of :40404 points at a web Pod IP:8080",
       source: LAB(4),
+      why: "the OUT entry holds the translated connection whether the socket hook or bpf_lxc translated it, so no datapath setting changes it",
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      config: "none",
       needs: ["ct"],
       observe: (r) => {
         const ct = r.get("ct");
@@ -113,6 +143,18 @@ export const topic = defineTopic({
       source: LAB(4),
       why: "SVC entries are written by the per-packet service lookup (knowledge output-formats.md §3); socket LB bypasses it",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
+      config: {
+        assumes: POD_SOCKET_LB,
+        cases: [
+          {
+            when: HOSTNS_ONLY,
+            expect: { kpr: { eq: 1 } },
+            claim:
+              "One TCP SVC conntrack entry for :40404: socket LB covers only the host namespace, so the Pod's packets carry the VIP and bpf_lxc's per-packet lookup writes it",
+            why: HOSTNS_ONLY_WHY,
+          },
+        ],
+      },
       needs: ["ct"],
       observe: (r) => ({ value: r.get("ct").svc_entries, evidence: r.evidence("ct", "svc_entries") }),
     },
@@ -122,6 +164,18 @@ export const topic = defineTopic({
       source: LAB(4),
       why: "KPR=true auto-enables socket LB; KPR=false leaves socketLB.enabled=false (knowledge clusters.md §4.2). The `Socket LB:` line decides: `Socket LB Coverage: Full` is printed even when socket LB is disabled (pkg/client/client.go, v1.19.7), so the kube-proxy expectation matches on the first part only",
       expect: { kpr: { eq: "Enabled/Full" }, "kube-proxy": { match: "^Disabled(/|$)" } },
+      config: {
+        // the observed value is the setting itself: a run's own socket LB is what this property reports
+        assumes: POD_SOCKET_LB,
+        cases: [
+          {
+            when: HOSTNS_ONLY,
+            expect: { kpr: { eq: "Enabled/Hostns-only" } },
+            claim: "Socket LB is enabled, its coverage the host network namespace only",
+            why: "socketLB.hostNamespaceOnly=true (bpf-lb-sock-hostns-only): status prints `Socket LB Coverage: Hostns-only` (pkg/client/client.go, coverage Full unless BpfSocketLBHostnsOnly; seen on the lab cluster, issue25-facts.md §1.1)",
+          },
+        ],
+      },
       needs: ["ct", "datapath"],
       observe: (r) => ({
         value: `${dp(r, "socket_lb") ?? "absent"}${r.get("ct").socket_lb_coverage ? `/${r.get("ct").socket_lb_coverage}` : ""}`,
@@ -133,6 +187,11 @@ export const topic = defineTopic({
       claim: "The backend Pod sees the holder's IP:40404 (not SNATed to a node IP)",
       source: LAB(4),
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      config: {
+        // Pod-to-Pod traffic in the tunnel is never masqueraded; in native routing it is unless the native
+        // routing CIDR covers the PodCIDR, a setting the configuration record does not carry: not modelled
+        assumes: { kpr: { routing: ["tunnel"] }, "kube-proxy": { routing: ["tunnel"] } },
+      },
       needs: ["datapath"],
       observe: (r) => ({
         value: dp(r, "backend_sees_client"),
@@ -145,6 +204,18 @@ export const topic = defineTopic({
         "The holder's OUT conntrack entry has RevNAT 0 with socket LB (nothing to reverse: the socket already points at the backend) and the Service's id with per-packet LB",
       source: KN("clusters.md §4.3"),
       expect: { kpr: { eq: "0" }, "kube-proxy": { eq: "the Service's id" } },
+      config: {
+        assumes: POD_SOCKET_LB,
+        cases: [
+          {
+            when: HOSTNS_ONLY,
+            expect: { kpr: { eq: "the Service's id" } },
+            claim:
+              "The holder's OUT conntrack entry carries the Service's id as its RevNAT: socket LB covers only the host namespace, so bpf_lxc translates the Pod's packets and records the reverse translation",
+            why: HOSTNS_ONLY_WHY,
+          },
+        ],
+      },
       why: "per-packet LB (bpf_lxc) records the Service's reverse-NAT index on the connection to rewrite replies (the SVC entry carries the same index: the Service's id); socket LB translates at connect() and keeps the reverse mapping per socket instead (cilium_lb4_reverse_sk)",
       needs: ["datapath"],
       observe: (r) => {
@@ -173,6 +244,18 @@ export const topic = defineTopic({
         "With per-packet LB an SVC conntrack entry names the holder's backend by its id in the backend map; socket LB leaves no SVC entry",
       source: KN("clusters.md §4.3"),
       expect: { kpr: { eq: "no SVC entry" }, "kube-proxy": { eq: "the holder's backend" } },
+      config: {
+        assumes: POD_SOCKET_LB,
+        cases: [
+          {
+            when: HOSTNS_ONLY,
+            expect: { kpr: { eq: "the holder's backend" } },
+            claim:
+              "An SVC conntrack entry names the holder's backend by its id: socket LB covers only the host namespace, so the Pod's packets meet the per-packet service lookup",
+            why: HOSTNS_ONLY_WHY,
+          },
+        ],
+      },
       needs: ["datapath", "ct"],
       observe: (r) => {
         const b = dp(r, "holder_svc_backend");

@@ -19,6 +19,7 @@ import { type AgentEndpoint, parseEndpointJson } from "../../helpers/parse/endpo
 import { findPolicyMap, type MapList, parseMapList } from "../../helpers/parse/map-list.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import { parseTcFilter, type TcFilterShow } from "../../helpers/parse/tc-filter.ts";
+import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
 import { dp, KN, LAB } from "../../helpers/properties/sources.ts";
 import { RecordError, statusQuote } from "../../helpers/records/common.ts";
 import { mergeDatapath } from "../../helpers/records/datapath.ts";
@@ -39,6 +40,18 @@ const POLICY_V3 = {
   claim: "the endpoint's policy map is cilium_policy_v3_<id:05>: 1.20 renamed it with its new format",
   why: "pkg/maps/policymap MapName is `cilium_policy_v3_` in 1.20 (v1.20.2; cilium PR 47080)",
 } as const;
+
+/**
+ * The Pod's device is a veth pair whose host side carries the programs (tcx or clsact): netkit devices attach
+ * theirs as netkit links, not modelled here (issue25-facts.md §3.7).
+ */
+const VETH = {
+  kpr: { deviceMode: ["veth"] },
+  "kube-proxy": { deviceMode: ["veth"] },
+} as const satisfies ConfigDependence["assumes"];
+
+/** socketLB.hostNamespaceOnly: the socket hooks stay, but pass a Pod's connect() through untranslated. */
+const HOSTNS_ONLY = { socketLB: ["hostns-only"] } as const satisfies ConfigMatch;
 
 export const topic = defineTopic({
   name: "program",
@@ -65,6 +78,7 @@ export const topic = defineTopic({
       claim: "cil_from_container is attached at ingress of the Pod's host-side lxc device",
       source: LAB(5),
       expect: { kpr: { eq: "cil_from_container" }, "kube-proxy": { eq: "cil_from_container" } },
+      config: { assumes: VETH },
       needs: ["prog"],
       observe: (r) => ({ value: r.get("prog").program, evidence: r.evidence("prog", "attach") }),
     },
@@ -75,6 +89,7 @@ export const topic = defineTopic({
       source: LAB(5),
       why: "bpf.enableTCX defaults to true since 1.16; tcx needs kernel ≥ 6.6 (knowledge output-formats.md §7)",
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      config: { assumes: VETH },
       needs: ["prog", "datapath"],
       observe: (r) => {
         const attach = r.get("prog").attach;
@@ -94,6 +109,7 @@ export const topic = defineTopic({
         "`tc filter show … ingress` prints nothing for a tcx attachment and two lines for a legacy cls_bpf filter",
       source: LAB(5),
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      config: { assumes: VETH },
       needs: ["prog"],
       observe: (r) => {
         const p = r.get("prog");
@@ -119,6 +135,7 @@ export const topic = defineTopic({
           byMinor: { "1.16": POLICY_V1, "1.20": POLICY_V3 },
         },
       },
+      config: "none",
       needs: ["prog"],
       observe: (r) => {
         const p = r.get("prog");
@@ -139,6 +156,22 @@ export const topic = defineTopic({
       source: KN("clusters.md §4.3"),
       why: "socketLB.enabled follows kubeProxyReplacement (chart default); the connect4 hook translates the ClusterIP before a packet exists, getpeername4/recvmsg4 translate back",
       expect: { kpr: { eq: 4 }, "kube-proxy": { eq: 0 } },
+      config: {
+        // the four IPv4 hooks are counted: a dual-stack agent attaches the IPv6 ones beside them
+        assumes: {
+          kpr: { socketLB: ["on"], ipFamilies: ["ipv4", "ipv4+ipv6"] },
+          "kube-proxy": { socketLB: ["off"] },
+        },
+        cases: [
+          {
+            when: { ...HOSTNS_ONLY, ipFamilies: ["ipv4", "ipv4+ipv6"] },
+            expect: { kpr: { eq: 4 } },
+            claim:
+              "Socket LB's four programs stay attached at Cilium's cgroup2 root with host-namespace-only coverage: the host-only check is inside them",
+            why: "pkg/socketlb/socketlb.go Enable attaches connect4, sendmsg4, recvmsg4 (and getpeername4 with EnableSocketLBPeer) with no regard to hostns-only; hostns-only turns off only socket-LB tracing (pkg/kpr/initializer, `if BPFSocketLBHostnsOnly { EnableSocketLBTracing = false }`); the check is in bpf_sock.c (ENABLE_SOCKET_LB_HOST_ONLY, issue25-facts.md §3.4)",
+          },
+        ],
+      },
       needs: ["datapath"],
       observe: (r) => {
         const hooks = dp(r, "sock_hooks");
@@ -154,6 +187,18 @@ export const topic = defineTopic({
       source: KN("clusters.md §4.3"),
       why: "sock4_update_revnat stores backend → ClusterIP per socket cookie so getpeername() can answer the VIP (bpf_sock.c); per-packet LB reverses through conntrack instead",
       expect: { kpr: { gte: 1 }, "kube-proxy": { eq: 0 } },
+      config: {
+        assumes: { kpr: { socketLB: ["on"] }, "kube-proxy": { socketLB: ["off"] } },
+        cases: [
+          {
+            when: HOSTNS_ONLY,
+            expect: { kpr: { eq: 0 } },
+            claim:
+              "cilium_lb4_reverse_sk holds no entry for the holder: socket LB covers only the host namespace, so the Pod's connect() is not translated and per-packet LB reverses through conntrack, as beside kube-proxy",
+            why: "socketLB.hostNamespaceOnly=true: bpf_sock.c __sock4_xlate_fwd returns -ENXIO before sock4_update_revnat for a socket outside the host network namespace (`is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`), and bpf_lxc.c translates the Pod's packets (ENABLE_PER_PACKET_LB); the map is counted whole, so this holds while no host process keeps a connection to a Service open (issue25-facts.md §3.4)",
+          },
+        ],
+      },
       needs: ["datapath"],
       observe: (r) => ({
         value: dp(r, "reverse_sk_entries"),

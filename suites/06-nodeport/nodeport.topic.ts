@@ -37,6 +37,9 @@ import { derive, RawText, type Read, read } from "../../helpers/records/evidence
 import type { DatapathRecord, Evidenced, NodePortRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
+/** web-np is a single-stack IPv4 Service: a dual-stack cluster leaves its IPv4 NodePort as it is (issue25-facts.md §3.6). */
+const IPV4 = ["ipv4", "ipv4+ipv6"] as const;
+
 export const topic = defineTopic({
   name: "nodeport",
   title:
@@ -72,6 +75,15 @@ export const topic = defineTopic({
       claim: "NodePort 30780 on the node's InternalIP answers HTTP 200",
       source: LAB(6),
       expect: { kpr: { eq: 200 }, "kube-proxy": { eq: 200 } },
+      config: {
+        // the node's own connect() is translated by the socket hook in kpr (host-namespace-only coverage keeps
+        // it), so the LB mode does not matter; beside kube-proxy, kube-proxy answers in iptables or nftables
+        // mode (nftables accepts NodePorts on the node's primary address, the InternalIP dialled here)
+        assumes: {
+          kpr: { socketLB: ["on", "hostns-only"], ipFamilies: IPV4 },
+          "kube-proxy": { kubeProxy: ["iptables", "nftables"], ipFamilies: IPV4 },
+        },
+      },
       needs: ["nodeport"],
       observe: (r) => ({ value: r.get("nodeport").http_code, evidence: r.evidence("nodeport", "http_code") }),
     },
@@ -80,6 +92,21 @@ export const topic = defineTopic({
       claim: "NodePort 30780 also answers HTTP 200 to a client outside the nodes",
       source: LAB(6),
       expect: { kpr: { eq: 200 }, "kube-proxy": { eq: 200 } },
+      config: {
+        assumes: {
+          kpr: { ipFamilies: IPV4 },
+          "kube-proxy": { kubeProxy: ["iptables", "nftables"], ipFamilies: IPV4 },
+        },
+        cases: [
+          {
+            when: { lbMode: ["dsr", "hybrid"], ipFamilies: IPV4 },
+            expect: { kpr: { eq: 200 } },
+            claim:
+              "NodePort 30780 answers HTTP 200 to a client outside the nodes: a request forwarded to another node's backend is answered by that node directly (DSR), with the NodePort's address as its source",
+            why: "loadBalancer.mode=dsr (hybrid: DSR for TCP): the frontend node forwards the request with the service address in an IP option and does not SNAT it; the backend's node replies to the client itself with <frontend node IP>:30780 as the source, so the client still gets its answer (issue25-facts.md §3.5)",
+          },
+        ],
+      },
       needs: ["datapath"],
       observe: (r) => {
         const code = dp(r, "nodeport_outside_http");
@@ -99,6 +126,7 @@ export const topic = defineTopic({
       source: LAB(6),
       why: "kubernetes PR #108496 (knowledge clusters.md P11): this does not tell the modes apart",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 0 } },
+      config: "none",
       needs: ["nodeport"],
       observe: (r) => ({
         value: r.get("nodeport").listen_sockets,
@@ -111,6 +139,10 @@ export const topic = defineTopic({
       source: LAB(6),
       why: "kube-proxy writes two KUBE-NODEPORTS rules per NodePort: one for 127.0.0.0/8 (localhost NodePorts, with the nfacct counter localhost_nps_accepted_pkts) and one for every other address, both jumping to KUBE-EXT-…: recorded on the lab cluster (kube-proxy v1.35.5); a source reading had said 1",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 2 } },
+      config: {
+        // nftables mode keeps NodePorts in its service-nodeports map and ipvs mode in an ipset: not modelled
+        assumes: { kpr: { kubeProxy: ["none"] }, "kube-proxy": { kubeProxy: ["iptables"] } },
+      },
       needs: ["nodeport"],
       observe: (r) => ({
         value: r.get("nodeport").iptables_lines,
@@ -123,6 +155,7 @@ export const topic = defineTopic({
       source: LAB(6),
       why: '1.19 removed BPF NodePort for KPR=false: PR 41380 "Remove EnableNodePort" (NodePort only with kubeProxyReplacement=true), after the 1.18 deprecation of enable-node-port in PR 39581; 1.18 only with nodePort.enabled, which the suite does not set',
       expect: { kpr: { eq: true }, "kube-proxy": { eq: false } },
+      config: { assumes: { kpr: { ipFamilies: IPV4 } } },
       needs: ["nodeport"],
       observe: (r) => ({
         value: r.get("nodeport").service_id !== null,
@@ -145,6 +178,11 @@ export const topic = defineTopic({
         },
         "kube-proxy": { eq: "bound" },
       },
+      config: {
+        // post_bind4 is attached with the socket-LB programs where KPR is on (pkg/socketlb/socketlb.go Enable);
+        // the probe binds in the host network namespace, so host-namespace-only coverage keeps it
+        assumes: { kpr: { socketLB: ["on", "hostns-only"] } },
+      },
       needs: ["datapath"],
       observe: (r) => {
         const b = dp(r, "nodeport_bind");
@@ -160,6 +198,10 @@ export const topic = defineTopic({
       source: KN("clusters.md §4.3"),
       why: "NodePort handling left the KPR=false path in 1.19 (cilium PRs 41380, 41277). A kind node has one address: 2 frontends, recorded on the lab cluster (Cilium 1.19.7)",
       expect: { kpr: { eq: 2 }, "kube-proxy": { eq: 0 } },
+      config: {
+        // counted by port: whether a dual-stack node adds IPv6 frontends for an IPv4 Service is not known here
+        assumes: { kpr: { ipFamilies: ["ipv4"] } },
+      },
       needs: ["datapath"],
       observe: (r) => {
         const f = dp(r, "nodeport_lb_frontends");
@@ -176,10 +218,12 @@ export const topic = defineTopic({
       id: "nodeport.bpf-slots",
       claim: "Each NodePort frontend in the LB map holds every web backend (N slots after its slot 0)",
       source: KN("clusters.md §4.3"),
+      why: "the slots are the Service's backends whatever the LB mode or algorithm: Maglev keeps its lookup table in a map of its own (cilium_lb4_maglev), not in bpf lb list's slots (issue25-facts.md §3.5, §4)",
       expect: {
         kpr: { eq: true },
         "kube-proxy": { na: "no NodePort frontends in the LB map with KPR=false" },
       },
+      config: "none",
       needs: ["datapath"],
       observe: (r) => {
         const f = dp(r, "nodeport_lb_frontends");

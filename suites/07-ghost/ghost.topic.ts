@@ -25,6 +25,8 @@ import {
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { type U64, u64Compare, u64Diff } from "../../helpers/parse/u64.ts";
+import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
+import type { ByVersion } from "../../helpers/properties/expectation.ts";
 import {
   DROP_PROFILE,
   dp,
@@ -60,6 +62,74 @@ const NO_WILDCARD = {
   why: "the wildcard entry came with cilium commit b3b0fc849f in 1.19 (output-formats.md §2)",
 } as const;
 
+/**
+ * What a Pod sees when its packets are translated (per-packet LB in bpf_lxc): beside kube-proxy, and in kpr with
+ * socket LB for the host namespace only. Declared once, so Cilium 1.20.2's lost ICMP reject is the same known
+ * issue in both places.
+ */
+const EXIT_PER_PACKET: ByVersion = {
+  default: { eq: 7 },
+  byPatch: [
+    {
+      from: "1.20.2",
+      to: "1.20.2",
+      kind: "known-issue",
+      expect: { eq: 28 },
+      claim:
+        "curl to the ghost ClusterIP hangs until its 5 s limit (exit 28): the ICMP reject Cilium builds for the Pod is discarded",
+      why: ICMP_TAIL_WHY,
+      upstream: ICMP_TAIL_UPSTREAM,
+    },
+  ],
+};
+const ERRNO_PER_PACKET: ByVersion = {
+  default: { eq: "ECONNREFUSED" },
+  byPatch: [
+    {
+      from: "1.20.2",
+      to: "1.20.2",
+      kind: "known-issue",
+      expect: { eq: "none: timed out (exit 28)" },
+      claim: "no errno: the ICMP reject never reaches the Pod, so connect() waits until curl's 5 s limit",
+      why: ICMP_TAIL_WHY,
+      upstream: ICMP_TAIL_UPSTREAM,
+    },
+  ],
+};
+const SECONDS_PER_PACKET: ByVersion = {
+  default: { each: { lte: 0.1 } },
+  byPatch: [
+    {
+      from: "1.20.2",
+      to: "1.20.2",
+      kind: "known-issue",
+      expect: { each: { gte: 4.9 } },
+      claim: "every probe from the Pod waits for curl's 5 s limit: the ICMP reject never reaches the Pod",
+      why: ICMP_TAIL_WHY,
+      upstream: ICMP_TAIL_UPSTREAM,
+    },
+  ],
+};
+
+/**
+ * Who refuses the probe Pod's connect() (issue 25): the kpr expectations assume socket LB translates a Pod's
+ * sockets (on, full coverage), the kube-proxy ones that nothing does (off). Host-namespace-only coverage leaves
+ * the Pod's connect() to per-packet LB: those runs get the kube-proxy mode's expectation (issue25-facts.md §3.4).
+ */
+const POD_SOCKET_LB = {
+  kpr: { socketLB: ["on"] },
+  "kube-proxy": { socketLB: ["off"] },
+} as const satisfies ConfigDependence["assumes"];
+const HOSTNS_ONLY = { socketLB: ["hostns-only"] } as const satisfies ConfigMatch;
+const HOSTNS_ONLY_WHY =
+  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy, 1.20.2's lost ICMP reject included (issue25-facts.md §3.4)";
+
+/** ghost is a single-stack IPv4 Service (its manifest asks no ipFamilyPolicy): a dual-stack cluster leaves its entries as they are. */
+const IPV4_SERVICE = {
+  kpr: { ipFamilies: ["ipv4", "ipv4+ipv6"] },
+  "kube-proxy": { ipFamilies: ["ipv4", "ipv4+ipv6"] },
+} as const satisfies ConfigDependence["assumes"];
+
 export const topic = defineTopic({
   name: "ghost",
   title:
@@ -91,6 +161,7 @@ export const topic = defineTopic({
       claim: "The agent lists the ghost ClusterIP with zero backends",
       source: LAB(7),
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 0 } },
+      config: { assumes: IPV4_SERVICE },
       needs: ["ghost"],
       observe: (r) => ({ value: r.get("ghost").backends, evidence: r.evidence("ghost", "backends") }),
     },
@@ -101,21 +172,19 @@ export const topic = defineTopic({
       why: "socket LB answers EHOSTUNREACH at connect(); per-packet LB answers an ICMP reject (knowledge clusters.md §4.2, P12). Under the opt-in drop profile kpr still fails fast (the socket hook refuses whatever serviceNoBackendResponse says: bpf_sock.c, 1.19.7); only kube-proxy mode waits",
       expect: {
         kpr: { eq: 7 },
-        "kube-proxy": {
-          default: { eq: 7 },
-          byPatch: [
-            {
-              from: "1.20.2",
-              to: "1.20.2",
-              kind: "known-issue",
-              expect: { eq: 28 },
-              claim:
-                "curl to the ghost ClusterIP hangs until its 5 s limit (exit 28): the ICMP reject Cilium builds for the Pod is discarded",
-              why: ICMP_TAIL_WHY,
-              upstream: ICMP_TAIL_UPSTREAM,
-            },
-          ],
-        },
+        "kube-proxy": EXIT_PER_PACKET,
+      },
+      config: {
+        assumes: POD_SOCKET_LB,
+        cases: [
+          {
+            when: HOSTNS_ONLY,
+            expect: { kpr: EXIT_PER_PACKET },
+            claim:
+              "curl from the probe Pod to the ghost ClusterIP fails at once with exit 7: socket LB covers only the host namespace, so bpf_lxc answers the Pod's SYN with an ICMP reject",
+            why: HOSTNS_ONLY_WHY,
+          },
+        ],
       },
       needs: ["ghost"],
       observe: (r, mode) => {
@@ -141,21 +210,19 @@ export const topic = defineTopic({
             },
           ],
         },
-        "kube-proxy": {
-          default: { eq: "ECONNREFUSED" },
-          byPatch: [
-            {
-              from: "1.20.2",
-              to: "1.20.2",
-              kind: "known-issue",
-              expect: { eq: "none: timed out (exit 28)" },
-              claim:
-                "no errno: the ICMP reject never reaches the Pod, so connect() waits until curl's 5 s limit",
-              why: ICMP_TAIL_WHY,
-              upstream: ICMP_TAIL_UPSTREAM,
-            },
-          ],
-        },
+        "kube-proxy": ERRNO_PER_PACKET,
+      },
+      config: {
+        assumes: POD_SOCKET_LB,
+        cases: [
+          {
+            when: HOSTNS_ONLY,
+            expect: { kpr: ERRNO_PER_PACKET },
+            claim:
+              "The Pod's connect() fails with ECONNREFUSED, the per-packet LB's ICMP reject: socket LB covers only the host namespace, so no socket hook refuses it",
+            why: HOSTNS_ONLY_WHY,
+          },
+        ],
       },
       needs: ["datapath"],
       observe: (r, mode) => {
@@ -184,21 +251,19 @@ export const topic = defineTopic({
       why: "every fast failure recorded on the lab cluster took 0.06–6.5 ms (32 probes in this topic, 80 in measure-latency, six bundles): a refusal needs no round trip off the node (socket LB answers in connect(); per-packet LB's reject is the node's own reply). 0.1 s is 15× the slowest recorded probe (a loaded CI runner) and 10× under TCP's 1 s initial retransmission timeout (RFC 6298 §2.1, Linux TCP_TIMEOUT_INIT), so a probe whose SYN was dropped even once cannot pass; the former bound, 1 s, could not tell that from a refusal",
       expect: {
         kpr: { each: { lte: 0.1 } },
-        "kube-proxy": {
-          default: { each: { lte: 0.1 } },
-          byPatch: [
-            {
-              from: "1.20.2",
-              to: "1.20.2",
-              kind: "known-issue",
-              expect: { each: { gte: 4.9 } },
-              claim:
-                "every probe from the Pod waits for curl's 5 s limit: the ICMP reject never reaches the Pod",
-              why: ICMP_TAIL_WHY,
-              upstream: ICMP_TAIL_UPSTREAM,
-            },
-          ],
-        },
+        "kube-proxy": SECONDS_PER_PACKET,
+      },
+      config: {
+        assumes: POD_SOCKET_LB,
+        cases: [
+          {
+            when: HOSTNS_ONLY,
+            expect: { kpr: SECONDS_PER_PACKET },
+            claim:
+              "Every probe of the ghost Service from the probe Pod fails in under 0.1 s: bpf_lxc rejects it per packet on the Pod's own node",
+            why: HOSTNS_ONLY_WHY,
+          },
+        ],
       },
       needs: ["datapath"],
       observe: (r, mode) => {
@@ -214,6 +279,23 @@ export const topic = defineTopic({
       source: KN("clusters.md §4.2, P12"),
       why: "a host process is served by Cilium's socket LB with KPR (connect() refused on the node) and by kube-proxy's filter REJECT beside it (an ICMP reply from the node's own stack): neither needs a round trip off the node, and neither depends on the ICMP reply Cilium builds for a Pod (1.20.2 kept refusing host probes at once on the lab cluster, run lab120b); 0.1 s as for ghost.seconds",
       expect: { kpr: { each: { lte: 0.1 } }, "kube-proxy": { each: { lte: 0.1 } } },
+      config: {
+        // the host's connect() is refused by the socket hook in kpr, host-namespace-only coverage included;
+        // beside kube-proxy (socket LB off) kube-proxy refuses it
+        assumes: {
+          kpr: { socketLB: ["on", "hostns-only"] },
+          "kube-proxy": { socketLB: ["off"], kubeProxy: ["iptables"] },
+        },
+        cases: [
+          {
+            when: { socketLB: ["off"], kubeProxy: ["nftables"] },
+            expect: { "kube-proxy": { each: { lte: 0.1 } } },
+            claim:
+              "Every probe of the ghost Service from a node's host network namespace fails in under 0.1 s: kube-proxy's nftables reject-chain refuses it",
+            why: "kube-proxy in nftables mode puts a Service without endpoints in its no-endpoint-services map (`<ip> . tcp . 80 : goto reject-chain`), checked by service-endpoints-check from the filter-output-pre-dnat chain for the host's own packets; reject-chain's `reject` answers from the node's own stack (pkg/proxy/nftables/proxier.go, v1.35.5; issue25-facts.md §2)",
+          },
+        ],
+      },
       needs: ["datapath"],
       observe: (r, mode) => {
         if (dropProfileWaits(r, mode)) return { value: null, evidence: [], skip: DROP_PROFILE };
@@ -230,7 +312,9 @@ export const topic = defineTopic({
       id: "ghost.no-backend-response",
       claim: "ServiceNoBackendResponse is reject (the chart default in 1.16–1.20)",
       source: LAB(7),
+      why: "an agent option of its own (serviceNoBackendResponse), set by none of the datapath settings the suite reads",
       expect: { kpr: { eq: "reject" }, "kube-proxy": { eq: "reject" } },
+      config: "none",
       needs: ["ghost"],
       observe: (r) => {
         if (dropProfile(r)) return { value: null, evidence: [], skip: DROP_PROFILE };
@@ -247,6 +331,10 @@ export const topic = defineTopic({
       source: KN("output-formats.md §8"),
       why: "one `has no endpoints` REJECT per Service port without endpoints (kube-proxy's proxier); recorded on the lab cluster",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
+      config: {
+        // nftables mode keeps the reject as a no-endpoint-services element, not an iptables rule: not modelled
+        assumes: { kpr: { kubeProxy: ["none"] }, "kube-proxy": { kubeProxy: ["iptables"] } },
+      },
       needs: ["datapath"],
       observe: (r) => ({
         value: dp(r, "ghost_reject_rules"),
@@ -268,6 +356,7 @@ export const topic = defineTopic({
           byMinor: { "1.16": NO_WILDCARD, "1.17": NO_WILDCARD, "1.18": NO_WILDCARD },
         },
       },
+      config: { assumes: IPV4_SERVICE },
       needs: ["datapath"],
       observe: (r) => ({
         value: dp(r, "ghost_wildcard_entry"),
@@ -281,6 +370,14 @@ export const topic = defineTopic({
       source: KN("clusters.md §4.3"),
       why: "a Pod's packet meets bpf_lxc's per-packet LB, which replies for a Service without backends before netfilter sees it; the host's packet has no Cilium hook in front (KPR=false: no socket LB) and reaches kube-proxy's filter rule",
       expect: { kpr: { eq: "no REJECT rule" }, "kube-proxy": { eq: "host moves, Pod does not" } },
+      config: {
+        // the counter is an iptables rule's (nftables mode writes no counters), and the host's packet reaches
+        // it only where no socket hook refuses the host's connect() first
+        assumes: {
+          kpr: { kubeProxy: ["none"] },
+          "kube-proxy": { kubeProxy: ["iptables"], socketLB: ["off"] },
+        },
+      },
       needs: ["datapath"],
       observe: (r) => {
         const c = dp(r, "ghost_reject_counters");

@@ -49,7 +49,9 @@ export const topic = defineTopic({
       id: "report.consistent",
       claim: "report.txt, re-read from the current state, agrees with the earlier records",
       source: LAB(8),
+      why: "it compares two reads of the same values, whatever they are in this configuration: agreement does not depend on the datapath settings",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
+      config: "none",
       needs: ["report", "iptables", "scale", "ct", "prog", "nodeport", "ghost"],
       observe: (r) => {
         const rep = r.get("report");

@@ -51,7 +51,9 @@ export const topic = defineTopic({
       claim:
         "The agent's kube-dns backends are the EndpointSlice's ready addresses (control plane → programmed dataplane)",
       source: NB("§2"),
+      why: "the agent programs kube-dns's backends from its EndpointSlice in every configuration; kube-dns has one ClusterIP (kubeadm's Service sets clusterIP and no ipFamilyPolicy), so its frontend and its slice are of one family on a dual-stack cluster too",
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      config: "none",
       needs: ["dns"],
       observe: (r) => {
         const d = r.get("dns");
@@ -67,6 +69,11 @@ export const topic = defineTopic({
         "kube-proxy represents kube-dns as KUBE-SERVICES → KUBE-SVC-* → KUBE-SEP-* → DNAT to the CoreDNS Pod",
       source: NB("§3"),
       expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 1 } },
+      config: {
+        // read from iptables-save: nftables mode's service-…/endpoint-… chains and ipvs mode's virtual servers
+        // are not modelled here
+        assumes: { kpr: { kubeProxy: ["none"] }, "kube-proxy": { kubeProxy: ["iptables"] } },
+      },
       needs: ["dns"],
       observe: (r) => {
         const d = r.get("dns");

@@ -12,6 +12,7 @@ import { onNode } from "../../helpers/observe/node.ts";
 import { clientAndRemote } from "../../helpers/observe/workloads.ts";
 import { type IpAddrOutput, parseIpAddr, prefixContains } from "../../helpers/parse/ip-addr.ts";
 import { type IpRouteOutput, parseIpRoute } from "../../helpers/parse/ip-route.ts";
+import type { ConfigDependence } from "../../helpers/properties/config.ts";
 import { NB } from "../../helpers/properties/sources.ts";
 import { RecordError } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
@@ -22,6 +23,25 @@ import type {
   RemoteRouteRecord,
 } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+
+/**
+ * kube-proxy in ipvs mode puts every ClusterIP on its kube-ipvs0 dummy device (with a local route to it): not
+ * modelled here. iptables and nftables modes, and kpr, leave the ClusterIP on no interface and in no route
+ * (issue25-facts.md §2, §4).
+ */
+const NO_IPVS = {
+  kpr: { kubeProxy: ["none"] },
+  "kube-proxy": { kubeProxy: ["iptables", "nftables"] },
+} as const satisfies ConfigDependence["assumes"];
+
+/**
+ * The remote Pod's route goes through cilium_host in tunnel routing (the tunnel protocol does not change it);
+ * native routing routes it over the underlay instead, not modelled here (issue25-facts.md §3.1).
+ */
+const TUNNEL = {
+  kpr: { routing: ["tunnel"] },
+  "kube-proxy": { routing: ["tunnel"] },
+} as const satisfies ConfigDependence["assumes"];
 
 export const topic = defineTopic({
   name: "host-routing",
@@ -43,6 +63,7 @@ export const topic = defineTopic({
       claim: "The ClusterIP is assigned to no interface of the node",
       source: NB("§4"),
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
+      config: { assumes: NO_IPVS },
       needs: ["clusterip"],
       observe: (r) => ({
         value: r.get("clusterip").interfaces_with_ip,
@@ -54,6 +75,7 @@ export const topic = defineTopic({
       claim: "The node has no dedicated route to the ClusterIP (only the default route covers it)",
       source: NB("§4"),
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
+      config: { assumes: NO_IPVS },
       needs: ["clusterip"],
       observe: (r) => ({
         value: r.get("clusterip").routes_to_ip,
@@ -65,6 +87,7 @@ export const topic = defineTopic({
       claim: "A Pod on another node is reached via cilium_host",
       source: NB("§5"),
       expect: { kpr: { eq: "cilium_host" }, "kube-proxy": { eq: "cilium_host" } },
+      config: { assumes: TUNNEL },
       needs: ["route"],
       observe: (r) => ({ value: r.get("route").dev, evidence: r.evidence("route", "dev") }),
     },
@@ -73,6 +96,14 @@ export const topic = defineTopic({
       claim: "That route's MTU leaves room for the VXLAN header (underlay MTU − 50)",
       source: NB("§5"),
       expect: { kpr: { eq: 50 }, "kube-proxy": { eq: 50 } },
+      config: {
+        // 50 is VXLAN's overhead over an IPv4 underlay (outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8); the
+        // underlay stays IPv4 on a dual-stack cluster; geneve and native routing are not modelled here
+        assumes: {
+          kpr: { routing: ["tunnel"], tunnelProtocol: ["vxlan"], ipFamilies: ["ipv4", "ipv4+ipv6"] },
+          "kube-proxy": { routing: ["tunnel"], tunnelProtocol: ["vxlan"], ipFamilies: ["ipv4", "ipv4+ipv6"] },
+        },
+      },
       needs: ["route"],
       observe: (r) => {
         const x = r.get("route");

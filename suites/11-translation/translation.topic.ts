@@ -47,6 +47,14 @@ export const topic = defineTopic({
       source: NB("§6"),
       why: "without kube-proxy there is no rule to count: socket LB translates host traffic too",
       expect: { kpr: { eq: "no kube-proxy rule" }, "kube-proxy": { eq: "iptables" } },
+      config: {
+        // the counter is an iptables rule's (nftables mode writes no counters, ipvs mode no KUBE-SERVICES rule
+        // per Service), and the host's query reaches it only where no socket hook translated it first
+        assumes: {
+          kpr: { kubeProxy: ["none"] },
+          "kube-proxy": { kubeProxy: ["iptables"], socketLB: ["off"] },
+        },
+      },
       needs: ["translation"],
       observe: (r) => {
         const t = r.get("translation");
@@ -75,6 +83,11 @@ export const topic = defineTopic({
       source: NB("§7"),
       why: "KPR=false still handles ClusterIP for Pod traffic in bpf_lxc (knowledge clusters.md §4.2)",
       expect: { kpr: { eq: "eBPF" }, "kube-proxy": { eq: "eBPF" } },
+      config: {
+        // the evidence beside kube-proxy is its iptables counter that did not move: not modelled for nftables
+        // (no counters) or ipvs
+        assumes: { kpr: { kubeProxy: ["none"] }, "kube-proxy": { kubeProxy: ["iptables"] } },
+      },
       needs: ["translation"],
       observe: (r) => {
         const t = r.get("translation");

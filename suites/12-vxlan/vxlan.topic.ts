@@ -48,6 +48,13 @@ export const topic = defineTopic({
         "Inside the VXLAN tunnel the inner destination is the backend Pod IP, never the ClusterIP: translation happens before encapsulation",
       source: NB("§8"),
       expect: { kpr: { eq: "backend only" }, "kube-proxy": { eq: "backend only" } },
+      config: {
+        // the capture is of VXLAN (udp 8472): geneve (6081) and native routing (no tunnel) are not modelled here
+        assumes: {
+          kpr: { routing: ["tunnel"], tunnelProtocol: ["vxlan"] },
+          "kube-proxy": { routing: ["tunnel"], tunnelProtocol: ["vxlan"] },
+        },
+      },
       needs: ["vxlan"],
       observe: (r) => {
         const v = r.get("vxlan");
@@ -71,6 +78,30 @@ export const topic = defineTopic({
 /** Notebook §8. */
 export async function observeVxlan(ctx: RunContext): Promise<RecordSet> {
   const { client, dnsIp, remote } = await clientAndRemote(ctx);
+  // native routing has no tunnel to capture: the property is not applicable there (its config), and the
+  // capture would only wait for packets that never come
+  const config = ctx.earlierRecords().config;
+  if (config?.record.routing.value === "native") {
+    ctx.log("routing native: no VXLAN tunnel to capture");
+    return {
+      vxlan: {
+        record: {
+          cluster_ip: dnsIp,
+          backend: formatEndpoint(remote?.ip ?? "", 53),
+          packets: 0,
+          inner_destinations: [],
+        },
+        evidence: {
+          packets: [
+            derive(
+              "routing native (the config topic's record): no tunnel, nothing captured",
+              config.record.routing.evidence,
+            ),
+          ],
+        },
+      },
+    };
+  }
   if (!remote)
     throw new Error(`no ready CoreDNS Pod outside ${client.node}: no query would cross the tunnel`);
   await apply(ctx, renderManifest("capture.yaml", ctx.namespace, { NODE: client.node }));

@@ -19,10 +19,11 @@ import {
   timedCalls,
 } from "../../helpers/measure/workloads.ts";
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { type RunContext, waitFor } from "../../helpers/observe/context.ts";
+import { kubeProxyInIptables, type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { linesContaining } from "../../helpers/parse/iptables-save.ts";
+import type { ConfigDependence } from "../../helpers/properties/config.ts";
 import { KN, LAB } from "../../helpers/properties/sources.ts";
 import { derive, type EvidenceItem, type RawText } from "../../helpers/records/evidence.ts";
 import type { MeasureScaleRecord, RecordSet } from "../../helpers/records/types.ts";
@@ -36,6 +37,16 @@ const FIVE_ENTRIES = {
     "a Service with 4 backends is 5 map entries (slot 0 + one per backend): no wildcard entry before 1.19",
   why: "the `<vip>:0/ANY` wildcard entry came with 1.19 (cilium commit b3b0fc849f, output-formats.md §2)",
 } as const;
+
+/**
+ * kube-proxy's lines are read from iptables-save: kpr runs without kube-proxy, beside it kube-proxy runs in
+ * iptables mode; its nftables mode (rules in `table ip kube-proxy`) and ipvs mode are not modelled here
+ * (issue25-facts.md §4).
+ */
+const KUBE_PROXY_IPTABLES = {
+  kpr: { kubeProxy: ["none"] },
+  "kube-proxy": { kubeProxy: ["iptables"] },
+} as const satisfies ConfigDependence["assumes"];
 
 export const topic = defineTopic({
   name: "measure-scale",
@@ -70,6 +81,7 @@ export const topic = defineTopic({
       source: LAB(1),
       why: "the lab's 'rules grow with every Service and endpoint'; per-Service shape 1 + 2N (peers-and-pitfalls.md §4.3)",
       expect: { kpr: { eq: "none" }, "kube-proxy": { eq: "linear" } },
+      config: { assumes: KUBE_PROXY_IPTABLES },
       needs: ["scaling"],
       observe: (r) => {
         const m = r.get("scaling");
@@ -93,6 +105,7 @@ export const topic = defineTopic({
       source: KN("peers-and-pitfalls.md §4.3"),
       why: "the count is of rule lines carrying the Service's comment, so the 1 + N chain declarations (`:KUBE-SVC-…`, `:KUBE-SEP-…`) are not in it; 14 = 2 + 3·4 recorded on the lab cluster (kube-proxy v1.35.5, iptables mode)",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 14 } },
+      config: { assumes: KUBE_PROXY_IPTABLES },
       needs: ["scaling"],
       observe: (r) => ({
         value: r.get("scaling").kube_proxy_per_service,
@@ -108,6 +121,14 @@ export const topic = defineTopic({
       expect: {
         kpr: { default: { eq: 6 }, byMinor: { "1.18": FIVE_ENTRIES } },
         "kube-proxy": { default: { eq: 6 }, byMinor: { "1.18": FIVE_ENTRIES } },
+      },
+      config: {
+        // the generated Services are single-stack IPv4 (IPv4 EndpointSlices): a dual-stack cluster adds no entry
+        // for them; Maglev keeps its table in a map of its own, not in these entries (issue25-facts.md §4)
+        assumes: {
+          kpr: { ipFamilies: ["ipv4", "ipv4+ipv6"] },
+          "kube-proxy": { ipFamilies: ["ipv4", "ipv4+ipv6"] },
+        },
       },
       needs: ["scaling"],
       observe: (r) => {
@@ -177,7 +198,7 @@ export async function observeScaling(outer: RunContext): Promise<RecordSet> {
           }),
         ),
       ),
-      ctx.mode === "kube-proxy"
+      kubeProxyInIptables(ctx)
         ? waitFor(ctx, {
             what: `${want} KUBE-SEP DNAT rules for the measurement Services on ${node}`,
             deadlineMs: CONVERGE_DEADLINE_MS,

@@ -40,6 +40,7 @@ export const topic = defineTopic({
       source: KN("peers-and-pitfalls.md §0, §5 (cilium connectivity test's no-unexpected-packet-drops)"),
       why: "the allow-list is cilium-cli's (defaults.ExpectedDropReasons, 15 reasons); the counts are this run's: the agents' counters now minus when Cilium was ready (bundle baseline/); a bundle without a baseline counts the agents' lifetime and says so",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
+      config: "none",
       needs: ["invariants"],
       observe: (r) => {
         const i = r.get("invariants");
@@ -53,6 +54,7 @@ export const topic = defineTopic({
       source: KN("peers-and-pitfalls.md §0 (a verdict is only as good as the cluster it was taken on)"),
       why: "a node that paused or restarted mid-run heals and later topics may pass, but what was observed meanwhile was observed on a broken cluster: the run must say so (issue 18's node-pause fault passed every topic before this property existed). A node's Ready condition keeps the time it last changed (lastTransitionTime); one after the run began means the node left Ready, or came back, during it",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
+      config: "none",
       needs: ["invariants"],
       observe: (r) => {
         const t = r.get("invariants").node_transitions;
@@ -79,6 +81,7 @@ export const topic = defineTopic({
       source: KN("peers-and-pitfalls.md §0 (cilium connectivity test checks the agents' restart counts)"),
       why: "an agent that restarts mid-run regenerates the datapath under the topics' feet (issue 18's agent-delete fault), and an API server that restarts answers some of the run's calls from a half-started state (issue 18's apiserver-kill fault passed every topic before this property existed); a Pod created after the run began, or a container that ended after it, is one",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
+      config: "none",
       needs: ["invariants"],
       observe: (r) => {
         const a = r.get("invariants").system_restarts;
@@ -98,7 +101,9 @@ export const topic = defineTopic({
       id: "invariants.no-agent-errors",
       claim: "No agent logged an error-level line during the run",
       source: KN("peers-and-pitfalls.md §0, §5 (cilium connectivity test's check-log-errors)"),
+      why: "a healthy cluster logs no error in any configuration: an agent refusing or failing a setting (netkit without kernel support, kube-proxy in ipvs mode without IP_VS) is what this must report, not a configuration to excuse",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 0 } },
+      config: "none",
       needs: ["invariants"],
       observe: (r) => {
         const i = r.get("invariants");

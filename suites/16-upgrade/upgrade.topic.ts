@@ -74,6 +74,7 @@ function legProperties(kind: UpgradeLeg["kind"]): PropertyDeclaration[] {
         "clusters.md §6 (BPF maps stay pinned while agents restart; cilium-cli's conn-disrupt test)",
       ),
       expect: both({ eq: true }),
+      config: "none",
       needs: ["upgrade"],
       observe: (r) => {
         const l = leg(r);
@@ -88,7 +89,9 @@ function legProperties(kind: UpgradeLeg["kind"]): PropertyDeclaration[] {
       id: `${prefix}.same-backend`,
       claim: `Every long-lived connection is answered by the same backend before and after ${what}, and where Cilium's conntrack holds its entry, the entry points at that backend`,
       source: KN("clusters.md §6"),
+      why: "the conntrack entry is compared only where Cilium's conntrack holds one for the connection (socket LB and per-packet LB both keep an entry pointing at the backend), so the expectation is the same in every configuration",
       expect: both({ eq: true }),
+      config: "none",
       needs: ["upgrade"],
       observe: (r) => {
         const l = leg(r);
@@ -104,6 +107,7 @@ function legProperties(kind: UpgradeLeg["kind"]): PropertyDeclaration[] {
       claim: `No request of the loop (a new connection every 100 ms to the ClusterIP and the NodePort in turn) fails during ${what}`,
       source: KN("clusters.md §6 (cilium-cli's conn-disrupt test: no disruption during the upgrade)"),
       expect: both({ eq: 0 }),
+      config: "none",
       needs: ["upgrade"],
       observe: (r) => {
         const l = leg(r);
@@ -117,6 +121,7 @@ function legProperties(kind: UpgradeLeg["kind"]): PropertyDeclaration[] {
       source: KN("clusters.md §6"),
       why: `the loop starts a request to each target every ${LOOP_PERIOD_PER_TARGET_MS} ms and never waits for an answer (a hung request fails at its 2 s timeout, the next starts on time), so a target's time between successes is ${LOOP_PERIOD_PER_TARGET_MS} ms when nothing is wrong; time in which the loop started no request at all (its process not scheduled: up to 1.7 s on 2 busy cores in the recorded upgrades) is taken off, since nothing was asked of the datapath then. Over 1000 ms net means the target went unanswered for five of its periods. Recorded upgrades: 201-231 ms net at most, where the gaps before the loop's stall was taken off were 0.6-2.1 s. Bundles recorded before this judgement stored a value that counted only gaps with a failed request inside; check re-derives the net figure from their loop log`,
       expect: both({ lte: 1000 }),
+      config: "none",
       needs: ["upgrade"],
       tolerance: { factor: 3, floor: 500, unit: "ms" },
       observe: (r) => {
@@ -131,6 +136,7 @@ function legProperties(kind: UpgradeLeg["kind"]): PropertyDeclaration[] {
       claim: `After ${what} every agent runs exactly the version asked for and reports OK`,
       source: KN(UPGRADE_GUIDE),
       expect: both({ eq: true }),
+      config: "none",
       needs: ["upgrade"],
       observe: (r) => {
         const l = leg(r);

@@ -1,0 +1,457 @@
+/**
+ * A bundle is untrusted input (issue 26): copies of the shipped 1.20 kpr bundle, each changed one way by the
+ * test (WRITTEN BY US: nothing hostile is committed), given to `check`, `compare`, `report` and `summary`
+ * through the CLI. Each is refused with exit 2 and one line naming the bundle's entry (file and line), never a
+ * stack trace, never read outside the bundle, never answered with a verdict.
+ */
+import { spawnSync } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { afterAll, describe, expect, it } from "vitest";
+import { LIMITS } from "../helpers/bundle-read.ts";
+import type { CallRecord } from "../helpers/exec/record.ts";
+import { BundleCopies, editJson, editJsonLines } from "../helpers/testing/tamper.ts";
+import { terminalSafe } from "./commands.ts";
+import { main } from "./main.ts";
+
+const copies = new BundleCopies();
+const out = mkdtempSync(join(tmpdir(), "dpc-hostile-out-"));
+afterAll(() => {
+  copies.cleanup();
+  rmSync(out, { recursive: true, force: true });
+});
+
+const SOURCE = "1.20/kpr";
+
+async function run(argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const io = {
+    out: (s: string) => {
+      stdout += s;
+    },
+    err: (s: string) => {
+      stderr += s;
+    },
+    readStdin: async () => "",
+  };
+  const code = await main(argv, io);
+  return { code, out: stdout, err: stderr };
+}
+
+/**
+ * One copy of the bundle serves every variant (copying and removing a whole bundle per variant took most of
+ * this file's time on a loaded disk): what a variant may change is saved first and put back before the next.
+ */
+const base = copies.copy(SOURCE);
+/** An unchanged copy, beside a changed one (compare). */
+const pristine = copies.copy(SOURCE);
+const TOUCHED = ["bundle.json", "calls", "verdicts.jsonl", "baseline", "raw/iptables"];
+let undo: (() => void) | null = null;
+
+/** The bundle changed by `change` (given its folder); the change before it undone first. */
+function hostile(change: (dir: string) => void): string {
+  undo?.();
+  const saved = mkdtempSync(join(out, "saved-"));
+  for (const [i, rel] of TOUCHED.entries())
+    cpSync(join(base, rel), join(saved, String(i)), { recursive: true });
+  undo = () => {
+    TOUCHED.forEach((rel, i) => {
+      rmSync(join(base, rel), { recursive: true, force: true });
+      renameSync(join(saved, String(i)), join(base, rel));
+    });
+    rmSync(saved, { recursive: true, force: true });
+    undo = null;
+  };
+  change(base);
+  return base;
+}
+
+const topicCalls = (dir: string) =>
+  readFileSync(join(dir, "calls", "iptables.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as CallRecord);
+
+/** The 1-based line of the first iptables call whose stdout is compressed (the topic reads it). */
+const gzCall = (dir: string) => {
+  const i = topicCalls(dir).findIndex((c) => c.stdoutFile.endsWith(".gz"));
+  return { line: i + 1, file: (topicCalls(dir)[i] as CallRecord).stdoutFile };
+};
+
+/** exit 2 and exactly one line, the command's, naming what `names` matches; no stack frame anywhere. */
+function refused(r: { code: number; out: string; err: string }, cmd: string, names: RegExp) {
+  expect(r.code, r.err).toBe(2);
+  expect(r.err.endsWith("\n")).toBe(true);
+  expect(r.err.trimEnd().split("\n"), r.err).toHaveLength(1);
+  expect(r.err).toMatch(new RegExp(`^datapath-conformance ${cmd}: `));
+  expect(r.err).toMatch(names);
+  expect(r.err).not.toMatch(/\n\s+at |Error:/);
+  expect(r.out).toBe("");
+}
+
+const PASSWD_LINE = /root:x?:0:0/;
+
+describe("hostile bundles: refused with exit 2 and one line naming the entry", { timeout: 60_000 }, () => {
+  it("a call whose stdoutFile climbs out of the bundle (../../../etc/passwd), or is absolute", async () => {
+    for (const path of ["../../../etc/passwd", "/etc/passwd", "raw/../../../../etc/passwd"]) {
+      const dir = hostile((d) =>
+        editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+          i === 2 ? { ...c, stdoutFile: path } : undefined,
+        ),
+      );
+      const r = await run(["check", dir]);
+      refused(r, "check", /calls\/iptables\.jsonl:3: stdoutFile: ".*" leaves the bundle/);
+      expect(r.err).not.toMatch(PASSWD_LINE);
+      const page = join(out, "passwd.html");
+      refused(await run(["report", dir, "-o", page]), "report", /calls\/iptables\.jsonl:3: stdoutFile/);
+      expect(existsSync(page)).toBe(false);
+    }
+  });
+
+  it("a raw output that is a link to a file outside the bundle; a link inside it is followed", async () => {
+    const { file } = gzCall(base);
+    const out1 = hostile((d) => {
+      unlinkSync(join(d, file));
+      symlinkSync("/etc/passwd", join(d, file));
+    });
+    const r = await run(["check", out1]);
+    refused(
+      r,
+      "check",
+      /calls\/iptables\.jsonl:\d+: stdoutFile: ".*" is a link out of the bundle \(to "\/etc\/passwd"\)/,
+    );
+    refused(
+      await run(["report", out1, "-o", join(out, "link.html")]),
+      "report",
+      /is a link out of the bundle/,
+    );
+    refused(await run(["compare", pristine, out1]), "compare", /is a link out of the bundle/);
+    // a link to a folder outside, and a link that leads nowhere
+    const viaFolder = hostile((d) => {
+      rmSync(join(d, "raw", "iptables"), { recursive: true });
+      symlinkSync("/etc", join(d, "raw", "iptables"));
+    });
+    refused(await run(["check", viaFolder]), "check", /is a link out of the bundle|is not in the bundle/);
+    const dangling = hostile((d) => {
+      unlinkSync(join(d, file));
+      symlinkSync(join(d, "nowhere"), join(d, file));
+    });
+    refused(await run(["check", dangling]), "check", /is a link that leads nowhere/);
+    // inside the bundle a link is read like the file it names: the check is the shipped bundle's
+    const inside = hostile((d) => {
+      renameSync(join(d, file), join(d, `${file}.moved`));
+      symlinkSync(join(d, `${file}.moved`), join(d, file));
+    });
+    const linked = await run(["check", inside]);
+    expect(linked.code, linked.err).toBe(0);
+    expect(linked.out).toContain("stored verdicts.jsonl: reproduced exactly");
+  });
+
+  it("bundle.json, calls/ or baseline/ linked out of the bundle", async () => {
+    const meta = hostile((d) => {
+      unlinkSync(join(d, "bundle.json"));
+      symlinkSync("/etc/passwd", join(d, "bundle.json"));
+    });
+    refused(await run(["check", meta]), "check", /bundle\.json: "bundle\.json" is a link out of the bundle/);
+    const calls = mkdtempSync(join(out, "calls-"));
+    const callsOut = hostile((d) => {
+      for (const f of readdirSync(join(d, "calls"))) renameSync(join(d, "calls", f), join(calls, f));
+      rmSync(join(d, "calls"), { recursive: true });
+      symlinkSync(calls, join(d, "calls"));
+    });
+    refused(await run(["check", callsOut]), "check", /calls\/\S+\.jsonl: ".*" is a link out of the bundle/);
+    const baseline = hostile((d) => {
+      const f = readdirSync(join(d, "baseline"))[0] as string;
+      unlinkSync(join(d, "baseline", f));
+      symlinkSync("/etc/passwd", join(d, "baseline", f));
+    });
+    refused(
+      await run(["check", baseline]),
+      "check",
+      /baseline\/metrics-\S+\.json: .* is a link out of the bundle/,
+    );
+  });
+
+  it("past the caps: a gzip bomb, a raw output too large to read, a corrupt gzip, a FIFO", async () => {
+    // 1 MiB of zeros gzipped, as many members as it takes to pass the cap: ~70 KB inflating past 64 MiB
+    const member = gzipSync(Buffer.alloc(1 << 20), { level: 9 });
+    const bomb = Buffer.concat(Array(LIMITS.rawBytes / (1 << 20) + 2).fill(member));
+    expect(bomb.length).toBeLessThan(200_000);
+    const { file } = gzCall(base);
+    const bombed = hostile((d) => writeFileSync(join(d, file), bomb));
+    const t0 = performance.now();
+    refused(
+      await run(["check", bombed]),
+      "check",
+      new RegExp(`${file.replace(/[.]/g, "\\.")}: inflates past the 64 MiB cap for one raw output`),
+    );
+    expect(performance.now() - t0).toBeLessThan(15_000);
+    // a plain output over the cap is refused on its size, before it is read (a sparse file: no disk used)
+    const large = hostile((d) => {
+      const plain = topicCalls(d).find((c) => !c.stdoutFile.endsWith(".gz"))?.stdoutFile as string;
+      truncateSync(join(d, plain), LIMITS.rawBytes + 1);
+    });
+    refused(await run(["check", large]), "check", /bytes, over the 64 MiB cap for this file/);
+    const corrupt = hostile((d) => writeFileSync(join(d, file), Buffer.from("not gzip at all")));
+    refused(await run(["check", corrupt]), "check", /is not valid gzip/);
+    const fifo = hostile((d) => {
+      unlinkSync(join(d, file));
+      expect(spawnSync("mkfifo", [join(d, file)]).status).toBe(0);
+    });
+    refused(await run(["check", fifo]), "check", /is not a regular file/);
+    const bigJson = hostile((d) => truncateSync(join(d, "verdicts.jsonl"), LIMITS.jsonFileBytes + 1));
+    refused(await run(["check", bigJson]), "check", /verdicts\.jsonl: \d+ bytes, over the 32 MiB cap/);
+  });
+
+  it("malformed files: the file and line, and what is wrong there", async () => {
+    const cases: [string, (d: string) => void, RegExp][] = [
+      [
+        "a line of verdicts.jsonl that is not JSON",
+        (d) =>
+          writeFileSync(
+            join(d, "verdicts.jsonl"),
+            `${readFileSync(join(d, "verdicts.jsonl"), "utf8")}not json\n`,
+          ),
+        /verdicts\.jsonl:\d+: not JSON/,
+      ],
+      [
+        "a stored verdict with an unknown status",
+        (d) =>
+          editJsonLines(d, "verdicts.jsonl", (v, i) => (i === 4 ? { ...v, status: "maybe" } : undefined)),
+        /verdicts\.jsonl:5: "status": expected one of "pass", "fail", "skip", "known-issue", found a string "maybe"/,
+      ],
+      [
+        "a stored verdict whose evidence nests without end",
+        (d) => {
+          const path = join(d, "verdicts.jsonl");
+          const [first, ...rest] = readFileSync(path, "utf8").split("\n");
+          const deep = `[${"[".repeat(100_000)}${"]".repeat(100_000)}]`;
+          const line = JSON.stringify({ ...JSON.parse(first as string), evidence: "X" }).replace('"X"', deep);
+          writeFileSync(path, [line, ...rest].join("\n"));
+        },
+        /verdicts\.jsonl:1: evidence\[0\] is neither a line nor an evidence item/,
+      ],
+      [
+        "a bundle.json with only the mode",
+        (d) => writeFileSync(join(d, "bundle.json"), '{"mode":"kpr"}'),
+        /bundle\.json:1: "cilium": expected a string, found nothing/,
+      ],
+      [
+        "phases that are a string",
+        (d) => editJson(d, "bundle.json", (m) => ({ ...m, phases: "fast" })),
+        /bundle\.json:\d+: "phases": expected an object, found a string "fast"/,
+      ],
+      [
+        "a phase that is not a number",
+        (d) => editJson(d, "bundle.json", (m) => ({ ...m, phases: { "create cluster": "60" } })),
+        /bundle\.json:\d+: "phases"\."create cluster": expected a number, found a string "60"/,
+      ],
+      [
+        "an unknown mode",
+        (d) => editJson(d, "bundle.json", (m) => ({ ...m, mode: "ipvs" })),
+        /bundle\.json:3: "mode": expected one of "kpr", "kube-proxy"/,
+      ],
+      [
+        "bundle.json cut short",
+        (d) => writeFileSync(join(d, "bundle.json"), '{\n  "format": 1,\n  "mode": "kpr",\n'),
+        /bundle\.json:\d+: not valid JSON/,
+      ],
+      [
+        "bundle.json that is null",
+        (d) => writeFileSync(join(d, "bundle.json"), "null"),
+        /bundle\.json:1: expected an object, found null/,
+      ],
+      [
+        "bundle.json that is a folder",
+        (d) => {
+          unlinkSync(join(d, "bundle.json"));
+          mkdirSync(join(d, "bundle.json"));
+        },
+        /bundle\.json: "bundle\.json" is not a regular file/,
+      ],
+      [
+        "a call line that is not JSON",
+        (d) =>
+          writeFileSync(
+            join(d, "calls", "iptables.jsonl"),
+            `${readFileSync(join(d, "calls", "iptables.jsonl"), "utf8")}{"seq":\n`,
+          ),
+        /calls\/iptables\.jsonl:\d+: not JSON/,
+      ],
+      [
+        "a string exit code",
+        (d) =>
+          editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+            i === 2 ? { ...c, exitCode: "<img src=x onerror=alert(1)>" } : undefined,
+          ),
+        /calls\/iptables\.jsonl:3: "exitCode": expected a number or null, found a string "<img src=x onerror=alert\(1\)>"/,
+      ],
+      [
+        "an argv that is not a list of strings",
+        (d) =>
+          editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+            i === 1 ? { ...c, argv: ["get", { x: 1 }] } : undefined,
+          ),
+        /calls\/iptables\.jsonl:2: "argv"\[1\]: expected a string, found an object/,
+      ],
+      [
+        "a call without its stdoutFile",
+        (d) =>
+          editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+            i === 0 ? { ...c, stdoutFile: undefined } : undefined,
+          ),
+        /calls\/iptables\.jsonl:1: "stdoutFile": expected a string, found nothing/,
+      ],
+      [
+        "a call whose stdoutFile is not in the bundle",
+        (d) =>
+          editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+            i === 3 ? { ...c, stdoutFile: "raw/iptables/nope.txt" } : undefined,
+          ),
+        /calls\/iptables\.jsonl:4: stdoutFile "raw\/iptables\/nope\.txt" is not in the bundle/,
+      ],
+      [
+        "a call record that is a list",
+        (d) => writeFileSync(join(d, "calls", "iptables.jsonl"), "[1,2,3]\n"),
+        /calls\/iptables\.jsonl:1: expected an object, found a list/,
+      ],
+      [
+        "calls/ that is a file",
+        (d) => {
+          rmSync(join(d, "calls"), { recursive: true });
+          writeFileSync(join(d, "calls"), "");
+        },
+        /calls\/: not a folder that can be listed \(ENOTDIR\)/,
+      ],
+      [
+        "a line of a million characters",
+        (d) => writeFileSync(join(d, "calls", "iptables.jsonl"), `${"x".repeat(LIMITS.jsonLineBytes + 1)}\n`),
+        /calls\/iptables\.jsonl:1: a line of \d+ characters, over the 8 MiB cap/,
+      ],
+    ];
+    for (const [what, change, names] of cases) {
+      const dir = hostile(change);
+      const r = await run(["check", dir]);
+      expect(r.err, what).toMatch(names);
+      refused(r, "check", names);
+    }
+  });
+
+  it("not a bundle at all: a file, an empty folder; and summary refuses a hostile bundle like check", async () => {
+    refused(
+      await run(["check", "/etc/passwd"]),
+      "check",
+      /\/etc\/passwd is not an evidence bundle \(not a folder\)/,
+    );
+    refused(
+      await run(["report", mkdtempSync(join(out, "empty-"))]),
+      "report",
+      // a folder stands for the bundles in it (issue 27): an empty one holds none
+      /holds no evidence bundle \(no bundle\.json in it or in any folder below it\)/,
+    );
+    const dir = hostile((d) =>
+      editJsonLines(d, "calls/measure-scale.jsonl", (c, i) =>
+        i === 0 ? { ...c, stdoutFile: "/etc/passwd" } : undefined,
+      ),
+    );
+    refused(
+      await run(["summary", dir]),
+      "summary",
+      /calls\/measure-scale\.jsonl:1: stdoutFile: "\/etc\/passwd" leaves the bundle/,
+    );
+  });
+
+  it("the same refusals through bin/datapath-conformance.mjs, the process a user starts", () => {
+    const dir = hostile((d) =>
+      editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+        i === 2 ? { ...c, stdoutFile: "../../../etc/passwd" } : undefined,
+      ),
+    );
+    const r = spawnSync(
+      process.execPath,
+      [join(import.meta.dirname, "..", "bin", "datapath-conformance.mjs"), "check", dir],
+      {
+        encoding: "utf8",
+      },
+    );
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      `datapath-conformance check: bundle ${dir}: calls/iptables.jsonl:3: stdoutFile: "../../../etc/passwd" leaves the bundle (only paths inside it are read)\n`,
+    );
+  });
+});
+
+describe("where report and summary write", { timeout: 60_000 }, () => {
+  it("never onto a folder, never into one of the input bundles; otherwise through a temporary file and a rename", async () => {
+    const dir = hostile(() => {});
+    const before = readFileSync(join(dir, "bundle.json"), "utf8");
+    refused(await run(["report", dir, "-o", out]), "report", /-o .* is a folder; name a file/);
+    for (const inside of [
+      join(dir, "bundle.json"),
+      join(dir, "raw", "report.html"),
+      join(dir, "new", "report.html"),
+      dir,
+    ])
+      refused(
+        await run(["report", dir, "-o", inside]),
+        "report",
+        /is (inside the bundle .*, one of the inputs|a folder)/,
+      );
+    // named through a link to the bundle's folder, and as the second bundle of --compare
+    const link = join(out, "bundle-link");
+    symlinkSync(dir, link);
+    refused(await run(["report", dir, "-o", join(link, "bundle.json")]), "report", /inside the bundle/);
+    const other = pristine;
+    refused(
+      await run(["report", "--compare", other, dir, "-o", join(dir, "verdicts.jsonl")]),
+      "report",
+      /inside the bundle/,
+    );
+    refused(
+      await run(["summary", dir, "--svg", join(dir, "chart.svg")]),
+      "summary",
+      /--svg .* inside the bundle/,
+    );
+    expect(readFileSync(join(dir, "bundle.json"), "utf8")).toBe(before);
+    expect(existsSync(join(dir, "new"))).toBe(false);
+    // a report beside the bundle: written whole, an older file replaced, no temporary file left
+    const page = join(out, "sub", "report.html");
+    mkdirSync(join(out, "sub"));
+    writeFileSync(page, "old");
+    const r = await run(["report", dir, "-o", page]);
+    expect(r.code, r.err).toBe(0);
+    expect(readFileSync(page, "utf8")).toMatch(/^<!doctype html>[\s\S]*<\/html>\n$/);
+    expect(readdirSync(join(out, "sub"))).toEqual(["report.html"]);
+  });
+});
+
+describe("terminal output", () => {
+  it("control characters from a bundle are shown, not obeyed", async () => {
+    expect(terminalSafe("a\u001b]0;owned\u0007b\tc\n\u202eevil")).toBe(
+      "a\\u{1b}]0;owned\\u{7}b\tc\n\\u{202e}evil",
+    );
+    const dir = hostile((d) =>
+      editJson(d, "bundle.json", (m) => ({ ...m, cilium: "1.20.2\u001b[2J\u001b]0;owned\u0007" })),
+    );
+    const r = await run(["check", dir]);
+    expect(r.out).toContain("Cilium 1.20.2\\u{1b}[2J\\u{1b}]0;owned\\u{7}");
+    expect(r.out.includes("\u001b") || r.out.includes("\u0007")).toBe(false);
+  });
+});

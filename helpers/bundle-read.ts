@@ -1,0 +1,329 @@
+/**
+ * Reading an evidence bundle as untrusted input. Bundles travel (CI artifacts, tickets, other teams), so every
+ * path a bundle names — a call's stdoutFile, an evidence place, its own fixed files — is resolved inside the
+ * bundle's folder: a path that climbs out (`..`, absolute) or a link that leads out of it, to a FIFO or to a
+ * device, is refused with one line naming the entry. Every read has a declared cap (LIMITS, listed in the
+ * README's "Limits"), checked on the size before reading and, for a compressed raw output, while inflating.
+ */
+import { closeSync, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from "node:fs";
+import { isAbsolute, join, normalize, sep } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { UserError } from "./errors.ts";
+import { jsonErrorOffset } from "./parse/json-error.ts";
+import { type JsonPath, jsonScan } from "./parse/json-scan.ts";
+
+const MiB = 1024 * 1024;
+
+/** The caps on what is read from a bundle (the README's "Limits" lists them). */
+export const LIMITS = {
+  /** One JSON or JSON Lines file of a bundle (bundle.json, calls/<topic>.jsonl, records/…, verdicts.jsonl, baseline/…), as stored. */
+  jsonFileBytes: 32 * MiB,
+  /** One raw output (raw/<topic>/…: a call's stdout, or a large stdin), as stored and, when gzipped, once inflated. */
+  rawBytes: 64 * MiB,
+  /** One line of a JSON Lines file (a call record, a stored verdict). */
+  jsonLineBytes: 8 * MiB,
+} as const;
+
+/** `64 MiB` for a cap in bytes. */
+export const showBytes = (n: number) => (n % MiB === 0 ? `${n / MiB} MiB` : `${n} bytes`);
+
+/**
+ * A bundle that cannot be read as one: a path out of it, a cap passed, a malformed file. One line, exit 2;
+ * `permanent` so a wait in a replay stops at once (helpers/poll.ts), and check never turns it into a verdict.
+ */
+export class BundleFault extends UserError {
+  readonly permanent = true;
+  constructor(
+    readonly bundle: string,
+    /** The entry at fault: `calls/ghost.jsonl:3`, `bundle.json:12`, `raw/ghost/007-….txt.gz`. */
+    readonly entry: string,
+    readonly why: string,
+  ) {
+    super(`bundle ${bundle}: ${entry}: ${why}`);
+    this.name = "BundleFault";
+  }
+}
+
+/** A string as a message shows it: quoted, control characters escaped, cut at 120 characters. */
+export function shown(s: unknown): string {
+  const text = typeof s === "string" ? s : String(s);
+  return JSON.stringify(text.length > 120 ? `${text.slice(0, 117)}...` : text);
+}
+
+/** The bundle folder itself, resolved (links included): what every path it names must stay under. */
+export function bundleRoot(dir: string): string {
+  try {
+    const real = realpathSync(dir);
+    if (!statSync(real).isDirectory()) throw new UserError(`${dir} is not an evidence bundle (not a folder)`);
+    return real;
+  } catch (err) {
+    if (err instanceof UserError) throw err;
+    throw new UserError(
+      `${dir} is not an evidence bundle (${(err as NodeJS.ErrnoException).code === "ENOENT" ? "no such folder" : ((err as NodeJS.ErrnoException).code ?? String(err))})`,
+    );
+  }
+}
+
+/** True when `path` is `root` or under it. */
+export function isUnder(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+}
+
+/**
+ * The real path of `rel` inside the bundle `dir`, or null when there is no such entry. Refused (BundleFault,
+ * naming `entry`): a path that is not relative or climbs out, a link whose target is outside the bundle or
+ * missing, anything but a regular file.
+ */
+export function resolveInBundle(dir: string, rel: unknown, entry: string = String(rel)): string | null {
+  const fault = (why: string) => new BundleFault(dir, entry, why);
+  if (typeof rel !== "string" || rel === "") throw fault(`${shown(rel)} is not a path in the bundle`);
+  if (rel.includes("\0")) throw fault(`${shown(rel)} holds a NUL byte`);
+  const norm = normalize(rel);
+  if (isAbsolute(rel) || norm === ".." || norm.startsWith(`..${sep}`))
+    throw fault(`${shown(rel)} leaves the bundle (only paths inside it are read)`);
+  const root = bundleRoot(dir);
+  const path = join(root, norm);
+  try {
+    lstatSync(path);
+  } catch {
+    return null;
+  }
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    throw fault(`${shown(rel)} is a link that leads nowhere`);
+  }
+  if (!isUnder(root, real))
+    throw fault(
+      `${shown(rel)} is a link out of the bundle (to ${shown(real)}); only files inside it are read`,
+    );
+  if (!statSync(real).isFile()) throw fault(`${shown(rel)} is not a regular file`);
+  return real;
+}
+
+/** The bytes of a bundle file, refused past `cap` before reading; null when absent. */
+export function readBundleBytes(dir: string, rel: string, cap: number, entry: string = rel): Buffer | null {
+  const real = resolveInBundle(dir, rel, entry);
+  if (real === null) return null;
+  const fd = openSync(real, "r");
+  try {
+    const size = fstatSync(fd).size;
+    if (size > cap)
+      throw new BundleFault(
+        dir,
+        entry,
+        `${size} bytes, over the ${showBytes(cap)} cap for this file (README "Limits")`,
+      );
+    const buf = Buffer.alloc(size);
+    let off = 0;
+    while (off < size) {
+      const n = readSync(fd, buf, off, size - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return off === size ? buf : buf.subarray(0, off);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A JSON or JSON Lines file of the bundle as text (capped at LIMITS.jsonFileBytes); null when absent. */
+export function readBundleJsonText(dir: string, rel: string, entry: string = rel): string | null {
+  return readBundleBytes(dir, rel, LIMITS.jsonFileBytes, entry)?.toString("utf8") ?? null;
+}
+
+/** Inflates a gzipped raw output, refusing past LIMITS.rawBytes (the inflation stops there). */
+export function gunzipCapped(bytes: Buffer, onFault: (why: string) => Error): Buffer {
+  try {
+    return gunzipSync(bytes, { maxOutputLength: LIMITS.rawBytes });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === "ERR_BUFFER_TOO_LARGE" || e instanceof RangeError)
+      throw onFault(
+        `inflates past the ${showBytes(LIMITS.rawBytes)} cap for one raw output (README "Limits")`,
+      );
+    throw onFault(`is not valid gzip (${e.message})`);
+  }
+}
+
+/** A raw output of the bundle (gunzipped when its name ends .gz), capped at LIMITS.rawBytes; null when absent. */
+export function readBundleRaw(dir: string, rel: string, entry: string = rel): string | null {
+  const bytes = readBundleBytes(dir, rel, LIMITS.rawBytes, entry);
+  if (bytes === null) return null;
+  return (
+    rel.endsWith(".gz") ? gunzipCapped(bytes, (why) => new BundleFault(dir, entry, why)) : bytes
+  ).toString("utf8");
+}
+
+type Json = unknown;
+
+/**
+ * Each line of a JSON Lines file of the bundle, parsed, with its 1-based line number (blank lines skipped);
+ * a line that is not JSON, or longer than LIMITS.jsonLineBytes, is one BundleFault naming it. null: absent.
+ */
+export function readBundleJsonLines(dir: string, rel: string): { line: number; value: Json }[] | null {
+  const text = readBundleJsonText(dir, rel);
+  if (text === null) return null;
+  const out: { line: number; value: Json }[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i] as string;
+    if (l.trim() === "") continue;
+    const entry = `${rel}:${i + 1}`;
+    if (l.length > LIMITS.jsonLineBytes)
+      throw new BundleFault(
+        dir,
+        entry,
+        `a line of ${l.length} characters, over the ${showBytes(LIMITS.jsonLineBytes)} cap (README "Limits")`,
+      );
+    try {
+      out.push({ line: i + 1, value: JSON.parse(l) });
+    } catch (err) {
+      throw new BundleFault(dir, entry, `not JSON (${(err as Error).message.split("\n")[0]})`);
+    }
+  }
+  return out;
+}
+
+/** The line (1-based) of character `offset` in `text`. */
+function lineAt(text: string, offset: number): number {
+  let n = 1;
+  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) n++;
+  return n;
+}
+
+/** A JSON file of the bundle, parsed; a syntax error names its line. null: absent. */
+export function readBundleJson(dir: string, rel: string): { text: string; value: Json } | null {
+  const text = readBundleJsonText(dir, rel);
+  if (text === null) return null;
+  try {
+    return { text, value: JSON.parse(text) };
+  } catch (err) {
+    const msg = (err as Error).message.split("\n")[0] as string;
+    let at = -1;
+    try {
+      at = jsonErrorOffset(text);
+    } catch {
+      // nested too deep to walk: the file is named without its line
+    }
+    throw new BundleFault(dir, at >= 0 ? `${rel}:${lineAt(text, at)}` : rel, `not valid JSON (${msg})`);
+  }
+}
+
+/** What a checked field holds, for a message: `a string "fast"`, `a list`, `nothing`. */
+function found(v: unknown): string {
+  if (v === undefined) return "nothing";
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "a list";
+  if (typeof v === "object") return "an object";
+  return `${typeof v === "string" ? "a string" : `a ${typeof v}`} ${shown(v)}`;
+}
+
+/**
+ * Checks a parsed JSON document's shape, field by field: the first field that is missing or of the wrong type
+ * is one BundleFault naming the file, the line and the field (`bundle.json:13: "phases": expected an object,
+ * found a string "fast"`).
+ */
+export class Shape {
+  constructor(
+    private readonly dir: string,
+    /** The entry a field is at: `bundle.json:12`, `calls/ghost.jsonl:3`. */
+    private readonly where: (path: JsonPath) => string,
+  ) {}
+
+  /** For a JSON document: each field's own line (the enclosing object's line when the field is missing). */
+  static ofDocument(dir: string, rel: string, text: string): Shape {
+    let lineOf: ((p: JsonPath) => number | null) | null = null;
+    try {
+      lineOf = jsonScan(text).lineOf;
+    } catch {
+      lineOf = null;
+    }
+    return new Shape(dir, (path) => {
+      for (let n = path.length; n >= 0 && lineOf; n--) {
+        const line = lineOf(path.slice(0, n));
+        if (line !== null) return `${rel}:${line}`;
+      }
+      return rel;
+    });
+  }
+
+  /** For one line of a JSON Lines file. */
+  static ofLine(dir: string, rel: string, line: number): Shape {
+    return new Shape(dir, () => `${rel}:${line}`);
+  }
+
+  fail(path: JsonPath, why: string): never {
+    throw new BundleFault(this.dir, this.where(path), why);
+  }
+
+  /** Fails unless `ok`: `"<field>": expected <what>, found <v>`. */
+  private expect(ok: boolean, path: JsonPath, what: string, v: unknown): void {
+    if (ok) return;
+    const field = path
+      .map((p) => (typeof p === "number" ? `[${p}]` : JSON.stringify(p)))
+      .join(".")
+      .replace(/\.\[/g, "[");
+    this.fail(path, `${field ? `${field}: ` : ""}expected ${what}, found ${found(v)}`);
+  }
+
+  object(v: unknown, path: JsonPath = []): Record<string, unknown> {
+    this.expect(v !== null && typeof v === "object" && !Array.isArray(v), path, "an object", v);
+    return v as Record<string, unknown>;
+  }
+
+  list(v: unknown, path: JsonPath): unknown[] {
+    this.expect(Array.isArray(v), path, "a list", v);
+    return v as unknown[];
+  }
+
+  /** `o[key]` is a string (or null/absent when allowed). */
+  string(
+    o: Record<string, unknown>,
+    key: string,
+    path: JsonPath,
+    allow: { null?: boolean; absent?: boolean } = {},
+  ): void {
+    const v = o[key];
+    const ok = typeof v === "string" || (v === null && !!allow.null) || (v === undefined && !!allow.absent);
+    this.expect(ok, [...path, key], `a string${allow.null ? " or null" : ""}`, v);
+  }
+
+  /** `o[key]` is a finite number (or null/absent when allowed). */
+  number(
+    o: Record<string, unknown>,
+    key: string,
+    path: JsonPath,
+    allow: { null?: boolean; absent?: boolean } = {},
+  ): void {
+    const v = o[key];
+    const ok =
+      (typeof v === "number" && Number.isFinite(v)) ||
+      (v === null && !!allow.null) ||
+      (v === undefined && !!allow.absent);
+    this.expect(ok, [...path, key], `a number${allow.null ? " or null" : ""}`, v);
+  }
+
+  /** `o[key]` is one of `values` (or absent when allowed). */
+  oneOf(
+    o: Record<string, unknown>,
+    key: string,
+    path: JsonPath,
+    values: readonly unknown[],
+    allowAbsent = false,
+  ): void {
+    const v = o[key];
+    const ok = values.includes(v) || (v === undefined && allowAbsent);
+    this.expect(ok, [...path, key], `one of ${values.map((x) => JSON.stringify(x)).join(", ")}`, v);
+  }
+
+  /** `o[key]` is a list of strings (or absent when allowed). */
+  strings(o: Record<string, unknown>, key: string, path: JsonPath, allowAbsent = false): void {
+    const v = o[key];
+    if (v === undefined && allowAbsent) return;
+    this.list(v, [...path, key]).forEach((x, i) => {
+      this.expect(typeof x === "string", [...path, key, i], "a string", x);
+    });
+  }
+}
