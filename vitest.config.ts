@@ -12,7 +12,8 @@ import { FileNameSequencer } from "./suites/sequencer.ts";
  */
 /**
  * One module graph per worker, not one per test file (every project): every spec file imports the harness and
- * the topics (and through them @kubernetes/client-node, ~1 s to import), and a fresh graph per file made
+ * the topics (and through them, until issue 27 made it lazy, @kubernetes/client-node, ~1 s to import), and a
+ * fresh graph per file made
  * importing most of `npm test`'s time (issue 20). No test relies on a fresh graph: module state is interning
  * caches only, and a test that changes process.env puts it back. (A project does not inherit the root's test
  * options, so each says it.)

@@ -72,6 +72,7 @@ const COMMON = [
   "tcpdump",
   "net-tools",
   "procps",
+  "jq",
 ];
 const installs = (log: string[]) =>
   log

@@ -1,0 +1,347 @@
+/**
+ * The README is tested: every command in its `sh` code blocks runs here, as a user types it, against the
+ * shipped bundles, in a sandbox folder (the repository's `suites`, `helpers` and `clusters` linked into it, so
+ * what a command writes stays there). `npx datapath-conformance` is this checkout's CLI (bin/), never a download;
+ * `npm run X` runs package.json's script in the repository, as npm does. A block preceded by a marker
+ * `<!-- needs: … -->` cannot run here (root, a cluster, or the setup itself), and is checked instead:
+ * - `needs: setup`: `npm ci` and `npm test` are what `.ci/run` runs;
+ * - otherwise each command: `datapath-conformance <command> --help` (and `lab run … --dry-run`), `npm run faults
+ *   -- … --dry-run`, the environment of `npm run test:conformance` through the same validation and `plan`, and a
+ *   `kubectl … | datapath-conformance parse FORMAT -` pipeline fed the same command's output recorded in a
+ *   shipped bundle.
+ * Beside them: every bundle path the README names exists, the image overrides the manifests read are documented,
+ * and the fault table is the one the shipped record gives.
+ */
+import { spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { afterAll, describe, expect, it } from "vitest";
+import { parseMode, parseRunProvider } from "../clusters/choices.ts";
+import { resolveCilium } from "../clusters/versions.ts";
+import { which } from "../helpers/which.ts";
+import { SHIPPED_BUNDLES } from "../suites/environment.ts";
+import { faultsMain, faultTable } from "./faults/main.ts";
+
+const ROOT = join(import.meta.dirname, "..");
+const README = readFileSync(join(ROOT, "README.md"), "utf8");
+const BIN = join(ROOT, "bin", "datapath-conformance.mjs");
+
+interface ReadmeCommand {
+  /** The README's line number of the command's first line. */
+  line: number;
+  text: string;
+}
+
+interface ReadmeBlock {
+  line: number;
+  /** What the block needs that this machine may not have (its `<!-- needs: … -->` marker), or null. */
+  needs: string | null;
+  commands: ReadmeCommand[];
+}
+
+/** The `sh` code blocks of a markdown text, each with its marker and its commands (continuations joined). */
+function shellBlocks(md: string): ReadmeBlock[] {
+  const lines = md.split("\n");
+  const blocks: ReadmeBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^```(sh|bash|console)\s*$/.test(lines[i] as string)) {
+      // a fence of another language: skip to its end
+      if (/^```\S/.test(lines[i] as string)) while (++i < lines.length && lines[i] !== "```");
+      continue;
+    }
+    const marker = /^<!-- needs: (.+?) -->$/.exec(lines[i - 1] ?? "");
+    const block: ReadmeBlock = { line: i + 1, needs: marker?.[1] ?? null, commands: [] };
+    let pending: ReadmeCommand | null = null;
+    while (++i < lines.length && lines[i] !== "```") {
+      const l = lines[i] as string;
+      if (pending) pending.text += `\n${l}`;
+      else if (l.trim() === "" || l.trim().startsWith("#")) continue;
+      else pending = { line: i + 1, text: l };
+      if (!/\\\s*$/.test(l)) {
+        block.commands.push(pending);
+        pending = null;
+      }
+    }
+    blocks.push(block);
+  }
+  return blocks;
+}
+
+/** A command's words, its `# comment` and continuations taken off (enough for the README's plain commands). */
+function words(text: string): string[] {
+  return text
+    .replace(/\\\n/g, " ")
+    .replace(/\s#\s.*$/gm, "")
+    .trim()
+    .split(/\s+/);
+}
+
+// ── the sandbox ────────────────────────────────────────────────────────────────────────────────────
+
+const sandbox = mkdtempSync(join(tmpdir(), "dpc-readme-"));
+for (const d of ["suites", "helpers", "clusters"]) symlinkSync(join(ROOT, d), join(sandbox, d));
+const shims = mkdtempSync(join(tmpdir(), "dpc-readme-bin-"));
+// the CLI's bundle cache inside the repository (its packages resolve from the repository's node_modules), in
+// .cache/ (git ignores it), kept between runs: bundled once, not on every `npm test`
+const cliCache = join(ROOT, ".cache", "readme-test-cli");
+mkdirSync(cliCache, { recursive: true });
+const labCache = mkdtempSync(join(tmpdir(), "dpc-readme-lab-"));
+afterAll(() => {
+  for (const d of [sandbox, shims, labCache]) rmSync(d, { recursive: true, force: true });
+});
+writeFileSync(
+  join(shims, "npx"),
+  `#!/bin/bash
+# this checkout's CLI for \`npx datapath-conformance\`; nothing else is fetched
+if [ "$1" = datapath-conformance ]; then shift; exec "${process.execPath}" "${BIN}" "$@"; fi
+echo "npx $1: the README test runs no other package" >&2; exit 127
+`,
+);
+chmodSync(join(shims, "npx"), 0o755);
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  PATH: `${shims}:${process.env.PATH ?? ""}`,
+  DATAPATH_CONFORMANCE_CACHE: cliCache,
+  LAB_CACHE: labCache,
+  NO_COLOR: "1",
+};
+delete env.LAB_IMAGES;
+
+function bash(script: string, cwd: string, extra: NodeJS.ProcessEnv = {}, input?: string) {
+  const r = spawnSync("bash", ["-o", "pipefail", "-c", script], {
+    cwd,
+    env: { ...env, ...extra },
+    encoding: "utf8",
+    input,
+    maxBuffer: 256 << 20,
+  });
+  return { code: r.status, out: r.stdout ?? "", err: r.stderr ?? "" };
+}
+
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  scripts: Record<string, string>;
+};
+
+/** `npm run NAME -- ARGS` as npm runs it: the script in the repository, node_modules/.bin on PATH. */
+function npmRun(name: string, args: string[]) {
+  const script = PACKAGE.scripts[name];
+  if (script === undefined) return { code: 1, out: "", err: `package.json has no script ${name}` };
+  const quoted = args.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
+  return bash(`${script} ${quoted}`, ROOT, {
+    PATH: `${join(ROOT, "node_modules", ".bin")}:${env.PATH}`,
+  });
+}
+
+/** `VAR=value … rest`: the environment assignments before a command, and the rest. */
+function assignments(ws: string[]): { vars: Record<string, string>; rest: string[] } {
+  const vars: Record<string, string> = {};
+  let i = 0;
+  for (; i < ws.length && /^[A-Z_]+=/.test(ws[i] as string); i++) {
+    const [k, v] = (ws[i] as string).split(/=(.*)/s) as [string, string];
+    vars[k] = v;
+  }
+  return { vars, rest: ws.slice(i) };
+}
+
+/** The recorded output of a command in a shipped bundle (`raw/<topic>/NNN-<slug>.txt[.gz]`), or null. */
+function recordedOutput(command: string[]): string | null {
+  const slug = command.join("-");
+  for (const b of SHIPPED_BUNDLES)
+    for (const topic of readdirSync(join(b, "raw"))) {
+      const f = readdirSync(join(b, "raw", topic)).find((n) =>
+        new RegExp(`^\\d+-${slug}\\.txt(\\.gz)?$`).test(n),
+      );
+      if (!f) continue;
+      const bytes = readFileSync(join(b, "raw", topic, f));
+      return (f.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
+    }
+  return null;
+}
+
+/** How a command that needs root or a cluster is checked here; an unknown form fails, naming it. */
+async function checkWithoutRunning(c: ReadmeCommand): Promise<void> {
+  const ws = words(c.text);
+  const { vars, rest } = assignments(ws);
+  const where = `README.md:${c.line}: ${c.text}`;
+  if (rest[0] === "npx" && rest[1] === "datapath-conformance") {
+    const args = rest.slice(2);
+    const firstOption = args.findIndex((a) => a.startsWith("-"));
+    const path = firstOption < 0 ? args : args.slice(0, firstOption);
+    const help = bash(`npx datapath-conformance ${path.join(" ")} --help`, sandbox);
+    expect(help.code, `${where}\n${help.err}`).toBe(0);
+    expect(help.out, where).toContain(`usage: datapath-conformance ${path.join(" ")}`);
+    if (path.join(" ") === "lab run") {
+      const dry = bash(`npx datapath-conformance ${args.join(" ")} --dry-run`, sandbox);
+      expect(dry.code, `${where}\n${dry.err}`).toBe(0);
+      expect(dry.err, where).toMatch(/^\[lab run 1\/4\] images: /);
+    }
+    return;
+  }
+  if (rest[0] === "npm" && rest[1] === "run") {
+    const name = rest[2] as string;
+    const args = rest.slice(rest[3] === "--" ? 4 : 3);
+    if (name === "faults") {
+      const end = args.indexOf("--");
+      const dryArgs =
+        end < 0 ? [...args, "--dry-run"] : [...args.slice(0, end), "--dry-run", ...args.slice(end)];
+      // the script's own main, in this process (`tsx scripts/faults/main.ts` is what npm would start)
+      expect(PACKAGE.scripts.faults, where).toBe("tsx scripts/faults/main.ts");
+      let out = "";
+      const io = {
+        out: (s: string) => {
+          out += s;
+        },
+        err: () => {},
+        resultsDir: join(sandbox, "results"),
+      };
+      expect(await faultsMain(dryArgs, io), where).toBe(0);
+      expect(out, where).toMatch(/^would run /m);
+      return;
+    }
+    if (name === "test:conformance") {
+      expect(PACKAGE.scripts[name], where).toBeDefined();
+      // the run's environment, through the validation the run uses, and the plan of what it would do
+      const provider = parseRunProvider(vars.CLUSTER_PROVIDER ?? "kind");
+      if (vars.CONFORMANCE_MODE) parseMode(vars.CONFORMANCE_MODE, "CONFORMANCE_MODE");
+      if (vars.CILIUM_VERSION) resolveCilium(vars.CILIUM_VERSION);
+      if (provider === "none") return;
+      const plan = bash(`npx datapath-conformance plan --provider ${provider}`, sandbox, vars);
+      expect(plan.code, `${where}\n${plan.err}`).toBe(0);
+      expect(plan.out, where).toMatch(new RegExp(`^# ${provider} × `));
+      return;
+    }
+  }
+  if (rest[0] === "kubectl" && c.text.includes("| npx datapath-conformance parse ")) {
+    const [left, right] = c.text.replace(/\\\n/g, " ").split("|") as [string, string];
+    const command = words(left).slice(words(left).indexOf("--") + 1);
+    const recorded = recordedOutput(command);
+    expect(recorded, `${where}: no shipped bundle recorded \`${command.join(" ")}\``).not.toBeNull();
+    const r = bash(right.replace(/\s#\s.*$/, ""), sandbox, {}, recorded as string);
+    expect(r.code, `${where}\n${r.err}`).toBe(0);
+    expect(() => JSON.parse(r.out), where).not.toThrow();
+    return;
+  }
+  expect.fail(
+    `${where}: no way to check this command without root or a cluster (add one to the README test)`,
+  );
+}
+
+// ── the tests ──────────────────────────────────────────────────────────────────────────────────────
+
+const BLOCKS = shellBlocks(README);
+const RUNNABLE = BLOCKS.filter((b) => b.needs === null).flatMap((b) => b.commands);
+const MARKED = BLOCKS.filter((b) => b.needs !== null && !b.needs.startsWith("setup"));
+const SETUP = BLOCKS.filter((b) => b.needs?.startsWith("setup"));
+
+describe("README.md's commands", { timeout: 180_000 }, () => {
+  it("the README's blocks were found (a block of each kind)", () => {
+    expect(RUNNABLE.length).toBeGreaterThan(10);
+    expect(MARKED.length).toBeGreaterThan(2);
+    expect(SETUP.length).toBeGreaterThan(0);
+  });
+
+  it.for(
+    RUNNABLE.map((c) => [`README.md:${c.line}`, c] as const),
+  )("%s runs here against the shipped bundles", ([where, c], ctx) => {
+    const ws = words(c.text);
+    // a tool the README pipes into that this machine lacks (.ci/run installs it): skipped, saying so
+    for (const tool of ["jq"])
+      if (ws.includes(tool) && which(tool) === null)
+        return ctx.skip(`${where}: needs ${tool}, which is not installed here (apt-get install ${tool})`);
+    const r =
+      ws[0] === "npm" && ws[1] === "run"
+        ? npmRun(ws[2] as string, ws.slice(ws[3] === "--" ? 4 : 3))
+        : bash(c.text, sandbox);
+    expect(r.code, `${where}: ${c.text}\n${r.err}`).toBe(0);
+    expect(r.out.length + r.err.length, `${where} printed nothing`).toBeGreaterThan(0);
+    // what it said it writes is there
+    for (const flag of ["-o", "--svg"]) {
+      const at = ws.indexOf(flag);
+      if (at >= 0)
+        expect(existsSync(join(sandbox, ws[at + 1] as string)), `${where}: ${ws[at + 1]}`).toBe(true);
+    }
+  });
+
+  it.each(
+    MARKED.flatMap((b) => b.commands.map((c) => [`README.md:${c.line} (needs ${b.needs})`, c] as const)),
+  )("%s is checked without running it", (_where, c) => checkWithoutRunning(c));
+
+  it("the test fails where the README is wrong: the commands it shipped before (bundles since moved) fail here", async () => {
+    for (const old of [
+      "npx datapath-conformance check suites/bundles/kpr",
+      "npx datapath-conformance report suites/bundles/kpr suites/bundles/kube-proxy -o report.html",
+      "npx datapath-conformance compare results/hand-made/kpr suites/bundles/kpr",
+    ]) {
+      const r = bash(old, sandbox);
+      expect(r.code, old).toBe(2);
+      expect(r.err, old).toMatch(/is not an evidence bundle/);
+    }
+    await expect(checkWithoutRunning({ line: 0, text: "kind create cluster" })).rejects.toThrow(
+      /no way to check this command/,
+    );
+    const unmarked = shellBlocks(
+      "```sh\nnpm test\n```\n\n<!-- needs: cluster -->\n```sh\nkubectl get pods\n```\n",
+    );
+    expect(unmarked.map((b) => [b.needs, b.commands.map((c) => c.text)])).toEqual([
+      [null, ["npm test"]],
+      ["cluster", ["kubectl get pods"]],
+    ]);
+  });
+
+  it("the setup blocks are what .ci/run runs", () => {
+    const ci = readFileSync(join(ROOT, ".ci", "run"), "utf8");
+    for (const c of SETUP.flatMap((b) => b.commands)) {
+      const cmd = words(c.text).slice(0, 2).join(" ");
+      expect(["npm ci", "npm test"], `README.md:${c.line}`).toContain(cmd);
+      expect(ci, `README.md:${c.line}: .ci/run runs ${cmd}`).toMatch(new RegExp(`^${cmd}\\b`, "m"));
+    }
+    expect(PACKAGE.scripts.test).toBeDefined();
+  });
+});
+
+describe("README.md's facts", () => {
+  it("every bundle path it names is there", () => {
+    const named = [...README.matchAll(/suites\/bundles\/[\w./-]*[\w]/g)].map((m) => m[0]);
+    expect(named.length).toBeGreaterThan(10);
+    for (const p of new Set(named)) expect(existsSync(join(ROOT, p)), p).toBe(true);
+  });
+
+  it("every image override the manifests read is documented", () => {
+    const images = readFileSync(join(ROOT, "manifests", "images.ts"), "utf8");
+    const vars = [...images.matchAll(/process\.env\.(\w+_IMAGE)/g)].map((m) => m[1] as string);
+    expect(vars.sort()).toEqual(["AGNHOST_IMAGE", "CURL_IMAGE", "HOLDER_IMAGE", "NETSHOOT_IMAGE"]);
+    for (const v of vars) expect(README, v).toContain(`\`${v}\``);
+  });
+
+  it("the fault table is the shipped record's (npm run faults -- table suites/bundles/faults/faults.jsonl)", () => {
+    const table = faultTable(readFileSync(join(ROOT, "suites", "bundles", "faults", "faults.jsonl"), "utf8"));
+    expect(README).toContain(table);
+  });
+
+  it("every table's header and delimiter rows have as many cells", () => {
+    const lines = README.split("\n");
+    const cells = (l: string) =>
+      l
+        .trim()
+        .replace(/^\|/, "")
+        .replace(/\|$/, "")
+        .split(/(?<!\\)\|/).length;
+    for (const [i, l] of lines.entries())
+      if (/^\s*\|(\s*:?-+:?\s*\|)+\s*$/.test(l))
+        expect(cells(l), `README.md:${i + 1}: delimiter row vs the header above it`).toBe(
+          cells(lines[i - 1] as string),
+        );
+  });
+});
