@@ -238,6 +238,14 @@ async function checkWithoutRunning(c: ReadmeCommand): Promise<void> {
   );
 }
 
+/** A command that builds the offline lab, starts its engine or runs a cluster: never run by a test. */
+export function buildsOrRuns(text: string): boolean {
+  if (/\blab\.sh\s+(images|up|down)\b/.test(text)) return true;
+  if (/\blab (images|up|down)\b/.test(text)) return true;
+  if (/\b(lab run|lab:run)\b/.test(text) && !/--dry-run\b/.test(text)) return true;
+  return /\btest:conformance\b/.test(text) && !/CLUSTER_PROVIDER=(none|replay)\b/.test(text);
+}
+
 // ── the tests ──────────────────────────────────────────────────────────────────────────────────────
 
 const BLOCKS = shellBlocks(README);
@@ -246,6 +254,17 @@ const MARKED = BLOCKS.filter((b) => b.needs !== null && !b.needs.startsWith("set
 const SETUP = BLOCKS.filter((b) => b.needs?.startsWith("setup"));
 
 describe("README.md's commands", { timeout: 180_000 }, () => {
+  it("a command that builds or runs the lab is told apart (never run by the test)", () => {
+    expect(buildsOrRuns("npx datapath-conformance lab run --profile socketlb-hostns")).toBe(true);
+    expect(buildsOrRuns("npx datapath-conformance lab run --dry-run --cilium 1.19")).toBe(false);
+    expect(buildsOrRuns("bash clusters/lab/lab.sh images")).toBe(true);
+    expect(buildsOrRuns("bash clusters/lab/lab.sh steps")).toBe(false);
+    expect(buildsOrRuns("npm run lab:run")).toBe(true);
+    expect(buildsOrRuns("CLUSTER_PROVIDER=replay npm run test:conformance")).toBe(false);
+    expect(buildsOrRuns("CILIUM_VERSION=1.19 npm run test:conformance")).toBe(true);
+    expect(buildsOrRuns("npx datapath-conformance check suites/bundles")).toBe(false);
+  });
+
   it("the README's blocks were found (a block of each kind)", () => {
     expect(RUNNABLE.length).toBeGreaterThan(10);
     expect(MARKED.length).toBeGreaterThan(2);
@@ -256,6 +275,11 @@ describe("README.md's commands", { timeout: 180_000 }, () => {
     RUNNABLE.map((c) => [`README.md:${c.line}`, c] as const),
   )("%s runs here against the shipped bundles", ([where, c], ctx) => {
     const ws = words(c.text);
+    // never for real from a test: what builds the lab, starts its engine or runs clusters (as root it would)
+    expect(
+      buildsOrRuns(c.text),
+      `${where}: ${c.text} builds or runs the lab: mark its block <!-- needs: root --> (checked by --dry-run)`,
+    ).toBe(false);
     // a tool the README pipes into that this machine lacks (.ci/run installs it): skipped, saying so
     for (const tool of ["jq"])
       if (ws.includes(tool) && which(tool) === null)
