@@ -66,7 +66,9 @@ export function summaryLines(verdictsText) {
     try {
       v = JSON.parse(line);
     } catch {
-      lines.push(JSON.stringify({ id: "(unreadable verdict line)", status: "fail", raw: line.slice(0, 200) }));
+      lines.push(
+        JSON.stringify({ id: "(unreadable verdict line)", status: "fail", raw: line.slice(0, 200) }),
+      );
       continue;
     }
     const compact = {
@@ -83,15 +85,19 @@ export function summaryLines(verdictsText) {
 }
 
 function usage(why) {
-  process.stderr.write(`conformance-here: ${why}\nusage: node scripts/conformance-here.mjs OUT_DIR MODE LABEL CONTEXT\n`);
+  process.stderr.write(
+    `conformance-here: ${why}\nusage: node scripts/conformance-here.mjs OUT_DIR MODE LABEL CONTEXT\n`,
+  );
   process.exit(2);
 }
 
 async function main(argv) {
   const [outDir, mode, label, context] = argv;
   if (!outDir || !mode || !label || !context) usage("four arguments needed");
-  if (mode !== "kpr" && mode !== "kube-proxy") usage(`unknown mode ${JSON.stringify(mode)} (kpr or kube-proxy)`);
-  if (!/^[a-z0-9-]+$/.test(label)) usage(`label ${JSON.stringify(label)}: lowercase letters, digits and dashes`);
+  if (mode !== "kpr" && mode !== "kube-proxy")
+    usage(`unknown mode ${JSON.stringify(mode)} (kpr or kube-proxy)`);
+  if (!/^[a-z0-9-]+$/.test(label))
+    usage(`label ${JSON.stringify(label)}: lowercase letters, digits and dashes`);
   if (existsSync(outDir)) usage(`${outDir} exists: a nested run never writes over a bundle`);
   const work = mkdtempSync(join(tmpdir(), "dpc-here-"));
   try {
@@ -99,7 +105,9 @@ async function main(argv) {
       encoding: "utf8",
     });
     if (view.status !== 0) {
-      process.stderr.write(`conformance-here: kubectl config view --context ${context} failed: ${view.stderr}`);
+      process.stderr.write(
+        `conformance-here: kubectl config view --context ${context} failed: ${view.stderr}`,
+      );
       process.stdout.write(`bundle ${label} exit none (no kubeconfig for context ${context})\n`);
       return 1;
     }

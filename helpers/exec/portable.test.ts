@@ -1,13 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { UpgradePlan } from "../observe/context.ts";
-import {
-  portableArgv,
-  portableUpgrade,
-  resolvePortable,
-  resolveUpgrade,
-  SUITE_ROOT,
-} from "./portable.ts";
+import { portableArgv, portableUpgrade, resolvePortable, resolveUpgrade, SUITE_ROOT } from "./portable.ts";
 
 const recording = {
   bundle: "/work/main/results/lab-upgrade/kpr",

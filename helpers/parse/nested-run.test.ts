@@ -5,7 +5,13 @@ import { parseNestedRun } from "./nested-run.ts";
 
 /** Two verdict lines as a nested run writes them to verdicts.jsonl (WRITTEN BY US, shortened). */
 const VERDICTS = [
-  JSON.stringify({ id: "iptables.kpr-mode", status: "pass", expected: "True", observed: "True", evidence: [] }),
+  JSON.stringify({
+    id: "iptables.kpr-mode",
+    status: "pass",
+    expected: "True",
+    observed: "True",
+    evidence: [],
+  }),
   JSON.stringify({
     id: "ghost.fails-fast",
     status: "known-issue",
@@ -14,7 +20,13 @@ const VERDICTS = [
     deviation: { kind: "known-issue", upstream: "cilium/cilium PR 48578" },
     evidence: [{ quote: "x" }],
   }),
-  JSON.stringify({ id: "upgrade.same-backend", status: "skip", expected: "", observed: "-", reason: "no leg" }),
+  JSON.stringify({
+    id: "upgrade.same-backend",
+    status: "skip",
+    expected: "",
+    observed: "-",
+    reason: "no leg",
+  }),
 ].join("\n");
 
 describe("the nested run after a leg (scripts/conformance-here.mjs)", () => {

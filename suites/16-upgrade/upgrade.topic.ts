@@ -818,7 +818,9 @@ async function conformanceAfter(
   if (!ctx.bundleDir || !ctx.kubeContext)
     throw new Error("every topic again after a leg needs the run's bundle folder and kubectl context");
   const label = `after-${kind}`;
-  ctx.log(`${label}: every topic again on this cluster (the existing provider), into ${label}/ of the bundle`);
+  ctx.log(
+    `${label}: every topic again on this cluster (the existing provider), into ${label}/ of the bundle`,
+  );
   const r = await ctx.exec.run({
     target: { kind: "local" },
     argv: ["node", NESTED_SCRIPT, join(ctx.bundleDir, label), ctx.mode, label, ctx.kubeContext],
