@@ -34,6 +34,7 @@ const NOT_PASSED_ON = [
   "NO_BACKEND_RESPONSE",
   "PRELOAD_IMAGES",
   "MODES_CONCURRENT",
+  "CONFORMANCE_LEASE_HELD_BY",
   "VITEST_POOL_ID",
   "VITEST_WORKER_ID",
   "VITEST",
@@ -113,11 +114,32 @@ async function main(argv) {
     }
     const kubeconfig = join(work, "kubeconfig");
     writeFileSync(kubeconfig, view.stdout, { mode: 0o600 });
+    // the calling run holds the cluster's Lease for its whole run: the nested run shares it (clusters/lease.ts)
+    const lease = spawnSync(
+      "kubectl",
+      [
+        "--kubeconfig",
+        kubeconfig,
+        "-n",
+        "default",
+        "get",
+        "lease",
+        "cilium-datapath-conformance",
+        "-o",
+        "jsonpath={.spec.holderIdentity}",
+        "--ignore-not-found",
+      ],
+      { encoding: "utf8" },
+    );
+    const holder = lease.status === 0 ? lease.stdout.trim() : "";
     const results = join(work, "results");
     const vitest = join(ROOT, "node_modules", "vitest", "vitest.mjs");
     const child = spawn(process.execPath, [vitest, "run", "--project", "conformance"], {
       cwd: ROOT,
-      env: nestedEnv(process.env, { mode, label, kubeconfig, results }),
+      env: {
+        ...nestedEnv(process.env, { mode, label, kubeconfig, results }),
+        ...(holder ? { CONFORMANCE_LEASE_HELD_BY: holder } : {}),
+      },
       stdio: ["ignore", process.stderr, process.stderr],
     });
     const code = await new Promise((res) => child.on("close", (c) => res(c)));
