@@ -176,7 +176,7 @@ export const compare: Command = {
   name: "compare",
   synopsis: "BUNDLE_A BUNDLE_B",
   summary:
-    "property-by-property comparison (markdown); exit 1 when a verdict changed or a property disappeared",
+    "property-by-property comparison (markdown), worst first; exit 1 on a verdict regression, a new known issue or a behaviour change",
   maxPositionals: 2,
   run: async ({ positionals }, io) => {
     const [a, b] = positionals;
