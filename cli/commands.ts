@@ -191,7 +191,7 @@ export const compare: Command = {
 
 export const upgrade: Command = {
   name: "upgrade",
-  synopsis: "BUNDLE [--fresh-from DIR] [--fresh-to DIR] [--strict] [--markdown]",
+  synopsis: "BUNDLE [--fresh-from DIR] [--fresh-to DIR] [--strict]",
   summary:
     "is this upgrade safe? an upgrade bundle's legs and every topic after each, judged; exit 1 naming what broke",
   details:
@@ -200,10 +200,6 @@ export const upgrade: Command = {
     "fresh-from": { type: "string", value: "DIR", help: "a fresh bundle of the source version" },
     "fresh-to": { type: "string", value: "DIR", help: "a fresh bundle of the target version" },
     strict: { type: "boolean", help: "exit 1 on a known issue new on the target, too" },
-    markdown: {
-      type: "boolean",
-      help: "markdown (a CI step summary); the default is markdown too, kept for symmetry with check",
-    },
   },
   maxPositionals: 1,
   run: async ({ positionals, values }, io) => {
