@@ -9,10 +9,12 @@
  * Beside it, what the upgraded cluster does differently from a fresh install of the same version (compare
  * against the fresh bundle), as information.
  */
+import { isAbsolute, relative } from "node:path";
 import type { CheckResult } from "./check.ts";
 import { type Comparison, compareResults } from "./compare.ts";
 import { mdCell } from "./markdown.ts";
 import type { Verdict } from "./properties/judge.ts";
+import type { EvidenceItem } from "./records/evidence.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
 export interface LegBundle {
@@ -49,7 +51,18 @@ export interface GateResult {
   summary: string;
 }
 
-const firstLine = (v: Verdict) => (v.message.split("\n")[0] ?? v.id).slice(0, 300);
+/**
+ * The verdict's first evidence: what it says (the first item, often a derived count) and the first raw line at its
+ * place, when that is another item (what the reader checks first).
+ */
+function firstLine(v: Verdict): string {
+  const show = (e: EvidenceItem) =>
+    ("quote" in e ? `${e.at.file}:${e.at.line}  ${e.quote.trim()}` : e.derived).slice(0, 300);
+  const first = v.evidence[0];
+  if (!first) return (v.message.split("\n")[0] ?? v.id).slice(0, 300);
+  const quote = v.evidence.find((x) => "quote" in x);
+  return `${v.id}: ${show(first)}${quote && quote !== first ? ` — ${show(quote)}` : ""}`;
+}
 
 function knownIssues(r: CheckResult): Verdict[] {
   return r.verdicts.filter((v) => v.status === "known-issue");
@@ -125,6 +138,11 @@ export function judgeUpgrade(input: GateInput, topics: TopicDeclaration[]): Gate
 }
 
 const code = (s: string) => `\`${s.replace(/[`\r\n]/g, " ")}\``;
+/** A path as the user would type it: relative to the working folder when inside it. */
+const shown = (p: string) => {
+  const r = relative(process.cwd(), p);
+  return r && !r.startsWith("..") && !isAbsolute(r) ? r : p;
+};
 
 function counts(r: CheckResult): string {
   const n = (s: Verdict["status"]) => r.verdicts.filter((v) => v.status === s).length;
@@ -181,7 +199,7 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">, _topics: T
     const c = l.fresh.comparison;
     const moved = c.changes.filter((x) => x.severity !== "other");
     out.push(
-      `#### After the ${l.leg} vs a fresh install (${code(l.fresh.result.bundle)}): ${moved.length === 0 ? "nothing the fresh install does differently" : `${moved.length} difference(s)`}`,
+      `#### After the ${l.leg} vs a fresh install (${code(shown(l.fresh.result.bundle))}): ${moved.length === 0 ? "nothing the fresh install does differently" : `${moved.length} difference(s)`}`,
       "",
     );
     if (moved.length > 0) {

@@ -13,7 +13,7 @@
  * every 100 ms to the ClusterIP and the NodePort in turn) that logs each request's outcome and time.
  */
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { CILIUM_CHART } from "../../clusters/versions.ts";
 import { mustRun } from "../../helpers/exec/types.ts";
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
@@ -823,7 +823,9 @@ async function conformanceAfter(
   );
   const r = await ctx.exec.run({
     target: { kind: "local" },
-    argv: ["node", NESTED_SCRIPT, join(ctx.bundleDir, label), ctx.mode, label, ctx.kubeContext],
+    // absolute, so the recording names it `$BUNDLE/after-<leg>` and a replay from a bundle named relative to the
+    // working folder (`check suites/bundles/…`) asks for the same
+    argv: ["node", NESTED_SCRIPT, resolve(ctx.bundleDir, label), ctx.mode, label, ctx.kubeContext],
     timeoutMs: NESTED_DEADLINE_MS,
   });
   const raw = RawText.stdout(r);
