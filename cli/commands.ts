@@ -2,15 +2,8 @@
  * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
  * without the topics, the report or the cluster code).
  */
-import {
-  closeSync,
-  createReadStream,
-  openSync,
-  readFileSync,
-  readSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { join } from "node:path";
 import { createGunzip, gunzipSync } from "node:zlib";
 import type { BundleMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
@@ -183,7 +176,7 @@ export const compare: Command = {
   name: "compare",
   synopsis: "BUNDLE_A BUNDLE_B",
   summary:
-    "property-by-property comparison (markdown); exit 1 when a verdict changed or a property disappeared",
+    "property-by-property comparison (markdown), worst first; exit 1 on a verdict regression, a new known issue or a behaviour change",
   maxPositionals: 2,
   run: async ({ positionals }, io) => {
     const [a, b] = positionals;
@@ -193,6 +186,62 @@ export const compare: Command = {
     const c = await readingBundles([a, b], () => compareBundles(a, b, all));
     io.out(terminalSafe(formatComparison(c)));
     return c.regressed ? 1 : 0;
+  },
+};
+
+export const upgrade: Command = {
+  name: "upgrade",
+  synopsis: "BUNDLE [--fresh-from DIR] [--fresh-to DIR] [--strict]",
+  summary:
+    "is this upgrade safe? an upgrade bundle's legs and every topic after each, judged; exit 1 naming what broke",
+  details:
+    "BUNDLE is what a run with UPGRADE_TO (and ROLLBACK=1) wrote: the legs under load, and every topic run again on the same cluster after each leg (its after-upgrade/ and after-rollback/ bundles). Exit 1 when something broke: an upgrade property failing (a connection lost or moved, a failed request, an outage over its bound, an agent not on the target, a property failing after a leg), or a nested bundle failing when judged today; each is named with expected and observed. Known issues the target shows that the source version did not (its bundle: the run's own topics before the upgrade, else --fresh-from, else the shipped fresh bundle of that minor and mode) are listed first and fail only with --strict, as in check. What the upgraded cluster does differently from a fresh install of the target (--fresh-to, else the shipped one) is listed too, as information. The workflow's upgrade job runs this (scripts/upgrade-job.sh).",
+  options: {
+    "fresh-from": { type: "string", value: "DIR", help: "a fresh bundle of the source version" },
+    "fresh-to": { type: "string", value: "DIR", help: "a fresh bundle of the target version" },
+    strict: { type: "boolean", help: "exit 1 on a known issue new on the target, too" },
+  },
+  maxPositionals: 1,
+  run: async ({ positionals, values }, io) => {
+    const [dir] = positionals;
+    if (!dir) throw new UserError("which upgrade bundle? e.g. upgrade suites/bundles/upgrade-1.19-1.20/kpr");
+    const { readMeta, legBundles } = await import("../helpers/bundle.ts");
+    const { checkBundle } = await import("../helpers/check.ts");
+    const { judgeUpgrade, againstFresh } = await import("../helpers/upgrade-gate.ts");
+    const meta = readMeta(dir);
+    if (!meta.upgrade)
+      throw new UserError(
+        `${dir} is not an upgrade bundle (its bundle.json has no upgrade: a run with UPGRADE_TO)`,
+      );
+    const all = await topics();
+    const shipped = (minor: string) => {
+      const d = join(import.meta.dirname, "..", "suites", "bundles", minor, meta.mode);
+      return existsSync(join(d, "bundle.json")) ? d : null;
+    };
+    const freshTo = stringOption(values, "fresh-to") ?? shipped(meta.upgrade.toMinor);
+    const freshFrom = stringOption(values, "fresh-from") ?? shipped(meta.upgrade.fromMinor);
+    const nested = legBundles(dir);
+    const named = [dir, ...nested, ...(freshTo ? [freshTo] : []), ...(freshFrom ? [freshFrom] : [])];
+    const g = await readingBundles(named, async () => {
+      const up = await checkBundle(dir, all);
+      const legs = [];
+      for (const n of nested) {
+        const leg = n.endsWith("after-rollback") ? "rollback" : "upgrade";
+        const result = await checkBundle(n, all);
+        const freshDir = leg === "upgrade" ? freshTo : freshFrom;
+        legs.push({
+          leg,
+          result,
+          ...(freshDir ? { fresh: againstFresh(await checkBundle(freshDir, all), result, all) } : {}),
+        });
+      }
+      // the source's known issues: the run's own topics before the upgrade, else a fresh bundle of it
+      const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "config");
+      const before = ranBefore ? up : freshFrom ? await checkBundle(freshFrom, all) : null;
+      return judgeUpgrade({ upgrade: up, legs, before, strict: values.strict === true }, all);
+    });
+    io.out(terminalSafe(`${g.summary}\n`));
+    return g.exitCode;
   },
 };
 
@@ -414,6 +463,7 @@ export const ALL_COMMANDS: Command[] = [
   expectations,
   check,
   compare,
+  upgrade,
   summary,
   report,
   plan,

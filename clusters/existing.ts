@@ -21,7 +21,7 @@ import {
   sh,
 } from "./host.ts";
 import { once } from "./interrupt.ts";
-import { acquireLease } from "./lease.ts";
+import { acquireLease, joinLease } from "./lease.ts";
 import {
   IDENTITY_GC_DEFAULTS,
   type IdentityGc,
@@ -170,11 +170,15 @@ export async function provisionExisting(o: ProvisionOptions, plain: Host): Promi
       `teardown of ${ns}: ${report.namespaceGone ? `namespace gone after ${report.waitedS} s` : `namespace NOT gone after ${report.waitedS} s (${report.namespaceLast})`}, Lease ${report.leaseReleased ? "released" : "not held"} (${((performance.now() - t0) / 1000).toFixed(1)} s)`,
     );
   });
-  releaseLease = await acquireLease(plain.cluster(context), o.runId, {
-    waitMs: o.leaseWaitMs ?? 0,
-    log: o.log,
-    sleep: h.sleep,
-  });
+  // a run its caller started on its own cluster (the upgrade's nested runs) shares the caller's Lease
+  const heldBy = process.env.CONFORMANCE_LEASE_HELD_BY;
+  releaseLease = heldBy
+    ? await joinLease(plain.cluster(context), heldBy)
+    : await acquireLease(plain.cluster(context), o.runId, {
+        waitMs: o.leaseWaitMs ?? 0,
+        log: o.log,
+        sleep: h.sleep,
+      });
   try {
     // Pod Security Admission: the node shells and the capture Pod are privileged, hostNetwork and hostPID;
     // a Baseline or Restricted default would reject them (labels set at creation, before any Pod)

@@ -245,3 +245,18 @@ describe("run ids as DNS-1123 labels", () => {
     expect(dnsLabel("...")).toBe("run");
   });
 });
+
+describe("joinLease: a run started by the holder (the upgrade's nested runs)", () => {
+  it("runs under the caller's Lease, never taking or releasing it; refused when another run holds it", async () => {
+    const { joinLease } = await import("./lease.ts");
+    const k = fakeKubectl({ holderIdentity: "up-119-120-kpr", leaseDurationSeconds: 60 });
+    const release = await joinLease(k, "up-119-120-kpr");
+    await release();
+    expect(k.calls.filter((c) => !c.includes("get lease"))).toEqual([]);
+    expect(k.lease()?.spec.holderIdentity).toBe("up-119-120-kpr");
+    await expect(joinLease(k, "another-run")).rejects.toThrow(
+      "CONFORMANCE_LEASE_HELD_BY=another-run: Lease default/cilium-datapath-conformance is held by up-119-120-kpr, not by that run",
+    );
+    await expect(joinLease(fakeKubectl(null), "x")).rejects.toThrow(/is not held, not by that run/);
+  });
+});

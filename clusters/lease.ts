@@ -205,6 +205,20 @@ export async function acquireLease(
 }
 
 /** The Lease, null when there is none, "unreadable" when the API server did not say. */
+/**
+ * A run started by the run that holds the Lease (the upgrade's every-topic-again after a leg, on its cluster):
+ * it runs under its caller's Lease, neither taking nor releasing it. Refused when another run holds it.
+ */
+export async function joinLease(k: Executor, holder: string): Promise<Release> {
+  const held = await readOrFail(k);
+  const now = held === "unreadable" || held === null ? null : held.spec?.holderIdentity;
+  if (now !== holder)
+    throw new UserError(
+      `CONFORMANCE_LEASE_HELD_BY=${holder}: Lease default/${LEASE_NAME} is ${held === "unreadable" ? "unreadable" : held === null ? "not held" : `held by ${now ?? "nobody"}`}, not by that run`,
+    );
+  return async () => {};
+}
+
 async function readOrFail(k: Executor): Promise<LeaseObject | null | "unreadable"> {
   const r = await kubectl(k, ["-n", "default", "get", "lease", LEASE_NAME, "-o", "json"]);
   if (r.exitCode !== 0) return /NotFound|not found/.test(r.stderr) ? null : "unreadable";

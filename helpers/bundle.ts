@@ -4,7 +4,6 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
-  readFileSync,
   statSync,
   writeFileSync,
 } from "node:fs";
@@ -88,7 +87,7 @@ export interface BundleMeta {
  * `suites/bundles` → every shipped one. Symbolic links are not followed. A path that is no folder gives none.
  */
 export function findBundles(path: string): string[] {
-  if (existsSync(join(path, "bundle.json"))) return [path];
+  if (existsSync(join(path, "bundle.json"))) return [path, ...legBundles(path)];
   let entries: Dirent[];
   try {
     entries = readdirSync(path, { withFileTypes: true });
@@ -100,6 +99,13 @@ export function findBundles(path: string): string[] {
     .map((e) => e.name)
     .sort()
     .flatMap((name) => findBundles(join(path, name)));
+}
+
+/** An upgrade bundle's nested bundles: every topic again after each leg (issue 24) (`after-upgrade/`, `after-rollback/`), in the order the legs ran. */
+export function legBundles(dir: string): string[] {
+  return ["after-upgrade", "after-rollback"]
+    .map((n) => join(dir, n))
+    .filter((d) => existsSync(join(d, "bundle.json")));
 }
 
 /**

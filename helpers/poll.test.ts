@@ -79,10 +79,11 @@ describe("pollUntil", () => {
     expect(attempts).toBe(1);
   });
 
-  it("a replayed probe served after its recordings ran out ends the wait with the last observation", async () => {
+  it("a replayed probe served after its recordings ran out ends the wait with the last observation, to be judged", async () => {
     let served = 0;
     const recorded = 2;
-    const err = await pollUntil({
+    const lines: string[] = [];
+    const r = await pollUntil({
       what: "4 KUBE-SEP chains",
       deadlineMs: 30_000,
       intervalMs: 1000,
@@ -93,14 +94,37 @@ describe("pollUntil", () => {
       done: (v) => v === 4,
       show: (v) => `${v} KUBE-SEP chains`,
       sleep: async () => {},
+      progress: (l) => lines.push(l),
       // a replay's clock stands still once the recordings repeat
       now: () => 0,
       spent: () => ({ count: Math.max(0, served - recorded), key: 'node/n1 ["iptables-save"]' }),
+    });
+    expect(r).toMatchObject({ value: 1, exhausted: true, attempts: 3 });
+    expect(lines).toEqual([
+      'the bundle\'s recordings of node/n1 ["iptables-save"] ran out while waiting for 4 KUBE-SEP chains: judging the last observation (1 KUBE-SEP chains)',
+    ]);
+    expect(served).toBe(3);
+  });
+
+  it("a replay that ran out on a failing probe has nothing to judge: ReplayExhausted names the wait", async () => {
+    let served = 0;
+    const err = await pollUntil({
+      what: "the holder's log",
+      deadlineMs: 30_000,
+      intervalMs: 1000,
+      probe: async () => {
+        served++;
+        throw new Error("container not found");
+      },
+      done: () => true,
+      show: () => "",
+      sleep: async () => {},
+      now: () => 0,
+      spent: () => ({ count: served, key: "kubectl logs holder" }),
     }).catch((e) => e);
     expect(err).toBeInstanceOf(ReplayExhausted);
     expect(err.message).toBe(
-      'the bundle\'s recordings of node/n1 ["iptables-save"] ran out while waiting for 4 KUBE-SEP chains; last observation: 1 KUBE-SEP chains',
+      "the bundle's recordings of kubectl logs holder ran out while waiting for the holder's log; last observation: error: container not found",
     );
-    expect(served).toBe(3);
   });
 });

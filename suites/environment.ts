@@ -137,6 +137,7 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
         sleep: realSleep,
         runStartedAt: readMeta(t.bundleDir).createdAt,
         kubeContext: t.context,
+        bundleDir: t.bundleDir,
         ...(t.upgrade ? { upgrade: t.upgrade } : {}),
         earlierRecords: (): RecordSet => readRecords(t.bundleDir),
         baselineMetrics: () => readBaseline(t.bundleDir),

@@ -14,7 +14,7 @@
  * observed in both modes at once (suites/harness.ts); MODES_CONCURRENT=0 runs them one after the other.
  */
 
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import {
   loadUserValues,
@@ -36,7 +36,10 @@ import { MODES, type Mode } from "../helpers/properties/expectation.ts";
 import { bundlesFromEnv } from "./environment.ts";
 import type { RunState } from "./run-state.ts";
 
-const RESULTS = join(import.meta.dirname, "..", "results");
+/** Where runs write their bundles: results/ in the checkout, or CONFORMANCE_RESULTS (a nested run's own folder). */
+const RESULTS = process.env.CONFORMANCE_RESULTS
+  ? resolve(process.env.CONFORMANCE_RESULTS)
+  : join(import.meta.dirname, "..", "results");
 const log = (line: string) => process.stdout.write(`[conformance] ${line}\n`);
 
 /**

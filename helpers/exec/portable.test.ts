@@ -1,6 +1,7 @@
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { UpgradePlan } from "../observe/context.ts";
-import { portableArgv, portableUpgrade, resolvePortable, resolveUpgrade } from "./portable.ts";
+import { portableArgv, portableUpgrade, resolvePortable, resolveUpgrade, SUITE_ROOT } from "./portable.ts";
 
 const recording = {
   bundle: "/work/main/results/lab-upgrade/kpr",
@@ -55,11 +56,31 @@ describe("portable paths", () => {
     expect(portableArgv(argv(replayed), elsewhere)).toEqual(recorded);
   });
 
+  it("a script of this checkout is recorded as $SUITE/…, and resolves to the checkout that replays it", () => {
+    const script = join(SUITE_ROOT, "scripts", "conformance-here.mjs");
+    const nested = join(recording.bundle, "after-upgrade");
+    // the bundle wins over the checkout it lies in (results/… is inside the checkout)
+    const inside = { bundle: join(SUITE_ROOT, "results", "run", "kpr") };
+    expect(portableArgv(["node", script, join(inside.bundle, "after-upgrade")], inside)).toEqual([
+      "node",
+      "$SUITE/scripts/conformance-here.mjs",
+      "$BUNDLE/after-upgrade",
+    ]);
+    expect(portableArgv(["node", script, nested], recording)).toEqual([
+      "node",
+      "$SUITE/scripts/conformance-here.mjs",
+      "$BUNDLE/after-upgrade",
+    ]);
+    expect(resolvePortable("$SUITE/scripts/conformance-here.mjs", elsewhere)).toBe(script);
+    // the checkout itself is never a word's whole meaning (a cwd argument stays as it is)
+    expect(portableArgv([SUITE_ROOT], elsewhere)).toEqual([SUITE_ROOT]);
+  });
+
   it("paths outside the roots (the cluster's, a bundle from before) stay as they are", () => {
-    expect(portableArgv(["cat", "/proc/net/tcp", "/work/main/other/file"], recording)).toEqual([
+    expect(portableArgv(["cat", "/proc/net/tcp", "/elsewhere/other/file"], recording)).toEqual([
       "cat",
       "/proc/net/tcp",
-      "/work/main/other/file",
+      "/elsewhere/other/file",
     ]);
     expect(resolvePortable("/old/absolute/values.yaml", elsewhere, "bundle")).toBe(
       "/old/absolute/values.yaml",

@@ -9,6 +9,9 @@ import type { UpgradePlan } from "../observe/context.ts";
  */
 export const BUNDLE_TOKEN = "$BUNDLE";
 export const LAB_CACHE_TOKEN = "$LAB_CACHE";
+/** This checkout (a script of the suite a call runs, e.g. the upgrade's nested run): `$SUITE/…`. */
+export const SUITE_TOKEN = "$SUITE";
+export const SUITE_ROOT = resolve(import.meta.dirname, "..", "..");
 
 /** The folders a recording's paths are relative to. */
 export interface PathRoots {
@@ -34,6 +37,9 @@ export function portableWord(word: string, roots: PathRoots): string {
   if (lab !== null) return lab === "" ? LAB_CACHE_TOKEN : `${LAB_CACHE_TOKEN}/${lab}`;
   const b = under(roots.bundle, word);
   if (b !== null) return b === "" ? BUNDLE_TOKEN : `${BUNDLE_TOKEN}/${b}`;
+  // after the bundle: a run's bundle folder (results/…) is inside the checkout too
+  const s = under(SUITE_ROOT, word);
+  if (s !== null && s !== "") return `${SUITE_TOKEN}/${s}`;
   return word;
 }
 
@@ -55,6 +61,7 @@ export function resolvePortable(
     return resolve(roots.bundle, `.${path.slice(BUNDLE_TOKEN.length)}`);
   if (path === LAB_CACHE_TOKEN || path.startsWith(`${LAB_CACHE_TOKEN}/`))
     return roots.labCache ? join(roots.labCache, path.slice(LAB_CACHE_TOKEN.length)) : path;
+  if (path.startsWith(`${SUITE_TOKEN}/`)) return join(SUITE_ROOT, path.slice(SUITE_TOKEN.length));
   if (relativeTo === "bundle" && !isAbsolute(path)) return resolve(roots.bundle, path);
   return path;
 }

@@ -66,6 +66,11 @@ export interface RunContext {
   spent: Spent;
   /** The upgrade leg, when this run has one (cluster runs with UPGRADE_TO). */
   upgrade?: UpgradePlan;
+  /**
+   * The run's evidence bundle (on a cluster: the one being written; in a replay: the one replayed). A topic
+   * names a folder inside it in a command (the upgrade's nested runs); the recording writes it as `$BUNDLE/…`.
+   */
+  bundleDir?: string;
   /** kubectl context (for helm), when there is a cluster. */
   kubeContext?: string;
   /** When the run started (ISO time): agent logs are read from then on. */

@@ -26,6 +26,7 @@ export function replayContext(
     log: opts.log,
     sleep: noSleep,
     runStartedAt: meta.createdAt,
+    bundleDir: dir,
     ...(meta.upgrade ? { upgrade: resolveUpgrade(meta.upgrade, roots) } : {}),
     ...(meta.kubeContext ? { kubeContext: meta.kubeContext } : {}),
     earlierRecords: opts.earlierRecords,

@@ -310,8 +310,15 @@ export interface UpgradeLeg {
   }[];
   connections: UpgradeConnection[];
   requests: UpgradeRequests;
+  /**
+   * Every topic run again on the same cluster after the leg (scripts/conformance-here.mjs: the existing
+   * provider, into the nested bundle `after-<leg>/`), as that run judged it. Absent in bundles recorded before.
+   */
+  conformance?: LegConformance;
   /** The lines behind the leg's properties, quoted at their places (or derived from named outputs). */
   evidence: {
+    /** The nested run's verdict lines (its failures and known issues), or the line saying it left no bundle. */
+    conformance?: EvidenceItem[];
     connections: EvidenceItem[];
     backends: EvidenceItem[];
     agents: EvidenceItem[];
@@ -320,6 +327,31 @@ export interface UpgradeLeg {
     /** When each agent restarted and what the datapath dropped: beside the traffic's verdicts. */
     context: EvidenceItem[];
   };
+}
+
+/** One verdict of the nested run after a leg, as it printed it (one JSON line each). */
+export interface NestedVerdict {
+  id: string;
+  status: string;
+  expected: string;
+  observed: string;
+  reason?: string;
+  upstream?: string;
+}
+
+/** The run of every topic after a leg, on the same cluster. */
+export interface LegConformance {
+  /** The nested bundle, relative to the upgrade bundle (`after-upgrade`, `after-rollback`). */
+  bundle: string;
+  /** Its exit as the script printed it (`0`, `1`), or why it left no bundle. */
+  exit: string;
+  /** False when the nested run left no bundle (then no verdict is known). */
+  complete: boolean;
+  passed: number;
+  failed: number;
+  known_issues: number;
+  skipped: number;
+  verdicts: NestedVerdict[];
 }
 
 /** Ours: a Cilium upgrade (and with ROLLBACK=1 the way back) under load. */

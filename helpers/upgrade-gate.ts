@@ -1,0 +1,224 @@
+/**
+ * "Is this upgrade safe?" from one upgrade bundle: what the workflow's upgrade job answers and a person runs as
+ * `datapath-conformance upgrade BUNDLE`. Pure over re-judged bundles (check), so a test feeds it the shipped ones.
+ *
+ * Red (exit 1) when something broke, each named: an upgrade property that fails (a connection lost or moved, a
+ * failed request, an outage over its bound, an agent not on the target, a property failing on the upgraded or
+ * rolled-back cluster), or a nested bundle that fails when judged today. Known issues the target shows that the
+ * source did not come first in the summary and fail with --strict only (check's default, README "Verdicts").
+ * Beside it, what the upgraded cluster does differently from a fresh install of the same version (compare
+ * against the fresh bundle), as information.
+ */
+import { isAbsolute, relative } from "node:path";
+import type { CheckResult } from "./check.ts";
+import { type Comparison, compareResults } from "./compare.ts";
+import { mdCell } from "./markdown.ts";
+import type { Verdict } from "./properties/judge.ts";
+import type { EvidenceItem } from "./records/evidence.ts";
+import type { TopicDeclaration } from "./topic.ts";
+
+export interface LegBundle {
+  /** `upgrade` or `rollback`. */
+  leg: string;
+  result: CheckResult;
+  /** The fresh install of the version this leg ended on, when one was given: what the leg left behind. */
+  fresh?: { result: CheckResult; comparison: Comparison };
+}
+
+export interface GateInput {
+  upgrade: CheckResult;
+  legs: LegBundle[];
+  /** Where the source version's verdicts come from (known issues it already had): the bundle's own topics
+   * before the upgrade, else a fresh bundle of the source version, else none. */
+  before: CheckResult | null;
+  strict: boolean;
+}
+
+export interface Broken {
+  what: string;
+  id: string;
+  expected: string;
+  observed: string;
+  line: string;
+}
+
+export interface GateResult {
+  held: boolean;
+  broken: Broken[];
+  /** Known issues after the upgrade leg that the source version did not show (id, the issue's words). */
+  newKnownIssues: { id: string; detail: string }[];
+  exitCode: 0 | 1;
+  summary: string;
+}
+
+/**
+ * The verdict's first evidence: what it says (the first item, often a derived count) and the first raw line at its
+ * place, when that is another item (what the reader checks first).
+ */
+function firstLine(v: Verdict): string {
+  const show = (e: EvidenceItem) =>
+    ("quote" in e ? `${e.at.file}:${e.at.line}  ${e.quote.trim()}` : e.derived).slice(0, 300);
+  const first = v.evidence[0];
+  if (!first) return (v.message.split("\n")[0] ?? v.id).slice(0, 300);
+  const quote = v.evidence.find((x) => "quote" in x);
+  return `${v.id}: ${show(first)}${quote && quote !== first ? ` — ${show(quote)}` : ""}`;
+}
+
+function knownIssues(r: CheckResult): Verdict[] {
+  return r.verdicts.filter((v) => v.status === "known-issue");
+}
+
+export function judgeUpgrade(input: GateInput, topics: TopicDeclaration[]): GateResult {
+  const { upgrade, legs } = input;
+  const broken: Broken[] = [];
+  const ups = upgrade.verdicts.filter((v) => v.topic === "upgrade");
+  for (const v of ups)
+    if (v.status === "fail")
+      broken.push({
+        what: "upgrade",
+        id: v.id,
+        expected: v.expected,
+        observed: v.observed,
+        line: firstLine(v),
+      });
+  if (!ups.some((v) => v.status === "pass"))
+    broken.push({
+      what: "upgrade",
+      id: "(no upgrade leg)",
+      expected: "an upgrade leg",
+      observed: "none recorded",
+      line: `${upgrade.bundle} records no upgrade leg: it is not an upgrade bundle (UPGRADE_TO)`,
+    });
+  const legNames = new Set(
+    ups.filter((v) => v.id.endsWith(".conformance-after") && v.status !== "skip").map((v) => v.id),
+  );
+  for (const l of legs)
+    for (const v of l.result.verdicts)
+      if (v.status === "fail")
+        broken.push({
+          what: `after the ${l.leg}`,
+          id: v.id,
+          expected: v.expected,
+          observed: v.observed,
+          line: firstLine(v),
+        });
+  const expectedLegs = [...legNames].map((id) =>
+    id.startsWith("upgrade.rollback.") ? "rollback" : "upgrade",
+  );
+  for (const leg of expectedLegs)
+    if (!legs.some((l) => l.leg === leg))
+      broken.push({
+        what: `after the ${leg}`,
+        id: `after-${leg}`,
+        expected: "the nested bundle",
+        observed: "absent",
+        line: `the bundle's after-${leg}/ is missing: every topic after the ${leg} cannot be re-judged`,
+      });
+  const had = new Set(input.before ? knownIssues(input.before).map((v) => v.id) : []);
+  const afterUp = legs.find((l) => l.leg === "upgrade");
+  const newKnownIssues = afterUp
+    ? knownIssues(afterUp.result)
+        .filter((v) => !had.has(v.id))
+        .map((v) => ({
+          id: v.id,
+          detail: v.deviation
+            ? `${v.deviation.claim} (${v.deviation.upstream ?? v.deviation.why})`
+            : firstLine(v),
+        }))
+    : [];
+  const held = broken.length === 0;
+  const exitCode: 0 | 1 = !held || (input.strict && newKnownIssues.length > 0) ? 1 : 0;
+  return {
+    held,
+    broken,
+    newKnownIssues,
+    exitCode,
+    summary: formatGate(input, { held, broken, newKnownIssues, exitCode }, topics),
+  };
+}
+
+const code = (s: string) => `\`${s.replace(/[`\r\n]/g, " ")}\``;
+/** A path as the user would type it: relative to the working folder when inside it. */
+const shown = (p: string) => {
+  const r = relative(process.cwd(), p);
+  return r && !r.startsWith("..") && !isAbsolute(r) ? r : p;
+};
+
+function counts(r: CheckResult): string {
+  const n = (s: Verdict["status"]) => r.verdicts.filter((v) => v.status === s).length;
+  return `${n("pass")} passed, ${n("fail")} failed, ${n("known-issue")} known issue(s), ${n("skip")} skipped`;
+}
+
+function formatGate(input: GateInput, g: Omit<GateResult, "summary">, _topics: TopicDeclaration[]): string {
+  const u = input.upgrade;
+  const up = u.records.upgrade?.record;
+  const path = up
+    ? `Cilium ${up.from} → ${up.to}${up.legs.length > 1 ? ` → ${up.from} (rollback)` : ""}`
+    : "?";
+  const head = g.held
+    ? g.newKnownIssues.length > 0
+      ? `HELD, with ${g.newKnownIssues.length} known issue(s) new on the target${input.strict ? " (--strict: exit 1)" : ""}`
+      : "HELD: every connection survived, no request failed, every topic passes after each leg"
+    : `BROKEN: ${g.broken.length} thing(s) broke`;
+  const out = [`### Upgrade ${path}, ${u.mode}: ${head}`, "", `Bundle ${code(u.bundle)}.`, ""];
+  if (g.broken.length > 0) {
+    out.push("#### What broke", "", "| where | property | expected | observed |", "|---|---|---|---|");
+    for (const b of g.broken)
+      out.push(`| ${mdCell(b.what)} | \`${b.id}\` | ${mdCell(b.expected)} | ${mdCell(b.observed)} |`);
+    out.push("", ...g.broken.map((b) => `- ${mdCell(b.line)}`), "");
+  }
+  if (g.newKnownIssues.length > 0) {
+    out.push(
+      `#### Known issues new on the target (${input.before ? `not shown by ${code(input.before.bundle)}` : "no bundle of the source version to tell which are new"})`,
+      "",
+      ...g.newKnownIssues.map((k) => `- \`${k.id}\`: ${mdCell(k.detail)}`),
+      "",
+    );
+  }
+  if (up) {
+    out.push(
+      "#### The legs",
+      "",
+      "| leg | requests | failed | longest without success (net) | connections | after it |",
+    );
+    out.push("|---|---|---|---|---|---|");
+    for (const l of up.legs) {
+      const o = l.requests.longest_outage;
+      const ok = l.connections.filter(
+        (c) => c.connection_after === c.connection_before && c.closed_events === 0 && c.error_events === 0,
+      ).length;
+      const nested = input.legs.find((x) => x.leg === l.kind);
+      out.push(
+        `| ${l.kind} ${l.from} → ${l.to} | ${l.requests.total} | ${l.requests.failed} | ${o ? `${o.net_ms ?? o.ms} ms (${o.to})` : "-"} | ${ok}/${l.connections.length} survived | ${nested ? counts(nested.result) : "not run again"} |`,
+      );
+    }
+    out.push("");
+  }
+  for (const l of input.legs) {
+    if (!l.fresh) continue;
+    const c = l.fresh.comparison;
+    const moved = c.changes.filter((x) => x.severity !== "other");
+    out.push(
+      `#### After the ${l.leg} vs a fresh install (${code(shown(l.fresh.result.bundle))}): ${moved.length === 0 ? "nothing the fresh install does differently" : `${moved.length} difference(s)`}`,
+      "",
+    );
+    if (moved.length > 0) {
+      out.push("| property | fresh | after the leg | change |", "|---|---|---|---|");
+      for (const x of moved)
+        out.push(
+          `| \`${x.id}\` | ${mdCell(x.a)} | ${mdCell(x.b)} | **${mdCell(x.kind)}**: ${mdCell(x.detail)} |`,
+        );
+      out.push("");
+    }
+  }
+  return out.join("\n");
+}
+
+/** The comparison of a leg's nested bundle with a fresh install of the version it ended on. */
+export function againstFresh(
+  fresh: CheckResult,
+  after: CheckResult,
+  topics: TopicDeclaration[],
+): { result: CheckResult; comparison: Comparison } {
+  return { result: fresh, comparison: compareResults(fresh, after, topics) };
+}
