@@ -229,8 +229,10 @@ describe("exec through the real client-node against a fake API server", () => {
     await expect(
       kube().run({ target: { kind: "agent", node: "n1" }, argv: ["cilium-dbg", "status"] }),
     ).rejects.toThrow("no answer within 300 ms from the API server listing the cilium agent Pod on node n1");
-    expect(performance.now() - t0).toBeLessThan(3000);
-  });
+    // the message names the 300 ms deadline; the bound only proves it did not hang (a first call loads
+    // client-node: over 4 s on 2 cores busy with a lab build)
+    expect(performance.now() - t0).toBeLessThan(15_000);
+  }, 30_000);
 
   it("an exec whose upgrade is never answered times out, naming the Pod and the command", async () => {
     mode = "silent";
@@ -251,7 +253,8 @@ describe("exec through the real client-node against a fake API server", () => {
       argv: ["cilium-dbg", "status"],
       timeoutMs: 10_000,
     });
-    expect(performance.now() - t0).toBeLessThan(3000);
+    // before its 10 s deadline: the close ended it, not the deadline (loose, for a loaded machine)
+    expect(performance.now() - t0).toBeLessThan(9000);
     expect(r.exitCode).toBeNull();
     expect(r.stdout).toBe("partial output\n");
     expect(r.stderr).toContain(
