@@ -17,7 +17,7 @@ export interface ShownValues {
 
 /** `/…/` as describeExpect writes a `match` expectation. */
 const REGEX = /^\/.+\/$/s;
-/** `<name>` or `<name:05>` placeholders, as the declarations write templates. */
+/** Placeholders as the declarations write templates: a name in angle brackets, with an optional width (id:05). */
 const PLACEHOLDER = /<([a-z][a-z0-9_-]*)(?::(\d+))?>/gi;
 
 /** A template as a regular expression finding a token that fits it; null when it holds no placeholder. */
