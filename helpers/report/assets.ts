@@ -28,21 +28,24 @@ button:focus-visible { outline: 3px solid #1f6fb4; outline-offset: 2px; }
 .legend { font-size: 12px; }
 .matrix-wrap, .hl-wrap { overflow-x: auto; max-width: 100%; border: 1px solid var(--line); border-radius: 6px; }
 .hl-wrap { border: 0; }
+.matrix-wrap { container-type: inline-size; }
 table.props { border-collapse: separate; border-spacing: 0; }
 table.props th, table.props td { text-align: left; vertical-align: top; padding: 4px 6px; border-bottom: 1px solid var(--line); }
 table.props thead th { background: var(--bg-soft); position: sticky; top: 0; z-index: 1; }
-table.props th.bh { font-weight: 600; font-size: 12px; line-height: 1.3; min-width: 7.5em; }
+table.props th.bh { font-weight: 600; font-size: 12px; line-height: 1.3; min-width: 6.5em; }
 th.bh span { display: block; white-space: nowrap; }
 th.bh .h1 { color: #1b1c1e; font-weight: 400; }
 th.bh .h2 { color: var(--muted); font-weight: 400; }
-table.props th[scope="row"], table.props th.corner { position: sticky; left: 0; background: #fff; z-index: 2; width: 22em; min-width: 22em; max-width: 22em; font-weight: normal; border-right: 1px solid var(--line); }
+table.props th[scope="row"], table.props th.corner { position: sticky; left: 0; background: #fff; z-index: 2; width: 19em; min-width: 19em; max-width: 19em; font-weight: normal; border-right: 1px solid var(--line); }
 table.props th.corner { background: var(--bg-soft); z-index: 3; }
 table.props.one th[scope="row"] { width: 32em; min-width: 0; max-width: none; position: static; }
 .pid { display: block; font-size: 12px; color: #1f4f8a; }
-.claim { display: block; font-size: 12px; color: #3c4043; }
+/* two lines of the claim in the row; the whole claim is in the opened verdict */
+.claim { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; font-size: 12px; color: #3c4043; }
+.vd-claim { margin: 0 0 6px; }
 .reasons { margin: 2px 0 0; padding-left: 16px; font-size: 12px; color: var(--skip); }
 table.props td.cell { white-space: nowrap; padding: 2px 4px; }
-button.m { font: 12px/1.3 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; border: 1px solid transparent; border-radius: 4px; background: none; padding: 2px 4px; cursor: pointer; display: inline-flex; gap: 4px; align-items: baseline; max-width: 12em; color: inherit; text-align: left; }
+button.m { font: 12px/1.3 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; border: 1px solid transparent; border-radius: 4px; background: none; padding: 2px 4px; cursor: pointer; display: inline-flex; gap: 4px; align-items: baseline; max-width: 10em; color: inherit; text-align: left; }
 table.props.one button.m { max-width: 40em; }
 button.m:hover, button.m[aria-expanded="true"] { border-color: #1f4f8a; background: #eef3fb; }
 button.m .mk { font-weight: 700; font-family: system-ui, sans-serif; }
@@ -60,8 +63,8 @@ table.props[data-filter="skip"] tbody.prop:not([data-skip]) { display: none; }
 table.props[data-filter="known-issue"] tbody.prop:not([data-known-issue]) { display: none; }
 table.props[data-filter="fail"] tbody.group-head, table.props[data-filter="known-issue"] tbody.group-head { display: none; }
 tr.evidence > td { background: var(--bg-soft); padding: 0; }
-/* width 0 and a percentage min-width: the opened verdict never widens the columns; sticky: it stays in the scroll box's view */
-.vd { position: sticky; left: 0; width: 0; min-width: min(100%, calc(100vw - 48px)); padding: 8px 12px; white-space: normal; }
+/* width 0 and a percentage min-width: the opened verdict never widens the columns; as wide as the scroll box (cqw) and sticky: it stays in its view */
+.vd { position: sticky; left: 0; width: 0; min-width: min(100%, 100cqw); padding: 8px 12px; white-space: normal; }
 .vd .message { overflow-wrap: anywhere; }
 .vd h4 { margin: 2px 0 6px; }
 .vd dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 10px; margin: 0 0 6px; }
@@ -71,7 +74,6 @@ tr.evidence > td { background: var(--bg-soft); padding: 0; }
 .filters button, .expander { font: inherit; cursor: pointer; }
 .val { font-family: ui-monospace, monospace; font-size: 12px; }
 tr.evidence > td { background: var(--bg-soft); }
-.ev-mode { margin: 4px 0 12px; min-width: 0; }
 .ev-lines, .raw pre { margin: 4px 0; padding: 6px 8px; background: #fff; border: 1px solid var(--line); overflow-x: auto; max-width: 100%; }
 .ev-lines { list-style: none; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .ev-lines li { white-space: pre-wrap; overflow-wrap: anywhere; }
@@ -141,7 +143,6 @@ table.compare td, table.compare th { border-bottom: 1px solid var(--line); paddi
   table.props th[scope="row"], table.props th.corner { width: 11em; min-width: 11em; max-width: 11em; }
   table.props.one th[scope="row"] { width: auto; }
   .claim { display: none; }
-  .vd { min-width: min(100%, calc(100vw - 28px)); }
   table.headline:not(.many), table.headline:not(.many) thead, table.headline:not(.many) tbody, table.headline:not(.many) tr, table.headline:not(.many) th, table.headline:not(.many) td { display: block; width: auto; }
   table.headline:not(.many) thead { display: none; }
   table.headline:not(.many) tr { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 8px; }
@@ -188,7 +189,7 @@ export const SCRIPT = `
   function verdictBlock(c, p) {
     const col = D.C[c];
     const v = col && col.v[p];
-    const box = el("div", "vd ev-mode");
+    const box = el("div", "vd");
     const h = el("h4", "", S(col ? col.label : -1) + ": ");
     box.append(h);
     if (!v) {
@@ -198,6 +199,7 @@ export const SCRIPT = `
     }
     h.append(el("span", "verdict " + v.s, MARK[v.s] || v.s));
     const dl = el("dl");
+    box.append(dl);
     const row = (k, val, extra) => {
       dl.append(el("dt", "", k));
       const dd = el("dd");
@@ -214,12 +216,13 @@ export const SCRIPT = `
     if (v.cf !== undefined) dl.append(el("dt", "", "configuration"), el("dd", "", S(v.cf)));
     if (v.n !== undefined) dl.append(el("dt", "", "note"), el("dd", "", S(v.n)));
     const P = D.P[p];
+    if (P) box.insertBefore(el("p", "vd-claim", S(P.claim)), dl);
     if (P) {
       const dd = el("dd", "", S(P.src));
       if (S(P.why)) dd.append(el("br"), el("span", "muted", S(P.why)));
       dl.append(el("dt", "", "source"), dd);
     }
-    box.append(dl, el("p", "message", S(v.m)));
+    box.append(el("p", "message", S(v.m)));
     if (v.ev.length > 0) {
       const ul = el("ul", "ev-lines");
       ul.setAttribute("aria-label", "evidence");

@@ -5,7 +5,8 @@ import { shipped } from "../testing/tamper.ts";
 import { decodeData, encodeData, reportData } from "./data.ts";
 import { buildReport } from "./html.ts";
 
-describe("the report's embedded evidence", () => {
+// re-judging two full bundles took 9-25 s on a busy 2-core machine
+describe("the report's embedded evidence", { timeout: 90_000 }, () => {
   it("holds each bundle's verdicts and raw outputs, a line that several bundles printed once, and decodes to the same", async () => {
     const input = await buildReport([shipped("1.20/kpr"), shipped("1.20/kube-proxy")], TOPICS);
     const columns = input.columns.map((c) => ({

@@ -51,8 +51,8 @@ export interface DataOutput {
 export interface ReportData {
   /** The string table. */
   S: string[];
-  /** Per property, in the report's order of input.properties: its source and why. */
-  P: { src: number; why: number }[];
+  /** Per property, in the report's order of input.properties: its claim, source and why. */
+  P: { claim: number; src: number; why: number }[];
   /** Per bundle: its label, its verdict per property (null: not judged there) and its outputs. */
   C: { label: number; v: (DataVerdict | null)[]; o: DataOutput[] }[];
 }
@@ -72,8 +72,8 @@ export function callText(o: RawOutput): string {
 
 /** The report's data: every string interned once. */
 export function reportData(
-  properties: Pick<Property, "id" | "why" | "source">[],
-  sourceOf: (p: Pick<Property, "id" | "why" | "source">) => string,
+  properties: Pick<Property, "id" | "claim" | "why" | "source">[],
+  sourceOf: (p: Pick<Property, "id" | "claim" | "why" | "source">) => string,
   columns: DataColumn[],
 ): ReportData {
   const S: string[] = [];
@@ -129,7 +129,7 @@ export function reportData(
       })),
     };
   });
-  const P = properties.map((p) => ({ src: I(sourceOf(p)), why: I(p.why ?? "") }));
+  const P = properties.map((p) => ({ claim: I(p.claim), src: I(sourceOf(p)), why: I(p.why ?? "") }));
   return { S, P, C };
 }
 

@@ -1,4 +1,4 @@
-import { basename, relative } from "node:path";
+import { basename, dirname, relative } from "node:path";
 import { type BundleMeta, readMeta } from "../bundle.ts";
 import { type CheckResult, checkBundle } from "../check.ts";
 import { type Comparison, compareBundles, SEVERITIES, SEVERITY_TITLES, verdictLine } from "../compare.ts";
@@ -41,12 +41,18 @@ export interface ReportInput {
 export async function buildReport(
   dirs: string[],
   topics: TopicDeclaration[],
-  opts: { compare?: [string, string]; now?: () => Date } = {},
+  opts: {
+    compare?: [string, string];
+    now?: () => Date;
+    /** Bundles already judged, by their folder (tests that build several pages of the same bundles). */
+    judged?: Map<string, CheckResult>;
+  } = {},
 ): Promise<ReportInput> {
   const columns: ReportColumn[] = [];
   for (const dir of dirs) {
     const meta = readMeta(dir);
-    const check = await checkBundle(dir, topics);
+    const check = opts.judged?.get(dir) ?? (await checkBundle(dir, topics));
+    opts.judged?.set(dir, check);
     const raw = new Map(
       rawOutputs(
         dir,
@@ -58,9 +64,12 @@ export async function buildReport(
   }
   // two bundles of the same mode, version and profile are told apart by their folder
   const same = (c: ReportColumn) => columns.filter((o) => o.label === c.label).length > 1;
-  for (const c of columns.filter(same).map((x) => x)) {
-    c.label += ` (${basename(c.dir)})`;
-    c.head = [...c.head.slice(0, 2), [c.head[2], basename(c.dir)].filter(Boolean).join(" · ")];
+  for (const c of columns.filter(same)) {
+    // the folder's name, with its parent's when the name is only the mode (1.19/kpr beside 1.19/drop-kpr)
+    const folder =
+      basename(c.dir) === c.meta.mode ? `${basename(dirname(c.dir))}/${basename(c.dir)}` : basename(c.dir);
+    c.label += ` (${folder})`;
+    c.head = [...c.head.slice(0, 2), [c.head[2], folder].filter(Boolean).join(" · ")];
   }
   return {
     columns,
@@ -284,6 +293,10 @@ export function renderReport(input: ReportInput): string {
     const u = upgradeView(c.meta, c.check.records.upgrade?.record, c.check.verdicts);
     return u ? [html`${renderUpgrade(c.label, u)}\n`] : [];
   });
+  // an upgrade report opens on its upgrade; among many bundles of other kinds it follows the matrix
+  const upgradesFirst = upgrades.length > 0 && (cols.length <= 2 || upgrades.length === cols.length);
+  const upgradeSection =
+    upgrades.length > 0 ? html`<section id="upgrades" aria-label="upgrades">${upgrades}</section>` : "";
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
@@ -294,7 +307,7 @@ ${inlineStyle(css)}</head>
 <header><h1>Where Service load balancing happens: ${title}</h1>
 <p class="muted">cilium-datapath-conformance report, generated ${input.generatedAt} by re-judging the bundles below (as <code>check</code> does). ${totals}</p></header>
 ${input.comparison ? comparisonSection(input.comparison) : ""}
-${upgrades.length > 0 ? html`<section id="upgrades" aria-label="upgrades">${upgrades}</section>` : ""}
+${upgradesFirst ? upgradeSection : ""}
 ${headlineSection(input)}
 <section id="properties-section" aria-labelledby="properties">
 <h2 id="properties">Properties</h2>
@@ -308,6 +321,7 @@ ${renderMatrix(
   input.properties,
 )}
 </section>
+${upgradesFirst ? "" : upgradeSection}
 <h2 id="runs">The run${cols.length > 1 ? "s" : ""}</h2>
 <div class="runs${cols.length > 3 ? " many" : ""}">${cols.map((c) => html`${runCard(c, countsOf(c), cols.length > 3)}\n`)}</div>
 <h2 id="measurements">Measurements</h2>
