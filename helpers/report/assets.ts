@@ -29,7 +29,7 @@ button:focus-visible { outline: 3px solid #1f6fb4; outline-offset: 2px; }
 .matrix-wrap, .hl-wrap { overflow-x: auto; max-width: 100%; border: 1px solid var(--line); border-radius: 6px; }
 .hl-wrap { border: 0; }
 .matrix-wrap { container-type: inline-size; }
-table.props { border-collapse: separate; border-spacing: 0; }
+table.props { border-collapse: separate; border-spacing: 0; min-width: 100%; }
 table.props th, table.props td { text-align: left; vertical-align: top; padding: 4px 6px; border-bottom: 1px solid var(--line); }
 table.props thead th { background: var(--bg-soft); position: sticky; top: 0; z-index: 1; }
 table.props th.bh { font-weight: 600; font-size: 12px; line-height: 1.3; min-width: 6.5em; }

@@ -168,6 +168,11 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
     expect(await focused()).toBe("known-issue");
     await page.keyboard.press("Space");
     expect(await visibleRows(page)).toEqual([]);
+    // an empty filter says so in a word, not an empty table
+    expect(await page.locator('tbody.none[data-none="known-issue"]').isVisible()).toBe(true);
+    expect(await page.locator('tbody.none[data-none="known-issue"]').textContent()).toBe(
+      "No known issue showed in these bundles.",
+    );
     await page.keyboard.press("Tab");
     await page.keyboard.press("Space");
     const skipped = await visibleRows(page);
