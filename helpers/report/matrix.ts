@@ -69,8 +69,9 @@ function row(cols: MatrixColumn[], p: Property, index: number, kinds: CellKind[]
     const v = c.verdicts.get(p.id);
     const k = kinds[i] as CellKind;
     const value = v && (k === "pass" || k === "fail" || k === "known-issue") ? shownValues(v).observed : "";
-    const what = v ? (k === "na" ? "n/a" : MARK[v.status]) : "not judged";
-    return html`<td class="cell k-${k}"><button type="button" class="expander m" data-c="${i}" data-mode="${c.mode}" data-status="${k}" aria-expanded="false" aria-controls="${id}" title="${c.label}: ${what}${value ? ` — observed ${value}` : ""}"><span class="mk">${CELL_MARK[k]}</span>${value ? html`<span class="ov">${value}</span>` : ""}</button></td>`;
+    // no title per cell (the column's header names the bundle, the opened verdict says the rest): 15 bundles
+    // × 77 properties of it were a third of the matrix
+    return html`<td class="cell k-${k}"><button type="button" class="expander m" data-c="${i}" data-mode="${c.mode}" data-status="${k}" aria-expanded="false" aria-controls="${id}"><span class="mk" aria-label="${k === "na" ? "n/a" : MARK[k as Verdict["status"]]}">${CELL_MARK[k]}</span>${value ? html`<span class="ov">${value}</span>` : ""}</button></td>`;
   });
   const why = judged
     ? ""
