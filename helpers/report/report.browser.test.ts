@@ -9,6 +9,7 @@ import { checkBundle } from "../check.ts";
 import { BundleCopies, KUBE_SVC_LINE, shipped } from "../testing/tamper.ts";
 import { HEADLINE } from "./headline.ts";
 import { buildReport, renderReport } from "./html.ts";
+import { cellKind } from "./matrix.ts";
 
 /**
  * The report in a real browser: Debian's chromium driven by playwright-core, headless, with a fresh profile.
@@ -86,6 +87,8 @@ const test = it.extend<{ browser: Browser }>({
       const open = async (file: string) => {
         const page = await (context as BrowserContext).newPage();
         await page.goto(pathToFileURL(file).href);
+        // the page's script has decoded the embedded evidence
+        await page.waitForSelector("html[data-ready]");
         return page;
       };
       try {
@@ -106,15 +109,18 @@ const visibleRows = (page: Page) =>
   );
 
 describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
-  test("every declared property appears with its verdict in both mode columns", async ({ browser, skip }) => {
+  test("every declared property appears with its verdict in both bundle columns", async ({
+    browser,
+    skip,
+  }) => {
     if (!browser.context) return skip(browser.why);
     const page = await browser.open(browser.shippedPage);
     const shown = await page.$$eval("tbody.prop", (bs) =>
       bs.map((b) => ({
         id: (b as HTMLElement).dataset.id,
-        verdicts: [...b.querySelectorAll("td.verdict")].map((td) => [
-          (td as HTMLElement).dataset.mode,
-          td.textContent?.replace(/^\W+/, "").trim(),
+        verdicts: [...b.querySelectorAll("button.m")].map((m) => [
+          (m as HTMLElement).dataset.mode,
+          (m as HTMLElement).dataset.status,
         ]),
       })),
     );
@@ -128,7 +134,7 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
       expect(s.verdicts, s.id).toEqual(
         (["kpr", "kube-proxy"] as const).map((m) => [
           m,
-          judged[m].verdicts.find((v) => v.id === s.id)?.status,
+          cellKind(judged[m].verdicts.find((v) => v.id === s.id)),
         ]),
       );
     await page.screenshot({ path: join(OUT, "report-1280.png"), fullPage: false });
@@ -162,6 +168,11 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
     expect(await focused()).toBe("known-issue");
     await page.keyboard.press("Space");
     expect(await visibleRows(page)).toEqual([]);
+    // an empty filter says so in a word, not an empty table
+    expect(await page.locator('tbody.none[data-none="known-issue"]').isVisible()).toBe(true);
+    expect(await page.locator('tbody.none[data-none="known-issue"]').textContent()).toBe(
+      "No known issue showed in these bundles.",
+    );
     await page.keyboard.press("Tab");
     await page.keyboard.press("Space");
     const skipped = await visibleRows(page);
@@ -172,7 +183,7 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
     await page.close();
   });
 
-  test("expanding a property shows its evidence lines and raw outputs, without moving the columns", async ({
+  test("opening a cell shows that bundle's verdict (expected vs observed, evidence, raw outputs), without moving the columns", async ({
     browser,
     skip,
   }) => {
@@ -186,22 +197,32 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
         }),
       );
     const before = await columns();
-    const button = page.locator('tbody[data-id="iptables.kube-svc-lines"] button.expander');
+    const cell = page.locator('tbody[data-id="iptables.kube-svc-lines"] button.m[data-mode="kpr"]');
+    expect(await cell.getAttribute("data-status")).toBe("fail");
     // in page coordinates: focusing the button may scroll it into view (the headline is above it)
-    const rowTop = () => button.evaluate((b) => b.getBoundingClientRect().top + window.scrollY);
+    const rowTop = () => cell.evaluate((b) => b.getBoundingClientRect().top + window.scrollY);
     const top = await rowTop();
-    await button.focus();
+    await cell.focus();
     await page.keyboard.press("Enter");
     const evidence = page.locator("#ev-iptables-kube-svc-lines");
     expect(await evidence.isVisible()).toBe(true);
     const text = (await evidence.textContent()) ?? "";
     expect(text).toContain(KUBE_SVC_LINE);
+    // expected vs observed, and the message
+    expect(await evidence.locator("dl").textContent()).toMatch(/observed1expected0/);
+    expect(await evidence.locator("p.message").textContent()).toMatch(
+      /FAILS[\s\S]*expected: 0[\s\S]*observed: 1/,
+    );
     // the raw output it came from, with its command, target node and exit code
     expect(text).toMatch(/raw\/iptables\/\d+-iptables-save\.txt/);
     expect(text).toMatch(/iptables-save on node\/\S+, exit 0/);
     expect(await columns()).toEqual(before);
     expect(await rowTop()).toBe(top);
-    await page.keyboard.press("Space");
+    // the other bundle's cell in the same row shows that bundle's verdict in its place
+    await page.locator('tbody[data-id="iptables.kube-svc-lines"] button.m[data-mode="kube-proxy"]').click();
+    expect(await evidence.locator("h4").textContent()).toMatch(/^kube-proxy · Cilium 1\.19\.7: ✔ pass$/);
+    expect(await cell.getAttribute("aria-expanded")).toBe("false");
+    await page.locator('tbody[data-id="iptables.kube-svc-lines"] button.m[data-mode="kube-proxy"]').click();
     expect(await evidence.isVisible()).toBe(false);
     await page.close();
   });
@@ -212,7 +233,7 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
   }) => {
     if (!browser.context) return skip(browser.why);
     const page = await browser.open(browser.tamperedPage);
-    await page.locator('tbody[data-id="iptables.kube-svc-lines"] button.expander').click();
+    await page.locator('tbody[data-id="iptables.kube-svc-lines"] button.m[data-mode="kpr"]').click();
     const link = page.locator("#ev-iptables-kube-svc-lines li.q a.at").first();
     const place = (await link.textContent()) ?? "";
     expect(place).toMatch(/^raw\/iptables\/\d+-iptables-save\.txt(\.gz)?:\d+$/);
@@ -328,6 +349,13 @@ describe("the HTML report in Chromium", { timeout: 120_000 }, () => {
   }) => {
     if (!browser.context) return skip(browser.why);
     const page = await browser.open(browser.upgradePage);
+    // the page opens on the upgrade, and its title names both versions
+    expect(await page.title()).toContain("Cilium 1.19.7 → 1.20.2");
+    expect(
+      await page.evaluate(
+        () => document.querySelector("main > header + section, main > header ~ section")?.id,
+      ),
+    ).toBe("upgrades");
     for (const width of [1280, 600]) {
       await page.setViewportSize({ width, height: 900 });
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
