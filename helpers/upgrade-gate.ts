@@ -47,6 +47,8 @@ export interface GateResult {
   broken: Broken[];
   /** Known issues after the upgrade leg that the source version did not show (id, the issue's words). */
   newKnownIssues: { id: string; detail: string }[];
+  /** Known issues of the source version that the upgraded cluster no longer shows (the fix landed). */
+  goneKnownIssues: string[];
   exitCode: 0 | 1;
   summary: string;
 }
@@ -126,14 +128,19 @@ export function judgeUpgrade(input: GateInput, topics: TopicDeclaration[]): Gate
             : firstLine(v),
         }))
     : [];
+  const goneKnownIssues =
+    afterUp && input.before
+      ? [...had].filter((id) => afterUp.result.verdicts.some((v) => v.id === id && v.status === "pass"))
+      : [];
   const held = broken.length === 0;
   const exitCode: 0 | 1 = !held || (input.strict && newKnownIssues.length > 0) ? 1 : 0;
   return {
     held,
     broken,
     newKnownIssues,
+    goneKnownIssues,
     exitCode,
-    summary: formatGate(input, { held, broken, newKnownIssues, exitCode }, topics),
+    summary: formatGate(input, { held, broken, newKnownIssues, goneKnownIssues, exitCode }, topics),
   };
 }
 
@@ -160,7 +167,7 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">, _topics: T
       ? `HELD, with ${g.newKnownIssues.length} known issue(s) new on the target${input.strict ? " (--strict: exit 1)" : ""}`
       : "HELD: every connection survived, no request failed, every topic passes after each leg"
     : `BROKEN: ${g.broken.length} thing(s) broke`;
-  const out = [`### Upgrade ${path}, ${u.mode}: ${head}`, "", `Bundle ${code(u.bundle)}.`, ""];
+  const out = [`### Upgrade ${path}, ${u.mode}: ${head}`, "", `Bundle ${code(shown(u.bundle))}.`, ""];
   if (g.broken.length > 0) {
     out.push("#### What broke", "", "| where | property | expected | observed |", "|---|---|---|---|");
     for (const b of g.broken)
@@ -175,6 +182,13 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">, _topics: T
       "",
     );
   }
+  if (g.goneKnownIssues.length > 0)
+    out.push(
+      `#### Known issues of the source that the upgraded cluster no longer shows (${code(shown(input.before?.bundle ?? ""))} showed them; they pass after the upgrade)`,
+      "",
+      ...g.goneKnownIssues.map((id) => `- \`${id}\``),
+      "",
+    );
   if (up) {
     out.push(
       "#### The legs",
