@@ -176,7 +176,7 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">, _topics: T
   }
   if (g.newKnownIssues.length > 0) {
     out.push(
-      `#### Known issues new on the target (${input.before ? `not shown by ${code(input.before.bundle)}` : "no bundle of the source version to tell which are new"})`,
+      `#### Known issues new on the target (${input.before ? `not shown by ${code(shown(input.before.bundle))}` : "no bundle of the source version to tell which are new"})`,
       "",
       ...g.newKnownIssues.map((k) => `- \`${k.id}\`: ${mdCell(k.detail)}`),
       "",
