@@ -18,6 +18,7 @@ import { nothingSpent, type RunContext, realSleep } from "../helpers/observe/con
 import { replayContext } from "../helpers/observe/replay-context.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import type { RecordSet } from "../helpers/records/types.ts";
+import { RECORDED_FAILURES } from "./recorded-failures.ts";
 import type { RunState } from "./run-state.ts";
 
 export const SUITES_DIR = resolve(import.meta.dirname);
@@ -53,6 +54,8 @@ export interface ModeTarget {
    * bundle, e.g. the drop profile's, holds two), and a topic it does not hold gets no tests there.
    */
   holds(topic: string): boolean;
+  /** A replayed bundle's recorded failure of this property, kept on purpose (suites/recorded-failures.ts): why. */
+  recordedFailure?(id: string): string | null;
   /** Why a topic it holds cannot run here (a run without an upgrade leg), or null. */
   skipReason(topic: string): string | null;
   context(topic: string): { ctx: RunContext; outDir: string; close: () => Promise<void> };
@@ -70,6 +73,7 @@ export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] 
       mode: meta.mode,
       ciliumMinor: meta.ciliumMinor,
       label: `replay ${bundleName(dir)}`,
+      recordedFailure: (id) => RECORDED_FAILURES[bundleName(dir)]?.[id] ?? null,
       meta: () => meta,
       recordPhase: () => {},
       holds: (topic) => topics.includes(topic),

@@ -182,6 +182,14 @@ export function describeTopic(topic: TopicDeclaration): void {
               say(target, v.message.split("\n").slice(0, 2).join(" | "));
               if (process.env.CONFORMANCE_STRICT !== "1") return;
             }
+            const kept = v.status === "fail" ? target.recordedFailure?.(p.id) : null;
+            if (kept) {
+              // a replay reproduced a real failure the bundle recorded (suites/recorded-failures.ts): the replay
+              // is right; the failure stays a failure in check, the gate and the report
+              await annotate(kept, "recorded-failure");
+              say(target, `${p.id}: recorded failure reproduced (${kept})`);
+              return;
+            }
             expect(v).toHoldProperty();
           },
         );
