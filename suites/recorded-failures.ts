@@ -7,4 +7,9 @@
  *
  * bundle (its folder under suites/bundles/) → property id → why it is kept.
  */
-export const RECORDED_FAILURES: Record<string, Record<string, string>> = {};
+export const RECORDED_FAILURES: Record<string, Record<string, string>> = {
+  "upgrade-1.19-1.20/kpr": {
+    "upgrade.no-failed-requests":
+      "run up-119-120-kpr-2 (2026-12-03, nothing else running): 2 of 570 new connections of the loop timed out (ETIMEDOUT after 2 s, one to the ClusterIP and one to the NodePort, the same 100 ms) right after worker2's agent became ready; every long-lived connection survived; no declaration names it (no upstream reference found), so it stays a failure. Every kpr upgrade run of the day saw new connections time out or a long-lived one stall during an agent restart, no kube-proxy run did (README, Status)",
+  },
+};
