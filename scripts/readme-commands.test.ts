@@ -239,7 +239,7 @@ async function checkWithoutRunning(c: ReadmeCommand): Promise<void> {
 }
 
 /** A command that builds the offline lab, starts its engine or runs a cluster: never run by a test. */
-export function buildsOrRuns(text: string): boolean {
+function buildsOrRuns(text: string): boolean {
   if (/\blab\.sh\s+(images|up|down)\b/.test(text)) return true;
   if (/\blab (images|up|down)\b/.test(text)) return true;
   if (/\b(lab run|lab:run)\b/.test(text) && !/--dry-run\b/.test(text)) return true;
