@@ -25,12 +25,16 @@ describe("replayed bundles: a topic runs only where it was recorded", () => {
     // the full bundles (one per minor and mode, and the existing provider's) hold iptables; the partial ones (drop, baseline) and the
     // upgrade runs do not; only the upgrade runs hold upgrade
     const labels = targets.map((t) => t.label);
-    const full = labels.filter((l) =>
-      /^replay (\d+\.\d+|existing|profiles\/[a-z-]+)\/(existing-)?(kpr|kube-proxy)$/.test(l),
+    // (an upgrade bundle's after-upgrade/ and after-rollback/ are full runs of their own, on the same cluster)
+    const full = labels.filter(
+      (l) =>
+        /^replay (\d+\.\d+|existing|profiles\/[a-z-]+)\/(existing-)?(kpr|kube-proxy)$/.test(l) ||
+        /^replay upgrade-[\d.-]+\/(kpr|kube-proxy)\/after-(upgrade|rollback)$/.test(l),
     );
     expect(full.length).toBeGreaterThanOrEqual(8);
     expect(topicTargets(targets, "iptables").holding.map((t) => t.label)).toEqual(full);
-    const upgrades = labels.filter((l) => l.startsWith("replay upgrade-"));
+    const upgrades = labels.filter((l) => /^replay upgrade-[\d.-]+\/(kpr|kube-proxy)$/.test(l));
+    expect(labels.filter((l) => /\/after-(upgrade|rollback)$/.test(l)).length).toBe(6);
     expect(upgrades.length).toBeGreaterThanOrEqual(1);
     expect(topicTargets(targets, "upgrade").holding.map((t) => t.label)).toEqual(upgrades);
     expect(topicTargets(targets, "ghost").none).toBeNull();

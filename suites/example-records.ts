@@ -240,7 +240,23 @@ const upgradeLeg: UpgradeLeg = {
     slowest_ms: 3.4,
     backends: { clusterip: { "web-7d9-a": 270, "web-7d9-b": 280 } },
   },
+  conformance: {
+    bundle: "after-upgrade",
+    exit: "0",
+    complete: true,
+    passed: 64,
+    failed: 0,
+    known_issues: 0,
+    skipped: 3,
+    verdicts: [{ id: "iptables.kpr-mode", status: "pass", expected: "True", observed: "True" }],
+  },
   evidence: {
+    conformance: [
+      {
+        quote: "bundle after-upgrade exit 0",
+        at: { file: "raw/upgrade/070-node-conformance-here.txt", line: 1 },
+      },
+    ],
     connections: [
       {
         quote: '{"event":"connected","local":"10.244.1.9:40410","peer":"10.96.44.2:80","connection":1}',

@@ -214,13 +214,8 @@ export const topic = defineTopic({
     { on: "pod", run: "kill -TERM 1", for: "ending the request loop (after each leg)" },
     { on: "kubectl", run: "-n <ns> logs request-loop", for: "every request's outcome and time" },
     {
-      on: "kubectl",
-      run: "-n <ns> delete pod -l app in (conn-client,request-loop); delete service web-np",
-      for: "the leg's load gone and its NodePort free",
-    },
-    {
       on: "local",
-      run: "node scripts/conformance-here.mjs $BUNDLE/after-<leg> <mode> after-<leg> <context>",
+      run: "node $SUITE/scripts/conformance-here.mjs $BUNDLE/after-<leg> <mode> after-<leg> <context>",
       for: "every topic again on the same cluster after each leg, into a bundle of its own",
     },
   ],
