@@ -9,7 +9,7 @@ describe("junit summary", () => {
       <testcase name="c"><skipped/></testcase>
       <testcase name="d"/>
     </testsuite></testsuites>`;
-    expect(summarize(xml)).toEqual({ passed: 2, failed: 1, skipped: 1, known: [] });
+    expect(summarize(xml)).toEqual({ passed: 2, failed: 1, skipped: 1, known: [], recorded: [] });
   });
 
   it("counts a test case with a known-issue property apart, by its name, not as passed", () => {
@@ -24,6 +24,21 @@ describe("junit summary", () => {
       failed: 0,
       skipped: 0,
       known: ["ghost.fails-fast: curl … [1.20] [kube-proxy]"],
+      recorded: [],
+    });
+  });
+
+  it("counts a replay that reproduced a kept recorded failure apart, not as passed", () => {
+    const xml = `<testsuites><testsuite>
+      <testcase classname="suites/16-upgrade/upgrade.spec.ts" name="upgrade.no-failed-requests: … [replay upgrade-1.19-1.20/kpr] [kpr]" time="0.1">
+        <properties><property name="recorded-failure" value="run up-119-120-kpr-2: 2 of 570 timed out"/></properties>
+      </testcase>
+      <testcase classname="x" name="a"></testcase>
+    </testsuite></testsuites>`;
+    expect(summarize(xml)).toMatchObject({
+      passed: 1,
+      failed: 0,
+      recorded: ["upgrade.no-failed-requests: … [replay upgrade-1.19-1.20/kpr] [kpr]"],
     });
   });
 });

@@ -10,19 +10,30 @@ export function summarize(xml: string): {
   failed: number;
   skipped: number;
   known: string[];
+  /** Replays that reproduced a real failure a shipped bundle keeps (suites/recorded-failures.ts). */
+  recorded: string[];
 } {
   const cases = xml.split("<testcase ").slice(1);
   let failed = 0;
   let skipped = 0;
   const known: string[] = [];
+  const recorded: string[] = [];
   for (const c of cases) {
     const body = c.slice(0, c.indexOf("</testcase>") >= 0 ? c.indexOf("</testcase>") : undefined);
     if (/<failure|<error/.test(body)) failed++;
     else if (/<skipped/.test(body)) skipped++;
     else if (/<property name="known-issue"/.test(body))
       known.push(/(?:^|\s)name="([^"]*)"/.exec(body)?.[1] ?? "?");
+    else if (/<property name="recorded-failure"/.test(body))
+      recorded.push(/(?:^|\s)name="([^"]*)"/.exec(body)?.[1] ?? "?");
   }
-  return { passed: cases.length - failed - skipped - known.length, failed, skipped, known };
+  return {
+    passed: cases.length - failed - skipped - known.length - recorded.length,
+    failed,
+    skipped,
+    known,
+    recorded,
+  };
 }
 
 if (process.argv[1] && import.meta.filename === process.argv[1]) {
@@ -35,6 +46,10 @@ if (process.argv[1] && import.meta.filename === process.argv[1]) {
   if (s.known.length > 0)
     process.stdout.write(
       `junit: ${s.known.length} known issue(s), not counted as passed:\n${s.known.map((n) => `  ${n}`).join("\n")}\n`,
+    );
+  if (s.recorded.length > 0)
+    process.stdout.write(
+      `junit: ${s.recorded.length} recorded failure(s) reproduced from shipped bundles (suites/recorded-failures.ts), not counted as passed:\n${s.recorded.map((n) => `  ${n}`).join("\n")}\n`,
     );
   process.stdout.write(`junit: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped\n`);
 }
