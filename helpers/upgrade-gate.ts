@@ -10,11 +10,12 @@
  * against the fresh bundle), as information.
  */
 import { isAbsolute, relative } from "node:path";
-import type { CheckResult } from "./check.ts";
+import { type CheckResult, countLine } from "./check.ts";
 import { type Comparison, compareResults } from "./compare.ts";
 import { mdCell } from "./markdown.ts";
 import type { Verdict } from "./properties/judge.ts";
 import type { EvidenceItem } from "./records/evidence.ts";
+import { connectionSurvived } from "./records/upgrade.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
 export interface LegBundle {
@@ -70,7 +71,7 @@ function knownIssues(r: CheckResult): Verdict[] {
   return r.verdicts.filter((v) => v.status === "known-issue");
 }
 
-export function judgeUpgrade(input: GateInput, topics: TopicDeclaration[]): GateResult {
+export function judgeUpgrade(input: GateInput): GateResult {
   const { upgrade, legs } = input;
   const broken: Broken[] = [];
   const ups = upgrade.verdicts.filter((v) => v.topic === "upgrade");
@@ -140,7 +141,7 @@ export function judgeUpgrade(input: GateInput, topics: TopicDeclaration[]): Gate
     newKnownIssues,
     goneKnownIssues,
     exitCode,
-    summary: formatGate(input, { held, broken, newKnownIssues, goneKnownIssues, exitCode }, topics),
+    summary: formatGate(input, { held, broken, newKnownIssues, goneKnownIssues, exitCode }),
   };
 }
 
@@ -151,12 +152,7 @@ const shown = (p: string) => {
   return r && !r.startsWith("..") && !isAbsolute(r) ? r : p;
 };
 
-function counts(r: CheckResult): string {
-  const n = (s: Verdict["status"]) => r.verdicts.filter((v) => v.status === s).length;
-  return `${n("pass")} passed, ${n("fail")} failed, ${n("known-issue")} known issue(s), ${n("skip")} skipped`;
-}
-
-function formatGate(input: GateInput, g: Omit<GateResult, "summary">, _topics: TopicDeclaration[]): string {
+function formatGate(input: GateInput, g: Omit<GateResult, "summary">): string {
   const u = input.upgrade;
   const up = u.records.upgrade?.record;
   const path = up
@@ -198,12 +194,10 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">, _topics: T
     out.push("|---|---|---|---|---|---|");
     for (const l of up.legs) {
       const o = l.requests.longest_outage;
-      const ok = l.connections.filter(
-        (c) => c.connection_after === c.connection_before && c.closed_events === 0 && c.error_events === 0,
-      ).length;
+      const ok = l.connections.filter(connectionSurvived).length;
       const nested = input.legs.find((x) => x.leg === l.kind);
       out.push(
-        `| ${l.kind} ${l.from} → ${l.to} | ${l.requests.total} | ${l.requests.failed} | ${o ? `${o.net_ms ?? o.ms} ms (${o.to})` : "-"} | ${ok}/${l.connections.length} survived | ${nested ? counts(nested.result) : "not run again"} |`,
+        `| ${l.kind} ${l.from} → ${l.to} | ${l.requests.total} | ${l.requests.failed} | ${o ? `${o.net_ms ?? o.ms} ms (${o.to})` : "-"} | ${ok}/${l.connections.length} survived | ${nested ? countLine(nested.result.verdicts) : "not run again"} |`,
       );
     }
     out.push("");

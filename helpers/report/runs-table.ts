@@ -7,6 +7,7 @@ import { relative } from "node:path";
 import { type BundleMeta, bundleTopics, readMeta, readRecords } from "../bundle.ts";
 import { readStoredVerdicts } from "../check.ts";
 import type { UpgradeLeg } from "../records/types.ts";
+import { connectionSurvived } from "../records/upgrade.ts";
 
 export interface RunRow {
   dir: string;
@@ -96,9 +97,7 @@ export function runsMarkdown(dirs: string[], base: string): string {
       "|---|---|---|---|---|---|---|---|",
     );
     for (const { r, l } of legs) {
-      const survived = l.connections.filter(
-        (c) => c.connection_after === c.connection_before && c.closed_events === 0 && c.error_events === 0,
-      ).length;
+      const survived = l.connections.filter(connectionSurvived).length;
       const agents = Object.values(l.agents_after);
       out.push(
         `| ${l.kind} ${l.from} → ${l.to} | ${r.meta.mode} | ${l.duration_s} s | ${l.requests.total} (${l.requests.failed}) | ${l.requests.longest_gap ? `${l.requests.longest_gap.ms} ms` : "–"} | ${survived}/${l.connections.length} | ${agents.filter((a) => a.version === l.to && a.ok).length}/${agents.length} on ${l.to} | ${link(r)} |`,

@@ -8,6 +8,7 @@ import type { BundleMeta } from "../bundle.ts";
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
 import type { UpgradeLeg, UpgradeRecord } from "../records/types.ts";
+import { connectionSurvived } from "../records/upgrade.ts";
 import { MARK } from "./assets.ts";
 
 export interface UpgradeView {
@@ -84,7 +85,7 @@ function renderLeg(l: UpgradeLeg): Html {
     ]);
   const conns = html`<table class="upgrade-conns"><thead><tr><th>connection</th><th>survived</th><th>answered by, before → after</th></tr></thead><tbody>${l.connections.map(
     (c) => {
-      const ok = c.connection_after === c.connection_before && c.closed_events === 0 && c.error_events === 0;
+      const ok = connectionSurvived(c);
       const changed = c.backend_before !== null && c.backend_after !== c.backend_before;
       return html`<tr><td>${c.name} <span class="muted">(${c.via}, ${c.node})</span></td><td class="verdict ${ok ? "pass" : "fail"}">${ok ? "yes" : `no: ${c.closed_events} close, ${c.error_events} error`}</td><td><code>${c.backend_before ?? "?"}</code> → <code>${c.backend_after ?? "?"}</code>${changed ? html` <span class="changed">changed</span>` : ""}</td></tr>`;
     },

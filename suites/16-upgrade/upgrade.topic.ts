@@ -51,6 +51,7 @@ import type {
   UpgradeLeg,
   UpgradeRecord,
 } from "../../helpers/records/types.ts";
+import { connectionSurvived } from "../../helpers/records/upgrade.ts";
 import { defineTopic, type PropertyDeclaration } from "../../helpers/topic.ts";
 
 /** Traffic keeps flowing this long after the last agent is ready, so a late break shows in the record. */
@@ -92,7 +93,7 @@ function legProperties(kind: UpgradeLeg["kind"]): PropertyDeclaration[] {
         const l = leg(r);
         if (!l) return { value: null, evidence: [], skip: noLeg };
         return {
-          value: l.connections.length > 0 && l.connections.every(survived),
+          value: l.connections.length > 0 && l.connections.every(connectionSurvived),
           evidence: [...l.evidence.connections, ...l.evidence.context],
         };
       },
@@ -223,15 +224,6 @@ export const topic = defineTopic({
   observe: observeUpgrade,
   properties: [...legProperties("upgrade"), ...legProperties("rollback")],
 });
-
-function survived(c: UpgradeConnection): boolean {
-  return (
-    c.connection_before > 0 &&
-    c.connection_after === c.connection_before &&
-    c.closed_events === 0 &&
-    c.error_events === 0
-  );
-}
 
 function sameBackend(c: UpgradeConnection): boolean {
   const ct = c.ct_backend_before === null || c.ct_backend_after === c.ct_backend_before;
