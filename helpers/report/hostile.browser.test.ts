@@ -13,22 +13,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { TOPICS } from "../../suites/topics.ts";
+import { launchChromium } from "../testing/browser.ts";
 import { BundleCopies, editJson, editJsonLines } from "../testing/tamper.ts";
 import { buildReport, type ReportInput, renderReport } from "./html.ts";
 import { writeReport } from "./write.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 
 /** Each payload reports itself through window.__xss (or the title, or a dialog) if it ever runs. */
 const PAYLOADS = [
@@ -202,15 +195,9 @@ const test = it.extend<{ pages: Pages }>({
       let why = existsSync(CHROMIUM)
         ? ""
         : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
-      if (!why) {
+      if (!why) ({ context, why } = await launchChromium(CHROMIUM, profile, requests));
+      if (context) {
         try {
-          context = await chromium.launchPersistentContext(profile, {
-            executablePath: CHROMIUM,
-            headless: true,
-            args: ARGS,
-            viewport: { width: 1280, height: 900 },
-          });
-          context.on("request", (r) => requests.push(r.url()));
           // installed before any of the page's own code: what a payload would call, and every CSP violation
           await context.addInitScript(() => {
             const w = window as unknown as {

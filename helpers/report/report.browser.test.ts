@@ -2,10 +2,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { TOPICS } from "../../suites/topics.ts";
 import { checkBundle } from "../check.ts";
+import { launchChromium } from "../testing/browser.ts";
 import { BundleCopies, KUBE_SVC_LINE, shipped } from "../testing/tamper.ts";
 import { HEADLINE } from "./headline.ts";
 import { buildReport, renderReport } from "./html.ts";
@@ -17,14 +18,6 @@ import { cellKind } from "./matrix.ts";
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const OUT = join(import.meta.dirname, "..", "..", "results", "report");
-const ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 
 /** What the tests share, made once per file and cleaned up after it (a file-scoped fixture). */
 interface Browser {
@@ -67,23 +60,12 @@ const test = it.extend<{ browser: Browser }>({
         renderReport(await buildReport([shipped("upgrade-1.19-1.20/kpr"), shipped("drop-kpr")], TOPICS)),
       );
       const requests: string[] = [];
-      let context: BrowserContext | null = null;
-      let why = existsSync(CHROMIUM)
-        ? ""
-        : `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`;
-      if (!why) {
-        try {
-          context = await chromium.launchPersistentContext(profile, {
-            executablePath: CHROMIUM,
-            headless: true,
-            args: ARGS,
-            viewport: { width: 1280, height: 900 },
-          });
-          context.on("request", (r) => requests.push(r.url()));
-        } catch (err) {
-          why = `Chromium at ${CHROMIUM} did not start: ${(err instanceof Error ? err.message : String(err)).split("\n")[0]}`;
-        }
-      }
+      const { context, why } = existsSync(CHROMIUM)
+        ? await launchChromium(CHROMIUM, profile, requests)
+        : {
+            context: null,
+            why: `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`,
+          };
       const open = async (file: string) => {
         const page = await (context as BrowserContext).newPage();
         await page.goto(pathToFileURL(file).href);

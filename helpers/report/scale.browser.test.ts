@@ -11,23 +11,15 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { TOPICS } from "../../suites/topics.ts";
 import type { CheckResult } from "../check.ts";
-import { findBrowser } from "../testing/browser.ts";
+import { findBrowser, launchChromium } from "../testing/browser.ts";
 import { shipped } from "../testing/tamper.ts";
 import { buildReport, renderReport } from "./html.ts";
 
 const OUT = join(import.meta.dirname, "..", "..", "results", "report");
-const ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 
 const SIX = ["1.18/kpr", "1.18/kube-proxy", "1.19/kpr", "1.19/kube-proxy", "1.20/kpr", "1.20/kube-proxy"];
 /** Fifteen: every minor and mode, the 1.19 profile runs, four datapath profiles and an upgrade in both modes. */
@@ -103,21 +95,9 @@ const test = it.extend<{ pages: Pages }>({
       const found = findBrowser();
       const profile = mkdtempSync(join(tmpdir(), "dpc-chromium-"));
       const requests: string[] = [];
-      let context: BrowserContext | null = null;
-      let why = found.why ?? "";
-      if (found.path) {
-        try {
-          context = await chromium.launchPersistentContext(profile, {
-            executablePath: found.path,
-            headless: true,
-            args: ARGS,
-            viewport: { width: 1280, height: 900 },
-          });
-          context.on("request", (r) => requests.push(r.url()));
-        } catch (err) {
-          why = `${found.path} did not start: ${(err instanceof Error ? err.message : String(err)).split("\n")[0]}`;
-        }
-      }
+      const { context, why } = found.path
+        ? await launchChromium(found.path, profile, requests)
+        : { context: null, why: found.why ?? "" };
       try {
         await use({ context, why, requests, pages });
       } finally {

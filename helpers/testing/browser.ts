@@ -80,3 +80,41 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.exitCode = 1;
   }
 }
+
+/** The flags the report's browser tests start Chromium with: headless, no network of its own, a fresh profile. */
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+
+/**
+ * A headless persistent context of the browser at `executablePath` on `profile`, every request it makes pushed
+ * to `requests`; or why it did not start (the tests skip with it, never pass). playwright-core is loaded here,
+ * not when `.ci/run` asks this file for the browser's path.
+ */
+export async function launchChromium(
+  executablePath: string,
+  profile: string,
+  requests: string[],
+): Promise<{ context: import("playwright-core").BrowserContext | null; why: string }> {
+  const { chromium } = await import("playwright-core");
+  try {
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 900 },
+    });
+    context.on("request", (r) => requests.push(r.url()));
+    return { context, why: "" };
+  } catch (err) {
+    return {
+      context: null,
+      why: `${executablePath} did not start: ${(err instanceof Error ? err.message : String(err)).split("\n")[0]}`,
+    };
+  }
+}
