@@ -1,7 +1,15 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { bundleTopics } from "../helpers/bundle.ts";
-import { bundleName, replayTargets, SHIPPED_BUNDLES, SUITES_DIR, topicTargets } from "./environment.ts";
+import {
+  bundleName,
+  replayCover,
+  replayTargets,
+  SHIPPED_BUNDLES,
+  SUITES_DIR,
+  topicTargets,
+} from "./environment.ts";
 import { TOPICS } from "./topics.ts";
 
 const targets = replayTargets(SHIPPED_BUNDLES, join(SUITES_DIR, "..", "results", "environment-test"));
@@ -46,5 +54,49 @@ describe("replayed bundles: a topic runs only where it was recorded", () => {
       holding: [],
       none: "none of the 2 bundles replayed (replay 1.19/drop-kpr, replay 1.19/drop-kube-proxy) recorded holder",
     });
+  });
+});
+
+describe("what the replay project replays under npm test: one bundle of each kind (REPLAY_BUNDLES=all: every one)", () => {
+  const names = [
+    "1.20/kpr",
+    "existing/kpr",
+    "profiles/native-bpf/kpr",
+    "profiles/native-bpf/existing-kpr",
+    "upgrade-1.18-1.19/kpr",
+    "upgrade-1.18-1.19/kpr/after-upgrade",
+    "upgrade-1.19-1.20/kpr",
+    "upgrade-1.19-1.20/kpr/after-rollback",
+  ].map((n) => join(SUITES_DIR, "bundles", n));
+  it("leaves rollback legs, profile clusters' existing-provider runs and older upgrade paths to check", () => {
+    expect(
+      replayCover([...names, join(SUITES_DIR, "bundles", "upgrade-1.19-1.20/kpr/after-upgrade")]).map(
+        bundleName,
+      ),
+    ).toEqual([
+      "1.20/kpr",
+      "existing/kpr",
+      "profiles/native-bpf/kpr",
+      "upgrade-1.19-1.20/kpr",
+      "upgrade-1.19-1.20/kpr/after-upgrade",
+    ]);
+  });
+  it("on the shipped bundles: every topic and mode, every profile and every kind of run is still replayed", () => {
+    const cover = replayCover(SHIPPED_BUNDLES);
+    const kinds = (list: string[]) =>
+      new Set(
+        list.flatMap((b) => {
+          const meta = JSON.parse(readFileSync(join(b, "bundle.json"), "utf8")) as {
+            mode: string;
+            provider: string;
+          };
+          return bundleTopics(b).map((t) => `${t} ${meta.mode} ${meta.provider}`);
+        }),
+      );
+    expect([...kinds(cover)].sort()).toEqual([...kinds(SHIPPED_BUNDLES)].sort());
+    const profiles = (list: string[]) =>
+      new Set(list.map(bundleName).flatMap((n) => /^profiles\/([^/]+)\//.exec(n)?.[1] ?? []));
+    expect(profiles(cover)).toEqual(profiles(SHIPPED_BUNDLES));
+    expect(cover.length).toBeLessThan(SHIPPED_BUNDLES.length);
   });
 });

@@ -169,12 +169,50 @@ export function topicTargets(
   };
 }
 
-/** Bundles named by BUNDLE (comma-separated), else the shipped ones. */
+/**
+ * The shipped bundles the replay project replays under `npm test` (issue 27: the test run in a minute): the
+ * harness end to end on one bundle of each kind, while `check` (helpers/check.test.ts, stored-verdicts, golden,
+ * evidence) re-judges every shipped bundle through the same observers. Left to `check` alone, with the kind the
+ * cover keeps:
+ * - a rollback leg's nested run (`upgrade-*\/<mode>/after-rollback`): an existing-provider run on the rolled-back
+ *   cluster, like the upgrade leg's `after-upgrade` beside it, which is replayed (the existing provider with the
+ *   config topic: `existing/<mode>` predates that topic);
+ * - an existing-provider run on a profile's kept cluster (`profiles/<p>/existing-<mode>`): that profile's own
+ *   lab run of the same cluster is replayed;
+ * - an older upgrade path (`upgrade-1.18-1.19/*` beside `upgrade-1.19-1.20/*`): the newest path is replayed.
+ * REPLAY_BUNDLES=all replays every one (the workflow's offline job on the current Node LTS does).
+ */
+export function replayCover(bundles: readonly string[]): string[] {
+  const names = bundles.map((b) => [b, bundleName(b)] as const);
+  const path = (n: string) => /^upgrade-(\d+)\.(\d+)-(\d+)\.(\d+)\//.exec(n);
+  const newest = names
+    .map(([, n]) => path(n))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[3]) * 1000 + Number(m[4]))
+    .reduce((a, b) => Math.max(a, b), 0);
+  return names
+    .filter(([, n]) => {
+      if (/\/after-rollback$/.test(n)) return false;
+      if (/^profiles\/[^/]+\/existing-/.test(n)) return false;
+      const up = path(n);
+      return !up || Number(up[3]) * 1000 + Number(up[4]) === newest;
+    })
+    .map(([b]) => b);
+}
+
+/**
+ * Bundles named by BUNDLE (comma-separated), else the shipped ones: under the replay project, their cover
+ * (`replayCover`) unless REPLAY_BUNDLES=all.
+ */
 export function bundlesFromEnv(): string[] {
   const named = process.env.BUNDLE?.split(",")
     .map((b) => resolve(b.trim()))
     .filter(Boolean);
-  const list = named && named.length > 0 ? named : SHIPPED_BUNDLES;
+  const shipped =
+    process.env.VITEST_PROJECT_REPLAY === "1" && process.env.REPLAY_BUNDLES !== "all"
+      ? replayCover(SHIPPED_BUNDLES)
+      : SHIPPED_BUNDLES;
+  const list = named && named.length > 0 ? named : shipped;
   for (const b of list)
     if (!existsSync(join(b, "bundle.json")))
       throw new Error(`BUNDLE ${b} is not an evidence bundle (no bundle.json)`);
