@@ -1,3 +1,4 @@
+import { existsSync, realpathSync } from "node:fs";
 import { bundleTopics, readMeta } from "./bundle.ts";
 import { BundleFault, readBundleJsonLines, Shape } from "./bundle-read.ts";
 import { cachedCheck } from "./check-cache.ts";
@@ -73,7 +74,11 @@ export async function checkBundle(
   // a caller that wants the replay's lines judges afresh; otherwise a test run shares its judgements
   // (helpers/check-cache.ts: only where DATAPATH_CONFORMANCE_CHECK_CACHE names the run's directory)
   if (log) return judgeBundle(dir, topics, log);
-  return cachedCheck(dir, topics, () => judgeBundle(dir, topics, () => {}));
+  // keyed by where the bundle really is, so a CLI the tests start (a relative path, another working directory)
+  // shares them too; the bundle's path is the only place a judgement holds it, and it is the caller's own
+  const real = existsSync(dir) ? realpathSync(dir) : dir;
+  const r = await cachedCheck(real, topics, () => judgeBundle(dir, topics, () => {}));
+  return r.bundle === dir ? r : { ...r, bundle: dir };
 }
 
 /** Judges a bundle afresh (what checkBundle does without a run's shared judgements). */
