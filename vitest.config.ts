@@ -42,6 +42,7 @@ export default defineConfig({
           ...shared,
           ...parallel,
           name: "unit",
+          globalSetup: ["helpers/testing/check-cache-setup.ts"],
           // bounded, but not by vitest's 5 s / 10 s defaults: on a 2-core machine running a lab cluster beside
           // them, files that start real processes (bash sandboxes, the CLI, Chromium) took 5-12 s
           testTimeout: 20_000,
@@ -73,6 +74,7 @@ export default defineConfig({
           ...shared,
           ...parallel,
           name: "replay",
+          globalSetup: ["helpers/testing/check-cache-setup.ts"],
           include: ["suites/**/*.spec.ts"],
           env: { CLUSTER_PROVIDER: "replay", VITEST_PROJECT_REPLAY: "1" },
           testTimeout: 30_000,

@@ -1,5 +1,6 @@
 import { bundleTopics, readMeta } from "./bundle.ts";
 import { BundleFault, readBundleJsonLines, Shape } from "./bundle-read.ts";
+import { cachedCheck } from "./check-cache.ts";
 import { ReplayExecutor } from "./exec/replay.ts";
 import { mdCell } from "./markdown.ts";
 import { replayContext } from "./observe/replay-context.ts";
@@ -67,7 +68,19 @@ export function verdictRows(r: CheckResult): VerdictRow[] {
 export async function checkBundle(
   dir: string,
   topics: TopicDeclaration[],
-  log: (line: string) => void = () => {},
+  log?: (line: string) => void,
+): Promise<CheckResult> {
+  // a caller that wants the replay's lines judges afresh; otherwise a test run shares its judgements
+  // (helpers/check-cache.ts: only where DATAPATH_CONFORMANCE_CHECK_CACHE names the run's directory)
+  if (log) return judgeBundle(dir, topics, log);
+  return cachedCheck(dir, topics, () => judgeBundle(dir, topics, () => {}));
+}
+
+/** Judges a bundle afresh (what checkBundle does without a run's shared judgements). */
+export async function judgeBundle(
+  dir: string,
+  topics: TopicDeclaration[],
+  log: (line: string) => void,
 ): Promise<CheckResult> {
   const meta = readMeta(dir);
   const recorded = new Set(bundleTopics(dir));

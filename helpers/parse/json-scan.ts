@@ -24,8 +24,14 @@ export const ELISION_LINE = /^\s*(?:\.{3,}|…+|\[\s*(?:\.{3,}|…)\s*\]|\(\s*(?
 /** No output this suite reads nests deeper than a few levels; 512 is far from both that and the stack's limit. */
 const MAX_DEPTH = 512;
 
-/** A path as the scan keys it: each step prefixed with NUL (built by concatenation as the scan descends). */
-const key = (path: JsonPath) => path.map((p) => `\u0000${p}`).join("");
+/**
+ * Where each value starts, in a tree beside the value (one small node per value: keying every value by its
+ * whole path, as this scan first did, cost most of its time on the API's Pod lists).
+ */
+interface LineNode {
+  line: number;
+  kids: Record<string, LineNode> | LineNode[] | null;
+}
 
 export interface JsonScan {
   value: unknown;
@@ -48,7 +54,7 @@ export function jsonScan(input: string): JsonScan {
     });
     if (elided.length > 0) text = lines.join("\n");
   }
-  const lines = new Map<string, number>();
+  const root: LineNode = { line: 0, kids: null };
   let i = 0;
   let line = 1;
   const n = text.length;
@@ -94,7 +100,7 @@ export function jsonScan(input: string): JsonScan {
   };
   /** How deep the value being read is nested: past MAX_DEPTH the input is not an output (and the stack would end). */
   let depth = 0;
-  const value = (at: string): unknown => {
+  const value = (at: LineNode): unknown => {
     if (++depth > MAX_DEPTH) fail(`nested deeper than ${MAX_DEPTH} levels`);
     try {
       return member(at);
@@ -102,14 +108,17 @@ export function jsonScan(input: string): JsonScan {
       depth--;
     }
   };
-  const member = (at: string): unknown => {
+  const member = (at: LineNode): unknown => {
     ws();
     if (i >= n) return fail("unexpected end of input");
-    if (!lines.has(at)) lines.set(at, line);
+    // an object member's line is its name's, set by the object; any other value's is where it starts
+    if (at.line === 0) at.line = line;
     const c = text[i];
     if (c === "{") {
       i++;
       const out: Record<string, unknown> = {};
+      const kids: Record<string, LineNode> = Object.create(null);
+      at.kids = kids;
       ws();
       if (text[i] === "}") {
         i++;
@@ -124,12 +133,20 @@ export function jsonScan(input: string): JsonScan {
         if (text[i] !== '"') fail("expected a member name");
         const nameLine = line;
         const name = str();
-        const child = `${at}\u0000${name}`;
-        lines.set(child, nameLine);
+        const child: LineNode = { line: nameLine, kids: null };
+        kids[name] = child;
         ws();
         if (text[i] !== ":") fail("expected `:`");
         i++;
-        out[name] = value(child);
+        // as JSON.parse: `__proto__` is a member like any other, never the object's prototype
+        if (name === "__proto__")
+          Object.defineProperty(out, name, {
+            value: value(child),
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        else out[name] = value(child);
         ws();
         if (text[i] === ",") {
           i++;
@@ -145,6 +162,8 @@ export function jsonScan(input: string): JsonScan {
     if (c === "[") {
       i++;
       const out: unknown[] = [];
+      const kids: LineNode[] = [];
+      at.kids = kids;
       ws();
       if (text[i] === "]") {
         i++;
@@ -156,7 +175,9 @@ export function jsonScan(input: string): JsonScan {
           i++;
           return out;
         }
-        out.push(value(`${at}\u0000${out.length}`));
+        const child: LineNode = { line: 0, kids: null };
+        kids.push(child);
+        out.push(value(child));
         ws();
         if (text[i] === ",") {
           i++;
@@ -184,8 +205,24 @@ export function jsonScan(input: string): JsonScan {
     }
     return num();
   };
-  const v = value("");
+  const v = value(root);
   ws();
   if (i < n) fail(`unexpected ${JSON.stringify(text[i])} after the document`);
-  return { value: v, elided, lineOf: (path) => lines.get(key(path)) ?? null };
+  const lineOf = (path: JsonPath): number | null => {
+    let node: LineNode | undefined = root;
+    for (const step of path) {
+      const kids: LineNode["kids"] = node.kids;
+      if (!kids) return null;
+      node = Array.isArray(kids)
+        ? /^\d+$/.test(String(step))
+          ? kids[Number(step)]
+          : undefined
+        : Object.hasOwn(kids, String(step))
+          ? kids[String(step)]
+          : undefined;
+      if (!node) return null;
+    }
+    return node.line;
+  };
+  return { value: v, elided, lineOf };
 }
