@@ -461,6 +461,23 @@ describe("failing records produce expected vs observed with the evidence line", 
       expect(v.observed).toBe(observed);
       expect(v.configuration).toMatch(/routing native/);
     });
+    it("the remote PodCIDR's route: over the underlay device with native routing, cilium_host is a failure there", () => {
+      const route = (dev: string, underlay: string | null) =>
+        withRecord(kprRecords(), (s) => {
+          if (s.route)
+            s.route.record = { ...s.route.record, dev, via: "172.31.100.2", underlay_dev: underlay };
+        });
+      const hr = propertyById("host-routing.remote-podcidr-via-cilium-host");
+      const ok = judge(hr, "kpr", route("eth0", "eth0"), "1.20.2", native);
+      expect([ok.status, ok.observed]).toEqual(["pass", "the underlay device (eth0 via 172.31.100.2)"]);
+      expect(judge(hr, "kpr", route("cilium_host", "eth0"), "1.20.2", native).status).toBe("fail");
+      expect(judge(hr, "kpr", route("eth1", "eth0"), "1.20.2", native).observed).toBe("eth1");
+      // the tunnel's own expectation is untouched
+      expect(
+        judge(hr, "kpr", kprRecords(), "1.20.2", { ...native, routing: "tunnel", tunnelProtocol: "vxlan" })
+          .status,
+      ).toBe("pass");
+    });
     it("beside kube-proxy too; geneve stays not applicable, naming it", () => {
       expect(
         judge(

@@ -177,6 +177,9 @@ export interface RemoteRouteRecord {
   src: string | null;
   mtu: number | null;
   underlay_mtu: number | null;
+  /** The route's gateway (`via`), and the device the route to another node leaves by (absent in older records). */
+  via?: string | null;
+  underlay_dev?: string | null;
 }
 
 /** Notebook §6–7: iptables counters for host-originated vs Pod-originated queries. */
