@@ -424,6 +424,80 @@ describe("failing records produce expected vs observed with the evidence line", 
     );
   });
 
+  describe("native routing: the opposite claim (no tunnel, the backend on the wire)", () => {
+    const native = {
+      routing: "native",
+      tunnelProtocol: null,
+      hostRouting: "bpf",
+      masquerading: "bpf",
+      socketLB: "on",
+      lbMode: "snat",
+      lbAlgorithm: "random",
+      deviceMode: "veth",
+      kubeProxy: "none",
+      ipFamilies: "ipv4",
+    } as const;
+    const onWire = (wire: { packets: number; encapsulated: number; destinations: string[] }) =>
+      withRecord(kprRecords(), (s) => {
+        if (s.vxlan) s.vxlan.record = { ...s.vxlan.record, wire: { device: "eth0", ...wire } };
+      });
+    const p = propertyById("vxlan.backend-inside-tunnel");
+    it.each([
+      [
+        { packets: 10, encapsulated: 0, destinations: ["10.244.2.3:53"] },
+        "pass",
+        "backend on the wire, not encapsulated",
+      ],
+      [{ packets: 10, encapsulated: 0, destinations: ["10.96.0.10:53"] }, "fail", "ClusterIP on the wire"],
+      [
+        { packets: 10, encapsulated: 4, destinations: ["10.244.2.3:53"] },
+        "fail",
+        "encapsulated (4 tunnel packets on eth0)",
+      ],
+      [{ packets: 0, encapsulated: 0, destinations: [] }, "fail", "no query on eth0"],
+    ])("%o: %s (%s)", (wire, status, observed) => {
+      const v = judge(p, "kpr", onWire(wire), "1.20.2", native);
+      expect(v.status).toBe(status);
+      expect(v.observed).toBe(observed);
+      expect(v.configuration).toMatch(/routing native/);
+    });
+    it("the remote PodCIDR's route: over the underlay device with native routing, cilium_host is a failure there", () => {
+      const route = (dev: string, underlay: string | null) =>
+        withRecord(kprRecords(), (s) => {
+          if (s.route)
+            s.route.record = { ...s.route.record, dev, via: "172.31.100.2", underlay_dev: underlay };
+        });
+      const hr = propertyById("host-routing.remote-podcidr-via-cilium-host");
+      const ok = judge(hr, "kpr", route("eth0", "eth0"), "1.20.2", native);
+      expect([ok.status, ok.observed]).toEqual(["pass", "the underlay device (eth0 via 172.31.100.2)"]);
+      expect(judge(hr, "kpr", route("cilium_host", "eth0"), "1.20.2", native).status).toBe("fail");
+      expect(judge(hr, "kpr", route("eth1", "eth0"), "1.20.2", native).observed).toBe("eth1");
+      // the tunnel's own expectation is untouched
+      expect(
+        judge(hr, "kpr", kprRecords(), "1.20.2", { ...native, routing: "tunnel", tunnelProtocol: "vxlan" })
+          .status,
+      ).toBe("pass");
+    });
+    it("beside kube-proxy too; geneve stays not applicable, naming it", () => {
+      expect(
+        judge(
+          p,
+          "kube-proxy",
+          onWire({ packets: 3, encapsulated: 0, destinations: ["10.244.2.3:53"] }),
+          "1.20.2",
+          { ...native, socketLB: "off", kubeProxy: "iptables" },
+        ).status,
+      ).toBe("pass");
+      const geneve = judge(p, "kpr", kprRecords(), "1.20.2", {
+        ...native,
+        routing: "tunnel",
+        tunnelProtocol: "geneve",
+      });
+      expect(geneve.status).toBe("skip");
+      expect(geneve.reason).toMatch(/tunnelProtocol geneve/);
+    });
+  });
+
   it("ClusterIP inside the tunnel fails", () => {
     const records = withRecord(kubeProxyRecords(), (s) => {
       if (s.vxlan) s.vxlan.record.inner_destinations = ["10.96.0.10:53"];

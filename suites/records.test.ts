@@ -7,12 +7,14 @@ import { parseBpftoolNet } from "../helpers/parse/bpftool-net.ts";
 import { parseConfig } from "../helpers/parse/config.ts";
 import { parseEndpointJson } from "../helpers/parse/endpoint-json.ts";
 import { parseEndpointSliceJson } from "../helpers/parse/endpointslice-json.ts";
+import { parseIpRoute } from "../helpers/parse/ip-route.ts";
 import { parseIptablesSave } from "../helpers/parse/iptables-save.ts";
 import { parseMapList } from "../helpers/parse/map-list.ts";
 import { parseNetstat } from "../helpers/parse/netstat.ts";
 import { parseServiceListJson } from "../helpers/parse/service-list-json.ts";
 import { parseStatus } from "../helpers/parse/status.ts";
 import { parseTcFilter } from "../helpers/parse/tc-filter.ts";
+import { parseTcpdump } from "../helpers/parse/tcpdump.ts";
 import { linesWithAddress, RecordError } from "../helpers/records/common.ts";
 import { RawText, type Read, read } from "../helpers/records/evidence.ts";
 import { formatReport, parseReport } from "../helpers/records/report-text.ts";
@@ -23,6 +25,7 @@ import { buildCtRecord } from "./04-holder/holder.topic.ts";
 import { buildProgRecord } from "./05-program/program.topic.ts";
 import { buildErrnoFacts, buildGhostRecord } from "./07-ghost/ghost.topic.ts";
 import { buildDnsRecord } from "./09-kube-dns/kube-dns.topic.ts";
+import { buildWireRecord } from "./12-vxlan/vxlan.topic.ts";
 
 /** An output WRITTEN BY US, as if recorded at raw/test/<name>.txt, with its parse. */
 function fixture<T>(name: string, text: string, parse: (t: string) => T): Read<T> {
@@ -423,5 +426,55 @@ describe("kube-dns record (EndpointSlice and service list written by us in kubec
         from: [{ file: "raw/test/iptables-save.txt" }],
       },
     ]);
+  });
+});
+
+describe("vxlan topic, native routing: the client's queries on the wire device", () => {
+  const route = fixture(
+    "ip-route-get",
+    "10.244.2.17 via 172.18.0.4 dev eth0 src 172.18.0.3 uid 0 \n    cache \n",
+    parseIpRoute,
+  );
+  const capture = (lines: string[]) =>
+    fixture(
+      "tcpdump",
+      [
+        "tcpdump: verbose output suppressed, use -v[v]... for full protocol decode",
+        "listening on eth0, link-type EN10MB (Ethernet), snapshot length 262144 bytes",
+        ...lines,
+      ].join("\n"),
+      parseTcpdump,
+    );
+  const query = (dst: string) =>
+    `14:31:02.123456 IP 10.244.1.9.41000 > ${dst}.53: 4660+ A? kubernetes.default.svc.cluster.local. (55)`;
+  const build = (lines: string[]) =>
+    buildWireRecord({
+      clusterIp: "10.96.0.10",
+      backend: "10.244.2.17:53",
+      device: "eth0",
+      route,
+      capture: capture(lines),
+    });
+
+  it("queries to the backend, no tunnel packet: destinations, the route line and each first packet quoted", () => {
+    const r = build([query("10.244.2.17"), query("10.244.2.17"), query("10.244.2.30")]);
+    expect(r.record.wire).toEqual({
+      device: "eth0",
+      packets: 3,
+      encapsulated: 0,
+      destinations: ["10.244.2.17:53", "10.244.2.30:53"],
+    });
+    const quoted = (r.evidence.wire ?? []).flatMap((e) => ("quote" in e ? [e.quote.trim()] : []));
+    expect(quoted[0]).toMatch(/^10\.244\.2\.17 via 172\.18\.0\.4 dev eth0/);
+    expect(quoted.slice(1)).toEqual([query("10.244.2.17"), query("10.244.2.30")]);
+  });
+
+  it("a tunnel packet on the device is counted as encapsulation and quoted", () => {
+    const tunnel = "14:31:02.200000 IP 172.18.0.3.41234 > 172.18.0.4.8472: UDP, length 105";
+    const r = build([tunnel]);
+    expect(r.record.wire).toMatchObject({ packets: 0, encapsulated: 1, destinations: [] });
+    expect(r.record.packets).toBe(1);
+    const quoted = (r.evidence.wire ?? []).flatMap((e) => ("quote" in e ? [e.quote.trim()] : []));
+    expect(quoted).toContain(tunnel);
   });
 });

@@ -177,6 +177,9 @@ export interface RemoteRouteRecord {
   src: string | null;
   mtu: number | null;
   underlay_mtu: number | null;
+  /** The route's gateway (`via`), and the device the route to another node leaves by (absent in older records). */
+  via?: string | null;
+  underlay_dev?: string | null;
 }
 
 /** Notebook §6–7: iptables counters for host-originated vs Pod-originated queries. */
@@ -199,6 +202,18 @@ export interface VxlanRecord {
   backend: string;
   packets: number;
   inner_destinations: string[];
+  /**
+   * Native routing (no tunnel): what left the client's node for the backend, captured on the device the route to
+   * the backend names — the queries' destinations as they crossed the wire, and how many tunnel packets
+   * (UDP 8472) went with them. Absent in tunnel mode and in bundles recorded before it was observed.
+   */
+  wire?: {
+    device: string;
+    /** Query packets (UDP to port 53) on that device. */
+    packets: number;
+    encapsulated: number;
+    destinations: string[];
+  };
 }
 
 /** Ours: global invariants over the run (cilium-cli's final checks). */

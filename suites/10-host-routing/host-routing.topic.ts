@@ -43,6 +43,9 @@ const TUNNEL = {
   "kube-proxy": { routing: ["tunnel"] },
 } as const satisfies ConfigDependence["assumes"];
 
+/** Native routing: the remote PodCIDR's route leaves by the device the route to another node leaves by. */
+const ON_THE_UNDERLAY = { match: "^the underlay device \\(" } as const;
+
 export const topic = defineTopic({
   name: "host-routing",
   title:
@@ -87,9 +90,29 @@ export const topic = defineTopic({
       claim: "A Pod on another node is reached via cilium_host",
       source: NB("§5"),
       expect: { kpr: { eq: "cilium_host" }, "kube-proxy": { eq: "cilium_host" } },
-      config: { assumes: TUNNEL },
+      config: {
+        assumes: TUNNEL,
+        cases: [
+          {
+            when: { routing: ["native"] },
+            expect: { kpr: ON_THE_UNDERLAY, "kube-proxy": ON_THE_UNDERLAY },
+            claim:
+              "With native routing a Pod on another node is reached over the underlay device — via that node's own address (autoDirectNodeRoutes) or a router — never via cilium_host: there is no tunnel to hand it to",
+            why: "Cilium docs, network/concepts/routing.rst (Native-Routing): the Linux routing table must know the PodCIDRs of other nodes, installed by autoDirectNodeRoutes (pkg/datapath/linux/node.go: a route to each node's PodCIDR via its node IP) or by the network; tunnel mode instead routes them to cilium_host with the tunnel's MTU",
+          },
+        ],
+      },
       needs: ["route"],
-      observe: (r) => ({ value: r.get("route").dev, evidence: r.evidence("route", "dev") }),
+      observe: (r) => {
+        const x = r.get("route");
+        // over the underlay: the device the route to another node leaves by, named with the gateway
+        if (x.dev !== null && x.dev !== "cilium_host" && x.underlay_dev && x.dev === x.underlay_dev)
+          return {
+            value: `the underlay device (${x.dev}${x.via ? ` via ${x.via}` : ""})`,
+            evidence: [...r.evidence("route", "dev"), ...r.evidence("route", "underlay_dev")],
+          };
+        return { value: x.dev, evidence: r.evidence("route", "dev") };
+      },
     },
     {
       id: "host-routing.tunnel-mtu",
@@ -134,7 +157,11 @@ export async function observeHostRouting(ctx: RunContext): Promise<RecordSet> {
     RawText.stdout(await onNode(ctx, node, ["ip", "route", "get", target])),
     parseIpRoute,
   );
-  let underlay: { mtu: number | null; evidence: EvidenceItem[] } = { mtu: null, evidence: [] };
+  let underlay: { mtu: number | null; dev: string | null; evidence: EvidenceItem[] } = {
+    mtu: null,
+    dev: null,
+    evidence: [],
+  };
   if (others[0]) {
     const toNode = read(
       RawText.stdout(await onNode(ctx, node, ["ip", "route", "get", others[0].internalIp])),
@@ -145,6 +172,7 @@ export async function observeHostRouting(ctx: RunContext): Promise<RecordSet> {
       const mtu = RawText.stdout(await onNode(ctx, node, ["cat", `/sys/class/net/${dev}/mtu`]));
       underlay = {
         mtu: Number(mtu.text.trim()) || null,
+        dev,
         evidence: [...toNode.raw.nonBlank(), ...mtu.nonBlank()],
       };
     }
@@ -155,6 +183,7 @@ export async function observeHostRouting(ctx: RunContext): Promise<RecordSet> {
       destination: target,
       routeGet,
       underlayMtu: underlay.mtu,
+      underlayDev: underlay.dev,
       underlayEvidence: underlay.evidence,
     }),
   };
@@ -198,6 +227,7 @@ export function buildRemoteRouteRecord(input: {
   destination: string;
   routeGet: Read<IpRouteOutput>;
   underlayMtu: number | null;
+  underlayDev?: string | null;
   /** `ip route get <another node>` and `cat /sys/class/net/<its dev>/mtu`. */
   underlayEvidence?: EvidenceItem[];
 }): Evidenced<RemoteRouteRecord> {
@@ -216,7 +246,16 @@ export function buildRemoteRouteRecord(input: {
       src: r.src,
       mtu: r.mtu,
       underlay_mtu: input.underlayMtu,
+      via: r.via,
+      underlay_dev: input.underlayDev ?? null,
     },
-    evidence: { dev: lines, src: lines, mtu: lines, underlay_mtu: input.underlayEvidence ?? [] },
+    evidence: {
+      dev: lines,
+      src: lines,
+      mtu: lines,
+      underlay_mtu: input.underlayEvidence ?? [],
+      via: lines,
+      underlay_dev: input.underlayEvidence?.slice(0, 1) ?? [],
+    },
   };
 }
