@@ -12,7 +12,7 @@
  * Beside them: every bundle path the README names exists, the image overrides the manifests read are documented,
  * and the fault table is the one the shipped record gives.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -119,6 +119,29 @@ const env: NodeJS.ProcessEnv = {
 };
 delete env.LAB_IMAGES;
 
+/** `bash` without blocking the worker: the README's commands run several at once (each its own processes). */
+function bashAsync(
+  script: string,
+  cwd: string,
+  extra: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", ["-o", "pipefail", "-c", script], {
+      cwd,
+      env: { ...env, ...extra },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (d: Buffer) => out.push(d));
+    child.stderr.on("data", (d: Buffer) => err.push(d));
+    child.on("error", reject);
+    child.on("close", (code) =>
+      resolve({ code, out: Buffer.concat(out).toString("utf8"), err: Buffer.concat(err).toString("utf8") }),
+    );
+  });
+}
+
 function bash(script: string, cwd: string, extra: NodeJS.ProcessEnv = {}, input?: string) {
   const r = spawnSync("bash", ["-o", "pipefail", "-c", script], {
     cwd,
@@ -135,11 +158,11 @@ const PACKAGE = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as 
 };
 
 /** `npm run NAME -- ARGS` as npm runs it: the script in the repository, node_modules/.bin on PATH. */
-function npmRun(name: string, args: string[]) {
+async function npmRun(name: string, args: string[]) {
   const script = PACKAGE.scripts[name];
   if (script === undefined) return { code: 1, out: "", err: `package.json has no script ${name}` };
   const quoted = args.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(" ");
-  return bash(`${script} ${quoted}`, ROOT, {
+  return bashAsync(`${script} ${quoted}`, ROOT, {
     PATH: `${join(ROOT, "node_modules", ".bin")}:${env.PATH}`,
   });
 }
@@ -279,9 +302,12 @@ describe("README.md's commands", { timeout: 180_000 }, () => {
     expect(SETUP.length).toBeGreaterThan(0);
   });
 
-  it.for(
+  // several at once: each command is its own processes, and none reads what another writes (their outputs have
+  // names of their own in the sandbox)
+  it.concurrent.for(
     RUNNABLE.map((c) => [`README.md:${c.line}`, c] as const),
-  )("%s runs here against the shipped bundles", ([where, c], ctx) => {
+  )("%s runs here against the shipped bundles", async ([where, c], ctx) => {
+    const { expect } = ctx;
     const ws = words(c.text);
     // never for real from a test: what builds the lab, starts its engine or runs clusters (as root it would)
     expect(
@@ -294,8 +320,8 @@ describe("README.md's commands", { timeout: 180_000 }, () => {
         return ctx.skip(`${where}: needs ${tool}, which is not installed here (apt-get install ${tool})`);
     const r =
       ws[0] === "npm" && ws[1] === "run"
-        ? npmRun(ws[2] as string, ws.slice(ws[3] === "--" ? 4 : 3))
-        : bash(c.text, sandbox);
+        ? await npmRun(ws[2] as string, ws.slice(ws[3] === "--" ? 4 : 3))
+        : await bashAsync(c.text, sandbox);
     expect(r.code, `${where}: ${c.text}\n${r.err}`).toBe(0);
     expect(r.out.length + r.err.length, `${where} printed nothing`).toBeGreaterThan(0);
     // what it said it writes is there

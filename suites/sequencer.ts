@@ -11,6 +11,7 @@ const SLOW_FIRST = [
   /scripts\/readme-commands\.test\.ts$/,
   /\.browser\.test\.ts$/,
   /helpers\/check\.test\.ts$/,
+  /suites\/(?:evidence|stored-verdicts|replay-exhausted|golden)\.test\.ts$/,
   /clusters\/(?:readiness|interrupt|lab-down)\.test\.ts$/,
   /scripts\/faults\/driver\.test\.ts$/,
   /cli\/(?:hostile-bundles|bin)\.test\.ts$/,
