@@ -1,13 +1,19 @@
+import { createHash } from "node:crypto";
 import {
   appendFileSync,
+  closeSync,
   type Dirent,
   existsSync,
   mkdirSync,
+  openSync,
   readdirSync,
+  renameSync,
+  rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { BundleFault, bundleRoot, readBundleJson, readBundleJsonText, Shape } from "./bundle-read.ts";
 import { UserError } from "./errors.ts";
 import type { UpgradePlan } from "./observe/context.ts";
@@ -188,7 +194,7 @@ export function readMeta(dir: string): BundleMeta {
 
 export function writeMeta(dir: string, meta: BundleMeta): void {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "bundle.json"), `${JSON.stringify(meta, null, 2)}\n`);
+  writeWhole(join(dir, "bundle.json"), `${JSON.stringify(meta, null, 2)}\n`);
 }
 
 /** Topics with recorded calls in the bundle. */
@@ -208,8 +214,59 @@ export function bundleTopics(dir: string): string[] {
   return names.filter((f) => f.endsWith(".jsonl")).map((f) => f.slice(0, -".jsonl".length));
 }
 
+/** A lock older than this was left by a process that died holding it (a write takes milliseconds). */
+const STALE_LOCK_MS = 30_000;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Runs `fn` holding the bundle's write lock. A cluster run's topics are observed by several worker processes
+ * at once (suites/schedule.ts), and some writes read what is there first (bundle.json's phases, the merged
+ * datapath record) while a topic beside them reads the records: each of those holds this lock. The lock file
+ * lives outside the bundle (nothing of it ships); one left by a dead process is taken over after 30 s.
+ */
+export function withBundleLock<T>(dir: string, fn: () => T): T {
+  const lock = bundleLockFile(dir);
+  mkdirSync(dirname(lock), { recursive: true });
+  for (;;) {
+    try {
+      closeSync(openSync(lock, "wx"));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) rmSync(lock, { force: true });
+      } catch {
+        // released meanwhile
+      }
+      Atomics.wait(pause, 0, 0, 10);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+/** The bundle's lock file: outside the bundle, named by a hash of its real place. */
+export function bundleLockFile(dir: string): string {
+  const key = createHash("sha256").update(resolve(dir)).digest("hex").slice(0, 24);
+  return join(tmpdir(), "datapath-conformance-locks", `${key}.lock`);
+}
+
+/** Writes a file whole or not at all: a reader in another process never sees it half written. */
+function writeWhole(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}
+
 /** Writes records (report as report.txt, the rest as JSON) and their evidence. Datapath parts merge with what is there. */
 export function writeRecords(dir: string, set: RecordSet): void {
+  withBundleLock(dir, () => writeRecordsNow(dir, set));
+}
+
+function writeRecordsNow(dir: string, set: RecordSet): void {
   const rdir = join(dir, "records");
   mkdirSync(rdir, { recursive: true });
   for (const [name, ev] of Object.entries(set) as [RecordName, Evidenced<unknown>][]) {
@@ -221,13 +278,13 @@ export function writeRecords(dir: string, set: RecordSet): void {
         ev as Evidenced<Record<string, unknown>>,
       ]) as Evidenced<unknown>;
     const file = RECORD_FILES[name];
-    writeFileSync(
+    writeWhole(
       join(rdir, file),
       name === "report"
         ? formatReport(value.record as ReportRecord)
         : `${JSON.stringify(value.record, null, 2)}\n`,
     );
-    writeFileSync(
+    writeWhole(
       join(rdir, `${file.replace(/\.(json|txt)$/, "")}.evidence.json`),
       `${JSON.stringify(value.evidence, null, 2)}\n`,
     );

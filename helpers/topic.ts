@@ -41,6 +41,13 @@ export interface TopicDeclaration {
    * missing anything, so `compare` does not call its properties' absence a regression.
    */
   runsIn?: string;
+  /**
+   * How the topic shares a cluster run with the others (suites/schedule.ts): `alone`, why nothing may run beside
+   * it (it measures, changes what every topic sees, or reads what every earlier one left); or `after`, the
+   * earlier topics it must follow (it reads their records or objects, or they change what it observes) and why.
+   * It runs beside every other topic that does not run alone: declare what it reads and changes truthfully.
+   */
+  schedule: { alone: string } | { after: Topic[]; why: string };
 }
 
 export function defineTopic(

@@ -7,6 +7,7 @@ import {
   findBundles,
   readMeta,
   readRecords,
+  withBundleLock,
   writeMeta,
 } from "../helpers/bundle.ts";
 import { ApiExecutor } from "../helpers/exec/api.ts";
@@ -20,6 +21,7 @@ import type { Mode } from "../helpers/properties/expectation.ts";
 import type { RecordSet } from "../helpers/records/types.ts";
 import { RECORDED_FAILURES } from "./recorded-failures.ts";
 import type { RunState } from "./run-state.ts";
+import { Turns, turnsDir } from "./schedule.ts";
 
 export const SUITES_DIR = resolve(import.meta.dirname);
 
@@ -59,6 +61,8 @@ export interface ModeTarget {
   /** Why a topic it holds cannot run here (a run without an upgrade leg), or null. */
   skipReason(topic: string): string | null;
   context(topic: string): { ctx: RunContext; outDir: string; close: () => Promise<void> };
+  /** A cluster run's turns in this mode: topics observed at once wait here for those they follow. */
+  turns?: Turns;
 }
 
 function logger(label: string, mode: Mode, topic: string) {
@@ -94,12 +98,17 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
     mode: t.mode,
     ciliumMinor: t.ciliumMinor,
     label: t.provider,
+    turns: new Turns(turnsDir(state.runId, `${t.provider}-${t.mode}`)),
     meta: () => readMeta(t.bundleDir),
     holds: () => true,
-    recordPhase: (name, seconds) => {
-      const meta = readMeta(t.bundleDir);
-      writeMeta(t.bundleDir, { ...meta, phases: { ...meta.phases, [name]: Math.round(seconds * 10) / 10 } });
-    },
+    recordPhase: (name, seconds) =>
+      withBundleLock(t.bundleDir, () => {
+        const meta = readMeta(t.bundleDir);
+        writeMeta(t.bundleDir, {
+          ...meta,
+          phases: { ...meta.phases, [name]: Math.round(seconds * 10) / 10 },
+        });
+      }),
     skipReason: (topic) =>
       topic === "upgrade" && !t.upgrade
         ? "no upgrade leg in this run: set UPGRADE_TO to the next minor (e.g. CILIUM_VERSION=1.19 UPGRADE_TO=1.20)"
@@ -143,7 +152,7 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
         kubeContext: t.context,
         bundleDir: t.bundleDir,
         ...(t.upgrade ? { upgrade: t.upgrade } : {}),
-        earlierRecords: (): RecordSet => readRecords(t.bundleDir),
+        earlierRecords: (): RecordSet => withBundleLock(t.bundleDir, () => readRecords(t.bundleDir)),
         baselineMetrics: () => readBaseline(t.bundleDir),
       };
       return { ctx, outDir: t.bundleDir, close: () => exec.close() };

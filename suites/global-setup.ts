@@ -28,13 +28,18 @@ import { leaseWaitMs } from "../clusters/lease.ts";
 import { provision } from "../clusters/lifecycle.ts";
 import { checkBinaries, dockerReachable } from "../clusters/prereq.ts";
 import { parseMode, parseProvider } from "../clusters/profile.ts";
+import { readMeta, withBundleLock, writeMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
 import { ExecError } from "../helpers/exec/types.ts";
 import { DeadlineError } from "../helpers/poll.ts";
 import { MODES, type Mode } from "../helpers/properties/expectation.ts";
 import { bundlesFromEnv } from "./environment.ts";
-import type { RunState } from "./run-state.ts";
+import { asksForClusters, type RunState } from "./run-state.ts";
+
+export { asksForClusters };
+
+import { removeTurns } from "./schedule.ts";
 
 /** Where runs write their bundles: results/ in the checkout, or CONFORMANCE_RESULTS (a nested run's own folder). */
 const RESULTS = process.env.CONFORMANCE_RESULTS
@@ -61,18 +66,6 @@ function parseNoBackendResponse(v: string): "reject" | "drop" {
   if (v !== "reject" && v !== "drop")
     throw new UserError(`NO_BACKEND_RESPONSE=${v}: valid values are reject (default) and drop`);
   return v;
-}
-
-/**
- * Whether this run asked for clusters without naming a provider: `npm run test:conformance`, or vitest with
- * `--project conformance`. `npm test` (and a plain `vitest run`) never creates a cluster unless CLUSTER_PROVIDER
- * names one: the conformance specs are then skipped, saying how to run them.
- */
-export function asksForClusters(env: NodeJS.ProcessEnv, argv: readonly string[]): boolean {
-  if (env.npm_lifecycle_event === "test:conformance") return true;
-  return argv.some(
-    (a, i) => a === "--project=conformance" || (a === "--project" && argv[i + 1] === "conformance"),
-  );
 }
 
 export const NPM_TEST_NO_CLUSTER =
@@ -175,10 +168,22 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const interrupt = new AbortController();
   let provisioned: Provisioned | undefined;
   let provisioning: Promise<unknown> = Promise.resolve();
+  let cluster: { state: Extract<RunState, { kind: "cluster" }>; specsFrom: number } | undefined;
   // one teardown for every path (the end of the run, a failed setup, SIGINT/SIGTERM): the same promise to all.
   // After a signal during provisioning it first lets provisioning end (its failure path removes what it made)
   const teardown = once(async () => {
     await provisioning.catch(() => {});
+    if (cluster) {
+      // the specs' wall time (topics observed at once: less than the sum of their own times), then the
+      // run's turn markers (suites/schedule.ts)
+      const seconds = Math.round((Date.now() - cluster.specsFrom) / 100) / 10;
+      for (const t of cluster.state.targets)
+        withBundleLock(t.bundleDir, () => {
+          const meta = readMeta(t.bundleDir);
+          writeMeta(t.bundleDir, { ...meta, phases: { ...meta.phases, "specs (wall)": seconds } });
+        });
+      removeTurns(cluster.state.runId);
+    }
     await provisioned?.teardown();
   });
   installSignalTeardown({
@@ -196,6 +201,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     provisioned = decided.provisioned;
     if (decided.state.kind === "skip") log(`every conformance spec is skipped: ${decided.state.reason}`);
     project.provide("runState", decided.state);
+    if (decided.state.kind === "cluster") cluster = { state: decided.state, specsFrom: Date.now() };
   } catch (err) {
     await teardown();
     if (err instanceof UserError || err instanceof DeadlineError || err instanceof ExecError) {

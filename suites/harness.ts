@@ -15,7 +15,9 @@ import {
   topicTargets,
 } from "./environment.ts";
 import "../helpers/testing/matchers.ts";
-import type { RunState } from "./run-state.ts";
+import type { RunState, RunTopics } from "./run-state.ts";
+import { waitsFor } from "./schedule.ts";
+import { TOPICS } from "./topics.ts";
 
 const REPLAY_OUT = join(import.meta.dirname, "..", "results", `replay-${process.pid}`);
 
@@ -55,6 +57,9 @@ export class Observations {
   private readonly made = new Map<ModeTarget, Promise<Observed>>();
   private readonly closers: (() => Promise<void>)[] = [];
 
+  /** `run`: the topics of this cluster run (the sequencer provides them; a test gives its own). */
+  constructor(private readonly run: () => RunTopics | undefined = () => inject("topicsInRun")) {}
+
   of(target: ModeTarget, topic: TopicDeclaration, together: ModeTarget[] = [target]): Promise<Observed> {
     for (const t of together.includes(target) ? together : [target, ...together])
       if (!this.made.has(t)) this.made.set(t, this.observe(t, topic));
@@ -62,6 +67,20 @@ export class Observations {
   }
 
   private async observe(target: ModeTarget, topic: TopicDeclaration): Promise<Observed> {
+    try {
+      if (target.turns)
+        await target.turns.wait(followed(target, topic, this.run()), (l) =>
+          say(target, `${topic.name}: ${l}`),
+        );
+      return await this.observeNow(target, topic);
+    } catch (err) {
+      return { records: {}, failure: err instanceof Error ? err : new Error(String(err)), config: null };
+    } finally {
+      target.turns?.settled(topic.name);
+    }
+  }
+
+  private async observeNow(target: ModeTarget, topic: TopicDeclaration): Promise<Observed> {
     const t0 = performance.now();
     const { ctx, outDir, close } = target.context(topic.name);
     this.closers.push(close);
@@ -73,7 +92,9 @@ export class Observations {
     let config: ConfigValues | null = earlier ? configValues(earlier.record) : null;
     try {
       records = await topic.observe(ctx);
-      writeRecords(outDir, records);
+      // only what the topic builds: a topic that returns earlier topics' records beside its own (the report)
+      // must not write back a copy a topic running beside it has since replaced
+      writeRecords(outDir, onlyBuilt(records, topic));
       if (records.config) config = configValues(records.config.record);
       appendVerdicts(
         outDir,
@@ -91,6 +112,34 @@ export class Observations {
   async close(): Promise<void> {
     for (const c of this.closers.splice(0)) await c();
   }
+}
+
+function onlyBuilt(records: RecordSet, topic: TopicDeclaration): RecordSet {
+  return Object.fromEntries(
+    Object.entries(records).filter(([name]) => (topic.builds as string[]).includes(name)),
+  ) as RecordSet;
+}
+
+let unordered = false;
+/**
+ * The topics of this cluster run that `topic` waits for in `target`'s mode (suites/schedule.ts): those its
+ * schedule names, and every earlier one when it runs alone, among the run's topics this target does not skip.
+ */
+function followed(target: ModeTarget, topic: TopicDeclaration, run: RunTopics | undefined): string[] {
+  if (!run) return [];
+  if (run.filtered) {
+    if (!unordered)
+      say(
+        target,
+        "a test filter is set: topics are observed as their files run, not in their declared order",
+      );
+    unordered = true;
+    return [];
+  }
+  const decls = run.topics
+    .map((n) => TOPICS.find((t) => t.name === n))
+    .filter((t): t is TopicDeclaration => t !== undefined && !target.skipReason(t.name));
+  return waitsFor(topic, decls).map((t) => t.name);
 }
 
 const topicTest = it.extend<{ observations: Observations }>({

@@ -11,10 +11,43 @@ export type RunState =
       concurrent?: boolean;
     };
 
+/** The cluster project's topics in a run, in file order, and whether a test-name filter may skip some. */
+export interface RunTopics {
+  topics: string[];
+  filtered: boolean;
+}
+
 declare module "vitest" {
   export interface ProvidedContext {
     runState: RunState;
+    /**
+     * The cluster project's topics in this run, in file order (suites/sequencer.ts, from the spec files vitest
+     * runs), and whether a test-name filter may leave some of them unobserved.
+     */
+    topicsInRun: RunTopics;
   }
 }
 
 export type { ClusterTarget };
+
+/**
+ * Whether this run asked for clusters without naming a provider: `npm run test:conformance`, or vitest with
+ * `--project conformance`. `npm test` (and a plain `vitest run`) never creates a cluster unless CLUSTER_PROVIDER
+ * names one: the conformance specs are then skipped, saying how to run them.
+ */
+export function asksForClusters(env: NodeJS.ProcessEnv, argv: readonly string[]): boolean {
+  if (env.npm_lifecycle_event === "test:conformance") return true;
+  return argv.some(
+    (a, i) => a === "--project=conformance" || (a === "--project" && argv[i + 1] === "conformance"),
+  );
+}
+
+/**
+ * Whether this vitest run may create or use a cluster (a provider named, or clusters asked for): the cluster
+ * project then runs topics in several workers (vitest.config.ts); otherwise its specs only say why they skip.
+ */
+export function clusterRun(env: NodeJS.ProcessEnv, argv: readonly string[]): boolean {
+  const p = env.CLUSTER_PROVIDER;
+  if (p === "none" || p === "replay") return false;
+  return Boolean(p) || asksForClusters(env, argv);
+}

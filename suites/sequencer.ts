@@ -32,6 +32,20 @@ const rank = (id: string) => {
 export class FileNameSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const key = (f: TestSpecification) => (f.project.name === "conformance" ? 0 : rank(f.moduleId));
-    return [...files].sort((a, b) => key(a) - key(b) || a.moduleId.localeCompare(b.moduleId));
+    const sorted = [...files].sort((a, b) => key(a) - key(b) || a.moduleId.localeCompare(b.moduleId));
+    // the cluster specs run in several workers: each topic waits for those its schedule names among the
+    // topics of this run (suites/schedule.ts), so the harness is told which topics the run has
+    const cluster = sorted.filter((f) => f.project.name === "conformance");
+    if (cluster[0])
+      cluster[0].project.provide("topicsInRun", {
+        topics: cluster.map((f) => specTopic(f.moduleId)).filter((t): t is string => t !== null),
+        filtered: Boolean(this.ctx.config.testNamePattern) || cluster.some((f) => f.testLines?.length),
+      });
+    return sorted;
   }
+}
+
+/** The topic a spec file runs: `suites/07-ghost/ghost.spec.ts` → `ghost`. */
+export function specTopic(file: string): string | null {
+  return /suites\/\d\d-([a-z-]+)\/\1\.spec\.ts$/.exec(file.replaceAll("\\", "/"))?.[1] ?? null;
 }

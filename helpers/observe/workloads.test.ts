@@ -11,7 +11,7 @@ import { DeadlineError } from "../poll.ts";
 import { clusterIp } from "./cluster.ts";
 import { nothingSpent, type RunContext } from "./context.ts";
 import * as F from "./pod-status.fixtures.ts";
-import { waitPodReady, waitPodsReady, withWeb } from "./workloads.ts";
+import { apply, waitPodReady, waitPodsReady, withWeb } from "./workloads.ts";
 
 function scriptedCtx(answer: (argv: string[]) => ExecResult, replay = false) {
   const calls: string[] = [];
@@ -149,5 +149,32 @@ describe("a topic that reads web deploys it when it runs alone (withWeb)", () =>
       /Forbidden/,
     );
     expect(s.calls).toHaveLength(1);
+  });
+});
+
+describe("apply beside another topic's apply (topics observed at once, suites/schedule.ts)", () => {
+  const exists: ExecResult = {
+    stdout: "",
+    stderr:
+      'Error from server (AlreadyExists): error when creating "STDIN": namespaces "cca-dp-run1" already exists\n',
+    exitCode: 1,
+    durationMs: 1,
+  };
+
+  it("the second creator of an object is told AlreadyExists: it applies again, once, and says so", async () => {
+    let n = 0;
+    const s = scriptedCtx(() => (n++ === 0 ? exists : ok({})));
+    await apply(s.ctx, "kind: ConfigMap\n");
+    expect(s.calls).toEqual(["kubectl apply -f -", "kubectl apply -f -"]);
+    expect(s.lines[0]).toMatch(/^apply raced another topic's \(Error from server \(AlreadyExists\)/);
+  });
+
+  it("any other failure, or AlreadyExists twice, is the apply's own failure", async () => {
+    const s = scriptedCtx(() => exists);
+    await expect(apply(s.ctx, "kind: ConfigMap\n")).rejects.toThrow(/AlreadyExists/);
+    expect(s.calls).toHaveLength(2);
+    const f = scriptedCtx(() => ({ ...exists, stderr: "Error from server (Forbidden): nope\n" }));
+    await expect(apply(f.ctx, "kind: ConfigMap\n")).rejects.toThrow(/Forbidden/);
+    expect(f.calls).toHaveLength(1);
   });
 });

@@ -43,7 +43,17 @@ export function renderManifest(name: string, namespace: string, vars: Record<str
  * that used to create it (on the first real run, host-routing ran first and its Pod had no namespace).
  */
 export async function apply(ctx: RunContext, yaml: string): Promise<void> {
-  await kubectl(ctx, ["apply", "-f", "-"], `${renderManifest("namespace.yaml", ctx.namespace)}---\n${yaml}`);
+  const doc = `${renderManifest("namespace.yaml", ctx.namespace)}---\n${yaml}`;
+  try {
+    await kubectl(ctx, ["apply", "-f", "-"], doc);
+  } catch (err) {
+    // topics observed at once (suites/schedule.ts) apply the namespace, and some the same objects, at the same
+    // moment: kubectl's apply reads, finds nothing and creates, and the second creator is told AlreadyExists.
+    // The object is there then: applying again patches it as any later apply would
+    if (!(err instanceof ExecError) || !/\bAlreadyExists\b|already exists/.test(err.result.stderr)) throw err;
+    ctx.log(`apply raced another topic's (${err.result.stderr.trim().split("\n")[0]}); applying again`);
+    await kubectl(ctx, ["apply", "-f", "-"], doc);
+  }
 }
 
 /**

@@ -89,6 +89,8 @@ function runEnv(
     KUBECONFIG: kubeconfig,
     RUN_ID: runId,
     FAULT_REPORT_FILE: reportFile,
+    // one topic at a time, as the scenarios were recorded (scripts/faults/driver.ts says why)
+    CONFORMANCE_WORKERS: "1",
   };
   if (o.mode) env.CONFORMANCE_MODE = o.mode;
   else delete env.CONFORMANCE_MODE;

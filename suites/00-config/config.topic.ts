@@ -44,6 +44,10 @@ export const topic = defineTopic({
     { on: "node", run: "nft list ruleset", for: "kube-proxy's rules in nftables mode" },
   ],
   builds: ["config", "proxyRules"],
+  schedule: {
+    alone:
+      "first, and nothing beside it: the harness resolves every later topic's expectations for the configuration this topic reads",
+  },
   observe: observeConfig,
   properties: [
     {

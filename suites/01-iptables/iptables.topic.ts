@@ -47,6 +47,10 @@ export const topic = defineTopic({
     { on: "agent", run: "cilium-dbg status", for: "the KubeProxyReplacement line" },
   ],
   builds: ["iptables", "datapath"],
+  schedule: {
+    after: [],
+    why: "web's first creation, at two replicas (scale, holder and nodeport, which want four, follow it); it counts every KUBE-SVC line, and the only topic that adds Services with backends beside it would be measure-scale, which runs alone. ghost's Service has no backends (no KUBE-SVC chain)",
+  },
   observe: observeIptables,
   properties: [
     {

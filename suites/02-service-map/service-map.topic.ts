@@ -51,6 +51,10 @@ export const topic = defineTopic({
     { on: "agent", run: "cilium-dbg service list -o json", for: "the Service id and names" },
   ],
   builds: ["svc"],
+  schedule: {
+    after: ["iptables"],
+    why: "web's backend slots must be exactly its two Pods: after iptables made them, before scale makes four",
+  },
   observe: observeServiceMap,
   properties: [
     {

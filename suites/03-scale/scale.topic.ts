@@ -71,6 +71,10 @@ export const topic = defineTopic({
     { on: "node", run: "iptables-save", for: "kube-proxy's KUBE-SEP chains for web" },
   ],
   builds: ["svc", "scale", "datapath"],
+  schedule: {
+    after: ["service-map"],
+    why: "scales web from the two replicas iptables and service-map observe to four (its two new backends are those not there before); it also writes svc after service-map",
+  },
   observe: observeScale,
   properties: [
     {

@@ -66,6 +66,10 @@ export const topic = defineTopic({
     },
   ],
   builds: ["ct", "datapath"],
+  schedule: {
+    after: ["scale"],
+    why: "the holder's connection keeps one web backend: web must be at four replicas and stay so (a scale beside it would end the connection)",
+  },
   observe: observeHolder,
   properties: [
     {

@@ -71,6 +71,10 @@ export const topic = defineTopic({
     },
   ],
   builds: ["prog", "datapath"],
+  schedule: {
+    after: ["holder"],
+    why: "reads the endpoint of the holder, connected (holder waits for that); counts the whole reverse socket map, so no host process of another topic may hold a connection beside it (nodeport's node curls, translation's host queries follow it)",
+  },
   observe: observeProgram,
   properties: [
     {

@@ -68,6 +68,10 @@ export const topic = defineTopic({
     },
   ],
   builds: ["nodeport", "datapath"],
+  schedule: {
+    after: ["program"],
+    why: "every NodePort frontend's slots must equal web's Pod count, stable at four once scale and holder are done; its node-side curls are host connections program's reverse socket map must not see",
+  },
   observe: observeNodePort,
   properties: [
     {

@@ -154,6 +154,10 @@ export const topic = defineTopic({
     },
   ],
   builds: ["ghost", "datapath"],
+  schedule: {
+    after: [],
+    why: "its own Service without backends and its own probe Pod, and the only host traffic to that Service; the probes' timings are the Pod's own (curl's), and the topics that load the cluster (measure-scale, measure-latency, which shares ghost and probe) run alone",
+  },
   observe: observeGhost,
   properties: [
     {

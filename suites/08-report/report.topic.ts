@@ -43,6 +43,10 @@ export const topic = defineTopic({
     { on: "node", run: "iptables-save", for: "kube-proxy's rules" },
   ],
   builds: ["report"],
+  schedule: {
+    after: ["iptables", "scale", "holder", "program", "nodeport", "ghost"],
+    why: "compares report.txt, re-read from the cluster, with those topics' records (and the holder's live backend)",
+  },
   observe: observeReport,
   properties: [
     {

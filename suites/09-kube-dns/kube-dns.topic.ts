@@ -44,6 +44,10 @@ export const topic = defineTopic({
     { on: "node", run: "iptables-save", for: "kube-proxy's kube-dns chains" },
   ],
   builds: ["dns"],
+  schedule: {
+    after: [],
+    why: "reads kube-dns's Service, slots and rules only, and changes nothing",
+  },
   observe: observeKubeDns,
   properties: [
     {

@@ -59,6 +59,10 @@ export const topic = defineTopic({
     { on: "node", run: "cat /sys/class/net/<dev>/mtu", for: "the underlay's MTU" },
   ],
   builds: ["clusterip", "route"],
+  schedule: {
+    after: [],
+    why: "reads the routes and addresses toward kube-dns's ClusterIP and the other node's PodCIDR, and sends nothing (dns-client, its only object, is applied idempotently)",
+  },
   observe: observeHostRouting,
   properties: [
     {

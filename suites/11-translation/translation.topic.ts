@@ -38,6 +38,10 @@ export const topic = defineTopic({
     },
   ],
   builds: ["translation"],
+  schedule: {
+    after: ["program", "host-routing"],
+    why: "its host-namespace queries are host connections program's reverse socket map must not see; only it sends host traffic to kube-dns, so its counter windows are its own (Pods' queries beside it are translated in eBPF); dns-client after host-routing made it",
+  },
   observe: observeTranslation,
   properties: [
     {

@@ -56,6 +56,10 @@ export const topic = defineTopic({
     },
   ],
   builds: ["vxlan"],
+  schedule: {
+    after: ["host-routing"],
+    why: "its capture is judged on the query's inner destination (never the ClusterIP, the backend present), not on every packet, so other topics' traffic beside it does not change the verdict; dns-client after host-routing made it",
+  },
   observe: observeVxlan,
   properties: [
     {

@@ -72,6 +72,10 @@ export const topic = defineTopic({
     },
   ],
   builds: ["scaling"],
+  schedule: {
+    alone:
+      "up to 200 Services and their EndpointSlices load the API server, the agents and kube-proxy: its convergence figures must be its own, and every Service count and timing of the others would move",
+  },
   observe: observeScaling,
   properties: [
     {

@@ -108,6 +108,10 @@ export const topic = defineTopic({
     },
   ],
   builds: ["latency"],
+  schedule: {
+    alone:
+      "p90 timings (map and kube-proxy convergence, the ghost's fail-fast) measured with nothing else loading two cores; it also reuses ghost's Service and probe Pod and deletes them",
+  },
   observe: observeLatency,
   properties: [
     {

@@ -31,6 +31,10 @@ export const topic = defineTopic({
     },
   ],
   builds: ["invariants"],
+  schedule: {
+    alone:
+      "last before the upgrade: drops, agent restarts and Pods since the run began cover every topic, so every other topic must be done",
+  },
   observe: observeInvariants,
   properties: [
     {

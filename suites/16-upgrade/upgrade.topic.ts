@@ -221,6 +221,9 @@ export const topic = defineTopic({
     },
   ],
   builds: ["upgrade"],
+  schedule: {
+    alone: "upgrades Cilium under load and rolls it back: every topic's cluster changes under it",
+  },
   observe: observeUpgrade,
   properties: [...legProperties("upgrade"), ...legProperties("rollback")],
 });

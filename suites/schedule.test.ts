@@ -1,0 +1,180 @@
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { TopicDeclaration } from "../helpers/topic.ts";
+import { phases, Turns, waitsFor } from "./schedule.ts";
+import { specTopic } from "./sequencer.ts";
+import { TOPICS } from "./topics.ts";
+
+/** Every topic `t` waits for, directly or through those it waits for. */
+function settledBefore(t: TopicDeclaration, run: readonly TopicDeclaration[]): Set<string> {
+  const out = new Set<string>();
+  const visit = (x: TopicDeclaration) => {
+    for (const w of waitsFor(x, run))
+      if (!out.has(w.name)) {
+        out.add(w.name);
+        visit(w);
+      }
+  };
+  visit(t);
+  return out;
+}
+
+/** Whether a and b may be observed at the same time in a run of every topic. */
+const overlap = (a: TopicDeclaration, b: TopicDeclaration) =>
+  !settledBefore(a, TOPICS).has(b.name) && !settledBefore(b, TOPICS).has(a.name);
+
+describe("the topics' schedule declarations", () => {
+  it("name only earlier topics (a worker never waits for a file that starts after it: no deadlock)", () => {
+    for (const [i, t] of TOPICS.entries())
+      if ("after" in t.schedule)
+        for (const a of t.schedule.after) {
+          const j = TOPICS.findIndex((x) => x.name === a);
+          expect(j, `${t.name} follows ${a}, which is not a topic`).toBeGreaterThanOrEqual(0);
+          expect(j, `${t.name} follows ${a}, which comes after it`).toBeLessThan(i);
+        }
+  });
+
+  it("give a reason, and name no topic twice", () => {
+    for (const t of TOPICS) {
+      const why = "alone" in t.schedule ? t.schedule.alone : t.schedule.why;
+      expect(why.length, t.name).toBeGreaterThan(20);
+      if ("after" in t.schedule) expect(new Set(t.schedule.after).size).toBe(t.schedule.after.length);
+    }
+  });
+
+  it("keep two topics that write the same record apart (the merged datapath record aside)", () => {
+    for (const [i, a] of TOPICS.entries())
+      for (const b of TOPICS.slice(i + 1)) {
+        const shared = a.builds.filter((r) => r !== "datapath" && b.builds.includes(r));
+        if (shared.length > 0)
+          expect(overlap(a, b), `${a.name} and ${b.name} both write ${shared.join(", ")}`).toBe(false);
+      }
+  });
+
+  it("put a topic whose properties read another topic's record after that topic", () => {
+    for (const t of TOPICS) {
+      const before = settledBefore(t, TOPICS);
+      for (const p of t.properties)
+        for (const r of p.needs) {
+          if (r === "datapath" || t.builds.includes(r)) continue;
+          const builders = TOPICS.filter((x) => x.builds.includes(r)).map((x) => x.name);
+          expect(
+            builders.some((b) => before.has(b)),
+            `${p.id} reads ${r} (built by ${builders.join(", ")}), which ${t.name} does not follow`,
+          ).toBe(true);
+        }
+    }
+  });
+
+  it("run the configuration first and alone (every later expectation is resolved for what it reads)", () => {
+    const first = TOPICS[0] as TopicDeclaration;
+    expect(first.name).toBe("config");
+    expect("alone" in first.schedule).toBe(true);
+  });
+
+  it("run the measurements, the invariants and the upgrade alone", () => {
+    for (const n of ["measure-scale", "measure-latency", "invariants", "upgrade"])
+      expect("alone" in (TOPICS.find((t) => t.name === n) as TopicDeclaration).schedule, n).toBe(true);
+  });
+
+  it("form the groups the README names", () => {
+    expect(phases(TOPICS).map((g) => g.map((t) => t.name))).toMatchInlineSnapshot(`
+      [
+        [
+          "config",
+        ],
+        [
+          "iptables",
+          "service-map",
+          "scale",
+          "holder",
+          "program",
+          "nodeport",
+          "ghost",
+          "report",
+          "kube-dns",
+          "host-routing",
+          "translation",
+          "vxlan",
+        ],
+        [
+          "measure-scale",
+        ],
+        [
+          "measure-latency",
+        ],
+        [
+          "invariants",
+        ],
+        [
+          "upgrade",
+        ],
+      ]
+    `);
+  });
+});
+
+describe("waitsFor", () => {
+  const topic = (name: string, schedule: TopicDeclaration["schedule"]) =>
+    ({ name, schedule }) as unknown as TopicDeclaration;
+  const a = topic("config", { alone: "first, and nothing beside it" });
+  const b = topic("iptables", { after: [], why: "nothing of the others" });
+  const c = topic("service-map", { after: ["iptables"], why: "web at two replicas" });
+  const d = topic("measure-scale", { alone: "measures" });
+  const e = topic("invariants", { after: [], why: "x" });
+
+  it("a topic that runs alone waits for every earlier topic of the run", () => {
+    expect(waitsFor(d, [a, b, c, d, e]).map((t) => t.name)).toEqual(["config", "iptables", "service-map"]);
+  });
+
+  it("another waits for those it names and for every earlier topic that runs alone", () => {
+    expect(waitsFor(b, [a, b, c, d, e]).map((t) => t.name)).toEqual(["config"]);
+    expect(waitsFor(c, [a, b, c, d, e]).map((t) => t.name)).toEqual(["config", "iptables"]);
+    expect(waitsFor(e, [a, b, c, d, e]).map((t) => t.name)).toEqual(["config", "measure-scale"]);
+  });
+
+  it("a topic named but not in the run is not waited for (a run of some topics)", () => {
+    expect(waitsFor(c, [a, c]).map((t) => t.name)).toEqual(["config"]);
+    expect(waitsFor(c, [c])).toEqual([]);
+  });
+});
+
+describe("Turns", () => {
+  const dir = mkdtempSync(join(tmpdir(), "turns-test-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("resolves at once for nothing to wait for, and after the topics settle", async () => {
+    const turns = new Turns(join(dir, "a"), 10);
+    const lines: string[] = [];
+    expect(await turns.wait([], (l) => lines.push(l))).toBe(0);
+    setTimeout(() => turns.settled("iptables"), 50);
+    setTimeout(() => turns.settled("scale"), 120);
+    const waited = await turns.wait(["iptables", "scale"], (l) => lines.push(l));
+    expect(waited).toBeGreaterThanOrEqual(100);
+    expect(lines[0]).toBe("waits for iptables, scale (declared in the topics' schedule)");
+    expect(lines[1]).toMatch(/^its turn after \d+\.\d s$/);
+  });
+
+  it("past its deadline names the topics that never settled", async () => {
+    const turns = new Turns(join(dir, "b"), 10);
+    turns.settled("config");
+    await expect(turns.wait(["config", "ghost"], () => {}, 60)).rejects.toThrow(
+      /waited 0 s for ghost to settle in this mode, in vain/,
+    );
+  });
+});
+
+describe("specTopic", () => {
+  it("reads the topic from a spec file's path: each topic folder's spec names its topic", () => {
+    expect(specTopic("/x/suites/07-ghost/other.spec.ts")).toBeNull();
+    const folders = readdirSync(import.meta.dirname).filter((d) => /^\d\d-/.test(d));
+    const named = folders.flatMap((d) =>
+      readdirSync(join(import.meta.dirname, d))
+        .filter((f) => f.endsWith(".spec.ts"))
+        .map((f) => specTopic(join(import.meta.dirname, d, f))),
+    );
+    expect(named).toEqual(TOPICS.map((t) => t.name));
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * Topics observed at once within a mode (issue 27). Each topic declares how it shares a cluster run
+ * (`schedule` in its `*.topic.ts`): `alone` — nothing else runs beside it, every earlier topic of the run is done
+ * first and every later one waits for it — or `after`, the earlier topics it must follow (it reads their records
+ * or objects, or they change what it reads); it may run beside every other topic. The conformance project runs
+ * the spec files in several workers (vitest.config.ts); before a topic is observed in a mode, it waits here for
+ * the topics it follows to settle in that mode (observed, or failed to be). The worker processes share one
+ * folder of marker files per run and mode, outside the bundle; the run's global teardown removes it.
+ */
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TopicDeclaration } from "../helpers/topic.ts";
+
+/**
+ * The earlier topics of a run that `topic` waits for, `run` in file order: all of them when it runs alone;
+ * otherwise those it names and every earlier topic that runs alone (what those waited for is settled with them).
+ */
+export function waitsFor(topic: TopicDeclaration, run: readonly TopicDeclaration[]): TopicDeclaration[] {
+  const i = run.findIndex((t) => t.name === topic.name);
+  const earlier = i < 0 ? [] : run.slice(0, i);
+  const s = topic.schedule;
+  if ("alone" in s) return earlier;
+  return earlier.filter((t) => "alone" in t.schedule || s.after.includes(t.name));
+}
+
+/** The groups a run's topics form, in order: each either one topic alone or topics that may overlap. */
+export function phases(run: readonly TopicDeclaration[]): TopicDeclaration[][] {
+  const out: TopicDeclaration[][] = [];
+  for (const t of run) {
+    const last = out.at(-1);
+    if ("alone" in t.schedule || !last || "alone" in (last[0] as TopicDeclaration).schedule) out.push([t]);
+    else last.push(t);
+  }
+  return out;
+}
+
+/** The run's marker folder for one mode: outside the bundle (nothing of it ships), one per run and target. */
+export function turnsDir(runId: string, target: string): string {
+  return join(tmpdir(), "datapath-conformance-turns", runId, target.replace(/[^A-Za-z0-9._-]/g, "_"));
+}
+
+/** Removes a run's marker folders (its global teardown). */
+export function removeTurns(runId: string): void {
+  rmSync(join(tmpdir(), "datapath-conformance-turns", runId), { recursive: true, force: true });
+}
+
+/**
+ * How long a topic waits for those it follows: the cluster project's test timeout (15 min) less a margin, so
+ * that a topic whose worker died says which topics it waited for instead of vitest's bare timeout.
+ */
+export const TURN_DEADLINE_MS = 14 * 60_000;
+
+/** One mode's turns in a run: which topics have settled, shared by the run's worker processes. */
+export class Turns {
+  constructor(
+    readonly dir: string,
+    private readonly pollMs = 200,
+  ) {}
+
+  /** The topic has settled in this mode: observed and written, or failed. */
+  settled(topic: string): void {
+    mkdirSync(this.dir, { recursive: true });
+    writeFileSync(join(this.dir, `${topic}.settled`), `${new Date().toISOString()}\n`);
+  }
+
+  has(topic: string): boolean {
+    return existsSync(join(this.dir, `${topic}.settled`));
+  }
+
+  /**
+   * Resolves once every topic named has settled; says once what it waits for (`log`), and how long it waited.
+   * Past the deadline it rejects naming those still unsettled.
+   */
+  async wait(
+    topics: readonly string[],
+    log: (line: string) => void,
+    deadlineMs = TURN_DEADLINE_MS,
+  ): Promise<number> {
+    const t0 = Date.now();
+    let pending = topics.filter((t) => !this.has(t));
+    if (pending.length === 0) return 0;
+    log(`waits for ${pending.join(", ")} (declared in the topics' schedule)`);
+    while (pending.length > 0) {
+      if (Date.now() - t0 > deadlineMs)
+        throw new Error(
+          `waited ${Math.round((Date.now() - t0) / 1000)} s for ${pending.join(", ")} to settle in this mode, in vain (did their spec files run?)`,
+        );
+      await new Promise((r) => setTimeout(r, this.pollMs));
+      pending = pending.filter((t) => !this.has(t));
+    }
+    const waited = Date.now() - t0;
+    log(`its turn after ${(waited / 1000).toFixed(1)} s`);
+    return waited;
+  }
+}
