@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
-import { clusterRun } from "./suites/run-state.ts";
+import { clusterRun, conformanceWorkers } from "./suites/run-state.ts";
 import { FileNameSequencer } from "./suites/sequencer.ts";
 
 /**
@@ -29,19 +29,6 @@ const shared = { isolate: false } as const;
  * them (vitest runs a group's projects together only when their worker counts match).
  */
 const parallel = { maxWorkers: Math.max(3, availableParallelism() - 1), sequence: { groupOrder: 0 } };
-
-/**
- * Workers of the cluster project: the most topics a run observes at once (its widest group of topics that
- * may overlap is seven, suites/schedule.ts; four keep two cores and two kind clusters from thrashing), or
- * CONFORMANCE_WORKERS (1: one topic at a time, as before issue 27).
- */
-function conformanceWorkers(v: string | undefined): number {
-  if (v === undefined || v === "") return 4;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 16)
-    throw new Error(`CONFORMANCE_WORKERS=${v}: a whole number of workers from 1 to 16`);
-  return n;
-}
 
 export default defineConfig({
   test: {

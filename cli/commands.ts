@@ -376,14 +376,24 @@ export const plan: Command = {
         formatPlan(profileOf(mode ?? "kpr"), {
           mode: mode ? `${mode} (must be the mode ${from})` : `the mode ${from}`,
           cilium: `the Cilium version ${from}`,
-        }),
+        }) + (provider === "existing" ? await scheduleText() : ""),
       );
       return 0;
     }
-    io.out((mode ? [mode] : [...MODES]).map((m) => formatPlan(profileOf(m))).join("\n"));
+    io.out(
+      (mode ? [mode] : [...MODES]).map((m) => formatPlan(profileOf(m))).join("\n") + (await scheduleText()),
+    );
     return 0;
   },
 };
+
+/** The topics' schedule, under a cluster run's plan (suites/schedule.ts). */
+async function scheduleText(): Promise<string> {
+  const { formatSchedule } = await import("../suites/schedule.ts");
+  const { TOPICS } = await import("../suites/topics.ts");
+  const { conformanceWorkers } = await import("../suites/run-state.ts");
+  return `\n${formatSchedule(TOPICS, conformanceWorkers(process.env.CONFORMANCE_WORKERS))}\n`;
+}
 
 /** `lab images|up|down|status`: clusters/lab/lab.sh does the work (root, Linux). */
 function labScript(name: string, synopsis: string, summaryText: string, maxPositionals?: number): Command {

@@ -1,4 +1,5 @@
 import type { ClusterTarget } from "../clusters/host.ts";
+import { UserError } from "../helpers/errors.ts";
 
 export type RunState =
   | { kind: "skip"; reason: string }
@@ -50,4 +51,17 @@ export function clusterRun(env: NodeJS.ProcessEnv, argv: readonly string[]): boo
   const p = env.CLUSTER_PROVIDER;
   if (p === "none" || p === "replay") return false;
   return Boolean(p) || asksForClusters(env, argv);
+}
+
+/**
+ * Workers of the cluster project: the most topics a run observes at once in a mode — four, as many as the
+ * declared schedule makes ready together once config is done (iptables, ghost, kube-dns, host-routing;
+ * suites/schedule.ts) — or CONFORMANCE_WORKERS (1: one topic at a time, as before issue 27).
+ */
+export function conformanceWorkers(v: string | undefined): number {
+  if (v === undefined || v === "") return 4;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 16)
+    throw new UserError(`CONFORMANCE_WORKERS=${v}: a whole number of workers from 1 to 16`);
+  return n;
 }

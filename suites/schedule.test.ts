@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { TopicDeclaration } from "../helpers/topic.ts";
-import { phases, Turns, waitsFor } from "./schedule.ts";
+import { formatSchedule, phases, Turns, waitsFor } from "./schedule.ts";
 import { specTopic } from "./sequencer.ts";
 import { TOPICS } from "./topics.ts";
 
@@ -162,6 +162,21 @@ describe("Turns", () => {
     turns.settled("config");
     await expect(turns.wait(["config", "ghost"], () => {}, 60)).rejects.toThrow(
       /waited 0 s for ghost to settle in this mode, in vain/,
+    );
+  });
+});
+
+describe("formatSchedule (plan's topics)", () => {
+  it("says per topic what it waits for in a run of every topic, or that it runs alone, and why", () => {
+    const text = formatSchedule(TOPICS, 4);
+    const lines = text.split("\n");
+    expect(lines[0]).toMatch(/^## topics: up to 4 topics at once in each mode/);
+    expect(lines).toHaveLength(TOPICS.length + 1);
+    expect(text).toMatch(/^# service-map +after config, iptables: /m);
+    expect(text).toMatch(/^# measure-scale +alone: /m);
+    expect(text).toMatch(/^# upgrade .*\(only in an upgrade run \(UPGRADE_TO\)\)$/m);
+    expect(formatSchedule(TOPICS, 1).split("\n")[0]).toBe(
+      "## topics: one topic at a time (CONFORMANCE_WORKERS=1)",
     );
   });
 });

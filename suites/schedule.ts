@@ -94,3 +94,26 @@ export class Turns {
     return waited;
   }
 }
+
+/**
+ * The schedule as `plan` prints it: one line per topic, what it waits for in a run of every topic (or that it
+ * runs alone), and why.
+ */
+export function formatSchedule(run: readonly TopicDeclaration[], workers: number): string {
+  const width = Math.max(...run.map((t) => t.name.length));
+  const lines = run.map((t) => {
+    const s = t.schedule;
+    const what =
+      "alone" in s
+        ? `alone: ${s.alone}`
+        : `after ${waitsFor(t, run)
+            .map((w) => w.name)
+            .join(", ")}${s.why ? `: ${s.why}` : ""}`;
+    return `# ${t.name.padEnd(width)}  ${what}${t.runsIn ? ` (only in ${t.runsIn})` : ""}`;
+  });
+  const at =
+    workers === 1
+      ? "one topic at a time (CONFORMANCE_WORKERS=1)"
+      : `up to ${workers} topics at once in each mode (CONFORMANCE_WORKERS; 1 runs them one by one), each when those it follows have settled`;
+  return [`## topics: ${at}`, ...lines].join("\n");
+}
