@@ -27,6 +27,22 @@ export function readRun(dir: string): RunRow {
 
 const s = (x: number | undefined) => (x === undefined ? "–" : `${Math.round(x)} s`);
 
+/** A phase of the specs: a topic's own time (`spec <topic>`) or theirs together (`specs (wall)`). */
+export const isSpecPhase = (name: string) => name.startsWith("spec ") || name === SPECS_WALL;
+export const SPECS_WALL = "specs (wall)";
+
+/**
+ * The specs' seconds: their wall time where the run recorded it (topics observed at once since issue 27, so less
+ * than the sum of their own times), else the sum of each topic's own (one at a time, as every earlier run).
+ */
+export function specsSeconds(phases: Record<string, number>): number {
+  const wall = phases[SPECS_WALL];
+  if (wall !== undefined) return wall;
+  return Object.entries(phases)
+    .filter(([k]) => k.startsWith("spec "))
+    .reduce((a, [, v]) => a + v, 0);
+}
+
 /** Seconds of the phases a run has: cluster creation, Cilium ready, the specs together, end to end. */
 export function runTimes(meta: BundleMeta): {
   create?: number;
@@ -35,11 +51,9 @@ export function runTimes(meta: BundleMeta): {
   total: number;
 } {
   const ph = meta.phases;
-  const specs = Object.entries(ph)
-    .filter(([k]) => k.startsWith("spec "))
-    .reduce((a, [, v]) => a + v, 0);
+  const specs = specsSeconds(ph);
   const setup = Object.entries(ph)
-    .filter(([k]) => !k.startsWith("spec "))
+    .filter(([k]) => !isSpecPhase(k))
     .reduce((a, [, v]) => a + v, 0);
   return {
     ...(ph["create cluster"] !== undefined ? { create: ph["create cluster"] } : {}),

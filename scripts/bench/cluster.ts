@@ -18,6 +18,7 @@ import { type BundleMeta, readMeta, readRecords } from "../../helpers/bundle.ts"
 import { UserError } from "../../helpers/errors.ts";
 import type { Mode } from "../../helpers/properties/expectation.ts";
 import type { MeasureScaleRecord } from "../../helpers/records/types.ts";
+import { isSpecPhase, specsSeconds } from "../../helpers/report/runs-table.ts";
 import type { Figure } from "./figures.ts";
 
 /** What `--cluster` measured beside the run's bundles: the references that are not in a bundle. */
@@ -87,11 +88,13 @@ export function readReference(bundleDir: string): BenchReference | null {
   }
 }
 
-/** Every phase of the mode's run but the reference recorded among them (s). */
+/** Every phase of the mode's run but the reference recorded among them (s); the specs by their wall time. */
 export function phasesSum(meta: BundleMeta): number {
-  return Object.entries(meta.phases)
-    .filter(([name]) => name !== "agents' own start (max)")
-    .reduce((a, [, s]) => a + s, 0);
+  return (
+    Object.entries(meta.phases)
+      .filter(([name]) => name !== "agents' own start (max)" && !isSpecPhase(name))
+      .reduce((a, [, s]) => a + s, 0) + specsSeconds(meta.phases)
+  );
 }
 
 const NOT_MEASURED = "none: not measured in this run (`npm run bench -- --cluster` measures it)";
