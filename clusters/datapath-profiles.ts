@@ -46,6 +46,11 @@ export interface DatapathProfile {
   helm: (mode: Mode) => Values;
   /** kind `networking` fields the profile sets. */
   kindNetworking?: Record<string, unknown>;
+  /**
+   * The Docker network kind puts the nodes on (KIND_EXPERIMENTAL_DOCKER_NETWORK), where the profile needs one of
+   * its own; absent: kind's `kind` network.
+   */
+  kindDockerNetwork?: { name: string; why: string };
   /** Extra `k3d cluster create` arguments; null: this profile is not declared for k3d (with `k3dWhy`). */
   k3dArgs: string[] | null;
   k3dWhy?: string;
@@ -181,6 +186,10 @@ export const PROFILES: Record<DatapathProfileName, DatapathProfile> = {
       ipFamily: "dual",
       podSubnet: "10.244.0.0/16,fd00:10:244::/56",
       serviceSubnet: "10.96.0.0/16,fd00:10:96::/112",
+    },
+    kindDockerNetwork: {
+      name: "kind-dual",
+      why: "kind reuses an existing `kind` network as it is (the lab's is IPv4 only), so the nodes join a network with both families: `lab up` creates kind-dual with our ranges (172.31.101.0/24, fd00:ca1d:101::/64); elsewhere kind creates it, IPv6 on, for a dual-stack cluster",
     },
     k3dArgs: null,
     k3dWhy: "k3s dual-stack needs IPv6 node addresses from the Docker network; not declared for k3d",

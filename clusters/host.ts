@@ -191,9 +191,11 @@ export async function outsideClient(
 ): Promise<{ name: string; stop: () => Promise<void> } | null> {
   try {
     const { GenericContainer } = await import("testcontainers");
-    // kind puts its nodes on KIND_EXPERIMENTAL_DOCKER_NETWORK when set, on "kind" otherwise
+    // kind puts its nodes on KIND_EXPERIMENTAL_DOCKER_NETWORK when set (the profile's network, or yours), on "kind" otherwise
     const network =
-      p.provider === "kind" ? (process.env.KIND_EXPERIMENTAL_DOCKER_NETWORK ?? "kind") : `k3d-${p.cluster}`;
+      p.provider === "kind"
+        ? (p.dockerNetwork ?? process.env.KIND_EXPERIMENTAL_DOCKER_NETWORK ?? "kind")
+        : `k3d-${p.cluster}`;
     const c = await new GenericContainer(IMAGES.curl)
       .withNetworkMode(network)
       // found by this label in the leftover inventory and by the fault driver (outside-net)

@@ -26,17 +26,18 @@ afterAll(() => {
 });
 
 const FAKE_IPTABLES = `#!/usr/bin/env bash
-# fake iptables: one file per table under $FAKE, lines as \`iptables -S\` prints them
-echo "iptables $*" >>"$FAKE/calls"
+# fake iptables (and ip6tables): one file per command and table under $FAKE, lines as \`iptables -S\` prints them
+me=$(basename "$0")
+echo "$me $*" >>"$FAKE/calls"
 t=filter
 if [ "$1" = -t ]; then t=$2; shift 2; fi
-f="$FAKE/iptables.$t"; touch "$f"
+f="$FAKE/$me.$t"; touch "$f"
 op=$1; shift
 join() { local out="" a; for a in "$@"; do case $a in *" "*) out+=" \\"$a\\"";; *) out+=" $a";; esac; done; echo "\${out# }"; }
 case $op in
   -S) if [ $# -eq 0 ]; then cat "$f"; else grep -qx -- "-N $1" "$f" || { echo "iptables: No chain/target/match by that name." >&2; exit 1; }; grep -E -- "^-[NA] $1( |$)" "$f"; fi ;;
   -C) grep -qxF -- "-A $(join "$@")" "$f" || exit 1 ;;
-  -I) grep -qx -- "-N $1" "$f" || exit 1; echo "-A $(join "$@")" >>"$f" ;;
+  -I) grep -qx -- "-N $1" "$f" || grep -q -- "^-P $1 " "$f" || exit 1; echo "-A $(join "$@")" >>"$f" ;;
   -D) line="-A $(join "$@")"; n=$(grep -nxF -- "$line" "$f" | head -n 1 | cut -d: -f1); [ -n "$n" ] || { echo "iptables: Bad rule (does a matching rule exist in that chain?)." >&2; exit 1; }; sed -i "\${n}d" "$f" ;;
   -F) sed -i "/^-A $1 /d" "$f" ;;
   -P) sed -i "s/^-P $1 .*/-P $1 $2/" "$f" ;;
@@ -64,9 +65,10 @@ case "$1" in
   network)
     up || exit 1
     case "$2" in
-      rm) rm -f "$FAKE/kind-net" ;;
-      inspect) [ -e "$FAKE/kind-net" ] || exit 1; echo "172.31.100.0/24 " ;;
-      create) touch "$FAKE/kind-net" ;;
+      rm) rm -f "$FAKE/net-$3" ;;
+      inspect) [ -e "$FAKE/net-$3" ] || exit 1; cat "$FAKE/net-$3" ;;
+      # the network's name is the last word; its subnets are printed as inspect's template does
+      create) shift 2; subnets=""; while [ $# -gt 1 ]; do [ "$1" = --subnet ] && subnets+="$2 "; shift; done; echo "$subnets" >"$FAKE/net-$1" ;;
     esac ;;
   info) up || exit 1; echo /var/lib/docker ;;
   *) echo "fake docker: $*" >&2; exit 2 ;;
@@ -131,6 +133,7 @@ const DOCKER_NAT = [
  */
 const FAKES: Record<string, string> = {
   iptables: FAKE_IPTABLES,
+  ip6tables: FAKE_IPTABLES,
   ip: FAKE_IP,
   docker: FAKE_DOCKER,
   dockerd: FAKE_DOCKERD,
@@ -158,6 +161,7 @@ function sandbox(): Sandbox {
   }
   writeFileSync(join(fake, "iptables.filter"), `${DOCKER_FILTER.join("\n")}\n`);
   writeFileSync(join(fake, "iptables.nat"), `${DOCKER_NAT.join("\n")}\n`);
+  writeFileSync(join(fake, "ip6tables.filter"), "-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n");
   writeFileSync(join(fake, "bridges"), "docker0\nbr-0123456789ab\n");
   mkdirSync(join(root, "etc"));
   mkdirSync(join(root, "sbin"));
@@ -390,8 +394,17 @@ describe.skipIf(!bashOk)(
       expect(readFileSync(join(s.fake, "iptables.filter"), "utf8")).toContain(
         "-A DOCKER-USER -o eth0 -j DROP",
       );
+      // IPv6: the dual-stack network with our two ranges, and its egress blocked in FORWARD
+      expect(up.out).toContain(
+        "kind-dual network (the dual-stack profile's): 172.31.101.0/24 fd00:ca1d:101::/64",
+      );
+      expect(readFileSync(join(s.fake, "ip6tables.filter"), "utf8")).toContain("-A FORWARD -o eth0 -j DROP");
       expect(existsSync(s.wrapper)).toBe(true);
       const down = labSh(s, "cmd_down");
+      expect(down.out).toContain(
+        "removed: ip6tables rule FORWARD -o eth0 -j DROP (containers' IPv6 egress block)",
+      );
+      expect(readFileSync(join(s.fake, "ip6tables.filter"), "utf8")).not.toContain("DROP");
       expect(down.code).toBe(0);
       expect(down.out).toContain(`removed: the lab's ${s.daemonJson} (yours from before lab up is back)`);
       // dockerd set FORWARD to DROP; down puts back the ACCEPT that was there

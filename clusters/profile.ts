@@ -61,6 +61,8 @@ export interface Profile {
   datapath?: { name: DatapathProfileName; refusal: string | null };
   /** The user's values file, merged under the suite's values, and the keys the suite overrode. */
   userValues?: { file: string; overridden: string[] };
+  /** kind: the Docker network the nodes join (KIND_EXPERIMENTAL_DOCKER_NETWORK), where the datapath profile names one. */
+  dockerNetwork?: string;
 }
 
 /** PRELOAD_IMAGES=1: the Cilium images of a version as the chart names them, and the suite's workload images. */
@@ -191,6 +193,7 @@ function applyDatapath(
 ): Pick<Profile, "helmValues" | "datapath" | "userValues"> & {
   networking: Record<string, unknown>;
   k3d: string[];
+  dockerNetwork?: string;
 } {
   const dp = o.datapath ? datapathProfile(o.datapath, o.mode) : undefined;
   if (dp && o.provider === "k3d" && dp.k3dArgs === null)
@@ -206,6 +209,7 @@ function applyDatapath(
     helmValues: merged ? merged.values : values,
     networking: dp?.kindNetworking ?? {},
     k3d: dp?.k3dArgs ?? [],
+    ...(dp?.kindDockerNetwork ? { dockerNetwork: dp.kindDockerNetwork.name } : {}),
     ...(dp ? { datapath: { name: dp.name, refusal: kernelRefusal(dp, kernel) } } : {}),
     ...(o.userValues && merged
       ? { userValues: { file: o.userValues.file, overridden: merged.overridden } }
@@ -245,6 +249,7 @@ export function makeProfile(o: ProfileOptions): Profile {
         ...(lab ? { lab, load: lab.load } : o.preload ? { load: preloadImages(cilium.version) } : {}),
         ...(dp.datapath ? { datapath: dp.datapath } : {}),
         ...(dp.userValues ? { userValues: dp.userValues } : {}),
+        ...(dp.dockerNetwork ? { dockerNetwork: dp.dockerNetwork } : {}),
       };
     }
     case "k3d": {
@@ -294,6 +299,8 @@ export interface PlannedStep {
 /** `kind create cluster …` for a profile, with its config at `configFile` (no --wait: nodes stay NotReady until the CNI). */
 export function kindCreateArgv(p: Profile, configFile: string): string[] {
   return [
+    // kind reads the network its nodes join from its environment only
+    ...(p.dockerNetwork ? ["env", `KIND_EXPERIMENTAL_DOCKER_NETWORK=${p.dockerNetwork}`] : []),
     "kind",
     "create",
     "cluster",

@@ -118,6 +118,10 @@ export async function judgeBundle(
     .flatMap((t) => t.properties)
     .map((p): Verdict => {
       if (!recorded.has(p.topic)) {
+        // a topic with nothing to observe in this configuration (the ipv6 topic on an IPv4-only cluster) records
+        // no calls: its properties are not applicable, naming the setting, not missing
+        const na = judge(p, meta.mode, {}, meta.cilium, config);
+        if (na.status === "skip" && na.reason?.startsWith("not applicable")) return na;
         return {
           id: p.id,
           topic: p.topic,

@@ -9,7 +9,9 @@ const FILES: [string, Record<string, string>][] = [
   ["web.yaml", {}],
   ["web-np.yaml", {}],
   ["ghost.yaml", {}],
-  ["holder.yaml", { WEB_CLUSTER_IP: "10.96.112.41" }],
+  ["holder.yaml", { WEB_CLUSTER_IP: "10.96.112.41", HOLDER_NAME: "holder", SOURCE_PORT: "40404" }],
+  ["holder.yaml", { WEB_CLUSTER_IP: "fd00:10:96::5e1", HOLDER_NAME: "holder6", SOURCE_PORT: "40406" }],
+  ["ipv6.yaml", {}],
   ["capture.yaml", { NODE: "cdc-kpr-worker" }],
   ["dns-client.yaml", { NODE: "cdc-kpr-worker" }],
   [

@@ -288,10 +288,43 @@ const upgradeLeg: UpgradeLeg = {
   },
 };
 
+/**
+ * The IPv6 family of a dual-stack cluster (the ipv6 topic), per mode: addresses in kind's dual-stack ranges, the
+ * translation as the IPv4 records have it (socket LB in kpr, per packet beside kube-proxy).
+ */
+function ipv6Records(mode: "kpr" | "kube-proxy"): RecordSet {
+  const kpr = mode === "kpr";
+  const backend = "[fd00:10:244:2::7]:8080";
+  return {
+    ipv6: {
+      record: {
+        web6_cluster_ip: "fd00:10:96::5e1",
+        web_pods: ["[fd00:10:244:1::3]:8080", backend],
+        slots: [backend, "[fd00:10:244:1::3]:8080"],
+        clusterip_http: 200,
+        holder_app_peer: "[fd00:10:96::5e1]:80",
+        holder_socket_peer: kpr ? backend : "[fd00:10:96::5e1]:80",
+        holder_backend: backend,
+        holder_svc_entries: kpr ? 0 : 1,
+        ghost6_cluster_ip: "fd00:10:96::9a",
+        ghost_exit: 7,
+        ghost_errno: kpr ? "EHOSTUNREACH" : "ECONNREFUSED",
+        ghost_seconds: 0.0012,
+        nodeport_target: "[fd00:ca1d:101::3]:30786",
+        nodeport_http: 200,
+        nodeport_lb_frontends: kpr ? ["[fd00:ca1d:101::2]:30786", "[::]:30786"] : [],
+        kube_proxy_rules: kpr ? 0 : 4,
+      },
+      evidence: {},
+    },
+  };
+}
+
 export function kprRecords(): RecordSet {
   return {
     ...common(),
     ...configRecords("kpr"),
+    ...ipv6Records("kpr"),
     iptables: {
       record: {
         cluster_ip: "10.96.44.2",
@@ -404,6 +437,7 @@ export function kubeProxyRecords(): RecordSet {
   return {
     ...common(),
     ...configRecords("kube-proxy"),
+    ...ipv6Records("kube-proxy"),
     scaling: {
       record: {
         endpoints_per_service: 4,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MODES } from "../helpers/properties/expectation.ts";
 import { judge, judgeAll } from "../helpers/properties/judge.ts";
+import { configValues, type DatapathConfig } from "../helpers/records/datapath-config.ts";
 import type { RecordSet } from "../helpers/records/types.ts";
 import { kprRecords, kubeProxyRecords } from "./example-records.ts";
 import { PROPERTIES, propertyById } from "./topics.ts";
@@ -73,10 +74,41 @@ describe("judges on records that satisfy the documents (written by us)", () => {
     "holder.ct-rev-nat",
     "holder.svc-backend-id",
     "ghost.reject-counter",
+    "ipv6.holder-socket-peer",
+    "ipv6.holder-svc-entries",
+    "ipv6.ghost-errno",
+    "ipv6.nodeport-lb-frontends",
+    "ipv6.kube-proxy-rules",
   ];
   it.each(TELLING)("%s fails on the other mode's records, both ways", (id) => {
     expect(judge(propertyById(id), "kpr", kubeProxyRecords(), "1.19.7").status).toBe("fail");
     expect(judge(propertyById(id), "kube-proxy", kprRecords(), "1.19.7").status).toBe("fail");
+  });
+
+  it("the ipv6 topic on an IPv4-only cluster: every property not applicable, naming the families", () => {
+    const v4 = { ...configValues(kprRecords().config?.record as DatapathConfig) };
+    for (const p of PROPERTIES.filter((x) => x.topic === "ipv6")) {
+      const v = judge(p, "kpr", {}, "1.20.2", v4);
+      expect(v.status, p.id).toBe("skip");
+      expect(v.reason, p.id).toMatch(/^not applicable: not modelled for ipFamilies ipv4 /);
+    }
+    // and on a dual-stack one they are judged
+    const dual = { ...v4, ipFamilies: "ipv4+ipv6" };
+    const judged = PROPERTIES.filter((x) => x.topic === "ipv6").map((p) =>
+      judge(p, "kpr", kprRecords(), "1.20.2", dual),
+    );
+    expect(judged.map((v) => `${v.id} ${v.status}`)).toEqual(judged.map((v) => `${v.id} pass`));
+  });
+
+  it("ipv6.backend-slots fails when a slot is not a web Pod's IPv6 address, naming both lists", () => {
+    const off = withRecord(kprRecords(), (s) => {
+      if (s.ipv6) s.ipv6.record.slots = ["[fd00:10:244:1::3]:8080", "[fd00:10:244:3::9]:8080"];
+    });
+    expect(judge(propertyById("ipv6.backend-slots"), "kpr", off)).toMatchObject({
+      status: "fail",
+      observed:
+        "slots [[fd00:10:244:1::3]:8080, [fd00:10:244:3::9]:8080], Pods [[fd00:10:244:1::3]:8080, [fd00:10:244:2::7]:8080]",
+    });
   });
 
   it("a kube-proxy REJECT counter that moves for the Pod's probes too fails, naming both deltas", () => {

@@ -111,6 +111,9 @@ describe("the topics' schedule declarations", () => {
         [
           "upgrade",
         ],
+        [
+          "ipv6",
+        ],
       ]
     `);
   });

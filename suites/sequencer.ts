@@ -47,5 +47,5 @@ export class FileNameSequencer extends BaseSequencer {
 
 /** The topic a spec file runs: `suites/07-ghost/ghost.spec.ts` → `ghost`. */
 export function specTopic(file: string): string | null {
-  return /suites\/\d\d-([a-z-]+)\/\1\.spec\.ts$/.exec(file.replaceAll("\\", "/"))?.[1] ?? null;
+  return /suites\/\d\d-([a-z0-9-]+)\/\1\.spec\.ts$/.exec(file.replaceAll("\\", "/"))?.[1] ?? null;
 }

@@ -1,6 +1,6 @@
 /**
  * Every topic, in the order a run observes them (the lab's steps, then the notebook's sections, then the
- * measurements, the invariants and the upgrade leg). Each topic lives in one folder under suites/: its
+ * measurements, the invariants, the upgrade leg, and the IPv6 family of a dual-stack cluster). Each topic lives in one folder under suites/: its
  * `*.topic.ts` declares what it deploys, the commands it runs, the records it builds and its properties;
  * its `*.spec.ts` runs it. The CLI (`expectations`, `check`, `compare`, `summary`) and the README's table
  * read the same declarations from here, without vitest.
@@ -24,6 +24,7 @@ import { topic as measureScale } from "./13-measure-scale/measure-scale.topic.ts
 import { topic as measureLatency } from "./14-measure-latency/measure-latency.topic.ts";
 import { topic as invariants } from "./15-invariants/invariants.topic.ts";
 import { topic as upgrade } from "./16-upgrade/upgrade.topic.ts";
+import { topic as ipv6 } from "./17-ipv6/ipv6.topic.ts";
 
 export const TOPICS: TopicDeclaration[] = [
   config,
@@ -43,6 +44,7 @@ export const TOPICS: TopicDeclaration[] = [
   measureLatency,
   invariants,
   upgrade,
+  ipv6,
 ];
 
 /** Every declared property, topic by topic. */

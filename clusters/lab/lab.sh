@@ -372,6 +372,9 @@ STATE="$LAB_CACHE/state"
 # Every address the lab's containers get is ours: the default bridge, the pool for new networks, and kind's
 # network, created here with an explicit subnet before kind would pick one.
 LAB_BIP=172.31.250.1/24 LAB_POOL=172.31.0.0/16 KIND_SUBNET=172.31.100.0/24
+# The dual-stack profile's network (kind joins it through KIND_EXPERIMENTAL_DOCKER_NETWORK, clusters/profile.ts):
+# both families ours, the IPv6 one a ULA /64 apart from any the host routes.
+KIND_DUAL_NETWORK=kind-dual KIND_DUAL_SUBNET=172.31.101.0/24 KIND_DUAL_SUBNET6=fd00:ca1d:101::/64
 
 docker_up() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
@@ -421,7 +424,14 @@ cmd_up() {
       -o com.docker.network.driver.mtu=1500 kind >/dev/null
   fi
   say "kind network: $(docker network inspect kind --format '{{range .IPAM.Config}}{{.Subnet}} {{end}}')"
-  say "egress from containers is dropped (DOCKER-USER -o $(uplink) -j DROP); stop everything with: $0 down"
+  if ! docker network inspect "$KIND_DUAL_NETWORK" >/dev/null 2>&1; then
+    echo "created by lab up on $(date -u +%FT%TZ) in $(docker info --format '{{.DockerRootDir}}' 2>/dev/null)" >"$STATE/kind-dual-network"
+    docker network create --driver bridge --subnet "$KIND_DUAL_SUBNET" --ipv6 --subnet "$KIND_DUAL_SUBNET6" \
+      -o com.docker.network.bridge.enable_ip_masquerade=false \
+      -o com.docker.network.driver.mtu=1500 "$KIND_DUAL_NETWORK" >/dev/null
+  fi
+  say "$KIND_DUAL_NETWORK network (the dual-stack profile's): $(docker network inspect "$KIND_DUAL_NETWORK" --format '{{range .IPAM.Config}}{{.Subnet}} {{end}}')"
+  say "egress from containers is dropped (DOCKER-USER -o $(uplink) -j DROP; IPv6: FORWARD -o $(uplink) -j DROP); stop everything with: $0 down"
 }
 
 # The filter table's FORWARD policy (ACCEPT or DROP), as `iptables -S` prints it.
@@ -436,6 +446,11 @@ block_egress() {
   [ -n "$dev" ] || return 0
   mkdir -p "$STATE"; echo "$dev" >"$STATE/egress-dev"
   iptables -C DOCKER-USER -o "$dev" -j DROP 2>/dev/null || iptables -I DOCKER-USER -o "$dev" -j DROP
+  # IPv6 (the dual-stack network): dockerd writes no ip6tables rules here ("ip6tables": false), so the block
+  # goes in the filter table's FORWARD chain
+  if command -v ip6tables >/dev/null; then
+    ip6tables -C FORWARD -o "$dev" -j DROP 2>/dev/null || ip6tables -I FORWARD -o "$dev" -j DROP
+  fi
 }
 
 # down's report: one line per item, what it removed and what it keeps and why.
@@ -486,12 +501,14 @@ cmd_down() {
   fi
   # the kind network: on the lab's own docker it lives in the lab's data root (in the cache); on a docker that
   # was running already, lab up added it there, and it goes if nothing uses it
-  if [ -e "$STATE/kind-network" ]; then
-    if [ "$lab_dockerd" = 1 ]; then kept "docker network kind: it is in the lab's data root ($DOCKER_ROOT), unused while that docker is stopped; the next up reuses it"
-    elif docker_up && docker network rm kind >/dev/null 2>&1; then removed "docker network kind"; rm -f "$STATE/kind-network"
-    else kept "docker network kind: docker could not remove it (in use, or docker is not running)"
+  local net
+  for net in kind "$KIND_DUAL_NETWORK"; do
+    [ -e "$STATE/$net-network" ] || continue
+    if [ "$lab_dockerd" = 1 ]; then kept "docker network $net: it is in the lab's data root ($DOCKER_ROOT), unused while that docker is stopped; the next up reuses it"
+    elif docker_up && docker network rm "$net" >/dev/null 2>&1; then removed "docker network $net"; rm -f "$STATE/$net-network"
+    else kept "docker network $net: docker could not remove it (in use, or docker is not running)"
     fi
-  fi
+  done
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
     say "stopping dockerd (pid $pid, started by lab up)"; kill "$pid"
     local i; for i in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
@@ -506,6 +523,10 @@ cmd_down() {
   if [ -n "$dev" ] && iptables -C DOCKER-USER -o "$dev" -j DROP 2>/dev/null; then
     while iptables -D DOCKER-USER -o "$dev" -j DROP 2>/dev/null; do :; done
     removed "iptables rule DOCKER-USER -o $dev -j DROP (containers' egress block)"
+  fi
+  if [ -n "$dev" ] && command -v ip6tables >/dev/null && ip6tables -C FORWARD -o "$dev" -j DROP 2>/dev/null; then
+    while ip6tables -D FORWARD -o "$dev" -j DROP 2>/dev/null; do :; done
+    removed "ip6tables rule FORWARD -o $dev -j DROP (containers' IPv6 egress block)"
   fi
   rm -f "$STATE/egress-dev"
   # docker's own chains (DOCKER, DOCKER-USER, DOCKER-ISOLATION-STAGE-*) and bridges: only once the docker that

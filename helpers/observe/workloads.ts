@@ -185,7 +185,15 @@ export async function ensureGhostAndProbe(ctx: RunContext): Promise<PodInfo> {
   return waitPodReady(ctx, "probe");
 }
 
-export async function ensureHolder(ctx: RunContext, webClusterIp: string): Promise<PodInfo> {
+/**
+ * A holder Pod (manifests/holder.yaml) holding a connection to `webClusterIp`:80: the holder topic's (`holder`,
+ * source port 40404), or another one by name and source port (the ipv6 topic's holder6).
+ */
+export async function ensureHolder(
+  ctx: RunContext,
+  webClusterIp: string,
+  as: { name: string; sourcePort: number } = { name: "holder", sourcePort: HOLDER_PORT },
+): Promise<PodInfo> {
   const src = readFileSync(join(MANIFESTS_DIR, "holder", "holder.mjs"), "utf8");
   const cm = {
     apiVersion: "v1",
@@ -195,9 +203,13 @@ export async function ensureHolder(ctx: RunContext, webClusterIp: string): Promi
   };
   await apply(
     ctx,
-    `${JSON.stringify(cm)}\n---\n${renderManifest("holder.yaml", ctx.namespace, { WEB_CLUSTER_IP: webClusterIp })}`,
+    `${JSON.stringify(cm)}\n---\n${renderManifest("holder.yaml", ctx.namespace, {
+      WEB_CLUSTER_IP: webClusterIp,
+      HOLDER_NAME: as.name,
+      SOURCE_PORT: String(as.sourcePort),
+    })}`,
   );
-  return waitPodReady(ctx, "holder");
+  return waitPodReady(ctx, as.name);
 }
 
 /** The lab's ports: web's Service port and targetPort, web-np's NodePort, the holder's fixed source port. */

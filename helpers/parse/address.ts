@@ -10,6 +10,25 @@ export function formatEndpoint(ip: string, port: number | string): string {
 }
 
 /**
+ * An IP in one form whatever printed it: IPv4 as is, IPv6 lower-case and compressed as RFC 5952 says (the WHATWG
+ * URL parser serialises it so): `/proc/net/tcp6`, Kubernetes and Cilium may each print the same address apart.
+ */
+export function canonicalIp(ip: string): string {
+  if (!ip.includes(":")) return ip;
+  try {
+    return new URL(`http://[${ip}]/`).hostname.slice(1, -1);
+  } catch {
+    return ip;
+  }
+}
+
+/** An endpoint (`IP:PORT`, `[IPv6]:PORT`, unbracketed IPv6 with its port) in canonical form, or null. */
+export function canonicalEndpoint(text: string): string | null {
+  const ep = parseEndpoint(text.replace(/(?:\/\w+)+$/, ""));
+  return ep ? formatEndpoint(canonicalIp(ep.ip), ep.port) : null;
+}
+
+/**
  * Parses `1.2.3.4:80`, `[fd00::1]:80`, and unbracketed IPv6 with a trailing port (`fd00::1:80`, as
  * `bpf ct list` prints it): the port is what follows the last colon.
  */

@@ -20,7 +20,8 @@ export type Topic =
   | "invariants"
   | "upgrade"
   | "measure-scale"
-  | "measure-latency";
+  | "measure-latency"
+  | "ipv6";
 
 /** Where a claim comes from: a step of a field document, or a researched fact with its file and section. */
 export interface Source {

@@ -79,6 +79,41 @@ export interface GhostRecord {
   no_backend_response: string;
 }
 
+/**
+ * Ours (issue 25): the IPv6 family of a dual-stack cluster — web's Pods behind IPv6-only Services (web6: ClusterIP
+ * and NodePort; ghost6: no backends), reached from Pods and nodes as the IPv4 topics reach web and ghost.
+ * Addresses are bracketed endpoints (`[fd00:10:96::a]:80`) in the canonical form (RFC 5952).
+ */
+export interface Ipv6Record {
+  web6_cluster_ip: string;
+  /** Every web Pod's IPv6 address with the target port (status.podIPs). */
+  web_pods: string[];
+  /** The backend slots of `[web6 ClusterIP]:80` in the agent's LB map on the probe's node. */
+  slots: string[];
+  /** curl from the probe Pod to web6's ClusterIP: the HTTP status (null: no answer). */
+  clusterip_http: number | null;
+  /** What the holder's getpeername() returned (its log's `connected` line). */
+  holder_app_peer: string;
+  /** The peer of the holder's socket in its network namespace's /proc/net/tcp6; null: no such socket. */
+  holder_socket_peer: string | null;
+  /** The destination of the holder's TCP OUT conntrack entry (the backend it reaches); null: none. */
+  holder_backend: string | null;
+  /** TCP SVC conntrack entries from the holder's source port. */
+  holder_svc_entries: number;
+  ghost6_cluster_ip: string;
+  /** curl from the probe Pod to ghost6's ClusterIP: its exit code, connect() errno (-v) and time. */
+  ghost_exit: number;
+  ghost_errno: string | null;
+  ghost_seconds: number | null;
+  /** `[another node's IPv6 InternalIP]:<web6's NodePort>`, dialled from a node's host network namespace. */
+  nodeport_target: string;
+  nodeport_http: number | null;
+  /** The LB map's frontends on web6's NodePort (on the probe's node). */
+  nodeport_lb_frontends: string[];
+  /** ip6tables-save lines on that node whose comment names web6 (kube-proxy's rules for it). */
+  kube_proxy_rules: number;
+}
+
 /** Lab step 8: the seven report.txt keys. */
 export interface ReportRecord {
   kube_proxy_replacement: string;
@@ -471,6 +506,7 @@ export interface LabRecords {
   upgrade: UpgradeRecord;
   scaling: MeasureScaleRecord;
   latency: MeasureLatencyRecord;
+  ipv6: Ipv6Record;
 }
 
 export type RecordName = keyof LabRecords;
@@ -507,4 +543,5 @@ export const RECORD_FILES: Record<RecordName, string> = {
   upgrade: "upgrade.json",
   scaling: "measure-scale.json",
   latency: "measure-latency.json",
+  ipv6: "ipv6.json",
 };
