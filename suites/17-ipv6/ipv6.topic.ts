@@ -83,15 +83,16 @@ export const topic = defineTopic({
   source: KN("clusters.md §4.2-4.3 (the IPv4 facts, asked of the IPv6 family)"),
   deploys: ["web.yaml", "ipv6.yaml", "holder.yaml"],
   steps: [
-    { on: "api", run: "get pods -l app=web", for: "web's Pods and their IPv6 addresses" },
-    { on: "api", run: "get service web6", for: "web6's IPv6 ClusterIP and NodePort" },
-    { on: "api", run: "get service ghost6", for: "ghost6's IPv6 ClusterIP" },
+    { on: "api", run: "get pods -n <ns> -l app=web", for: "web's Pods and their IPv6 addresses" },
+    { on: "api", run: "get service web6 -n <ns>", for: "web6's IPv6 ClusterIP and NodePort" },
+    { on: "api", run: "get service ghost6 -n <ns>", for: "ghost6's IPv6 ClusterIP" },
     {
       on: "agent",
       run: "cilium-dbg bpf lb list",
       for: "web6's backend slots (polled) and NodePort frontends",
     },
     { on: "pod", run: "curl -sS -v -o /dev/null --max-time 5", for: "web6 and ghost6 from the probe Pod" },
+    { on: "api", run: "get pod holder6 -n <ns>", for: "holder6's IPv6 address (its connection's source)" },
     { on: "kubectl", run: "-n <ns> logs holder6", for: "holder6's `connected` line (polled)" },
     { on: "pod", run: "cat /proc/net/tcp6", for: "holder6's socket and its peer" },
     { on: "agent", run: "cilium-dbg bpf ct list global", for: "holder6's conntrack entries" },
@@ -356,15 +357,19 @@ interface V6 {
   evidence: Quote[];
 }
 
-/** The IPv6 podIP of each Pod of a `get pods` List, with its name (a Pod without one is an error naming it). */
+/**
+ * The IPv6 podIP of each Pod of a `get pods` List, or of one Pod, with its name (a Pod without one is an error
+ * naming it): status.podIP is the first family's (IPv4 on kind's dual-stack clusters), so it is not that.
+ */
 export function podIpv6s(raw: RawText): { name: string; node: string; v6: V6 }[] {
   const j = JSON.parse(raw.text) as Json;
-  return list(j.items).map((p, i) => {
+  const listed = Array.isArray(j.items);
+  return (listed ? list(j.items) : [j]).map((p, i) => {
     const name = String(obj(p.metadata).name ?? "");
     const ips = list(obj(p.status).podIPs);
     const at = ips.findIndex((x) => String(x.ip ?? "").includes(":"));
     if (at < 0) throw new RecordError("ipv6", "web_pods", `Pod ${name} has no IPv6 address in status.podIPs`);
-    const q = raw.jsonQuote(["items", i, "status", "podIPs", at, "ip"]);
+    const q = raw.jsonQuote([...(listed ? ["items", i] : []), "status", "podIPs", at, "ip"]);
     return {
       name,
       node: String(obj(p.spec).nodeName ?? ""),
@@ -460,6 +465,11 @@ export async function observeIpv6(ctx: RunContext): Promise<RecordSet> {
   const ghostCurl = await curlFrom(ctx, onProbe, `http://${formatEndpoint(ghost6.v6.ip, WEB_PORT)}/`);
   // a held connection from a fixed source port, read from both ends of the translation
   const holder = await ensureHolder(ctx, web6.v6.ip, { name: "holder6", sourcePort: HOLDER6_PORT });
+  // its IPv6 address: the source of its connection to the IPv6 VIP (status.podIP is its IPv4 one)
+  const [holder6] = podIpv6s(
+    (await apiJsonRaw(ctx, { resource: "pod", name: "holder6", namespace: ctx.namespace })).raw,
+  );
+  if (!holder6) throw new RecordError("ipv6", "holder_socket_peer", "no Pod holder6");
   const holderLog = await holder6Connected(ctx);
   const tcp6 = read(
     RawText.stdout(
@@ -490,8 +500,8 @@ export async function observeIpv6(ctx: RunContext): Promise<RecordSet> {
       lbAfter,
       web6Curl,
       ghostCurl,
-      holderIp: holder.ip,
-      holderEvidence: holder.evidence ?? [],
+      holderIp: holder6.v6.ip,
+      holderEvidence: holder6.v6.evidence,
       holderLog,
       tcp6,
       ct,
