@@ -222,8 +222,8 @@ function fakeDeps(
     writeReport: async (dirs, out) => {
       reports.push({ dirs, out });
       return [
-        { label: "kpr · Cilium 1.19.7", pass: 60, fail: 0, skip: 4 },
-        { label: "kube-proxy · Cilium 1.19.7", pass: 59, fail: 1, skip: 4 },
+        { label: "kpr · Cilium 1.19.7", pass: 60, fail: 0, knownIssues: 0, skip: 4 },
+        { label: "kube-proxy · Cilium 1.19.7", pass: 55, fail: 1, knownIssues: 4, skip: 4 },
       ];
     },
     now: () => new Date(t),
@@ -249,7 +249,11 @@ describe("lab run", () => {
     expect(f.lines).toContain("[lab run 1/4] images: done in 1 min 1 s");
     expect(f.lines).toContain("[lab run 2/4] engine: done in 1 min 1 s");
     expect(f.lines).toContain("[lab run 3/4] conformance: every spec passed after 1 min 1 s");
-    expect(f.lines).toContain("[lab run 4/4] kube-proxy · Cilium 1.19.7: 59 passed, 1 failed, 4 skipped");
+    expect(f.lines).toContain("[lab run 4/4] kpr · Cilium 1.19.7: 60 passed, 0 failed, 4 skipped");
+    // a known issue is neither a pass nor a failure: the summary says how many (run lab-20261205-125648 did not)
+    expect(f.lines).toContain(
+      "[lab run 4/4] kube-proxy · Cilium 1.19.7: 55 passed, 1 failed, 4 known issues, 4 skipped",
+    );
     expect(f.lines.at(-1)).toMatch(
       /^\[lab run 4\/4\] report: written in 0 s: \/repo\/results\/lab-20261203-040506\/report\.html \(file:\/\/\/repo\/results\/lab-20261203-040506\/report\.html\)$/,
     );

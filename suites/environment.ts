@@ -189,9 +189,29 @@ export function topicTargets(
  * - an existing-provider run on a profile's kept cluster (`profiles/<p>/existing-<mode>`): that profile's own
  *   lab run of the same cluster is replayed;
  * - an older upgrade path (`upgrade-1.18-1.19/*` beside `upgrade-1.19-1.20/*`): the newest path is replayed.
+ * A bundle so left out comes back when it holds a topic × mode × provider no kept bundle holds (the existing
+ * provider's only run of the ipv6 topic is on the dual-stack profile's cluster).
  * REPLAY_BUNDLES=all replays every one (the workflow's offline job on the current Node LTS does).
  */
 export function replayCover(bundles: readonly string[]): string[] {
+  const kept = keptForReplay(bundles);
+  const kinds = (b: string) => {
+    const meta = readMeta(b);
+    return bundleTopics(b).map((t) => `${t} ${meta.mode} ${meta.provider}`);
+  };
+  const covered = new Set(kept.flatMap(kinds));
+  const back = new Set<string>();
+  for (const b of bundles) {
+    if (kept.includes(b)) continue;
+    const adds = kinds(b).filter((k) => !covered.has(k));
+    if (adds.length === 0) continue;
+    back.add(b);
+    for (const k of adds) covered.add(k);
+  }
+  return bundles.filter((b) => kept.includes(b) || back.has(b));
+}
+
+function keptForReplay(bundles: readonly string[]): string[] {
   const names = bundles.map((b) => [b, bundleName(b)] as const);
   const path = (n: string) => /^upgrade-(\d+)\.(\d+)-(\d+)\.(\d+)\//.exec(n);
   const newest = names

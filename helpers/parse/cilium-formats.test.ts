@@ -312,6 +312,25 @@ describe("config -a (fixture written by us)", () => {
     });
     expect(cfg.sections).toEqual(["Read-only configurations", "Read-write configurations"]);
   });
+
+  it("a map's name line joined to the value before it is refused, naming the line; units and words are values", () => {
+    const head = "#### Read-only configurations ####";
+    for (const joined of [
+      "LogDriver                         : []LogOpt",
+      "BPFEventsTraceEnabled             : true BPFMapEventBuffers",
+      "MTU                               : 1500LogOpt",
+    ])
+      expect(() => parseConfig([head, joined].join("\n")), joined).toThrow(/line 2: .*two lines joined/);
+    const cfg = parseConfig(
+      [
+        head,
+        "BPFMapsDynamicSizeRatio           : 0.0025",
+        "Size                              : 10G",
+        "Name                              : [a b]",
+      ].join("\n"),
+    );
+    expect(cfg.options).toMatchObject({ BPFMapsDynamicSizeRatio: "0.0025", Size: "10G", Name: "[a b]" });
+  });
 });
 
 describe("endpoint get (fixture written by us)", () => {

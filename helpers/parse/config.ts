@@ -34,6 +34,13 @@ const NESTED_NAME = /^[A-Za-z0-9_./-]{1,64}$/;
  */
 const JOINED = /[A-Za-z0-9_] {2,}:( |$)|[A-Za-z0-9_.-]{20,} ?:( |$)/;
 
+/**
+ * A value Go printed whole (a bool, a number, a closed slice or map) followed by a name and nothing else: a map's
+ * name line (`LogOpt`, `BPFMapEventBuffers`) joined to it. The name has a lower-case letter after its capitals, so
+ * a unit (`10G`, `1000MB`) is not one.
+ */
+const MAP_NAME_JOINED = /(?:^true|^false|^-?\d+(?:\.\d+)?|[\]}])\s*[A-Z]+[a-z][A-Za-z0-9_.-]+$/;
+
 /** `Name   : value` → name and value, or null (the colon is the first one; names have none). */
 function split(text: string): { name: string; value: string } | null {
   const colon = text.indexOf(":");
@@ -65,6 +72,10 @@ export function parseConfig(input: string): AgentConfig {
       if (!(nested ? NESTED_NAME : NAME).test(kv.name)) fail(FORMAT, line, "expected `Name : value`");
       if (JOINED.test(kv.value))
         fail(FORMAT, line, "a second `Name : value` in the value: two lines joined?");
+      // a name after a value Go printed whole is the next line (a map's name alone on its line: `LogDriver : []`
+      // then `LogOpt`) joined to this one
+      if (MAP_NAME_JOINED.test(kv.value))
+        fail(FORMAT, line, "a map's name after a closed value: two lines joined?");
       // a name may be printed in both sections (`Debug`): the later one is kept, as the agent reads them
       const key = nested ? `${parent}.${kv.name}` : kv.name;
       mayBeCut(line);

@@ -174,6 +174,14 @@ function checkStreams(input: CurlInput): void {
       const text = l.trimEnd();
       checkText(FORMAT, text, i + 1);
       if (stream !== "stdout" || !/http_code=|time_total=/.test(text)) return;
+      // ours starts its line: text before it is another line joined to it (`exit=0http_code=200 …`)
+      if (!/^\s*http_code=/.test(text))
+        throw new ParseError(
+          FORMAT,
+          i + 1,
+          text,
+          "the write-out does not start its line (another line joined to it?)",
+        );
       const hc = /http_code=(\S*)/.exec(text);
       const tt = /time_total=(\S*)/.exec(text);
       if (!hc || !/^\d{3}$/.test(hc[1] as string) || !tt || !/^\d+\.\d+$/.test(tt[1] as string))

@@ -85,7 +85,9 @@ function configurationOf(r: RunRow): string {
           ? "?"
           : "n/a"
         : String(x.value);
-  return `${profile}: ${v(c.routing)}${c.routing.value === "tunnel" ? `/${v(c.tunnelProtocol)}` : ""}, socket LB ${v(c.socketLB)}, kube-proxy ${v(c.kubeProxy)}, LB ${v(c.lbMode)}`;
+  // the families only where they are not IPv4 alone (a dual-stack cluster found by the existing provider)
+  const families = v(c.ipFamilies);
+  return `${profile}: ${v(c.routing)}${c.routing.value === "tunnel" ? `/${v(c.tunnelProtocol)}` : ""}, socket LB ${v(c.socketLB)}, kube-proxy ${v(c.kubeProxy)}, LB ${v(c.lbMode)}${families === "ipv4" ? "" : `, families ${families}`}`;
 }
 
 /** Markdown: one row per bundle, then one row per upgrade leg; links relative to `base` (the README's folder). */

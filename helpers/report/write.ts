@@ -6,7 +6,7 @@ import { buildReport, renderReport } from "./html.ts";
 export interface WrittenReport {
   bytes: number;
   /** Each bundle's column and its verdict counts. */
-  columns: { label: string; pass: number; fail: number; skip: number }[];
+  columns: { label: string; pass: number; fail: number; knownIssues: number; skip: number }[];
 }
 
 /**
@@ -29,7 +29,13 @@ export async function writeReport(
     bytes: Buffer.byteLength(html),
     columns: input.columns.map((c) => {
       const n = (s: string) => c.check.verdicts.filter((v) => v.status === s).length;
-      return { label: c.label, pass: n("pass"), fail: n("fail"), skip: n("skip") };
+      return {
+        label: c.label,
+        pass: n("pass"),
+        fail: n("fail"),
+        knownIssues: n("known-issue"),
+        skip: n("skip"),
+      };
     }),
   };
 }

@@ -81,7 +81,7 @@ export const topic = defineTopic({
   title:
     "The IPv6 family of a dual-stack cluster: web's IPv6 ClusterIP and NodePort, a held connection and a Service without backends, translated as their IPv4 twins",
   source: KN("clusters.md §4.2-4.3 (the IPv4 facts, asked of the IPv6 family)"),
-  deploys: ["web.yaml", "ipv6.yaml", "holder.yaml"],
+  deploys: ["ipv6.yaml", "holder.yaml"],
   steps: [
     { on: "api", run: "get pods -n <ns> -l app=web", for: "web's Pods and their IPv6 addresses" },
     { on: "api", run: "get service web6 -n <ns>", for: "web6's IPv6 ClusterIP and NodePort" },
