@@ -24,9 +24,11 @@ const shared = { isolate: false } as const;
 /**
  * unit and replay run side by side, in at least three workers (vitest's default on 2 cores is one): many files
  * wait on processes, Chromium and timers, and a third worker fills a core while one waits (issue 27, measured on 2
- * idle cores with tsc beside: 2 workers 89 s, 3 workers 77 s, 4 workers 72 s but a readiness test then stalled
- * past its 20 s once). The kernel and conformance projects run one file at a time, each in its own group after
- * them (vitest runs a group's projects together only when their worker counts match).
+ * idle cores with tsc beside: 2 workers 89 s, 3 workers 77 s, 4 workers 72 s on 2026-12-03; on 2026-12-05 with 34
+ * bundles, unit and replay alone, 3 workers 53.3-63.5 s and 4 workers 52.9-59.9 s: within the noise, so three).
+ * The readiness test that had stalled past its 20 s under load fired its timers out of order; it chains them now.
+ * The kernel and conformance projects run one file at a time, each in its own group after them (vitest runs a
+ * group's projects together only when their worker counts match).
  */
 const parallel = { maxWorkers: Math.max(3, availableParallelism() - 1), sequence: { groupOrder: 0 } };
 

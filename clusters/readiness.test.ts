@@ -197,21 +197,43 @@ describe("ciliumReady against a fake API server", () => {
     const t0 = Date.now();
     const start = new Date(t0 - 5000).toISOString().replace(/\.\d+Z$/, "Z");
     const okAt = { n1: t0 + 200, n2: t0 + 250, n3: t0 + 300 };
-    // the controller makes the Pods, they start, the CNI config makes the nodes Ready, the operator comes up
-    setTimeout(() => {
-      fake.put(P.ds, daemonset(3));
-      for (const [i, n] of NODES.entries())
-        fake.put(P.pods, agent(`cilium-${i}`, n, "v1.19.7", false, start));
-    }, 50);
-    setTimeout(() => {
-      for (const [i, n] of NODES.entries()) fake.put(P.pods, agent(`cilium-${i}`, n, "v1.19.7", true, start));
-    }, 100);
-    setTimeout(() => {
-      for (const n of NODES) fake.put(P.nodes, node(n, true));
-      fake.put(P.dep, operator(1));
-    }, 150);
-    const { g } = gates(okAt);
-    const r = await ciliumReady(g, "1.19.7");
+    // the controller makes the Pods, they start, the CNI config makes the nodes Ready, the operator comes up: one
+    // step after the other, each timer set by the step before. Three timers of 50, 100 and 150 ms set at once do
+    // not always fire in that order: when the loop was blocked past them (a loaded full run), Node ran them by
+    // the lists their durations share with other files' timers, and the Pods' start ran before their creation,
+    // which then put them back to PodInitializing for good (the fake API server's request log showed it)
+    const steps = [
+      () => {
+        fake.put(P.ds, daemonset(3));
+        for (const [i, n] of NODES.entries())
+          fake.put(P.pods, agent(`cilium-${i}`, n, "v1.19.7", false, start));
+      },
+      () => {
+        for (const [i, n] of NODES.entries())
+          fake.put(P.pods, agent(`cilium-${i}`, n, "v1.19.7", true, start));
+      },
+      () => {
+        for (const n of NODES) fake.put(P.nodes, node(n, true));
+        fake.put(P.dep, operator(1));
+      },
+    ];
+    const next = () => {
+      const step = steps.shift();
+      if (!step) return;
+      step();
+      setTimeout(next, 50);
+    };
+    setTimeout(next, 50);
+    // a gate that stalls ends at a deadline of its own, naming what it waited for and its last observation,
+    // before the test's 20 s (it once stalled past them under a loaded full run, saying nothing)
+    process.env.READY_DEADLINE_S = "12";
+    const lines: string[] = [];
+    const { g } = gates(okAt, lines);
+    const r = await ciliumReady(g, "1.19.7").catch((err: unknown) => {
+      throw new Error(
+        `${err instanceof Error ? err.message : String(err)}\nthe gates said:\n${lines.join("\n")}\nthe fake API server was asked:\n${fake.requests.join("\n")}`,
+      );
+    });
     const returned = Date.now();
     expect(r.nodes).toEqual(NODES);
     expect(Object.keys(r.agents)).toEqual(NODES);
