@@ -20,9 +20,12 @@ export interface RunRow {
 export function readRun(dir: string): RunRow {
   const meta = readMeta(dir);
   const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0 };
-  for (const v of readStoredVerdicts(dir) ?? []) counts[v.status]++;
+  const stored = readStoredVerdicts(dir) ?? [];
+  for (const v of stored) counts[v.status]++;
   const up = readRecords(dir).upgrade?.record;
-  return { dir, meta, topics: bundleTopics(dir), counts, legs: up?.legs ?? [] };
+  // the topics that made calls, and those that ran without one (ipv6 on an IPv4-only cluster: judged n/a)
+  const topics = [...new Set([...bundleTopics(dir), ...stored.map((v) => v.topic)])];
+  return { dir, meta, topics, counts, legs: up?.legs ?? [] };
 }
 
 const s = (x: number | undefined) => (x === undefined ? "–" : `${Math.round(x)} s`);
