@@ -203,8 +203,10 @@ export const topic = defineTopic({
       why: "NodePort handling left the KPR=false path in 1.19 (cilium PRs 41380, 41277). A kind node has one address: 2 frontends, recorded on the lab cluster (Cilium 1.19.7)",
       expect: { kpr: { eq: 2 }, "kube-proxy": { eq: 0 } },
       config: {
-        // counted by port: whether a dual-stack node adds IPv6 frontends for an IPv4 Service is not known here
-        assumes: { kpr: { ipFamilies: ["ipv4"] } },
+        // counted by port: a dual-stack node adds no IPv6 frontend for an IPv4 Service (web-np asks no family) —
+        // recorded on the lab's dual-stack kpr cluster (run lab-20261205-124651: 172.31.101.3:30780 and
+        // 0.0.0.0:30780, nothing in brackets), where this was declared not applicable before
+        assumes: { kpr: { ipFamilies: ["ipv4", "ipv4+ipv6"] } },
       },
       needs: ["datapath"],
       observe: (r) => {
