@@ -172,6 +172,8 @@ export const PROFILES: Record<DatapathProfileName, DatapathProfile> = {
           "kube-proxy's ipvs mode needs a kernel with CONFIG_IP_VS (and CONFIG_DUMMY for kube-ipvs0); this machine's kernel lacks it",
       },
     ],
+    neverRun:
+      "declared from the source; the lab's kernel has neither CONFIG_IP_VS nor CONFIG_DUMMY (`zcat /proc/config.gz`), so kube-proxy cannot use its IPVS proxier",
     sources: [
       "Kubernetes v1.35.5 cmd/kube-proxy/app/server_linux.go: `can't use the IPVS proxier` when ipvs.CanUseIPVSProxier fails; the deprecation message",
       "kind v0.31.0 kubeProxyMode ipvs",

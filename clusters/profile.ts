@@ -525,6 +525,9 @@ export function formatPlan(
       ? [`# datapath profile ${p.datapath.name}: ${PROFILES[p.datapath.name].description}`]
       : []),
     ...(p.datapath?.refusal ? [`# refused on this machine: ${p.datapath.refusal}`] : []),
+    ...(p.datapath && PROFILES[p.datapath.name].neverRun
+      ? [`# never run here: ${PROFILES[p.datapath.name].neverRun}`]
+      : []),
     ...(p.userValues ? [`# ${formatOverridden(p.userValues.file, p.userValues.overridden)}`] : []),
   ];
   for (const step of plan(p)) {
