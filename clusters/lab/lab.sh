@@ -412,7 +412,8 @@ cmd_up() {
     say "starting dockerd (data root $DOCKER_ROOT, log $LOGS/dockerd.log)"
     # fd 9 is a step's lock (see step): dockerd must not inherit it, or that step stays locked while it runs
     nohup dockerd --pidfile "$DOCKER_PID" >"$LOGS/dockerd.log" 2>&1 9>&- &
-    local i; for i in $(seq 1 60); do docker_up && break; sleep 1; done
+    # polled five times a second (at most 60 s): dockerd is usually up within one
+    local i; for i in $(seq 1 300); do docker_up && break; sleep 0.2; done
     docker_up || die "dockerd did not answer within 60 s; see $LOGS/dockerd.log"
     say "docker $(docker version --format '{{.Server.Version}}') is up"
   fi
@@ -511,7 +512,8 @@ cmd_down() {
   done
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
     say "stopping dockerd (pid $pid, started by lab up)"; kill "$pid"
-    local i; for i in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    # polled five times a second (at most 30 s): a stopped dockerd is gone well within one
+    local i; for i in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     if kill -0 "$pid" 2>/dev/null; then kept "dockerd (pid $pid): it did not stop within 30 s"
     else stopped=1; removed "dockerd (pid $pid)"; rm -f "$DOCKER_PID"
     fi
