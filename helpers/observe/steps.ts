@@ -53,14 +53,21 @@ export interface CurlRead extends CurlResult {
   evidence: Quote[];
 }
 
+/** One of a curl probe's lines (`at.writeOut`, `at.errno`, …) quoted at its place in its stream, or null. */
+export function curlLineQuote(
+  c: Pick<CurlRead, "stdout" | "stderr">,
+  l: CurlResult["at"]["writeOut"],
+): Quote | null {
+  return l ? (l.stream === "stdout" ? c.stdout : c.stderr).quote(l.line) : null;
+}
+
 export function curlRead(r: Awaited<ReturnType<RunContext["exec"]["run"]>>): CurlRead {
   const c = parseCurl({ exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr });
-  const stdout = RawText.stdout(r);
-  const stderr = RawText.stderr(r);
-  const q = (l: CurlResult["at"]["writeOut"]) =>
-    l ? (l.stream === "stdout" ? stdout : stderr).quote(l.line) : null;
-  const evidence = [q(c.at.writeOut), q(c.at.error), q(c.at.errno)].filter((x): x is Quote => x !== null);
-  return { ...c, stdout, stderr, evidence };
+  const streams = { stdout: RawText.stdout(r), stderr: RawText.stderr(r) };
+  const evidence = [c.at.writeOut, c.at.error, c.at.errno]
+    .map((l) => curlLineQuote(streams, l))
+    .filter((x): x is Quote => x !== null);
+  return { ...c, ...streams, evidence };
 }
 
 export async function curlFrom(

@@ -3,18 +3,21 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IMAGES } from "../../manifests/images.ts";
 import { ExecError } from "../exec/types.ts";
+import { lastHolderConnection } from "../parse/holder-log.ts";
 import { DeadlineError } from "../poll.ts";
+import type { RawText } from "../records/evidence.ts";
 import {
   apiJsonRaw,
   clusterIp,
   kubectl,
+  kubectlRaw,
   nodes,
   type PodInfo,
   podInfos,
   pods,
   watchUntil,
 } from "./cluster.ts";
-import { DEADLINES, type RunContext } from "./context.ts";
+import { DEADLINES, type RunContext, waitFor } from "./context.ts";
 import { describePods, lastWarnings, type PodState, podStates, whyNotReady } from "./pod-status.ts";
 
 export const MANIFESTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "manifests");
@@ -210,6 +213,19 @@ export async function ensureHolder(
     })}`,
   );
   return waitPodReady(ctx, as.name);
+}
+
+/** Polls a holder Pod's log (the holder topic's `holder`, the ipv6 topic's `holder6`) for its `connected` line. */
+export async function holderConnected(ctx: RunContext, name = "holder"): Promise<RawText> {
+  const { value } = await waitFor(ctx, {
+    what: `${name === "holder" ? "the holder" : name}'s \`connected\` log line`,
+    deadlineMs: DEADLINES.holderConnected,
+    intervalMs: 1000,
+    probe: () => kubectlRaw(ctx, ["-n", ctx.namespace, "logs", name]),
+    done: (log) => lastHolderConnection(log.text) !== null,
+    show: (log) => log.text.trim().split("\n").slice(-1)[0] ?? "(empty log)",
+  });
+  return value;
 }
 
 /** The lab's ports: web's Service port and targetPort, web-np's NodePort, the holder's fixed source port. */

@@ -8,14 +8,14 @@
  */
 
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { clusterIpRaw, kubectlRaw, pods } from "../../helpers/observe/cluster.ts";
-import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
+import { clusterIpRaw, pods } from "../../helpers/observe/cluster.ts";
+import type { RunContext } from "../../helpers/observe/context.ts";
 import { newerStep } from "../../helpers/observe/steps.ts";
-import { ensureHolder, ensureWeb, HOLDER_PORT } from "../../helpers/observe/workloads.ts";
+import { ensureHolder, ensureWeb, HOLDER_PORT, holderConnected } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { type CtList, parseBpfCtList } from "../../helpers/parse/bpf-ct-list.ts";
 import { type LbBackendRow, parseBpfLbBackends } from "../../helpers/parse/bpf-lb-backends.ts";
-import { holderEventLines, lastHolderConnection } from "../../helpers/parse/holder-log.ts";
+import { holderEventLines } from "../../helpers/parse/holder-log.ts";
 import { type NetstatOutput, parseNetstat } from "../../helpers/parse/netstat.ts";
 import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
@@ -286,18 +286,6 @@ export const topic = defineTopic({
 });
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
-
-async function holderConnected(ctx: RunContext): Promise<RawText> {
-  const { value } = await waitFor(ctx, {
-    what: "the holder's `connected` log line",
-    deadlineMs: DEADLINES.holderConnected,
-    intervalMs: 1000,
-    probe: () => kubectlRaw(ctx, ["-n", ctx.namespace, "logs", "holder"]),
-    done: (log) => lastHolderConnection(log.text) !== null,
-    show: (log) => log.text.trim().split("\n").slice(-1)[0] ?? "(empty log)",
-  });
-  return value;
-}
 
 export async function holderState(ctx: RunContext) {
   const web = await pods(ctx, ctx.namespace, "app=web");

@@ -11,7 +11,7 @@ import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp } from "../../helpers/observe/cluster.ts";
 import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw, onNode } from "../../helpers/observe/node.ts";
-import { type CurlRead, curlFrom, lbList, newerStep } from "../../helpers/observe/steps.ts";
+import { type CurlRead, curlFrom, curlLineQuote, lbList, newerStep } from "../../helpers/observe/steps.ts";
 import { ensureGhostAndProbe, WEB_PORT } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import type { LbList } from "../../helpers/parse/bpf-lb-list.ts";
@@ -482,13 +482,11 @@ const REJECT_PROBES = 3;
 
 /** Ours: the connect() errno curl -v named, by the stderr line that named it (quoted at its place in the call). */
 export function buildErrnoFacts(curl: CurlRead): Evidenced<DatapathRecord> {
-  const errno = curl.at.errno;
+  const errno = curlLineQuote(curl, curl.at.errno);
   return {
     record: { ghost_errno: curl.errno },
     evidence: {
-      ghost_errno: errno
-        ? [(errno.stream === "stderr" ? curl.stderr : curl.stdout).quote(errno.line)]
-        : [derive("curl -v named no connect() errno", curl.stderr)],
+      ghost_errno: errno ? [errno] : [derive("curl -v named no connect() errno", curl.stderr)],
     },
   };
 }

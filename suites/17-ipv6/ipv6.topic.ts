@@ -14,14 +14,15 @@
  */
 
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { apiJsonRaw, kubectlRaw } from "../../helpers/observe/cluster.ts";
-import { DEADLINES, type RunContext, waitFor } from "../../helpers/observe/context.ts";
+import { apiJsonRaw } from "../../helpers/observe/cluster.ts";
+import type { RunContext } from "../../helpers/observe/context.ts";
 import { onNode } from "../../helpers/observe/node.ts";
-import { type CurlRead, curlFrom, lbList, waitSlots } from "../../helpers/observe/steps.ts";
+import { type CurlRead, curlFrom, curlLineQuote, lbList, waitSlots } from "../../helpers/observe/steps.ts";
 import {
   apply,
   ensureHolder,
   ensureWeb,
+  holderConnected,
   renderManifest,
   TARGET_PORT,
   WEB_PORT,
@@ -30,7 +31,7 @@ import {
 import { canonicalEndpoint, canonicalIp, formatEndpoint } from "../../helpers/parse/address.ts";
 import { type CtList, parseBpfCtList } from "../../helpers/parse/bpf-ct-list.ts";
 import type { LbList } from "../../helpers/parse/bpf-lb-list.ts";
-import { holderEventLines, lastHolderConnection } from "../../helpers/parse/holder-log.ts";
+import { holderEventLines } from "../../helpers/parse/holder-log.ts";
 import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/parse/iptables-save.ts";
 import type { NetstatOutput } from "../../helpers/parse/netstat.ts";
 import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
@@ -410,18 +411,6 @@ export function nodeIpv6s(raw: RawText): { name: string; v6: V6 }[] {
   });
 }
 
-async function holder6Connected(ctx: RunContext): Promise<RawText> {
-  const { value } = await waitFor(ctx, {
-    what: "holder6's `connected` log line",
-    deadlineMs: DEADLINES.holderConnected,
-    intervalMs: 1000,
-    probe: () => kubectlRaw(ctx, ["-n", ctx.namespace, "logs", "holder6"]),
-    done: (log) => lastHolderConnection(log.text) !== null,
-    show: (log) => log.text.trim().split("\n").slice(-1)[0] ?? "(empty log)",
-  });
-  return value;
-}
-
 /** The families the config topic read, or null where it did not run or could not read them. */
 function families(ctx: RunContext): string[] | null {
   const c = ctx.earlierRecords().config;
@@ -435,12 +424,13 @@ export async function observeIpv6(ctx: RunContext): Promise<RecordSet> {
     return {};
   }
   // web's Pods as the earlier topics left them; deployed here (at two) where no topic did
-  let webRaw = (await apiJsonRaw(ctx, { resource: "pods", namespace: ctx.namespace, selector: "app=web" }))
-    .raw;
+  const webPods = async () =>
+    (await apiJsonRaw(ctx, { resource: "pods", namespace: ctx.namespace, selector: "app=web" })).raw;
+  let webRaw = await webPods();
   if (list((JSON.parse(webRaw.text) as Json).items).length === 0) {
     ctx.log("web is not deployed (the topics that deploy it did not run before this one): deploying it at 2");
     await ensureWeb(ctx, 2);
-    webRaw = (await apiJsonRaw(ctx, { resource: "pods", namespace: ctx.namespace, selector: "app=web" })).raw;
+    webRaw = await webPods();
   }
   const web = podIpv6s(webRaw);
   await apply(ctx, renderManifest("ipv6.yaml", ctx.namespace));
@@ -470,7 +460,7 @@ export async function observeIpv6(ctx: RunContext): Promise<RecordSet> {
     (await apiJsonRaw(ctx, { resource: "pod", name: "holder6", namespace: ctx.namespace })).raw,
   );
   if (!holder6) throw new RecordError("ipv6", "holder_socket_peer", "no Pod holder6");
-  const holderLog = await holder6Connected(ctx);
+  const holderLog = await holderConnected(ctx, "holder6");
   const tcp6 = read(
     RawText.stdout(
       await ctx.exec.run({
@@ -565,8 +555,8 @@ export function buildIpv6Record(input: {
   );
   const curlEvidence = (c: CurlRead) =>
     c.evidence.length > 0 ? c.evidence : [derive("curl printed nothing to judge", c.stdout)];
-  const errno = input.ghostCurl.at.errno;
-  const w = input.ghostCurl.at.writeOut;
+  const errno = curlLineQuote(input.ghostCurl, input.ghostCurl.at.errno);
+  const w = curlLineQuote(input.ghostCurl, input.ghostCurl.at.writeOut);
   return {
     record: {
       web6_cluster_ip: input.web6.ip,
@@ -602,10 +592,8 @@ export function buildIpv6Record(input: {
           : [derive(`no TCP SVC conntrack entry from ${client}`, input.ct.raw)],
       ghost6_cluster_ip: input.ghost6.evidence,
       ghost_exit: curlEvidence(input.ghostCurl),
-      ghost_errno: errno
-        ? [(errno.stream === "stderr" ? input.ghostCurl.stderr : input.ghostCurl.stdout).quote(errno.line)]
-        : [derive("curl -v named no connect() errno", input.ghostCurl.stderr)],
-      ghost_seconds: w ? [input.ghostCurl.stdout.quote(w.line)] : [],
+      ghost_errno: errno ? [errno] : [derive("curl -v named no connect() errno", input.ghostCurl.stderr)],
+      ghost_seconds: w ? [w] : [],
       nodeport_target: input.npTarget.evidence,
       nodeport_http: curlEvidence(input.npCurl),
       nodeport_lb_frontends:
