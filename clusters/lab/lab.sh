@@ -418,22 +418,25 @@ cmd_up() {
     say "docker $(docker version --format '{{.Server.Version}}') is up"
   fi
   block_egress
-  if ! docker network inspect kind >/dev/null 2>&1; then
-    echo "created by lab up on $(date -u +%FT%TZ) in $(docker info --format '{{.DockerRootDir}}' 2>/dev/null)" >"$STATE/kind-network"
-    docker network create --driver bridge --subnet "$KIND_SUBNET" \
-      -o com.docker.network.bridge.enable_ip_masquerade=false \
-      -o com.docker.network.driver.mtu=1500 kind >/dev/null
-  fi
-  say "kind network: $(docker network inspect kind --format '{{range .IPAM.Config}}{{.Subnet}} {{end}}')"
-  if ! docker network inspect "$KIND_DUAL_NETWORK" >/dev/null 2>&1; then
-    echo "created by lab up on $(date -u +%FT%TZ) in $(docker info --format '{{.DockerRootDir}}' 2>/dev/null)" >"$STATE/kind-dual-network"
-    docker network create --driver bridge --subnet "$KIND_DUAL_SUBNET" --ipv6 --subnet "$KIND_DUAL_SUBNET6" \
-      -o com.docker.network.bridge.enable_ip_masquerade=false \
-      -o com.docker.network.driver.mtu=1500 "$KIND_DUAL_NETWORK" >/dev/null
-  fi
-  say "$KIND_DUAL_NETWORK network (the dual-stack profile's): $(docker network inspect "$KIND_DUAL_NETWORK" --format '{{range .IPAM.Config}}{{.Subnet}} {{end}}')"
+  lab_network kind --subnet "$KIND_SUBNET"
+  say "kind network: $(network_subnets kind)"
+  lab_network "$KIND_DUAL_NETWORK" --subnet "$KIND_DUAL_SUBNET" --ipv6 --subnet "$KIND_DUAL_SUBNET6"
+  say "$KIND_DUAL_NETWORK network (the dual-stack profile's): $(network_subnets "$KIND_DUAL_NETWORK")"
   say "egress from containers is dropped (DOCKER-USER -o $(uplink) -j DROP; IPv6: FORWARD -o $(uplink) -j DROP); stop everything with: $0 down"
 }
+
+# lab_network NAME SUBNET-ARGS…: a bridge network of ours with the ranges given, no masquerading, MTU 1500;
+# made once and marked in $STATE/NAME-network, so that `down` removes only a network `up` made.
+lab_network() {
+  local name=$1; shift
+  docker network inspect "$name" >/dev/null 2>&1 && return 0
+  echo "created by lab up on $(date -u +%FT%TZ) in $(docker info --format '{{.DockerRootDir}}' 2>/dev/null)" >"$STATE/$name-network"
+  docker network create --driver bridge "$@" \
+    -o com.docker.network.bridge.enable_ip_masquerade=false \
+    -o com.docker.network.driver.mtu=1500 "$name" >/dev/null
+}
+
+network_subnets() { docker network inspect "$1" --format '{{range .IPAM.Config}}{{.Subnet}} {{end}}'; }
 
 # The filter table's FORWARD policy (ACCEPT or DROP), as `iptables -S` prints it.
 forward_policy() { { iptables -S 2>/dev/null || true; } | awk '$1 == "-P" && $2 == "FORWARD" { print $3; exit }'; }
