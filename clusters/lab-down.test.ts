@@ -6,7 +6,7 @@
  * daemon is up while the fake dockerd (a real `sleep` this test starts) lives, and a `kind`. Nothing on this
  * machine's firewall, links or docker is touched.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -59,7 +59,12 @@ esac
 
 const FAKE_DOCKER = `#!/usr/bin/env bash
 echo "docker $*" >>"$FAKE/calls"
-up() { if [ -e "$FAKE/dockerd.pid" ]; then kill -0 "$(cat "$FAKE/dockerd.pid")" 2>/dev/null; else [ -e "$FAKE/docker-up" ]; fi; }
+# up while the fake dockerd runs: an exited one not yet reaped by init (a zombie) answers no more than dockerd would
+up() {
+  if [ -e "$FAKE/dockerd.pid" ]; then
+    local st; st=$(cat "/proc/$(cat "$FAKE/dockerd.pid")/stat" 2>/dev/null) || return 1; st=\${st##*) }; [ "\${st%% *}" != Z ]
+  else [ -e "$FAKE/docker-up" ]; fi
+}
 case "$1" in
   version) up || { echo "Cannot connect to the Docker daemon" >&2; exit 1; }; echo 20.10.24 ;;
   network)
@@ -209,8 +214,8 @@ function labSh(s: Sandbox, fn: string): { out: string; code: number } {
 
 /**
  * A real process standing in for the dockerd `lab up` started (its pid in the lab's pid file). Started through a
- * shell that exits at once, so it is not this process' child: killed, it is reaped by init, as dockerd would be
- * (a child of ours would stay a zombie while execFileSync blocks, and `kill -0` would still find it).
+ * shell that exits at once, so it is not this process' child: killed, it is reaped by init, as dockerd would be.
+ * Until init reaps it (every ~2 s on this machine) it is a zombie, which lab.sh's `running` counts as stopped.
  */
 function fakeDockerd(s: Sandbox): { pid: number; alive: () => boolean } {
   const pid = Number(
@@ -222,10 +227,10 @@ function fakeDockerd(s: Sandbox): { pid: number; alive: () => boolean } {
   writeFileSync(join(s.fake, "dockerd.pid"), String(pid));
   return {
     pid,
+    // a zombie (exited, not yet reaped by init) is not alive
     alive: () => {
       try {
-        process.kill(pid, 0);
-        return true;
+        return !/^\S+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
       } catch {
         return false;
       }
@@ -266,6 +271,34 @@ describe.skipIf(!bashOk)(
   () => {
     it("lab.sh parses (bash -n)", () => {
       execFileSync("bash", ["-n", join(LAB_DIR, "lab.sh")]);
+    });
+
+    it("running PID: a process that runs, not one that exited and waits to be reaped (a zombie), nor no process", async () => {
+      const s = sandbox();
+      // `sleep 300` that a shell became after starting `sleep 0.5`: the shell would have reaped a child that ended
+      // before its exec, `sleep 300` never reaps the one that ends after it
+      const parent = Number(
+        execFileSync("bash", ["-c", "bash -c 'sleep 0.5 & exec sleep 300' >/dev/null 2>&1 & echo $!"], {
+          encoding: "utf8",
+        }).trim(),
+      );
+      sleepers.push(parent);
+      // polled: the child ends half a second after it starts (ps exits 1 while the parent has no child)
+      let zombie = "";
+      for (const until = Date.now() + 10_000; zombie === "" && Date.now() < until; ) {
+        zombie =
+          (spawnSync("ps", ["-o", "pid=,stat=", "--ppid", String(parent)], { encoding: "utf8" }).stdout ?? "")
+            .split("\n")
+            .filter((l) => / Z/.test(l))
+            .map((l) => l.trim().split(/\s+/)[0] as string)[0] ?? "";
+        if (zombie === "") await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(zombie, "the zombie child").not.toBe("");
+      const r = labSh(
+        s,
+        `for p in ${parent} ${zombie} 999999999; do if running "$p"; then echo "$p runs"; else echo "$p no"; fi; done`,
+      );
+      expect(r.out.trim().split("\n")).toEqual([`${parent} runs`, `${zombie} no`, "999999999 no"]);
     });
 
     it("the lab's own dockerd: clusters deleted, dockerd stopped, the egress block, docker's chains and bridges, daemon.json and the wrapper removed — each said", () => {

@@ -377,6 +377,15 @@ LAB_BIP=172.31.250.1/24 LAB_POOL=172.31.0.0/16 KIND_SUBNET=172.31.100.0/24
 KIND_DUAL_NETWORK=kind-dual KIND_DUAL_SUBNET=172.31.101.0/24 KIND_DUAL_SUBNET6=fd00:ca1d:101::/64
 
 docker_up() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
+# a process that runs: `kill -0` also finds one that has exited and is not reaped yet (a zombie), and an exited
+# dockerd is reaped by init, which on some machines does so only every 2 s (measured here: 1.9 s)
+running() {
+  local st
+  kill -0 "$1" 2>/dev/null || return 1
+  st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  st=${st##*) }
+  [ "${st%% *}" != Z ]
+}
 
 # The daemon.json `up` writes (also how `down` recognises one the lab wrote before it kept a mark).
 lab_daemon_json() {
@@ -513,11 +522,11 @@ cmd_down() {
     else kept "docker network $net: docker could not remove it (in use, or docker is not running)"
     fi
   done
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+  if [ -n "$pid" ] && running "$pid"; then
     say "stopping dockerd (pid $pid, started by lab up)"; kill "$pid"
     # polled five times a second (at most 30 s): a stopped dockerd is gone well within one
-    local i; for i in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    if kill -0 "$pid" 2>/dev/null; then kept "dockerd (pid $pid): it did not stop within 30 s"
+    local i; for i in $(seq 1 150); do running "$pid" || break; sleep 0.2; done
+    if running "$pid"; then kept "dockerd (pid $pid): it did not stop within 30 s"
     else stopped=1; removed "dockerd (pid $pid)"; rm -f "$DOCKER_PID"
     fi
   elif [ -n "$pid" ]; then stopped=1; rm -f "$DOCKER_PID"

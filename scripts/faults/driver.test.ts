@@ -72,13 +72,15 @@ function options(
 ): FaultOptions & { lines: string[]; host: ReturnType<typeof scriptedHost> } {
   const lines: string[] = [];
   const host = scriptedHost();
-  const child = join(dir, "fake-run.cjs");
+  // a folder of its own: the tests run at once
+  const results = mkdtempSync(join(dir, `${fault}-`));
+  const child = join(results, "fake-run.cjs");
   writeFileSync(child, FAKE_CHILD);
   return {
     fault,
     mode: "kpr",
     id: `${fault}-${behaviour}`,
-    resultsDir: dir,
+    resultsDir: results,
     atTopic: "holder",
     delayS: 0,
     keep: false,
@@ -86,7 +88,7 @@ function options(
     deadlines: { ...FAULT_DEADLINES, exitS: 20, killGraceS: 1, groupGoneS: 2 },
     argv: [process.execPath, child],
     env: { ...process.env, FAKE_BEHAVIOUR: behaviour },
-    cwd: dir,
+    cwd: results,
     exec: host,
     log: (l) => lines.push(l),
     lines,
@@ -95,7 +97,9 @@ function options(
   };
 }
 
-describe("the fault driver with a fake run", { timeout: 60_000 }, () => {
+// the tests run at once (each its own folder and fake run): most of their time is the fake run's timers and the
+// driver's deadlines
+describe.concurrent("the fault driver with a fake run", { timeout: 60_000 }, () => {
   it("sigint at the holder topic, to the process group: teardown seen, exit 130, rule held; results written", async () => {
     const o = options("sigint", "normal");
     const { record, judgement } = await runFault(o);
@@ -104,15 +108,15 @@ describe("the fault driver with a fake run", { timeout: 60_000 }, () => {
     expect(record.exit?.code).toBe(130);
     expect(judgement.violations).toEqual([]);
     expect(o.lines).toContain("fault: SIGINT sent to the run's process group");
-    const jsonl = readFileSync(join(dir, "faults.jsonl"), "utf8")
+    const jsonl = readFileSync(join(o.resultsDir, "faults.jsonl"), "utf8")
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
     expect(jsonl.at(-1)).toMatchObject({ fault: "sigint", mode: "kpr", held: true, exitCode: 130 });
-    expect(readFileSync(join(dir, "table.md"), "utf8")).toMatch(
+    expect(readFileSync(join(o.resultsDir, "table.md"), "utf8")).toMatch(
       /^\| fault \| mode \| outcome \| time to report \| leftovers \|\n\|---\|.*\n\| sigint \| kpr \| exit 130, torn down — rule held \| /,
     );
-    expect(readFileSync(join(dir, "sigint-normal", "run.log"), "utf8")).toContain(
+    expect(readFileSync(join(o.resultsDir, "sigint-normal", "run.log"), "utf8")).toContain(
       "SIGINT: teardown finished",
     );
   });

@@ -1,6 +1,7 @@
 /** Each fault's commands against a scripted docker/kubectl (written by us): what it runs, on what, and when. */
 import { describe, expect, it } from "vitest";
 import type { ExecRequest, ExecResult } from "../../helpers/exec/types.ts";
+import { groupProcesses } from "./child.ts";
 import { clusterOf, FAULTS, type FaultContext, parseFault } from "./faults.ts";
 
 function ctx(answers: Record<string, Partial<ExecResult>> = {}, over: Partial<FaultContext> = {}) {
@@ -98,5 +99,27 @@ describe("faults", () => {
       expect(FAULTS[f as keyof typeof FAULTS].symptom?.test("expected 4, observed 3"), f).toBe(false);
     }
     expect(() => parseFault("pause")).toThrow(/^--fault pause: valid: agent-delete, node-pause/);
+  });
+});
+
+describe("the processes a run leaves in its group", () => {
+  it("a zombie (exited, waiting for init to reap it) is not one of them; ps's own line is not either", async () => {
+    const argvs: string[][] = [];
+    const exec = {
+      run: async (req: ExecRequest): Promise<ExecResult> => {
+        argvs.push(req.argv);
+        // ps's output as written by us, in the columns asked for
+        const stdout = [
+          "  4242 S    sleep 30",
+          "  4243 Z    [sleep] <defunct>",
+          "  4244 Zs   [node] <defunct>",
+          "  4245 R    ps -o pid=,stat=,args= -g 4240",
+          "",
+        ].join("\n");
+        return { stdout, stderr: "", exitCode: 0, durationMs: 1 };
+      },
+    };
+    expect(await groupProcesses(exec, 4240)).toEqual(["4242 sleep 30"]);
+    expect(argvs).toEqual([["ps", "-o", "pid=,stat=,args=", "-g", "4240"]]);
   });
 });
