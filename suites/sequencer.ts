@@ -26,13 +26,31 @@ const rank = (id: string) => {
 };
 
 /**
- * The cluster specs run in file-name order: the lab's steps build on each other (01-iptables … 12-vxlan). The
- * other projects' files run slowest first (above), then by name.
+ * Each project's files together, in this order. vitest keeps a worker (and the modules it imported) for the next
+ * file only when that file is of the same project; otherwise it ends the worker and starts another. Sorted by path
+ * alone, the replay and conformance projects' specs alternated (suites/00-config twice, then 01-iptables twice, …)
+ * and the unit and kernel files did in helpers/: 26 workers were started in a run, each importing the harness
+ * and topics again.
+ */
+const PROJECTS = ["unit", "kernel", "replay", "conformance"];
+const projectRank = (name: string) => {
+  const i = PROJECTS.indexOf(name);
+  return i < 0 ? PROJECTS.length : i;
+};
+
+/**
+ * Project by project (above). The cluster specs run in file-name order: the lab's steps build on each other
+ * (01-iptables … 12-vxlan). The other projects' files run slowest first (above), then by name.
  */
 export class FileNameSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const key = (f: TestSpecification) => (f.project.name === "conformance" ? 0 : rank(f.moduleId));
-    const sorted = [...files].sort((a, b) => key(a) - key(b) || a.moduleId.localeCompare(b.moduleId));
+    const sorted = [...files].sort(
+      (a, b) =>
+        projectRank(a.project.name) - projectRank(b.project.name) ||
+        key(a) - key(b) ||
+        a.moduleId.localeCompare(b.moduleId),
+    );
     // the cluster specs run in several workers: each topic waits for those its schedule names among the
     // topics of this run (suites/schedule.ts), so the harness is told which topics the run has
     const cluster = sorted.filter((f) => f.project.name === "conformance");
