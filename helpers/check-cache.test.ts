@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { TOPICS } from "../suites/topics.ts";
 import { judgeBundle } from "./check.ts";
-import { cachedCheck, checkKey } from "./check-cache.ts";
+import { cachedCheck, checkKey, checkoutTopics } from "./check-cache.ts";
 
 const SHIPPED = join(import.meta.dirname, "..", "suites", "bundles", "1.20", "kpr");
 const temps: string[] = [];
@@ -37,6 +37,15 @@ describe("judged bundles shared by a test run's processes", () => {
     // the same topic with another function body keys apart (a test's own topic named like the suite's)
     const other = { ...first, observe: async () => ({}) } as (typeof TOPICS)[number];
     expect(checkKey(SHIPPED, [other, ...rest])).not.toBe(checkKey(SHIPPED, TOPICS));
+  });
+
+  it("the checkout's own topics key by name, not by their functions' text (the CLI's bundle prints it otherwise)", () => {
+    const [first, ...rest] = TOPICS;
+    // as the CLI's bundle has it: the same declaration, its functions printed by another transform
+    const bundled = checkoutTopics([{ ...first, observe: async () => ({}) } as (typeof TOPICS)[number]]);
+    expect(checkKey(SHIPPED, [...bundled, ...rest])).toBe(checkKey(SHIPPED, TOPICS));
+    // still apart by which topics, and in which order
+    expect(checkKey(SHIPPED, [...rest, ...bundled])).not.toBe(checkKey(SHIPPED, TOPICS));
   });
 
   it("judged once for the run: a second call is served from the directory; no directory, no cache", async () => {

@@ -5,6 +5,8 @@
  * its `*.spec.ts` runs it. The CLI (`expectations`, `check`, `compare`, `summary`) and the README's table
  * read the same declarations from here, without vitest.
  */
+
+import { checkoutTopics } from "../helpers/check-cache.ts";
 import type { Property, Topic } from "../helpers/properties/types.ts";
 import type { TopicDeclaration } from "../helpers/topic.ts";
 import { topic as config } from "./00-config/config.topic.ts";
@@ -26,7 +28,8 @@ import { topic as invariants } from "./15-invariants/invariants.topic.ts";
 import { topic as upgrade } from "./16-upgrade/upgrade.topic.ts";
 import { topic as ipv6 } from "./17-ipv6/ipv6.topic.ts";
 
-export const TOPICS: TopicDeclaration[] = [
+// marked as the checkout's own: the run's shared judgements key them by name (helpers/check-cache.ts)
+export const TOPICS: TopicDeclaration[] = checkoutTopics([
   config,
   iptables,
   serviceMap,
@@ -45,7 +48,7 @@ export const TOPICS: TopicDeclaration[] = [
   invariants,
   upgrade,
   ipv6,
-];
+]);
 
 /** Every declared property, topic by topic. */
 export const PROPERTIES: Property[] = TOPICS.flatMap((t) => t.properties);
