@@ -48,7 +48,7 @@ export default defineConfig({
           ...shared,
           ...parallel,
           name: "unit",
-          globalSetup: ["helpers/testing/check-cache-setup.ts"],
+          globalSetup: ["helpers/testing/check-cache-setup.ts", "cli/bundle-setup.ts"],
           // bounded, but not by vitest's 5 s / 10 s defaults: on a 2-core machine running a lab cluster beside
           // them, files that start real processes (bash sandboxes, the CLI, Chromium) took 5-12 s
           testTimeout: 20_000,

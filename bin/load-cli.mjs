@@ -115,29 +115,43 @@ async function bundle(cacheDir, manifestFile) {
   return manifest;
 }
 
-/** `{ main, how }`: how is `bundle` (cached), `bundle-built` or `tsx`; DATAPATH_CONFORMANCE_DEBUG=1 prints it. */
-export async function loadCli(
+/** The bundle cache of this checkout (DATAPATH_CONFORMANCE_CACHE when set). */
+export function defaultCacheDir() {
   // one folder per checkout: worktrees that share a node_modules do not rebuild each other's bundle
-  cacheDir = process.env.DATAPATH_CONFORMANCE_CACHE ??
-    join(ROOT, "node_modules", ".cache", "datapath-conformance", sha1(ROOT).slice(0, 12)),
-) {
+  return (
+    process.env.DATAPATH_CONFORMANCE_CACHE ??
+    join(ROOT, "node_modules", ".cache", "datapath-conformance", sha1(ROOT).slice(0, 12))
+  );
+}
+
+/**
+ * The bundle's entry file, built first when it is missing or stale; `built` says whether this call built it.
+ * Throws where esbuild or the cache folder is unavailable (loadCli then takes tsx).
+ */
+export async function freshBundle(cacheDir = defaultCacheDir()) {
+  const manifestFile = join(cacheDir, "cli.json");
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
+  } catch {
+    manifest = undefined;
+  }
+  let built = false;
+  if (!fresh(manifest, esbuildVersion(), cacheDir)) {
+    mkdirSync(cacheDir, { recursive: true });
+    manifest = await bundle(cacheDir, manifestFile);
+    built = true;
+  }
+  return { entry: join(cacheDir, manifest.dir, "main.mjs"), built };
+}
+
+/** `{ main, how }`: how is `bundle` (cached), `bundle-built` or `tsx`; DATAPATH_CONFORMANCE_DEBUG=1 prints it. */
+export async function loadCli(cacheDir = defaultCacheDir()) {
   if (process.env.DATAPATH_CONFORMANCE_TSX !== "1") {
     try {
-      const manifestFile = join(cacheDir, "cli.json");
-      let manifest;
-      try {
-        manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
-      } catch {
-        manifest = undefined;
-      }
-      let how = "bundle";
-      if (!fresh(manifest, esbuildVersion(), cacheDir)) {
-        mkdirSync(cacheDir, { recursive: true });
-        manifest = await bundle(cacheDir, manifestFile);
-        how = "bundle-built";
-      }
-      const out = join(cacheDir, manifest.dir, "main.mjs");
-      const { main } = await import(pathToFileURL(out).href);
+      const { entry, built } = await freshBundle(cacheDir);
+      const how = built ? "bundle-built" : "bundle";
+      const { main } = await import(pathToFileURL(entry).href);
       if (process.env.DATAPATH_CONFORMANCE_DEBUG === "1") process.stderr.write(`cli: ${how}\n`);
       return { main, how };
     } catch (err) {

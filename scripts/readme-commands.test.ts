@@ -16,7 +16,6 @@ import { spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
-  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -93,10 +92,6 @@ function words(text: string): string[] {
 const sandbox = mkdtempSync(join(tmpdir(), "dpc-readme-"));
 for (const d of ["suites", "helpers", "clusters"]) symlinkSync(join(ROOT, d), join(sandbox, d));
 const shims = mkdtempSync(join(tmpdir(), "dpc-readme-bin-"));
-// the CLI's bundle cache inside the repository (its packages resolve from the repository's node_modules), in
-// .cache/ (git ignores it), kept between runs: bundled once, not on every `npm test`
-const cliCache = join(ROOT, ".cache", "readme-test-cli");
-mkdirSync(cliCache, { recursive: true });
 const labCache = mkdtempSync(join(tmpdir(), "dpc-readme-lab-"));
 afterAll(() => {
   for (const d of [sandbox, shims, labCache]) rmSync(d, { recursive: true, force: true });
@@ -113,7 +108,6 @@ chmodSync(join(shims, "npx"), 0o755);
 const env: NodeJS.ProcessEnv = {
   ...process.env,
   PATH: `${shims}:${process.env.PATH ?? ""}`,
-  DATAPATH_CONFORMANCE_CACHE: cliCache,
   LAB_CACHE: labCache,
   NO_COLOR: "1",
 };
