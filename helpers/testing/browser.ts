@@ -81,7 +81,12 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   }
 }
 
-/** The flags the report's browser tests start Chromium with: headless, no network of its own, a fresh profile. */
+/**
+ * The flags the report's browser tests start Chromium with: headless, no network of its own, a fresh profile; and
+ * one renderer process for every page (the pages are local files, opened one after another, and site isolation
+ * is not what they test): a renderer started per page was a quarter of Chromium's CPU in `npm test` (report's
+ * file: 6.9 s -> 5.0 s).
+ */
 export const CHROMIUM_ARGS = [
   "--no-sandbox",
   "--disable-gpu",
@@ -89,6 +94,9 @@ export const CHROMIUM_ARGS = [
   "--disable-component-update",
   "--disable-sync",
   "--no-first-run",
+  "--disable-site-isolation-trials",
+  "--disable-features=site-per-process,IsolateOrigins",
+  "--renderer-process-limit=1",
 ];
 
 /**
