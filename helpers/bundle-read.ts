@@ -5,6 +5,7 @@
  * device, is refused with one line naming the entry. Every read has a declared cap (LIMITS, listed in the
  * README's "Limits"), checked on the size before reading and, for a compressed raw output, while inflating.
  */
+import { createHash } from "node:crypto";
 import { closeSync, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, normalize, sep } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -151,13 +152,42 @@ export function gunzipCapped(bytes: Buffer, onFault: (why: string) => Error): Bu
   }
 }
 
+/**
+ * Inflated raw outputs of this process, keyed by the gzip bytes' hash (so a changed file is never served from
+ * here), the most recent first, at most INFLATED_CACHE_CHARS in all: judging a bundle reads each raw output twice
+ * (replayed, then its evidence lines checked), and the tests judge the same outputs in many ways (3.8 s of
+ * `npm test`'s CPU inflated them, most of it again).
+ */
+const inflated = new Map<string, string>();
+let inflatedChars = 0;
+const INFLATED_CACHE_CHARS = 64 << 20;
+
+function inflateCached(bytes: Buffer, onFault: (why: string) => Error): string {
+  const key = createHash("sha1").update(bytes).digest("hex");
+  const hit = inflated.get(key);
+  if (hit !== undefined) {
+    inflated.delete(key);
+    inflated.set(key, hit);
+    return hit;
+  }
+  const text = gunzipCapped(bytes, onFault).toString("utf8");
+  inflated.set(key, text);
+  inflatedChars += text.length;
+  for (const [k, v] of inflated) {
+    if (inflatedChars <= INFLATED_CACHE_CHARS) break;
+    inflated.delete(k);
+    inflatedChars -= v.length;
+  }
+  return text;
+}
+
 /** A raw output of the bundle (gunzipped when its name ends .gz), capped at LIMITS.rawBytes; null when absent. */
 export function readBundleRaw(dir: string, rel: string, entry: string = rel): string | null {
   const bytes = readBundleBytes(dir, rel, LIMITS.rawBytes, entry);
   if (bytes === null) return null;
-  return (
-    rel.endsWith(".gz") ? gunzipCapped(bytes, (why) => new BundleFault(dir, entry, why)) : bytes
-  ).toString("utf8");
+  return rel.endsWith(".gz")
+    ? inflateCached(bytes, (why) => new BundleFault(dir, entry, why))
+    : bytes.toString("utf8");
 }
 
 type Json = unknown;
