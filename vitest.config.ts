@@ -25,7 +25,8 @@ const shared = { isolate: false } as const;
  * unit and replay run side by side, in at least three workers (vitest's default on 2 cores is one): many files
  * wait on processes, Chromium and timers, and a third worker fills a core while one waits (issue 27, measured on 2
  * idle cores with tsc beside: 2 workers 89 s, 3 workers 77 s, 4 workers 72 s on 2026-12-03; on 2026-12-05 with 34
- * bundles, unit and replay alone, 3 workers 53.3-63.5 s and 4 workers 52.9-59.9 s: within the noise, so three).
+ * bundles, unit and replay alone, 3 workers 53.3-63.5 s and 4 workers 52.9-59.9 s: within the noise, so three;
+ * later that day, the whole run: 2 workers 50.6-53.6 s, 3 workers 44.4-46.7 s, 4 workers 42.4-47.4 s).
  * The readiness test that had stalled past its 20 s under load fired its timers out of order; it chains them now.
  * The kernel project's files (each in network namespaces of its own) and, without a cluster, the conformance
  * project's skipping specs run in the same group (vitest runs a group's projects together only when their worker
