@@ -4,20 +4,24 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * Files of the unit and replay projects that take seconds — they start processes, Chromium or wait on timers —
  * started first, in this order, so that the run's last seconds are not one of them alone on a core (issue 27:
  * `npm test` in a minute; measured 2026-12-03 with four workers: readme-commands started at 41 s and ended the
- * run). `check.test` judges every shipped bundle first: the files after it find those judgements made
- * (helpers/check-cache.ts). Everything else follows in file-name order.
+ * run). Those that mostly wait (on signals, deadlines, timers) alternate with those that keep a core busy: one
+ * after the other, three waiting files had left both cores half idle for seconds. `check.test` judges every
+ * shipped bundle early: the files after it find those judgements made (helpers/check-cache.ts). Everything else
+ * follows in file-name order.
  */
 const SLOW_FIRST = [
   /scripts\/readme-commands\.test\.ts$/,
   /\.browser\.test\.ts$/,
+  /clusters\/interrupt\.test\.ts$/,
   /helpers\/check\.test\.ts$/,
-  /suites\/(?:evidence|stored-verdicts|replay-exhausted|golden)\.test\.ts$/,
-  /clusters\/(?:readiness|interrupt|lab-down)\.test\.ts$/,
   /scripts\/faults\/driver\.test\.ts$/,
-  /cli\/(?:hostile-bundles|bin)\.test\.ts$/,
-  /scripts\/upgrade-job\.test\.ts$/,
-  /13-measure-scale\/measure-scale\.(?:test|spec)\.ts$/,
+  /suites\/(?:evidence|stored-verdicts|replay-exhausted|golden)\.test\.ts$/,
   /helpers\/exec\/deadlines\.test\.ts$/,
+  /cli\/(?:hostile-bundles|bin)\.test\.ts$/,
+  /13-measure-scale\/measure-scale\.(?:test|spec)\.ts$/,
+  /scripts\/upgrade-job\.test\.ts$/,
+  /clusters\/(?:readiness|lab-down)\.test\.ts$/,
+  /helpers\/bundle-lock\.test\.ts$/,
 ];
 
 const rank = (id: string) => {
