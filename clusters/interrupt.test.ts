@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { groupPsArgv, runningInGroup } from "../helpers/exec/process-group.ts";
 import {
   abortableSleep,
   DUPLICATE_SIGNAL_MS,
@@ -282,12 +283,11 @@ async function groupLeftAfterExit(pgid: number): Promise<string[]> {
   return left;
 }
 
-/** Processes in the run's process group now (not one that exited and waits for init to reap it: a zombie). */
+/** Processes running in the run's process group now (helpers/exec/process-group.ts). */
 function groupLeft(pgid: number): string[] {
+  const [ps, ...args] = groupPsArgv(pgid) as [string, ...string[]];
   try {
-    return execFileSync("ps", ["-o", "pid=,stat=,args=", "-g", String(pgid)], { encoding: "utf8" })
-      .split("\n")
-      .filter((l) => l.trim() !== "" && !/^\s*\d+\s+Z/.test(l));
+    return runningInGroup(execFileSync(ps, args, { encoding: "utf8" }));
   } catch {
     return [];
   }

@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { createWriteStream } from "node:fs";
+import { groupPsArgv, runningInGroup } from "../../helpers/exec/process-group.ts";
 import type { Executor } from "../../helpers/exec/types.ts";
 
 export interface RunningChild {
@@ -82,23 +83,10 @@ export function startChild(o: {
   };
 }
 
-/**
- * Processes still in a process group (`ps -g`), as `PID ARGS`: what a run left running after its main process
- * exited. One that has exited and waits to be reaped (a zombie: its parent gone, init reaps it, on some machines
- * only every 2 s) is not left running.
- */
+/** Processes still running in a process group, as `PID ARGS` (helpers/exec/process-group.ts). */
 export async function groupProcesses(exec: Executor, pgid: number): Promise<string[]> {
-  const r = await exec.run({
-    target: { kind: "local" },
-    argv: ["ps", "-o", "pid=,stat=,args=", "-g", String(pgid)],
-    timeoutMs: 10_000,
-  });
-  return r.stdout
-    .split("\n")
-    .map((l) => /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(l))
-    .filter((m): m is RegExpExecArray => m !== null && !(m[2] as string).startsWith("Z"))
-    .map((m) => `${m[1]} ${m[3]}`)
-    .filter((l) => !/\bps -o pid=,stat=,args= -g\b/.test(l));
+  const r = await exec.run({ target: { kind: "local" }, argv: groupPsArgv(pgid), timeoutMs: 10_000 });
+  return runningInGroup(r.stdout);
 }
 
 /** Waits (polling, bounded) until the group is empty; returns what is still there at the deadline. */
