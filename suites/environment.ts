@@ -144,6 +144,7 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
         spent: nothingSpent,
         mode: t.mode,
         ciliumMinor: t.ciliumMinor,
+        provider: t.provider,
         namespace: t.namespace,
         replay: false,
         log: logger(t.provider, t.mode, topic),

@@ -2,7 +2,7 @@
  * Record sets WRITTEN BY US, shaped after the lab's and the notebook's values, for testing judges:
  * one that satisfies every kpr expectation and one for kube-proxy mode. Not observations.
  */
-import type { RecordSet, UpgradeLeg } from "../helpers/records/types.ts";
+import type { Probe, RecordSet, UpgradeLeg } from "../helpers/records/types.ts";
 
 /** The suite's default configuration as the config topic records it (values only, no evidence). */
 function configRecords(mode: "kpr" | "kube-proxy"): RecordSet {
@@ -320,11 +320,154 @@ function ipv6Records(mode: "kpr" | "kube-proxy"): RecordSet {
   };
 }
 
+/**
+ * The Service surface (issue 34), per mode, as the declarations expect it on 1.20 with the suite's default
+ * configuration: backends on cdc-worker2, client-far on cdc-worker, our pool at the top of the kind network.
+ */
+function surfaceRecords(mode: "kpr" | "kube-proxy"): RecordSet {
+  const kpr = mode === "kpr";
+  const site = {
+    edge_node: "cdc-worker2",
+    edge_ip: "172.31.100.4",
+    far_node: "cdc-worker",
+    far_ip: "172.31.100.3",
+    backends: ["edge-6d9f-a", "edge-6d9f-b"],
+  };
+  const probe = (from: string, url: string, verdict: string, body: string | null = null): Probe => {
+    const http = /^HTTP (\d+)/.exec(verdict);
+    return {
+      from,
+      url,
+      exit: http ? 0 : verdict === "TIMEOUT" ? 28 : 7,
+      verdict,
+      http: http ? Number(http[1]) : null,
+      errno: null,
+      seconds: verdict === "TIMEOUT" ? 5.0 : 0.002,
+      body,
+    };
+  };
+  const ok = (from: string, url: string, body = "edge-6d9f-a") => probe(from, url, "HTTP 200", body);
+  const nowhere = (from: string, url: string) => probe(from, url, "UNREACHABLE");
+  return {
+    loadbalancer: {
+      record: {
+        ...site,
+        pool: "172.31.100.240-172.31.100.247",
+        lb_ip: "172.31.100.240",
+        lb_ip_mode: "VIP",
+        lb_slots: kpr ? 2 : 0,
+        lb_wildcard: kpr,
+        lb_rules: kpr ? 0 : 1,
+        lb_from_pod_near: ok("pod near", "http://172.31.100.240/hostname"),
+        lb_from_pod_far: ok("pod far", "http://172.31.100.240/hostname"),
+        lb_from_node: ok("node cdc-worker", "http://172.31.100.240/hostname"),
+        proxy_ip: "172.31.100.241",
+        proxy_ip_mode: "Proxy",
+        proxy_entries: 0,
+        proxy_from_pod: nowhere("pod far", "http://172.31.100.241/hostname"),
+      },
+      evidence: {},
+    },
+    externalIp: {
+      record: {
+        ...site,
+        external_ip: "172.31.100.248",
+        ext_slots: 2,
+        ext_rules: kpr ? 0 : 1,
+        ext_from_pod: kpr
+          ? nowhere("pod far", "http://172.31.100.248/hostname")
+          : ok("pod far", "http://172.31.100.248/hostname"),
+        ext_from_node: kpr
+          ? nowhere("node cdc-worker", "http://172.31.100.248/hostname")
+          : ok("node cdc-worker", "http://172.31.100.248/hostname", "edge-6d9f-b"),
+      },
+      evidence: {},
+    },
+    trafficPolicy: {
+      record: {
+        ...site,
+        local_node_port: 30782,
+        health_port: 30783,
+        cluster_node_port: 30784,
+        outside_ip: "172.31.100.5",
+        local_np_edge: probe(
+          "outside",
+          "http://172.31.100.4:30782/clientip",
+          "HTTP 200",
+          "172.31.100.5:41822",
+        ),
+        local_np_far: probe("outside", "http://172.31.100.3:30782/clientip", kpr ? "REFUSED" : "TIMEOUT"),
+        cluster_np_far: probe(
+          "outside",
+          "http://172.31.100.3:30784/clientip",
+          "HTTP 200",
+          "172.31.100.3:52110",
+        ),
+        health_edge: probe(
+          "node cdc-control-plane",
+          "http://172.31.100.4:30783/",
+          "HTTP 200",
+          '"localEndpoints": 2,',
+        ),
+        health_far: probe(
+          "node cdc-control-plane",
+          "http://172.31.100.3:30783/",
+          "HTTP 503",
+          '"localEndpoints": 0,',
+        ),
+        local_lb_ip: "172.31.100.242",
+        local_lb_from_pod_far: ok("pod far", "http://172.31.100.242/hostname"),
+        local_np_from_node_far: ok("node cdc-worker", "http://172.31.100.3:30782/hostname"),
+        local_np_slots: kpr ? { external: 0, internal: 2 } : null,
+        itp_from_pod_near: ok("pod near", "http://10.96.7.7/hostname"),
+        itp_from_pod_far: probe("pod far", "http://10.96.7.7/hostname", kpr ? "UNREACHABLE" : "REFUSED"),
+      },
+      evidence: {},
+    },
+    sessionAffinity: {
+      record: {
+        ...site,
+        sticky_from_pod: Array(8).fill("edge-6d9f-b"),
+        sticky_from_node: Array(8).fill("edge-6d9f-a"),
+        loose_from_pod: ["edge-6d9f-a", "edge-6d9f-b", ...Array(10).fill("edge-6d9f-a")],
+        sticky_flags: ["ClusterIP", "sessionAffinity", "non-routable"],
+        recent_rules: kpr ? 0 : 4,
+      },
+      evidence: {},
+    },
+    hostNetwork: {
+      record: {
+        ...site,
+        host_port: 8089,
+        hostport_from_pod_far: kpr
+          ? ok("pod far", "http://172.31.100.4:8089/hostname", "edge-hostport")
+          : probe("pod far", "http://172.31.100.4:8089/hostname", "REFUSED"),
+        hostport_from_node_edge: kpr
+          ? ok("node cdc-worker2", "http://172.31.100.4:8089/hostname", "edge-hostport")
+          : probe("node cdc-worker2", "http://172.31.100.4:8089/hostname", "REFUSED"),
+        hostport_from_node_far: kpr
+          ? ok("node cdc-worker", "http://172.31.100.4:8089/hostname", "edge-hostport")
+          : probe("node cdc-worker", "http://172.31.100.4:8089/hostname", "REFUSED"),
+        hostport_frontends: kpr ? ["0.0.0.0:8089", "172.31.100.4:8089"] : [],
+        hostnet_backend: "172.31.100.3:18080",
+        hostnet_node: "cdc-worker",
+        hostnet_slots: ["172.31.100.3:18080"],
+        hostnet_from_pod_near: ok("pod near", "http://10.96.8.8/hostname", "cdc-worker"),
+        hostnet_from_pod_far: ok("pod far", "http://10.96.8.8/hostname", "cdc-worker"),
+        hostnet_from_node_edge: ok("node cdc-worker2", "http://10.96.8.8/hostname", "cdc-worker"),
+        hostnet_rules: kpr ? 0 : 1,
+      },
+      evidence: {},
+    },
+  };
+}
+
 export function kprRecords(): RecordSet {
   return {
     ...common(),
     ...configRecords("kpr"),
     ...ipv6Records("kpr"),
+    ...surfaceRecords("kpr"),
     iptables: {
       record: {
         cluster_ip: "10.96.44.2",
@@ -438,6 +581,7 @@ export function kubeProxyRecords(): RecordSet {
     ...common(),
     ...configRecords("kube-proxy"),
     ...ipv6Records("kube-proxy"),
+    ...surfaceRecords("kube-proxy"),
     scaling: {
       record: {
         endpoints_per_service: 4,

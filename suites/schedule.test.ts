@@ -98,6 +98,12 @@ describe("the topics' schedule declarations", () => {
           "host-routing",
           "translation",
           "vxlan",
+          "ipv6",
+          "loadbalancer",
+          "external-ip",
+          "traffic-policy",
+          "session-affinity",
+          "host-network",
         ],
         [
           "measure-scale",
@@ -110,9 +116,6 @@ describe("the topics' schedule declarations", () => {
         ],
         [
           "upgrade",
-        ],
-        [
-          "ipv6",
         ],
       ]
     `);

@@ -1,6 +1,7 @@
 /**
- * Every topic, in the order a run observes them (the lab's steps, then the notebook's sections, then the
- * measurements, the invariants, the upgrade leg, and the IPv6 family of a dual-stack cluster). Each topic lives in one folder under suites/: its
+ * Every topic, in the order a run observes them (the lab's steps, then the notebook's sections, the IPv6 family of a
+ * dual-stack cluster, the Service surface beyond ClusterIP and NodePort, then the measurements, the invariants and
+ * the upgrade leg). Each topic lives in one folder under suites/: its
  * `*.topic.ts` declares what it deploys, the commands it runs, the records it builds and its properties;
  * its `*.spec.ts` runs it. The CLI (`expectations`, `check`, `compare`, `summary`) and the README's table
  * read the same declarations from here, without vitest.
@@ -22,11 +23,16 @@ import { topic as kubeDns } from "./09-kube-dns/kube-dns.topic.ts";
 import { topic as hostRouting } from "./10-host-routing/host-routing.topic.ts";
 import { topic as translation } from "./11-translation/translation.topic.ts";
 import { topic as vxlan } from "./12-vxlan/vxlan.topic.ts";
-import { topic as measureScale } from "./13-measure-scale/measure-scale.topic.ts";
-import { topic as measureLatency } from "./14-measure-latency/measure-latency.topic.ts";
-import { topic as invariants } from "./15-invariants/invariants.topic.ts";
-import { topic as upgrade } from "./16-upgrade/upgrade.topic.ts";
-import { topic as ipv6 } from "./17-ipv6/ipv6.topic.ts";
+import { topic as ipv6 } from "./13-ipv6/ipv6.topic.ts";
+import { topic as loadbalancer } from "./14-loadbalancer/loadbalancer.topic.ts";
+import { topic as externalIp } from "./15-external-ip/external-ip.topic.ts";
+import { topic as trafficPolicy } from "./16-traffic-policy/traffic-policy.topic.ts";
+import { topic as sessionAffinity } from "./17-session-affinity/session-affinity.topic.ts";
+import { topic as hostNetwork } from "./18-host-network/host-network.topic.ts";
+import { topic as measureScale } from "./19-measure-scale/measure-scale.topic.ts";
+import { topic as measureLatency } from "./20-measure-latency/measure-latency.topic.ts";
+import { topic as invariants } from "./21-invariants/invariants.topic.ts";
+import { topic as upgrade } from "./22-upgrade/upgrade.topic.ts";
 
 // marked as the checkout's own: the run's shared judgements key them by name (helpers/check-cache.ts)
 export const TOPICS: TopicDeclaration[] = checkoutTopics([
@@ -43,11 +49,16 @@ export const TOPICS: TopicDeclaration[] = checkoutTopics([
   hostRouting,
   translation,
   vxlan,
+  ipv6,
+  loadbalancer,
+  externalIp,
+  trafficPolicy,
+  sessionAffinity,
+  hostNetwork,
   measureScale,
   measureLatency,
   invariants,
   upgrade,
-  ipv6,
 ]);
 
 /** Every declared property, topic by topic. */

@@ -59,6 +59,13 @@ export const API_RESOURCES: ApiResource[] = [
   grouped("apps/v1", "deployments", "Deployment", ["deployment", "deploy"]),
   grouped("discovery.k8s.io/v1", "endpointslices", "EndpointSlice", ["endpointslice"]),
   grouped("cilium.io/v2", "ciliumendpoints", "CiliumEndpoint", ["ciliumendpoint", "cep"]),
+  grouped(
+    "cilium.io/v2",
+    "ciliumloadbalancerippools",
+    "CiliumLoadBalancerIPPool",
+    ["ciliumloadbalancerippool", "ippools"],
+    false,
+  ),
 ];
 
 export function apiResource(word: string): ApiResource {

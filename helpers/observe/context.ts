@@ -45,6 +45,11 @@ export interface RunContext {
   mode: Mode;
   /** The Cilium minor expectations resolve against, e.g. "1.20". */
   ciliumMinor: string;
+  /**
+   * The provider the run's cluster came from (`kind`, `k3d`, `existing`; bundle.json's in a replay): what the
+   * Service-surface topics may assume about the nodes' network (a range of ours for LoadBalancer addresses).
+   */
+  provider?: string;
   /** The run's namespace: `cca-dp`, suffixed with the run id when runs share a cluster. */
   namespace: string;
   /** True when the executor replays a bundle: waits do not sleep. */
@@ -93,6 +98,26 @@ export function waitFor<T>(
   o: Omit<PollOptions<T>, "sleep" | "now" | "spent">,
 ): ReturnType<typeof pollUntil<T>> {
   return pollUntil({ progress: ctx.log, ...o, sleep: ctx.sleep, now: ctx.now, spent: ctx.spent });
+}
+/**
+ * A wait that may end unmet: polls until `done` or until `deadlineMs` has passed on the run's clock, and returns
+ * the last observation either way (`met` says which), so what the datapath showed is judged, not "could not be
+ * observed". Decided on `ctx.now()`, the recorded time in a replay, so a replay ends where the run did.
+ */
+export async function waitSettled<T>(
+  ctx: RunContext,
+  o: Omit<PollOptions<T>, "sleep" | "now" | "spent">,
+): Promise<{ value: T; met: boolean }> {
+  const start = ctx.now();
+  const { value } = await waitFor(ctx, {
+    ...o,
+    deadlineMs: o.deadlineMs + 60_000,
+    done: (v) => o.done(v) || ctx.now() - start >= o.deadlineMs,
+  });
+  const met = o.done(value);
+  if (!met)
+    ctx.log(`gave up waiting for ${o.what} after ${(o.deadlineMs / 1000).toFixed(0)} s: ${o.show(value)}`);
+  return { value, met };
 }
 /** Replay's sleep: no time passes, but the event loop turns (a wait that spun would still let timers fire). */
 export const noSleep = () => new Promise<void>((r) => setImmediate(r));

@@ -21,6 +21,7 @@ export function replayContext(
     spent: () => exec.spent(),
     mode: meta.mode,
     ciliumMinor: meta.ciliumMinor,
+    provider: meta.provider,
     namespace: meta.namespace ?? "cca-dp",
     replay: true,
     log: opts.log,

@@ -1,9 +1,10 @@
 import { NotRecorded } from "../exec/replay.ts";
 import { formatEndpoint } from "../parse/address.ts";
 import { type LbList, parseBpfLbList } from "../parse/bpf-lb-list.ts";
-import { type CurlResult, curlArgv, parseCurl } from "../parse/curl.ts";
+import { type CurlResult, curlArgv, curlBodyArgv, curlBodyLine, parseCurl } from "../parse/curl.ts";
 import { findLbService } from "../records/common.ts";
-import { type Quote, RawText, type Read } from "../records/evidence.ts";
+import { type EvidenceItem, type Quote, RawText, type Read } from "../records/evidence.ts";
+import type { Probe } from "../records/types.ts";
 import { ciliumDbgRaw } from "./agent.ts";
 import { nodes, type PodInfo } from "./cluster.ts";
 import { DEADLINES, type RunContext, waitFor } from "./context.ts";
@@ -93,4 +94,41 @@ export async function newerStep<T>(ctx: RunContext, what: string, run: () => Pro
     }
     throw err;
   }
+}
+
+/** A probe's result (records/types.ts Probe) with the lines it was read from. */
+export interface ProbeRead {
+  probe: Probe;
+  /** The write-out, the body's line, curl's error and errno lines, quoted at their place. */
+  evidence: EvidenceItem[];
+}
+
+/**
+ * One HTTP request that keeps its body (issue 34: which backend answered, the address it saw): GET `url` from
+ * `target`, `from` naming the vantage point in the record (`pod far`, `node <name>`, `outside`). The body is its
+ * last line, or its first line matching `pick` (a multi-line JSON answer's member).
+ */
+export async function probeFrom(
+  ctx: RunContext,
+  target: Parameters<RunContext["exec"]["run"]>[0]["target"],
+  from: string,
+  url: string,
+  opts: { maxTime?: number; pick?: RegExp } = {},
+): Promise<ProbeRead> {
+  const r = await ctx.exec.run({ target, argv: curlBodyArgv(url, opts.maxTime) });
+  const c = curlRead(r);
+  const body = c.httpCode !== null ? curlBodyLine(r.stdout, opts.pick) : null;
+  return {
+    probe: {
+      from,
+      url,
+      exit: c.exitCode,
+      verdict: c.verdict,
+      http: c.httpCode,
+      errno: c.errno,
+      seconds: c.timeTotal,
+      body: body?.text ?? null,
+    },
+    evidence: [...(body ? [c.stdout.quote(body.line)] : []), ...c.evidence],
+  };
 }

@@ -5,12 +5,14 @@ import { IMAGES } from "../../manifests/images.ts";
 import { ExecError } from "../exec/types.ts";
 import { lastHolderConnection } from "../parse/holder-log.ts";
 import { DeadlineError } from "../poll.ts";
-import type { RawText } from "../records/evidence.ts";
+import { derive, type EvidenceItem, RawText } from "../records/evidence.ts";
+import type { EdgeSite, Evidence } from "../records/types.ts";
 import {
   apiJsonRaw,
   clusterIp,
   kubectl,
   kubectlRaw,
+  type NodeInfo,
   nodes,
   type PodInfo,
   podInfos,
@@ -258,4 +260,157 @@ export async function clientAndRemote(ctx: RunContext) {
   const client = await waitPodReady(ctx, "dns-client");
   const remote = coredns.find((p) => p.node !== client.node && p.ready);
   return { client, dnsIp: ip, coredns, remote };
+}
+
+/** The nodes and Pods the Service-surface topics share (issue 34), with the lines that name them. */
+export interface Edge {
+  /** The node with edge's backends, a node without (client-far's), and a third node when there is one. */
+  edge: NodeInfo;
+  far: NodeInfo;
+  third: NodeInfo | null;
+  backends: PodInfo[];
+  near: PodInfo;
+  client: PodInfo;
+  /** The EdgeSite fields of a record (helpers/records/types.ts) and their evidence. */
+  site: EdgeSite;
+  siteEvidence: Evidence<EdgeSite>;
+}
+
+/** edge's port behind every Service of the Service-surface topics. */
+export const EDGE_TARGET_PORT = 8080;
+
+/**
+ * edge's two backends pinned to one node and a client Pod on it and on a node without a backend (manifests/edge.yaml).
+ * The nodes sorted by name: the last holds the backends (a kind worker), the one before it is the far node, the
+ * first (the control plane on kind) is the third. Applied by every Service-surface topic (idempotent: topics that
+ * run at once apply the same objects).
+ */
+export async function ensureEdge(ctx: RunContext): Promise<Edge> {
+  const all = (await nodes(ctx)).sort((a, b) => a.name.localeCompare(b.name));
+  if (all.length < 2)
+    throw new Error(
+      `the Service-surface topics need two nodes (one with a backend, one without): ${all.length}`,
+    );
+  const edge = all.at(-1) as NodeInfo;
+  const far = all.at(-2) as NodeInfo;
+  const third = all.length > 2 ? (all[0] as NodeInfo) : null;
+  await apply(ctx, renderManifest("edge.yaml", ctx.namespace, { EDGE_NODE: edge.name, FAR_NODE: far.name }));
+  const backends = await waitPodsReady(ctx, "app=edge", 2);
+  const clients = await waitPodsReady(ctx, "app=edge-client", 2);
+  const near = clients.find((p) => p.name === "client-near");
+  const client = clients.find((p) => p.name === "client-far");
+  if (!near || !client) throw new Error("edge's client Pods are not both there (client-near, client-far)");
+  const site: EdgeSite = {
+    edge_node: edge.name,
+    edge_ip: edge.internalIp,
+    far_node: far.name,
+    far_ip: far.internalIp,
+    backends: backends.map((p) => p.name),
+  };
+  return {
+    edge,
+    far,
+    third,
+    backends,
+    near,
+    client,
+    site,
+    siteEvidence: {
+      edge_node: edge.evidence,
+      edge_ip: edge.evidence,
+      far_node: far.evidence,
+      far_ip: far.evidence,
+      backends: backends.flatMap((p) => p.evidence ?? []),
+    },
+  };
+}
+
+/** The lab's docker networks (clusters/lab/lab.sh: kind, kind-dual): ranges of ours whose egress the lab blocks. */
+export const LAB_NETWORKS = ["172.31.100.", "172.31.101."] as const;
+
+/** The address range of ours for LoadBalancer addresses (the pool) and an externalIP, and where it came from. */
+export interface LbRange {
+  pool: string;
+  start: string;
+  stop: string;
+  externalIp: string;
+  /** How it was chosen: LB_IP_RANGE, or the edge node's network on a cluster of ours. */
+  why: string;
+  evidence: EvidenceItem[];
+}
+
+const ipv4Int = (ip: string): number | null => {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
+  if (!m) return null;
+  const parts = m.slice(1).map(Number);
+  if (parts.some((p) => p > 255)) return null;
+  return parts.reduce((a, p) => a * 256 + p, 0);
+};
+const ipv4Text = (n: number) => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join(".");
+
+/**
+ * `START-STOP` (IPv4, at least 3 addresses, at most 256): the pool is START to STOP less one, the externalIP is STOP.
+ * Null with the reason when it is not such a range.
+ */
+export function parseLbRange(text: string): { start: string; stop: string; externalIp: string } | string {
+  const m = /^\s*(\S+?)\s*-\s*(\S+?)\s*$/.exec(text);
+  const a = m ? ipv4Int(m[1] as string) : null;
+  const b = m ? ipv4Int(m[2] as string) : null;
+  if (a === null || b === null)
+    return `LB_IP_RANGE=${JSON.stringify(text)} is not START-STOP (two IPv4 addresses)`;
+  if (b - a < 2 || b - a > 255)
+    return `LB_IP_RANGE=${JSON.stringify(text)} must hold 3 to 256 addresses (the pool, then one externalIP)`;
+  return { start: ipv4Text(a), stop: ipv4Text(b - 1), externalIp: ipv4Text(b) };
+}
+
+/**
+ * The range the Service-surface topics give LoadBalancer addresses and an externalIP from (issue 34's network
+ * rule: a range of ours, on the nodes' own network, nothing else's). LB_IP_RANGE when set (read by a recorded call,
+ * so a replay decides the same); otherwise, on a cluster this suite created (kind, k3d) or one on the lab's networks,
+ * the top of the edge node's /24 (.240–.247 for the pool, .248 the externalIP: docker hands out addresses from
+ * the bottom); elsewhere none, with the reason.
+ */
+export async function lbRange(ctx: RunContext, edge: Edge): Promise<LbRange | { none: string }> {
+  const env = await ctx.exec.run({ target: { kind: "local" }, argv: ["printenv", "LB_IP_RANGE"] });
+  const pool = `${ctx.namespace}-lb`;
+  const set = env.exitCode === 0 ? env.stdout.trim() : "";
+  if (set !== "") {
+    const r = parseLbRange(set);
+    if (typeof r === "string") throw new Error(r);
+    return { pool, ...r, why: `LB_IP_RANGE=${set}`, evidence: [RawText.stdout(env).quote(1)] };
+  }
+  const ip = edge.edge.internalIp;
+  const ours =
+    ctx.provider === "kind" || ctx.provider === "k3d" || LAB_NETWORKS.some((n) => ip.startsWith(n));
+  const base = ipv4Int(ip);
+  if (!ours || base === null)
+    return {
+      none: `no address range of ours for LoadBalancer addresses and externalIPs on this cluster (provider ${ctx.provider ?? "unknown"}, node ${ip}): set LB_IP_RANGE=START-STOP to addresses nothing else uses on the nodes' network`,
+    };
+  const net = base - (base % 256);
+  return {
+    pool,
+    start: ipv4Text(net + 240),
+    stop: ipv4Text(net + 247),
+    externalIp: ipv4Text(net + 248),
+    why: `the top of ${edge.edge.name}'s /24 (${ip}), on a cluster of ours (${ctx.provider ?? "lab network"})`,
+    evidence: [derive(`LB_IP_RANGE unset: the top of ${edge.edge.name}'s /24`, ...edge.edge.evidence)],
+  };
+}
+
+/** Our CiliumLoadBalancerIPPool for `range` (manifests/lb-pool.yaml), owned by the run namespace. */
+export async function ensureLbPool(ctx: RunContext, range: LbRange): Promise<void> {
+  await apply(ctx, "");
+  const { json } = await apiJsonRaw(ctx, { resource: "namespace", name: ctx.namespace });
+  const uid = (json.metadata as { uid?: unknown } | undefined)?.uid;
+  if (typeof uid !== "string") throw new Error(`namespace ${ctx.namespace} has no uid`);
+  await apply(
+    ctx,
+    renderManifest("lb-pool.yaml", ctx.namespace, {
+      POOL: range.pool,
+      NAMESPACE_UID: uid,
+      POOL_START: range.start,
+      POOL_STOP: range.stop,
+    }),
+  );
 }

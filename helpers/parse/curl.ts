@@ -23,6 +23,34 @@ export function curlArgv(url: string, opts: { maxTime?: number; verbose?: boolea
   ];
 }
 
+/**
+ * The probe that keeps the body (issue 34: which backend answered, the address it saw): as `curlArgv`, but the
+ * body goes to stdout and the write-out follows it on a line of its own. `parseCurl` reads the write-out line;
+ * `curlBodyLine` the body's.
+ */
+export function curlBodyArgv(url: string, maxTime = 5): string[] {
+  return ["curl", "-sS", "-v", "--max-time", String(maxTime), "-w", `\\n${CURL_WRITE_OUT}`, url];
+}
+
+/**
+ * The body's last non-blank line before the write-out line (1-based, in stdout), or its first line matching `pick`,
+ * and its text trimmed; null when there is no such line or no write-out line (the request got no answer).
+ */
+export function curlBodyLine(stdout: string, pick?: RegExp): { line: number; text: string } | null {
+  const lines = stdout.split("\n");
+  const wo = lines.findIndex((l) => /^\s*http_code=/.test(l));
+  if (wo < 0) return null;
+  if (pick) {
+    const i = lines.slice(0, wo).findIndex((l) => pick.test(l));
+    return i < 0 ? null : { line: i + 1, text: (lines[i] as string).trim() };
+  }
+  for (let i = wo - 1; i >= 0; i--) {
+    const t = (lines[i] as string).trim();
+    if (t !== "") return { line: i + 1, text: t };
+  }
+  return null;
+}
+
 export type CurlClass =
   | "REFUSED"
   | "TIMEOUT"

@@ -98,7 +98,14 @@ function show(v: unknown): string {
 }
 
 export function sourceText(p: Property): string {
-  const doc = p.source.doc === "lab" ? "lab" : p.source.doc === "notebook" ? "notebook" : "knowledge";
+  const doc =
+    p.source.doc === "lab"
+      ? "lab"
+      : p.source.doc === "notebook"
+        ? "notebook"
+        : p.source.doc === "upstream"
+          ? "upstream"
+          : "knowledge";
   return `${doc} ${p.source.where}`;
 }
 

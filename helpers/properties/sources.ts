@@ -1,10 +1,12 @@
 /** What property declarations share: where a claim comes from, and small readers of records. */
-import type { DatapathFields } from "../records/types.ts";
-import type { RecordView } from "./types.ts";
+import type { DatapathFields, LabRecords, Probe } from "../records/types.ts";
+import type { Observation, RecordView } from "./types.ts";
 
 export const LAB = (step: number) => ({ doc: "lab" as const, where: `step ${step}` });
 export const NB = (section: string) => ({ doc: "notebook" as const, where: section });
 export const KN = (where: string) => ({ doc: "knowledge" as const, where });
+/** An upstream text: Kubernetes docs or a KEP, Cilium's docs or its code at a tag, a PR or an issue. */
+export const UP = (where: string) => ({ doc: "upstream" as const, where });
 
 /** A datapath field a property needs; absent means the topic that observes it did not run. */
 export function dp<K extends keyof DatapathFields>(r: RecordView, field: K): DatapathFields[K] {
@@ -74,3 +76,37 @@ export const FAST_FAIL_TOLERANCE = { factor: 10, floor: 0.01, unit: "s" } as con
  * machine, by its load; a move past 3x (or from under a second to more) is a change of behaviour.
  */
 export const CONVERGENCE_TOLERANCE = { factor: 3, floor: 1000, unit: "ms" } as const;
+
+/**
+ * A Service-surface probe as a property observes it (issue 34): `HTTP 200` when one of `backends` answered (GET
+ * /hostname: the body is the backend's name), `HTTP 200 from <body>` when something else did, otherwise curl's
+ * class (`REFUSED`, `UNREACHABLE`, `TIMEOUT`, …).
+ */
+export function answer(p: Probe, backends: readonly string[]): string {
+  if (p.http === 200)
+    return p.body !== null && backends.includes(p.body)
+      ? "HTTP 200"
+      : `HTTP 200 from ${p.body ?? "(no body)"}`;
+  return p.verdict;
+}
+
+type ProbeField<K extends keyof LabRecords> = {
+  [F in keyof LabRecords[K]]: LabRecords[K][F] extends Probe | null ? F : never;
+}[keyof LabRecords[K]];
+
+/**
+ * The observation of one probe field of a Service-surface record: `answer` against the record's own backends (or
+ * those given), with the probe's lines; a probe that could not run (no address range, no outside client) is a
+ * skip with `none`.
+ */
+export function probeObservation<
+  K extends "loadbalancer" | "externalIp" | "trafficPolicy" | "sessionAffinity" | "hostNetwork",
+>(r: RecordView, record: K, field: ProbeField<K>, none: string, backends?: readonly string[]): Observation {
+  const rec = r.get(record);
+  const p = rec[field] as Probe | null;
+  if (p === null) return { value: null, evidence: [], skip: none };
+  return {
+    value: answer(p, backends ?? rec.backends),
+    evidence: [...r.evidence(record, field), ...r.evidence(record, "backends" as keyof LabRecords[K])],
+  };
+}

@@ -21,12 +21,21 @@ export type Topic =
   | "upgrade"
   | "measure-scale"
   | "measure-latency"
-  | "ipv6";
+  | "ipv6"
+  | "loadbalancer"
+  | "external-ip"
+  | "traffic-policy"
+  | "session-affinity"
+  | "host-network";
 
 /** Where a claim comes from: a step of a field document, or a researched fact with its file and section. */
 export interface Source {
-  doc: "lab" | "notebook" | "knowledge";
-  /** e.g. "step 1", "§7", "clusters.md §4.3". */
+  /**
+   * The lab and the notebook (the two field documents), our knowledge files (../shared/knowledge), or an upstream
+   * text: Kubernetes docs or a KEP, Cilium's docs or code at a tag, a PR (the Service surface, issue 34).
+   */
+  doc: "lab" | "notebook" | "knowledge" | "upstream";
+  /** e.g. "step 1", "§7", "clusters.md §4.3", "KEP-1860; cilium pkg/loadbalancer/reflectors/conversions.go". */
   where: string;
 }
 

@@ -109,6 +109,16 @@ export function serviceBackendQuotes(raw: RawText, b: AgentService["backends"][n
   return q ? [q] : [];
 }
 
+/** The backend slots of a frontend (`ip:port`, external scope, TCP) in `bpf lb list`: 0 when it has no entry. */
+export function slotCount(lb: LbList, frontend: string): number {
+  return findLbService(lb, frontend)?.backends.length ?? 0;
+}
+
+/** iptables-save lines with `-d <ip>/32` (kube-proxy's rules for an address); none for no address. */
+export function ruleLines(raw: RawText, ip: string | null): Quote[] {
+  return ip ? raw.quotes((l) => l.includes(` -d ${ip}/32 `)) : [];
+}
+
 /** The rows of a frontend in `bpf lb list`: slot 0 and every backend slot, quoted. */
 export function lbRows(raw: RawText, s: LbService): Quote[] {
   const lines = [...(s.line !== null ? [s.line] : []), ...s.backends.map((b) => b.line)];

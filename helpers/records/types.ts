@@ -114,6 +114,127 @@ export interface Ipv6Record {
   kube_proxy_rules: number;
 }
 
+/**
+ * Ours (issue 34): one HTTP request, from a vantage point to an address, as the Service-surface topics record it:
+ * curl's exit code, its class (`HTTP 200`, `REFUSED`, `UNREACHABLE`, `TIMEOUT`, …), the connect() errno `-v`
+ * printed, its time and the body's first line (GET /hostname: the backend's name; /clientip: the address the
+ * backend saw).
+ */
+export interface Probe {
+  /** Where it ran: `pod near` (a Pod on a node with a backend), `pod far`, `node <name>`, `outside`. */
+  from: string;
+  url: string;
+  exit: number;
+  verdict: string;
+  http: number | null;
+  errno: string | null;
+  seconds: number | null;
+  body: string | null;
+}
+
+/** Ours (issue 34): the nodes and Pods the Service-surface topics share (helpers/observe/workloads.ts ensureEdge). */
+export interface EdgeSite {
+  /** The node that runs edge's backends, and its InternalIP. */
+  edge_node: string;
+  edge_ip: string;
+  /** A node with no edge backend, where client-far runs. */
+  far_node: string;
+  far_ip: string;
+  /** edge's backends (their names, what GET /hostname answers). */
+  backends: string[];
+}
+
+/** Ours (issue 34): a LoadBalancer address from Cilium's LB-IPAM, and ipMode Proxy beside it. */
+export interface LoadBalancerRecord extends EdgeSite {
+  /** Our pool's range (`start-stop`), or null when the run had no range of ours for such addresses. */
+  pool: string | null;
+  /** edge-lb's ingress address and its ipMode as the API server holds it. */
+  lb_ip: string | null;
+  lb_ip_mode: string | null;
+  /** Backend slots of `<lb_ip>:80/TCP` (external scope) in the LB map on the far node: 0 when it has no entry. */
+  lb_slots: number | null;
+  /** `<lb_ip>:0/ANY` in that LB map (the wildcard entry of 1.19+). */
+  lb_wildcard: boolean | null;
+  /** iptables-save lines on the far node naming edge-lb's address (kube-proxy's `loadbalancer IP` rule). */
+  lb_rules: number | null;
+  lb_from_pod_near: Probe | null;
+  lb_from_pod_far: Probe | null;
+  lb_from_node: Probe | null;
+  /** edge-proxy's address, whose ipMode we set to Proxy, and its LB map rows plus kube-proxy rules. */
+  proxy_ip: string | null;
+  proxy_ip_mode: string | null;
+  proxy_entries: number | null;
+  proxy_from_pod: Probe | null;
+}
+
+/** Ours (issue 34): a ClusterIP Service with an externalIP from our range. */
+export interface ExternalIpRecord extends EdgeSite {
+  /** edge-ext's externalIP (null: no range of ours), its slots in the far node's LB map, kube-proxy's rules naming it. */
+  external_ip: string | null;
+  ext_slots: number | null;
+  ext_rules: number | null;
+  ext_from_pod: Probe | null;
+  ext_from_node: Probe | null;
+}
+
+/** Ours (issue 34): externalTrafficPolicy and internalTrafficPolicy Local, Cluster beside them. */
+export interface TrafficPolicyRecord extends EdgeSite {
+  /** edge-local's NodePort and health-check node port; edge-cluster's NodePort. */
+  local_node_port: number;
+  health_port: number;
+  cluster_node_port: number;
+  /** The outside client's own address (what the backend sees when the source is kept); null: no outside client. */
+  outside_ip: string | null;
+  local_np_edge: Probe | null;
+  local_np_far: Probe | null;
+  cluster_np_far: Probe | null;
+  /** The health-check node port on each node, from a node's host namespace: HTTP status and localEndpoints. */
+  health_edge: Probe | null;
+  health_far: Probe | null;
+  /** edge-local's LoadBalancer address (or null without a pool) from a Pod on the far node. */
+  local_lb_ip: string | null;
+  local_lb_from_pod_far: Probe | null;
+  /** The far node's own NodePort of edge-local, from its host namespace. */
+  local_np_from_node_far: Probe | null;
+  /** `<far_ip>:<local_node_port>` in the far node's LB map: slots per scope (null: no entry). */
+  local_np_slots: { external: number | null; internal: number | null } | null;
+  /** edge-itp (internalTrafficPolicy Local) from a Pod on each node. */
+  itp_from_pod_near: Probe | null;
+  itp_from_pod_far: Probe | null;
+}
+
+/** Ours (issue 34): sessionAffinity ClientIP beside a Service without it. */
+export interface SessionAffinityRecord extends EdgeSite {
+  /** The backends that answered each series of new connections (GET /hostname), in order. */
+  sticky_from_pod: string[];
+  sticky_from_node: string[];
+  loose_from_pod: string[];
+  /** The sticky frontend's flags in the far node's LB map (null: no entry). */
+  sticky_flags: string[] | null;
+  /** iptables-save lines with `-m recent` naming edge-sticky (kube-proxy's affinity rules). */
+  recent_rules: number;
+}
+
+/** Ours (issue 34): a Pod's hostPort, and a Service whose backend uses the host network. */
+export interface HostNetworkRecord extends EdgeSite {
+  host_port: number;
+  hostport_from_pod_far: Probe | null;
+  hostport_from_node_edge: Probe | null;
+  hostport_from_node_far: Probe | null;
+  /** HostPort frontends on host_port in the edge node's LB map. */
+  hostport_frontends: string[];
+  /** The host-network backend's address (its node's InternalIP:port) and the node it runs on. */
+  hostnet_backend: string;
+  hostnet_node: string;
+  /** edge-hostnet's slots in the LB map of the edge node. */
+  hostnet_slots: string[];
+  hostnet_from_pod_near: Probe | null;
+  hostnet_from_pod_far: Probe | null;
+  hostnet_from_node_edge: Probe | null;
+  /** kube-proxy DNAT rules to the host-network backend. */
+  hostnet_rules: number;
+}
+
 /** Lab step 8: the seven report.txt keys. */
 export interface ReportRecord {
   kube_proxy_replacement: string;
@@ -507,6 +628,11 @@ export interface LabRecords {
   scaling: MeasureScaleRecord;
   latency: MeasureLatencyRecord;
   ipv6: Ipv6Record;
+  loadbalancer: LoadBalancerRecord;
+  externalIp: ExternalIpRecord;
+  trafficPolicy: TrafficPolicyRecord;
+  sessionAffinity: SessionAffinityRecord;
+  hostNetwork: HostNetworkRecord;
 }
 
 export type RecordName = keyof LabRecords;
@@ -544,4 +670,9 @@ export const RECORD_FILES: Record<RecordName, string> = {
   scaling: "measure-scale.json",
   latency: "measure-latency.json",
   ipv6: "ipv6.json",
+  loadbalancer: "loadbalancer.json",
+  externalIp: "external-ip.json",
+  trafficPolicy: "traffic-policy.json",
+  sessionAffinity: "session-affinity.json",
+  hostNetwork: "host-network.json",
 };
