@@ -150,7 +150,24 @@ export const topic = defineTopic({
         "externalTrafficPolicy Local: the NodePort of a node without a backend turns the outside client away — Cilium refuses it at once, kube-proxy drops it (a timeout)",
       source: CILIUM_TP,
       why: "Cilium keeps only node-local backends in the NodePort's external scope (writer.go shouldUseLocalBackends): none here, so nodeport_lb4 takes the no-service path and answers an ICMP port unreachable (service-no-backend-response=reject, the default; lb.h __tail_no_service_ipv4); kube-proxy's filter table has `has no local endpoints … -j DROP` (proxier.go)",
-      expect: { kpr: { eq: "REFUSED" }, "kube-proxy": { eq: "TIMEOUT" } },
+      expect: {
+        kpr: {
+          default: { eq: "REFUSED" },
+          byPatch: [
+            {
+              from: "1.20.2",
+              to: "1.20.2",
+              kind: "known-issue",
+              expect: { eq: "TIMEOUT" },
+              claim:
+                "the ICMP port unreachable Cilium builds for the outside client's SYN never reaches the client: its connect() waits until curl's 5 s limit",
+              why: `the reply leaves the node (captured on cdc-kpr-worker's eth0, run 20261206t001543: \`ICMP 172.31.100.3 tcp port 30782 unreachable\`, IP length 56 in a 102-byte frame, the rejected SYN's tail not cut) and never reaches the client's IP layer (its IpInReceives stayed 0); the SYN came in with a pending checksum (tcpdump: \`cksum incorrect\`), as a Pod's does: ${ICMP_TAIL_WHY}`,
+              upstream: ICMP_TAIL_UPSTREAM,
+            },
+          ],
+        },
+        "kube-proxy": { eq: "TIMEOUT" },
+      },
       config: { assumes: KP_IPTABLES },
       needs: ["trafficPolicy"],
       observe: (r) => verdictOf(r, "local_np_far", NO_OUTSIDE),
