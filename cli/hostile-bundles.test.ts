@@ -25,8 +25,9 @@ import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { LIMITS } from "../helpers/bundle-read.ts";
 import type { CallRecord } from "../helpers/exec/record.ts";
+import { guardLines } from "../helpers/output.ts";
 import { BundleCopies, editJson, editJsonLines } from "../helpers/testing/tamper.ts";
-import { terminalSafe } from "./commands.ts";
+import { parseXmlStrictly } from "../helpers/testing/xml.ts";
 import { main } from "./main.ts";
 
 const copies = new BundleCopies();
@@ -106,6 +107,18 @@ function refused(r: { code: number; out: string; err: string }, cmd: string, nam
 }
 
 const PASSWD_LINE = /root:x?:0:0/;
+
+/** The characters a terminal would obey in `s` (controls but newline and tab, C1, bidi overrides, line separators). */
+const emitted = (s: string) =>
+  [...s].filter((c) => {
+    const n = c.codePointAt(0) as number;
+    return (
+      (n < 0x20 && c !== "\n" && c !== "\t") ||
+      (n >= 0x7f && n <= 0x9f) ||
+      (n >= 0x2028 && n <= 0x202e) ||
+      (n >= 0x2066 && n <= 0x2069)
+    );
+  });
 
 describe("hostile bundles: refused with exit 2 and one line naming the entry", { timeout: 60_000 }, () => {
   it("a call whose stdoutFile climbs out of the bundle (../../../etc/passwd), or is absolute", async () => {
@@ -398,6 +411,41 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
   });
 });
 
+describe(
+  "size: what a bundle holds cannot overflow the stack, the memory or GitHub's limits (issue 36)",
+  { timeout: 60_000 },
+  () => {
+    it("130,000 stored verdicts: check lists the differences up to a cap, with no stack overflow; --markdown stays under the step summary's cap", async () => {
+      const dir = hostile((d) => {
+        const line = (i: number) =>
+          JSON.stringify({
+            id: `gone.p${i}`,
+            topic: "gone",
+            claim: "c",
+            expected: "1",
+            observed: "1",
+            message: "m",
+            status: "pass",
+            evidence: [],
+          });
+        writeFileSync(
+          join(d, "verdicts.jsonl"),
+          `${Array.from({ length: 130_000 }, (_, i) => line(i)).join("\n")}\n`,
+        );
+      });
+      const text = await run(["check", dir]);
+      expect(text.code, text.err).toBe(0);
+      expect(text.out).toMatch(/stored verdicts\.jsonl: 130\d{3} difference\(s\)/);
+      expect(text.out).toMatch(/\.\.\. and 1\d{5} more difference\(s\)/);
+      expect(text.out.split("\n").length).toBeLessThan(1_000);
+      const md = await run(["check", dir, "--markdown"]);
+      expect(md.code, md.err).toBe(0);
+      expect(Buffer.byteLength(md.out)).toBeLessThanOrEqual(256 * 1024);
+      expect(md.out).toMatch(/^- \.\.\. and 1\d{5} more difference\(s\)$/m);
+    });
+  },
+);
+
 describe("where report and summary write", { timeout: 60_000 }, () => {
   it("never onto a folder, never into one of the input bundles; otherwise through a temporary file and a rename", async () => {
     const dir = hostile(() => {});
@@ -443,8 +491,56 @@ describe("where report and summary write", { timeout: 60_000 }, () => {
 });
 
 describe("terminal output", () => {
+  it("a malformed verdicts line carrying ESC ]52 (clipboard) and ESC [2J: the one error line shows them, obeys none", async () => {
+    const dir = hostile((d) =>
+      writeFileSync(
+        join(d, "verdicts.jsonl"),
+        `\u001b]52;c;cHduZWQ=\u0007\u001b[2J{"id":\n${readFileSync(join(d, "verdicts.jsonl"), "utf8")}`,
+      ),
+    );
+    const r = await run(["check", dir]);
+    refused(r, "check", /verdicts\.jsonl:1: not JSON/);
+    // the JSON parser's own message quotes the line's start: shown, not obeyed
+    expect(r.err).toContain('"\\u{1b}]52;c;cHd"');
+    expect(emitted(r.err)).toEqual([]);
+  });
+
+  it("C1 controls, a bidirectional override and a line separator in a stdoutFile are shown in the error, not emitted", async () => {
+    const dir = hostile((d) =>
+      editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+        i === 1 ? { ...c, stdoutFile: "raw/iptables/x\u009b2J\u202egnp.exe\u2028y.txt" } : undefined,
+      ),
+    );
+    const r = await run(["check", dir]);
+    refused(r, "check", /calls\/iptables\.jsonl:2: stdoutFile/);
+    expect(r.err).toContain("x\\u{9b}2J\\u{202e}gnp.exe\\u{2028}y.txt");
+    expect(emitted(r.err)).toEqual([]);
+  });
+
+  it("markdown (check --markdown): @mentions from a bundle ping nobody", async () => {
+    const dir = hostile((d) =>
+      editJsonLines(d, "verdicts.jsonl", (v, i) =>
+        i === 0 ? { ...v, id: "dns.x @octocat @org/team" } : undefined,
+      ),
+    );
+    const r = await run(["check", dir, "--markdown"]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain("@\u200boctocat @\u200borg/team");
+    expect(r.out).not.toMatch(/(^|[^\w`])@(octocat|org)/m);
+  });
+
+  it("summary --svg: a version carrying characters XML forbids still makes a well-formed SVG (a strict XML parser reads it)", async () => {
+    const dir = hostile((d) =>
+      editJson(d, "bundle.json", (m) => ({ ...m, cilium: `${m.cilium}\u0001\uFFFE\ud800` })),
+    );
+    const svg = join(out, "chart.svg");
+    const r = await run(["summary", dir, "--svg", svg]);
+    expect(r.code, r.err).toBe(0);
+    expect(() => parseXmlStrictly(readFileSync(svg, "utf8"))).not.toThrow();
+  });
+
   it("control characters from a bundle are shown, not obeyed", async () => {
-    expect(terminalSafe("a\u001b]0;owned\u0007b\tc\n\u202eevil")).toBe(
+    expect(guardLines("a\u001b]0;owned\u0007b\tc\n\u202eevil")).toBe(
       "a\\u{1b}]0;owned\\u{7}b\tc\n\\u{202e}evil",
     );
     const dir = hostile((d) =>
