@@ -353,6 +353,34 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
         /calls\/: not a folder that can be listed \(ENOTDIR\)/,
       ],
       [
+        // issue 36: a TypeError with a stack trace and exit 1 ("a property failed")
+        "neverRunHere that is an object",
+        (d) => editJson(d, "bundle.json", (m) => ({ ...m, neverRunHere: {} })),
+        /bundle\.json:\d+: "neverRunHere": expected a list, found an object/,
+      ],
+      [
+        // issue 36: a 30 MB cilium took report to V8's out-of-memory abort at 4.2 GB
+        "a cilium version of a megabyte",
+        (d) => editJson(d, "bundle.json", (m) => ({ ...m, cilium: "1".repeat(1 << 20) })),
+        /bundle\.json:\d+: "cilium": a string of 1048576 characters, over its cap of \d+ \(README "Limits"\)/,
+      ],
+      [
+        "a stored verdict's observed value of a megabyte",
+        (d) =>
+          editJsonLines(d, "verdicts.jsonl", (v, i) =>
+            i === 1 ? { ...v, observed: "1".repeat(1 << 20) } : undefined,
+          ),
+        /verdicts\.jsonl:2: "observed": a string of 1048576 characters, over its cap/,
+      ],
+      [
+        "a call's argv of a hundred thousand words",
+        (d) =>
+          editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+            i === 0 ? { ...c, argv: Array(100_000).fill("x") } : undefined,
+          ),
+        /calls\/iptables\.jsonl:1: "argv": a list of 100000 items, over its cap of \d+/,
+      ],
+      [
         "a line of a million characters",
         (d) => writeFileSync(join(d, "calls", "iptables.jsonl"), `${"x".repeat(LIMITS.jsonLineBytes + 1)}\n`),
         /calls\/iptables\.jsonl:1: a line of \d+ characters, over the 8 MiB cap/,
@@ -442,6 +470,17 @@ describe(
       expect(md.code, md.err).toBe(0);
       expect(Buffer.byteLength(md.out)).toBeLessThanOrEqual(256 * 1024);
       expect(md.out).toMatch(/^- \.\.\. and 1\d{5} more difference\(s\)$/m);
+    });
+
+    it("report and summary refuse a string over its field's cap before building anything", async () => {
+      const dir = hostile((d) => editJson(d, "bundle.json", (m) => ({ ...m, origin: "x".repeat(12 << 20) })));
+      refused(
+        await run(["report", dir, "-o", join(out, "big.html")]),
+        "report",
+        /bundle\.json:\d+: "origin": a string of 12582912 characters, over its cap/,
+      );
+      refused(await run(["summary", dir]), "summary", /"origin": a string of 12582912 characters/);
+      expect(existsSync(join(out, "big.html"))).toBe(false);
     });
   },
 );

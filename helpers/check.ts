@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import { bundleTopics, readMeta } from "./bundle.ts";
-import { BundleFault, readBundleJsonLines, Shape } from "./bundle-read.ts";
+import { BundleFault, readBundleJsonLines } from "./bundle-read.ts";
+import { atLine, checked, STORED_VERDICT, type StoredVerdict } from "./bundle-schema.ts";
 import { cachedCheck } from "./check-cache.ts";
 import { ReplayExecutor } from "./exec/replay.ts";
 import { replayContext } from "./observe/replay-context.ts";
@@ -173,47 +174,27 @@ export async function judgeBundle(
 }
 
 /** The verdicts a bundle stored, the latest per property (a topic observed again appends its own). */
-export function storedVerdicts(dir: string): Map<string, Verdict> | null {
+export function storedVerdicts(dir: string): Map<string, StoredVerdict> | null {
   const lines = readStoredVerdicts(dir);
   if (!lines) return null;
-  const out = new Map<string, Verdict>();
+  const out = new Map<string, StoredVerdict>();
   for (const v of lines) out.set(v.id, v);
   return out;
 }
 
 /**
- * Every line of verdicts.jsonl, in order, each checked: the fields check and the README table read have their
- * types, and each evidence item is a plain line (older bundles) or an item of today's format. A line that is
- * not is one BundleFault naming it. null: the bundle stores no verdicts.
+ * Every line of verdicts.jsonl, in order, each checked against its schema (helpers/bundle-schema.ts
+ * STORED_VERDICT: every field with its type and cap, each evidence item a plain line, from older bundles, or an
+ * item of today's format). A line that is not is one BundleFault naming it. null: the bundle stores no verdicts.
  */
-export function readStoredVerdicts(dir: string): Verdict[] | null {
+export function readStoredVerdicts(dir: string): StoredVerdict[] | null {
   const rel = "verdicts.jsonl";
   const lines = readBundleJsonLines(dir, rel);
   if (!lines) return null;
   return lines.map(({ line, value }) => {
-    const shape = Shape.ofLine(dir, rel, line);
-    const v = shape.object(value);
-    for (const k of ["id", "topic", "claim", "expected", "observed", "message"]) shape.string(v, k, []);
-    shape.oneOf(v, "status", [], ["pass", "fail", "skip", "known-issue"]);
-    shape.list(v.evidence, ["evidence"]).forEach((e, i) => {
-      if (typeof e !== "string" && !isEvidenceItem(e))
-        shape.fail(["evidence", i], `evidence[${i}] is neither a line nor an evidence item`);
-      if (typeof e === "object" && e !== null) checkItem(shape, e as Record<string, unknown>, i);
-    });
-    return v as unknown as Verdict;
-  });
-}
-
-/** An evidence item's places: a file name and numbers, nothing nested deeper. */
-function checkItem(shape: Shape, e: Record<string, unknown>, i: number): void {
-  const places = "quote" in e ? [e.at] : shape.list(e.from, ["evidence", i, "from"]);
-  places.forEach((p, j) => {
-    const at = ["evidence", i, "quote" in e ? "at" : "from", ...("quote" in e ? [] : [j])];
-    const o = shape.object(p, at);
-    shape.string(o, "file", at);
-    shape.number(o, "line", at, { absent: !("quote" in e) });
-    shape.number(o, "call", at, { absent: true });
-    shape.oneOf(o, "stream", at, ["stderr"], true);
+    const v = checked(dir, STORED_VERDICT, value, atLine(rel, line));
+    // the evidence as stored (checked, not rebuilt): compared with the re-judged evidence as JSON, key order and all
+    return { ...v, evidence: (value as { evidence: StoredVerdict["evidence"] }).evidence };
   });
 }
 
