@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import {
   cpSync,
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -20,8 +21,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { gzipSync } from "node:zlib";
+import { basename, join } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { LIMITS } from "../helpers/bundle-read.ts";
 import type { CallRecord } from "../helpers/exec/record.ts";
@@ -166,14 +167,16 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
       symlinkSync(join(d, "nowhere"), join(d, file));
     });
     refused(await run(["check", dangling]), "check", /is a link that leads nowhere/);
-    // inside the bundle a link is read like the file it names: the check is the shipped bundle's
+    // inside the bundle too (issue 36): a link is refused, not followed (see "files" below)
     const inside = hostile((d) => {
       renameSync(join(d, file), join(d, `${file}.moved`));
       symlinkSync(join(d, `${file}.moved`), join(d, file));
     });
-    const linked = await run(["check", inside]);
-    expect(linked.code, linked.err).toBe(0);
-    expect(linked.out).toContain("stored verdicts.jsonl: reproduced exactly");
+    refused(
+      await run(["check", inside]),
+      "check",
+      /is a symbolic link: a bundle's files are read as themselves/,
+    );
   });
 
   it("bundle.json, calls/ or baseline/ linked out of the bundle", async () => {
@@ -484,6 +487,59 @@ describe(
     });
   },
 );
+
+describe("files: links, damaged outputs, an empty verdicts file (issue 36)", { timeout: 60_000 }, () => {
+  it("a raw output with a second hard link (to a file outside the bundle) is refused, not read", async () => {
+    const { file } = gzCall(base);
+    // a file outside the bundle, as the raw output is (gzip): the old reader read it and judged it
+    const secret = join(out, "secret.txt.gz");
+    writeFileSync(secret, gzipSync("SECRET LINE FROM OUTSIDE THE BUNDLE\n"));
+    const dir = hostile((d) => {
+      unlinkSync(join(d, file));
+      linkSync(secret, join(d, file));
+    });
+    const r = await run(["check", dir]);
+    refused(r, "check", /has 2 hard links: a bundle's files are read only when they are nothing else/);
+    expect(r.err).not.toContain("SECRET");
+  });
+
+  it("a raw output that is a relative link to another call's output is refused: one call's output never stands for another's", async () => {
+    const [a, b] = topicCalls(base)
+      .map((c) => c.stdoutFile)
+      .filter((f) => f.endsWith(".gz"));
+    const dir = hostile((d) => {
+      unlinkSync(join(d, a as string));
+      symlinkSync(basename(b as string), join(d, a as string));
+    });
+    refused(
+      await run(["check", dir]),
+      "check",
+      /is a symbolic link: a bundle's files are read as themselves/,
+    );
+  });
+
+  it("a raw output that is not UTF-8 is damaged evidence: refused, not judged as the cluster's failures", async () => {
+    const { file } = gzCall(base);
+    const dir = hostile((d) => {
+      const text = gunzipSync(readFileSync(join(d, file)));
+      writeFileSync(
+        join(d, file),
+        gzipSync(Buffer.concat([text.subarray(0, 40), Buffer.from([0xff, 0xfe, 0xc3]), text.subarray(40)])),
+      );
+    });
+    const r = await run(["check", dir]);
+    refused(r, "check", /not valid UTF-8 at byte 40: damaged evidence/);
+    expect(r.out).not.toContain("FAIL");
+  });
+
+  it("an empty verdicts.jsonl: no stored verdicts, said once", async () => {
+    const dir = hostile((d) => writeFileSync(join(d, "verdicts.jsonl"), ""));
+    const r = await run(["check", dir]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.match(/no stored verdicts/g)).toHaveLength(1);
+    expect(r.out).not.toContain("not stored");
+  });
+});
 
 describe("where report and summary write", { timeout: 60_000 }, () => {
   it("never onto a folder, never into one of the input bundles; otherwise through a temporary file and a rename", async () => {

@@ -51,7 +51,7 @@ export interface StoredDifference {
 }
 
 export interface StoredComparison {
-  /** none: the bundle stores no verdicts; older: its evidence is plain lines (before issue 19); current: items. */
+  /** none: the bundle stores no verdicts (no verdicts.jsonl, or an empty one); older: its evidence is plain lines (before issue 19); current: items. */
   format: "none" | "older" | "current";
   differences: StoredDifference[];
   /** True when every re-judged verdict equals the stored one (status, expected, observed, evidence). */
@@ -212,7 +212,8 @@ export function compareStored(
   recorded: Set<string>,
 ): StoredComparison {
   const stored = storedVerdicts(dir);
-  if (!stored) return { format: "none", differences: [], exact: false };
+  // an empty verdicts.jsonl stores none either: said once, not as every property "not stored"
+  if (!stored || stored.size === 0) return { format: "none", differences: [], exact: false };
   const items = [...stored.values()].flatMap((v) => v.evidence as unknown[]);
   const format = items.every(isEvidenceItem) ? "current" : "older";
   const measured = new Set(
@@ -458,7 +459,11 @@ function formatStoredMarkdown(s: StoredComparison): MarkdownText[] {
 
 function storedSummary(s: StoredComparison): { head: string[]; shown: StoredDifference[]; more: number } {
   if (s.format === "none")
-    return { head: ["(the bundle stores no verdicts to compare with)"], shown: [], more: 0 };
+    return {
+      head: ["no stored verdicts to compare with (the bundle has no verdicts.jsonl, or an empty one)"],
+      shown: [],
+      more: 0,
+    };
   const head: string[] = [];
   if (s.format === "older")
     head.push(
