@@ -532,6 +532,25 @@ describe("files: links, damaged outputs, an empty verdicts file (issue 36)", { t
     expect(r.out).not.toContain("FAIL");
   });
 
+  it("what held, kept tested: a symbolic link loop is refused; __proto__ and constructor keys pollute nothing", async () => {
+    const { file } = gzCall(base);
+    const loop = hostile((d) => {
+      unlinkSync(join(d, file));
+      symlinkSync(basename(file), join(d, file));
+    });
+    refused(await run(["check", loop]), "check", /is a link that leads nowhere/);
+    const keys = hostile((d) => {
+      const text = readFileSync(join(d, "bundle.json"), "utf8").replace(
+        '"phases": {',
+        '"__proto__": {"polluted": "yes"}, "constructor": {"prototype": {"polluted": "yes"}}, "phases": {"__proto__": 5, ',
+      );
+      writeFileSync(join(d, "bundle.json"), text);
+    });
+    const r = await run(["check", keys]);
+    expect(r.code, r.err).toBe(0);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it("an empty verdicts.jsonl: no stored verdicts, said once", async () => {
     const dir = hostile((d) => writeFileSync(join(d, "verdicts.jsonl"), ""));
     const r = await run(["check", dir]);
