@@ -192,7 +192,7 @@ export const check: Command = {
     }
     // several bundles (a folder of them): one line each at the end, so the outcome is not scrolled away
     if (dirs.length > 1 && !values.markdown) {
-      const width = Math.max(...dirs.map((d) => d.length));
+      const width = dirs.reduce((w, d) => Math.max(w, d.length), 0);
       const lines = dirs.map((d, i) => terminal`  ${d.padEnd(width)}  ${totals[i]}`);
       printOut(io, terminalLines([terminal`${dirs.length} bundles:`, ...lines, terminal``]));
     }

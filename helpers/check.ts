@@ -115,8 +115,10 @@ export async function judgeBundle(
       own.set(topic, observed);
       records = mergeRecordSets([records, observed]);
     } catch (err) {
-      // a bundle that cannot be read is no verdict about the cluster: the bundle is refused (exit 2)
-      if (err instanceof BundleFault) throw err;
+      // a bundle that cannot be read is no verdict about the cluster: the bundle is refused (exit 2); nor is an
+      // error no check foresaw (a TypeError, a RangeError such as a stack overflow on an output of hostile size):
+      // the CLI says it in one line (exit 2), never as the cluster failing the topic's properties
+      if (err instanceof BundleFault || err instanceof TypeError || err instanceof RangeError) throw err;
       failedTopics.set(topic, err instanceof Error ? err.message : String(err));
     }
     // a fault a topic's wait caught and went on without

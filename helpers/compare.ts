@@ -71,7 +71,9 @@ function magnitude(observed: string): number | null {
   }
   if (typeof v === "number") return v;
   if (typeof v === "string" && /^-?\d+(\.\d+)?$/.test(v)) return Number(v);
-  if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number")) return Math.max(...v);
+  // a reduce, not Math.max(...v): an observed list can be as long as a raw output (a spread overflows the stack)
+  if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number"))
+    return v.reduce((m: number, x: number) => (x > m ? x : m), -Infinity);
   return null;
 }
 
