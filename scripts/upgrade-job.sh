@@ -42,6 +42,10 @@ case "${1:-}" in
     out=$(GITHUB_ACTIONS=true node "$here/bin/datapath-conformance.mjs" "${args[@]}" 2>&1)
     code=$?
     printf '%s\n' "$out"
+    # a command that ended without a word of its own (node missing, killed): the job still says it failed
+    if [ "$code" -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^::error '; then
+      echo "::error title=upgrade::the upgrade command exited $code without a verdict (the step's log has its output)"
+    fi
     if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
       printf '%s\n\n' "$out" | grep -v '^::' >>"$GITHUB_STEP_SUMMARY"
     fi
