@@ -138,6 +138,11 @@ export function markdownRow(cells: readonly MarkdownText[]): MarkdownText {
   return `| ${cells.join(" | ")} |` as MarkdownText;
 }
 
+/** A markdown table's separator row for `columns` columns: `|---|---|`. */
+export function markdownSeparator(columns: number): MarkdownText {
+  return `|${"---|".repeat(columns)}` as MarkdownText;
+}
+
 /**
  * What one markdown document may take of a step summary: GitHub takes 1 MiB per step (more is refused, with an
  * error annotation), and the workflow's steps append up to four (a check per bundle, the measurements).

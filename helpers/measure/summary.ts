@@ -1,6 +1,6 @@
 import type { BundleMeta } from "../bundle.ts";
 import { type Html, html } from "../html.ts";
-import { type MarkdownText, markdown, markdownLines, markdownRow } from "../output.ts";
+import { type MarkdownText, markdown, markdownLines, markdownRow, markdownSeparator } from "../output.ts";
 import type { MeasureLatencyRecord, MeasureScaleRecord } from "../records/types.ts";
 import { dotBoxChart, type LineSeries, lineChart, SERIES_COLORS } from "./charts.ts";
 
@@ -49,7 +49,7 @@ export function summaryMarkdown(bundles: MeasuredBundle[]): MarkdownText {
           markdown`${b.meta.mode} LB entries`,
         ]),
       ]),
-      markdownRow(Array.from({ length: 2 + 2 * scaled.length }, () => markdown`---`)),
+      markdownSeparator(2 + 2 * scaled.length),
     );
     const first = scaled[0]?.scaling as MeasureScaleRecord;
     first.points.forEach((p, i) => {
@@ -67,7 +67,7 @@ export function summaryMarkdown(bundles: MeasuredBundle[]): MarkdownText {
     out.push(
       markdown``,
       markdownRow([markdown`phase`, ...phases.map((b) => markdown`${b.label}`)]),
-      markdownRow(Array.from({ length: 1 + phases.length }, () => markdown`---`)),
+      markdownSeparator(1 + phases.length),
     );
     for (const n of names)
       out.push(markdownRow([markdown`${n}`, ...phases.map((b) => markdown`${num(b.meta.phases[n], " s")}`)]));
