@@ -8,7 +8,26 @@ import { createGunzip, gunzipSync } from "node:zlib";
 import type { BundleMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import type { MeasuredBundle } from "../helpers/measure/summary.ts";
+import {
+  type AnnotationKind,
+  annotation,
+  annotationsCapped,
+  markdown,
+  markdownLines,
+  ownLines,
+  terminal,
+  terminalLines,
+} from "../helpers/output.ts";
 import { oneOf, stringOption } from "./args.ts";
+import {
+  printAnnotations,
+  printDebugStack,
+  printErr,
+  printJson,
+  printMarkdown,
+  printOut,
+  writeJsonLines,
+} from "./print.ts";
 import type { Command } from "./registry.ts";
 
 const topics = async () => (await import("../suites/topics.ts")).TOPICS;
@@ -56,7 +75,7 @@ export const parse: Command = {
       const source = file === "-" ? io.stdin() : readStream(file);
       const flush = async () => {
         const bytes = rows.take();
-        if (bytes) await io.write(bytes);
+        if (bytes) await writeJsonLines(io, bytes);
       };
       await forEachBlock(source, async (block, offset) => {
         let read: number;
@@ -73,7 +92,7 @@ export const parse: Command = {
         await flush();
         return read;
       });
-      if (said.length > 0) io.err(said.join(""));
+      if (said.length > 0) printErr(io, ownLines(said.join("")));
       return 0;
     }
     let input = file === "-" ? await io.readStdin() : readText(file);
@@ -86,9 +105,9 @@ export const parse: Command = {
       notes.warnings.length > 0 && value && typeof value === "object" && !Array.isArray(value)
         ? { ...value, parseWarnings: notes.warnings }
         : value;
-    io.out(`${JSON.stringify(result, null, 2)}\n`);
+    printJson(io, result);
     const said = formatNotes(format, notes);
-    if (said) io.err(said);
+    if (said) printErr(io, ownLines(said));
     return 0;
   },
 };
@@ -100,7 +119,7 @@ export const formats: Command = {
   maxPositionals: 0,
   run: async (_args, io) => {
     const { FORMAT_NAMES, FORMATS } = await import("../helpers/parse/index.ts");
-    for (const name of FORMAT_NAMES) io.out(`${name.padEnd(20)} ${FORMATS[name]?.command}\n`);
+    for (const name of FORMAT_NAMES) printOut(io, terminal`${name.padEnd(20)} ${FORMATS[name]?.command}\n`);
     return 0;
   },
 };
@@ -124,9 +143,8 @@ export const expectations: Command = {
     // the same validation as plan, lab run and CILIUM_VERSION: a supported minor or a patch of one
     if (given !== undefined) (await import("../clusters/versions.ts")).resolveCilium(given);
     const cilium = given?.replace(/^v/, "");
-    if (format === "json")
-      io.out(`${JSON.stringify(expectationRows(PROPERTIES, { mode, cilium }), null, 2)}\n`);
-    else io.out(expectationMarkdown(PROPERTIES, { mode, cilium }));
+    if (format === "json") printJson(io, expectationRows(PROPERTIES, { mode, cilium }));
+    else printOut(io, ownLines(expectationMarkdown(PROPERTIES, { mode, cilium })));
     return 0;
   },
 };
@@ -152,11 +170,21 @@ export const check: Command = {
     const bad = new Set(values.strict ? ["fail", "known-issue"] : ["fail"]);
     let failed = false;
     const totals: string[] = [];
+    const notes: { kind: AnnotationKind; title: string; message: string }[] = [];
     for (const dir of dirs) {
       const r = await readingBundles([dir], () => checkBundle(dir, all));
-      io.out(terminalSafe(values.markdown ? formatCheckMarkdown(r) : formatCheck(r)));
-      if (dirs.length > 1) io.out("\n");
+      if (values.markdown) printMarkdown(io, formatCheckMarkdown(r));
+      else printOut(io, formatCheck(r));
+      if (dirs.length > 1) printOut(io, terminal`\n`);
       if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
+      // in a GitHub Actions step, each failure (and known issue) is an annotation too
+      for (const v of r.verdicts)
+        if (v.status === "fail" || v.status === "known-issue")
+          notes.push({
+            kind: v.status === "fail" || values.strict ? "error" : "warning",
+            title: v.id,
+            message: `${v.status === "known-issue" ? `known issue of Cilium ${v.deviation?.versions ?? r.cilium}: ` : ""}expected ${v.expected}, observed ${v.observed} (bundle ${dir})`,
+          });
       const n = (status: string) => r.verdicts.filter((v) => v.status === status).length;
       totals.push(
         `${n("pass")} passed, ${n("fail")} failed${n("known-issue") ? `, ${n("known-issue")} known issue(s)` : ""}, ${n("skip")} skipped`,
@@ -164,10 +192,17 @@ export const check: Command = {
     }
     // several bundles (a folder of them): one line each at the end, so the outcome is not scrolled away
     if (dirs.length > 1 && !values.markdown) {
-      const width = Math.max(...dirs.map((d) => d.length));
-      const lines = dirs.map((d, i) => `  ${d.padEnd(width)}  ${totals[i]}`);
-      io.out(`${dirs.length} bundles:\n${lines.join("\n")}\n`);
+      const width = dirs.reduce((w, d) => Math.max(w, d.length), 0);
+      const lines = dirs.map((d, i) => terminal`  ${d.padEnd(width)}  ${totals[i]}`);
+      printOut(io, terminalLines([terminal`${dirs.length} bundles:`, ...lines, terminal``]));
     }
+    printAnnotations(
+      io,
+      annotationsCapped(notes, (n, kind) => ({
+        title: "check",
+        message: `${n} more ${kind === "error" ? "failing properties" : "known issues"}: the step's log names each`,
+      })),
+    );
     return failed ? 1 : 0;
   },
 };
@@ -184,7 +219,7 @@ export const compare: Command = {
     const { compareBundles, formatComparison } = await import("../helpers/compare.ts");
     const all = await topics();
     const c = await readingBundles([a, b], () => compareBundles(a, b, all));
-    io.out(terminalSafe(formatComparison(c)));
+    printMarkdown(io, formatComparison(c));
     return c.regressed ? 1 : 0;
   },
 };
@@ -240,7 +275,10 @@ export const upgrade: Command = {
       const before = ranBefore ? up : freshFrom ? await checkBundle(freshFrom, all) : null;
       return judgeUpgrade({ upgrade: up, legs, before, strict: values.strict === true });
     });
-    io.out(terminalSafe(`${g.summary}\n`));
+    printMarkdown(io, markdownLines([g.summary, markdown``]));
+    // in a GitHub Actions step (the upgrade job's gate), the outcome is one annotation
+    const kind = g.exitCode !== 0 ? "error" : g.newKnownIssues.length > 0 ? "warning" : "notice";
+    printAnnotations(io, [annotation(kind, "upgrade", g.headline)]);
     return g.exitCode;
   },
 };
@@ -275,10 +313,10 @@ export const summary: Command = {
         ...(r.records.latency ? { latency: r.records.latency.record } : {}),
       });
     }
-    io.out(terminalSafe(summaryMarkdown(measured)));
+    printMarkdown(io, summaryMarkdown(measured));
     if (svg !== undefined) {
       writeOutput(svg, summarySvg(measured), dirs, "--svg");
-      io.err(`wrote ${terminalSafe(svg)}\n`);
+      printErr(io, terminal`wrote ${svg}\n`);
     }
     return 0;
   },
@@ -309,7 +347,7 @@ export const report: Command = {
     const { bytes } = await readingBundles([...dirs, ...(compare ?? [])], () =>
       writeReport(dirs, all, out, compare ? { compare } : {}),
     );
-    io.err(`wrote ${out} (${Math.round(bytes / 1024)} KiB)\n`);
+    printErr(io, terminal`wrote ${out} (${Math.round(bytes / 1024)} KiB)\n`);
     return 0;
   },
 };
@@ -372,16 +410,22 @@ export const plan: Command = {
       });
     if (reads) {
       const from = provider === "existing" ? "its agents report" : "the bundle recorded";
-      io.out(
-        formatPlan(profileOf(mode ?? "kpr"), {
-          mode: mode ? `${mode} (must be the mode ${from})` : `the mode ${from}`,
-          cilium: `the Cilium version ${from}`,
-        }) + (provider === "existing" ? await scheduleText() : ""),
+      printOut(
+        io,
+        ownLines(
+          formatPlan(profileOf(mode ?? "kpr"), {
+            mode: mode ? `${mode} (must be the mode ${from})` : `the mode ${from}`,
+            cilium: `the Cilium version ${from}`,
+          }) + (provider === "existing" ? await scheduleText() : ""),
+        ),
       );
       return 0;
     }
-    io.out(
-      (mode ? [mode] : [...MODES]).map((m) => formatPlan(profileOf(m))).join("\n") + (await scheduleText()),
+    printOut(
+      io,
+      ownLines(
+        (mode ? [mode] : [...MODES]).map((m) => formatPlan(profileOf(m))).join("\n") + (await scheduleText()),
+      ),
     );
     return 0;
   },
@@ -407,7 +451,7 @@ function labScript(name: string, synopsis: string, summaryText: string, maxPosit
       const { LAB_SCRIPT } = await import("../clusters/lab.ts");
       const { execa } = await import("execa");
       const r = await execa("bash", [LAB_SCRIPT, name, ...positionals], { stdio: "inherit", reject: false });
-      if (r.exitCode !== 0) io.err(`datapath-conformance lab ${name}: exited ${r.exitCode}\n`);
+      if (r.exitCode !== 0) printErr(io, terminal`datapath-conformance lab ${name}: exited ${r.exitCode}\n`);
       return r.exitCode ?? 1;
     },
   };
@@ -535,23 +579,10 @@ async function readingBundles<T>(dirs: string[], run: () => Promise<T>): Promise
     return await run();
   } catch (err) {
     if (err instanceof UserError || (err as NodeJS.ErrnoException).code === "EPIPE") throw err;
-    if (process.env.DATAPATH_CONFORMANCE_DEBUG === "1")
-      process.stderr.write(`${(err as Error).stack ?? err}\n`);
+    if (process.env.DATAPATH_CONFORMANCE_DEBUG === "1") printDebugStack(err);
     const e = err instanceof Error ? err : new Error(String(err));
     throw new UserError(
       `could not read ${dirs.join(", ")}: unexpected ${e.name}: ${(e.message.split("\n")[0] ?? "").slice(0, 200)} (DATAPATH_CONFORMANCE_DEBUG=1 prints the stack; please report it)`,
     );
   }
 }
-
-/**
- * Text bound for a terminal, with every control character but newline and tab shown as `\u{…}`: a bundle's
- * strings (raw lines, stderr, versions) cannot move the cursor, retitle the window or hide a line.
- */
-export function terminalSafe(s: string): string {
-  return s.replace(CONTROL, (c) => `\\u{${c.codePointAt(0)?.toString(16)}}`);
-}
-
-/** C0 (but newline and tab), DEL, C1, the line separators and the bidirectional overrides. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is replaced
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;

@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import {
   cpSync,
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -20,13 +21,14 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { gzipSync } from "node:zlib";
+import { basename, join } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { LIMITS } from "../helpers/bundle-read.ts";
 import type { CallRecord } from "../helpers/exec/record.ts";
+import { guardLines } from "../helpers/output.ts";
 import { BundleCopies, editJson, editJsonLines } from "../helpers/testing/tamper.ts";
-import { terminalSafe } from "./commands.ts";
+import { parseXmlStrictly } from "../helpers/testing/xml.ts";
 import { main } from "./main.ts";
 
 const copies = new BundleCopies();
@@ -107,6 +109,18 @@ function refused(r: { code: number; out: string; err: string }, cmd: string, nam
 
 const PASSWD_LINE = /root:x?:0:0/;
 
+/** The characters a terminal would obey in `s` (controls but newline and tab, C1, bidi overrides, line separators). */
+const emitted = (s: string) =>
+  [...s].filter((c) => {
+    const n = c.codePointAt(0) as number;
+    return (
+      (n < 0x20 && c !== "\n" && c !== "\t") ||
+      (n >= 0x7f && n <= 0x9f) ||
+      (n >= 0x2028 && n <= 0x202e) ||
+      (n >= 0x2066 && n <= 0x2069)
+    );
+  });
+
 describe("hostile bundles: refused with exit 2 and one line naming the entry", { timeout: 60_000 }, () => {
   it("a call whose stdoutFile climbs out of the bundle (../../../etc/passwd), or is absolute", async () => {
     for (const path of ["../../../etc/passwd", "/etc/passwd", "raw/../../../../etc/passwd"]) {
@@ -153,14 +167,16 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
       symlinkSync(join(d, "nowhere"), join(d, file));
     });
     refused(await run(["check", dangling]), "check", /is a link that leads nowhere/);
-    // inside the bundle a link is read like the file it names: the check is the shipped bundle's
+    // inside the bundle too (issue 36): a link is refused, not followed (see "files" below)
     const inside = hostile((d) => {
       renameSync(join(d, file), join(d, `${file}.moved`));
       symlinkSync(join(d, `${file}.moved`), join(d, file));
     });
-    const linked = await run(["check", inside]);
-    expect(linked.code, linked.err).toBe(0);
-    expect(linked.out).toContain("stored verdicts.jsonl: reproduced exactly");
+    refused(
+      await run(["check", inside]),
+      "check",
+      /is a symbolic link: a bundle's files are read as themselves/,
+    );
   });
 
   it("bundle.json, calls/ or baseline/ linked out of the bundle", async () => {
@@ -340,6 +356,34 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
         /calls\/: not a folder that can be listed \(ENOTDIR\)/,
       ],
       [
+        // issue 36: a TypeError with a stack trace and exit 1 ("a property failed")
+        "neverRunHere that is an object",
+        (d) => editJson(d, "bundle.json", (m) => ({ ...m, neverRunHere: {} })),
+        /bundle\.json:\d+: "neverRunHere": expected a list, found an object/,
+      ],
+      [
+        // issue 36: a 30 MB cilium took report to V8's out-of-memory abort at 4.2 GB
+        "a cilium version of a megabyte",
+        (d) => editJson(d, "bundle.json", (m) => ({ ...m, cilium: "1".repeat(1 << 20) })),
+        /bundle\.json:\d+: "cilium": a string of 1048576 characters, over its cap of \d+ \(README "Limits"\)/,
+      ],
+      [
+        "a stored verdict's observed value of a megabyte",
+        (d) =>
+          editJsonLines(d, "verdicts.jsonl", (v, i) =>
+            i === 1 ? { ...v, observed: "1".repeat(1 << 20) } : undefined,
+          ),
+        /verdicts\.jsonl:2: "observed": a string of 1048576 characters, over its cap/,
+      ],
+      [
+        "a call's argv of a hundred thousand words",
+        (d) =>
+          editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+            i === 0 ? { ...c, argv: Array(100_000).fill("x") } : undefined,
+          ),
+        /calls\/iptables\.jsonl:1: "argv": a list of 100000 items, over its cap of \d+/,
+      ],
+      [
         "a line of a million characters",
         (d) => writeFileSync(join(d, "calls", "iptables.jsonl"), `${"x".repeat(LIMITS.jsonLineBytes + 1)}\n`),
         /calls\/iptables\.jsonl:1: a line of \d+ characters, over the 8 MiB cap/,
@@ -398,6 +442,124 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
   });
 });
 
+describe(
+  "size: what a bundle holds cannot overflow the stack, the memory or GitHub's limits (issue 36)",
+  { timeout: 60_000 },
+  () => {
+    it("130,000 stored verdicts: check lists the differences up to a cap, with no stack overflow; --markdown stays under the step summary's cap", async () => {
+      const dir = hostile((d) => {
+        const line = (i: number) =>
+          JSON.stringify({
+            id: `gone.p${i}`,
+            topic: "gone",
+            claim: "c",
+            expected: "1",
+            observed: "1",
+            message: "m",
+            status: "pass",
+            evidence: [],
+          });
+        writeFileSync(
+          join(d, "verdicts.jsonl"),
+          `${Array.from({ length: 130_000 }, (_, i) => line(i)).join("\n")}\n`,
+        );
+      });
+      const text = await run(["check", dir]);
+      expect(text.code, text.err).toBe(0);
+      expect(text.out).toMatch(/stored verdicts\.jsonl: 130\d{3} difference\(s\)/);
+      expect(text.out).toMatch(/\.\.\. and 1\d{5} more difference\(s\)/);
+      expect(text.out.split("\n").length).toBeLessThan(1_000);
+      const md = await run(["check", dir, "--markdown"]);
+      expect(md.code, md.err).toBe(0);
+      expect(Buffer.byteLength(md.out)).toBeLessThanOrEqual(256 * 1024);
+      expect(md.out).toMatch(/^- \.\.\. and 1\d{5} more difference\(s\)$/m);
+    });
+
+    it("report and summary refuse a string over its field's cap before building anything", async () => {
+      const dir = hostile((d) => editJson(d, "bundle.json", (m) => ({ ...m, origin: "x".repeat(12 << 20) })));
+      refused(
+        await run(["report", dir, "-o", join(out, "big.html")]),
+        "report",
+        /bundle\.json:\d+: "origin": a string of 12582912 characters, over its cap/,
+      );
+      refused(await run(["summary", dir]), "summary", /"origin": a string of 12582912 characters/);
+      expect(existsSync(join(out, "big.html"))).toBe(false);
+    });
+  },
+);
+
+describe("files: links, damaged outputs, an empty verdicts file (issue 36)", { timeout: 60_000 }, () => {
+  it("a raw output with a second hard link (to a file outside the bundle) is refused, not read", async () => {
+    const { file } = gzCall(base);
+    // a file outside the bundle, as the raw output is (gzip): the old reader read it and judged it
+    const secret = join(out, "secret.txt.gz");
+    writeFileSync(secret, gzipSync("SECRET LINE FROM OUTSIDE THE BUNDLE\n"));
+    const dir = hostile((d) => {
+      unlinkSync(join(d, file));
+      linkSync(secret, join(d, file));
+    });
+    const r = await run(["check", dir]);
+    refused(r, "check", /has 2 hard links: a bundle's files are read only when they are nothing else/);
+    expect(r.err).not.toContain("SECRET");
+  });
+
+  it("a raw output that is a relative link to another call's output is refused: one call's output never stands for another's", async () => {
+    const [a, b] = topicCalls(base)
+      .map((c) => c.stdoutFile)
+      .filter((f) => f.endsWith(".gz"));
+    const dir = hostile((d) => {
+      unlinkSync(join(d, a as string));
+      symlinkSync(basename(b as string), join(d, a as string));
+    });
+    refused(
+      await run(["check", dir]),
+      "check",
+      /is a symbolic link: a bundle's files are read as themselves/,
+    );
+  });
+
+  it("a raw output that is not UTF-8 is damaged evidence: refused, not judged as the cluster's failures", async () => {
+    const { file } = gzCall(base);
+    const dir = hostile((d) => {
+      const text = gunzipSync(readFileSync(join(d, file)));
+      writeFileSync(
+        join(d, file),
+        gzipSync(Buffer.concat([text.subarray(0, 40), Buffer.from([0xff, 0xfe, 0xc3]), text.subarray(40)])),
+      );
+    });
+    const r = await run(["check", dir]);
+    refused(r, "check", /not valid UTF-8 at byte 40: damaged evidence/);
+    expect(r.out).not.toContain("FAIL");
+  });
+
+  it("what held, kept tested: a symbolic link loop is refused; __proto__ and constructor keys pollute nothing", async () => {
+    const { file } = gzCall(base);
+    const loop = hostile((d) => {
+      unlinkSync(join(d, file));
+      symlinkSync(basename(file), join(d, file));
+    });
+    refused(await run(["check", loop]), "check", /is a link that leads nowhere/);
+    const keys = hostile((d) => {
+      const text = readFileSync(join(d, "bundle.json"), "utf8").replace(
+        '"phases": {',
+        '"__proto__": {"polluted": "yes"}, "constructor": {"prototype": {"polluted": "yes"}}, "phases": {"__proto__": 5, ',
+      );
+      writeFileSync(join(d, "bundle.json"), text);
+    });
+    const r = await run(["check", keys]);
+    expect(r.code, r.err).toBe(0);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("an empty verdicts.jsonl: no stored verdicts, said once", async () => {
+    const dir = hostile((d) => writeFileSync(join(d, "verdicts.jsonl"), ""));
+    const r = await run(["check", dir]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.match(/no stored verdicts/g)).toHaveLength(1);
+    expect(r.out).not.toContain("not stored");
+  });
+});
+
 describe("where report and summary write", { timeout: 60_000 }, () => {
   it("never onto a folder, never into one of the input bundles; otherwise through a temporary file and a rename", async () => {
     const dir = hostile(() => {});
@@ -443,8 +605,56 @@ describe("where report and summary write", { timeout: 60_000 }, () => {
 });
 
 describe("terminal output", () => {
+  it("a malformed verdicts line carrying ESC ]52 (clipboard) and ESC [2J: the one error line shows them, obeys none", async () => {
+    const dir = hostile((d) =>
+      writeFileSync(
+        join(d, "verdicts.jsonl"),
+        `\u001b]52;c;cHduZWQ=\u0007\u001b[2J{"id":\n${readFileSync(join(d, "verdicts.jsonl"), "utf8")}`,
+      ),
+    );
+    const r = await run(["check", dir]);
+    refused(r, "check", /verdicts\.jsonl:1: not JSON/);
+    // the JSON parser's own message quotes the line's start: shown, not obeyed
+    expect(r.err).toContain('"\\u{1b}]52;c;cHd"');
+    expect(emitted(r.err)).toEqual([]);
+  });
+
+  it("C1 controls, a bidirectional override and a line separator in a stdoutFile are shown in the error, not emitted", async () => {
+    const dir = hostile((d) =>
+      editJsonLines(d, "calls/iptables.jsonl", (c, i) =>
+        i === 1 ? { ...c, stdoutFile: "raw/iptables/x\u009b2J\u202egnp.exe\u2028y.txt" } : undefined,
+      ),
+    );
+    const r = await run(["check", dir]);
+    refused(r, "check", /calls\/iptables\.jsonl:2: stdoutFile/);
+    expect(r.err).toContain("x\\u{9b}2J\\u{202e}gnp.exe\\u{2028}y.txt");
+    expect(emitted(r.err)).toEqual([]);
+  });
+
+  it("markdown (check --markdown): @mentions from a bundle ping nobody", async () => {
+    const dir = hostile((d) =>
+      editJsonLines(d, "verdicts.jsonl", (v, i) =>
+        i === 0 ? { ...v, id: "dns.x @octocat @org/team" } : undefined,
+      ),
+    );
+    const r = await run(["check", dir, "--markdown"]);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain("@\u200boctocat @\u200borg/team");
+    expect(r.out).not.toMatch(/(^|[^\w`])@(octocat|org)/m);
+  });
+
+  it("summary --svg: a version carrying characters XML forbids still makes a well-formed SVG (a strict XML parser reads it)", async () => {
+    const dir = hostile((d) =>
+      editJson(d, "bundle.json", (m) => ({ ...m, cilium: `${m.cilium}\u0001\uFFFE\ud800` })),
+    );
+    const svg = join(out, "chart.svg");
+    const r = await run(["summary", dir, "--svg", svg]);
+    expect(r.code, r.err).toBe(0);
+    expect(() => parseXmlStrictly(readFileSync(svg, "utf8"))).not.toThrow();
+  });
+
   it("control characters from a bundle are shown, not obeyed", async () => {
-    expect(terminalSafe("a\u001b]0;owned\u0007b\tc\n\u202eevil")).toBe(
+    expect(guardLines("a\u001b]0;owned\u0007b\tc\n\u202eevil")).toBe(
       "a\\u{1b}]0;owned\\u{7}b\tc\n\\u{202e}evil",
     );
     const dir = hostile((d) =>

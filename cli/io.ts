@@ -7,12 +7,18 @@ export interface Io {
   write?(s: string | Uint8Array): Promise<void>;
   /** Standard input as a stream of chunks (`parse --ndjson -`). */
   stdin?(): AsyncIterable<Buffer | string>;
+  /**
+   * Running as a GitHub Actions step (GITHUB_ACTIONS=true): `check` and `upgrade` add annotations, and a refused
+   * bundle is one too (cli/print.ts). A test's Io leaves it out.
+   */
+  githubActions?: boolean;
 }
 
 /** An Io with the streamed parts filled in from the plain ones (tests pass only out/err/readStdin). */
 export function withStreams(io: Io): Required<Io> {
   return {
     ...io,
+    githubActions: io.githubActions ?? false,
     write: io.write ?? (async (s) => io.out(typeof s === "string" ? s : Buffer.from(s).toString("utf8"))),
     stdin:
       io.stdin ??
@@ -22,7 +28,9 @@ export function withStreams(io: Io): Required<Io> {
   };
 }
 
+/** The process's own streams: the only place the CLI writes to them (cli/print.ts decides what). */
 export const processIo: Io = {
+  githubActions: process.env.GITHUB_ACTIONS === "true",
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
   readStdin: async () => {

@@ -13,8 +13,10 @@ import { PROFILES, parseDatapathProfile } from "../clusters/datapath-profiles.ts
 import { LAB_SCRIPT, type Lab, labCilium, readLab } from "../clusters/lab.ts";
 import { findBundles } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
+import { ownLines } from "../helpers/output.ts";
 import { MODES } from "../helpers/properties/expectation.ts";
 import type { Io } from "./io.ts";
+import { printErr } from "./print.ts";
 
 export interface LabRunOptions {
   mode?: string | undefined;
@@ -422,6 +424,6 @@ export async function realLabRunDeps(io: Required<Io>): Promise<LabRunDeps> {
       return (await writeReport(dirs, TOPICS, out)).columns;
     },
     now: () => new Date(),
-    log: (line) => io.err(`${line}\n`),
+    log: (line) => printErr(io, ownLines(`${line}\n`)),
   };
 }

@@ -1,7 +1,9 @@
 import { UserError } from "../helpers/errors.ts";
+import { ownLines } from "../helpers/output.ts";
 import { commandUsage, parseCommandArgs, wantsHelp } from "./args.ts";
 import { ALL_COMMANDS } from "./commands.ts";
 import { type Io, processIo, withStreams } from "./io.ts";
+import { printErr, printError, printOut } from "./print.ts";
 import { COMMANDS, type Command, registerCommand, usage } from "./registry.ts";
 import { versionText } from "./version.ts";
 
@@ -17,7 +19,7 @@ async function runCommand(cmd: Command, path: string, argv: string[], io: Io): P
       const names = cmd.subcommands.map((s) => s.name);
       if (sub === undefined || sub.startsWith("-")) {
         if (wantsHelp(argv)) {
-          io.out(commandUsage(cmd, path));
+          printOut(io, ownLines(commandUsage(cmd, path)));
           return 0;
         }
         throw new UserError(`which one? valid: ${names.join(", ")} (${path} --help)`);
@@ -27,14 +29,14 @@ async function runCommand(cmd: Command, path: string, argv: string[], io: Io): P
       return await runCommand(s, `${path} ${sub}`, rest, io);
     }
     if (wantsHelp(argv)) {
-      io.out(commandUsage(cmd, path));
+      printOut(io, ownLines(commandUsage(cmd, path)));
       return 0;
     }
     if (!cmd.run) throw new Error(`command ${path} has nothing to run`);
     return await cmd.run(parseCommandArgs(cmd, argv), withStreams(io));
   } catch (err) {
     if (err instanceof UserError) {
-      io.err(`datapath-conformance ${path}: ${err.message}\n`);
+      printError(io, path, err.message);
       return err.exitCode;
     }
     throw err;
@@ -45,23 +47,25 @@ async function runCommand(cmd: Command, path: string, argv: string[], io: Io): P
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined) {
-    io.err(usage());
+    printErr(io, ownLines(usage()));
     return 2;
   }
   if (name === "help" || name === "--help" || name === "-h") {
     const cmd = rest[0] === undefined ? undefined : COMMANDS.get(rest[0]);
-    io.out(cmd ? commandUsage(cmd, cmd.name) : usage());
+    printOut(io, ownLines(cmd ? commandUsage(cmd, cmd.name) : usage()));
     return 0;
   }
   if (name === "--version" || name === "-V" || name === "version") {
-    io.out(versionText());
+    printOut(io, ownLines(versionText()));
     return 0;
   }
   try {
     const cmd = COMMANDS.get(name);
     if (!cmd) {
-      io.err(
-        `datapath-conformance: unknown command ${JSON.stringify(name)}; valid: ${[...COMMANDS.keys()].join(", ")} (--help lists them)\n`,
+      printError(
+        io,
+        null,
+        `unknown command ${JSON.stringify(name)}; valid: ${[...COMMANDS.keys()].join(", ")} (--help lists them)`,
       );
       return 2;
     }

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, w
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { bundleLockFile, readRecords, withBundleLock, writeRecords } from "./bundle.ts";
 
 const run = promisify(execFile);
@@ -33,8 +33,13 @@ describe("withBundleLock", () => {
           writeFileSync(f, JSON.stringify(m));
         });`;
     // helpers/bundle.ts built once for the three (esbuild, as the CLI's bundle is): through tsx each process
-    // spent most of its time loading it
-    const built = join(dir, "bundle.mjs");
+    // spent most of its time loading it. Inside the checkout, as the CLI's bundle is: its packages (valibot)
+    // resolve from the checkout's node_modules
+    const cache = join(import.meta.dirname, "..", "node_modules", ".cache");
+    mkdirSync(cache, { recursive: true });
+    const builtDir = mkdtempSync(join(cache, "bundle-lock-"));
+    onTestFinished(() => rmSync(builtDir, { recursive: true, force: true }));
+    const built = join(builtDir, "bundle.mjs");
     const { build } = await import("esbuild");
     await build({
       entryPoints: [BUNDLE_TS],

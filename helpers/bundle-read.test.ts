@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { BundleFault, readBundleRaw } from "./bundle-read.ts";
+import { BundleFault, invalidUtf8At, readBundleRaw } from "./bundle-read.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "dpc-bundle-read-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,5 +34,18 @@ describe("readBundleRaw (outputs written by us)", () => {
     writeFileSync(join(dir, "plain.txt"), "plain\n");
     expect(readBundleRaw(dir, "plain.txt")).toBe("plain\n");
     expect(readBundleRaw(dir, "absent.txt.gz")).toBeNull();
+  });
+});
+
+describe("invalidUtf8At (a raw output that is not text is damaged evidence, issue 36)", () => {
+  it("the offset of the first byte that is not UTF-8; -1 for text, multi-byte characters included", () => {
+    expect(invalidUtf8At(Buffer.from("plain, é, 中, 😀\n"))).toBe(-1);
+    const at = (hex: string) => invalidUtf8At(Buffer.concat([Buffer.from("ab"), Buffer.from(hex, "hex")]));
+    expect(at("ff")).toBe(2); // never in UTF-8
+    expect(at("c0af")).toBe(2); // an overlong "/"
+    expect(at("eda080")).toBe(2); // a surrogate
+    expect(at("f4908080")).toBe(2); // past U+10FFFF
+    expect(at("e282")).toBe(2); // cut short
+    expect(at("41c3a9c3")).toBe(5); // after a valid é, a lead byte alone
   });
 });

@@ -5,13 +5,14 @@
  * device, is refused with one line naming the entry. Every read has a declared cap (LIMITS, listed in the
  * README's "Limits"), checked on the size before reading and, for a compressed raw output, while inflating.
  */
+
+import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, normalize, sep } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { UserError } from "./errors.ts";
 import { jsonErrorOffset } from "./parse/json-error.ts";
-import { type JsonPath, jsonScan } from "./parse/json-scan.ts";
 
 const MiB = 1024 * 1024;
 
@@ -103,8 +104,58 @@ export function resolveInBundle(dir: string, rel: unknown, entry: string = Strin
     throw fault(
       `${shown(rel)} is a link out of the bundle (to ${shown(real)}); only files inside it are read`,
     );
-  if (!statSync(real).isFile()) throw fault(`${shown(rel)} is not a regular file`);
+  // inside the bundle, a link would let one call's recorded output stand for another's: none is followed
+  if (real !== path)
+    throw fault(
+      `${shown(rel)} is a symbolic link: a bundle's files are read as themselves, never through a link (a linked folder included)`,
+    );
+  const st = statSync(real);
+  if (!st.isFile()) throw fault(`${shown(rel)} is not a regular file`);
+  // a second hard link makes the file another one too (any file on the same filesystem, outside the bundle)
+  if (st.nlink > 1)
+    throw fault(
+      `${shown(rel)} has ${st.nlink} hard links: a bundle's files are read only when they are nothing else`,
+    );
   return real;
+}
+
+/** The byte offset of the first byte that is not valid UTF-8 in `bytes`, or -1 when they all are. */
+export function invalidUtf8At(bytes: Uint8Array): number {
+  if (isUtf8(bytes)) return -1;
+  const n = bytes.length;
+  for (let i = 0; i < n; ) {
+    const b = bytes[i] as number;
+    const len =
+      b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    if (len === 0 || i + len > n) return i;
+    for (let k = 1; k < len; k++) if (((bytes[i + k] as number) & 0xc0) !== 0x80) return i;
+    const b1 = bytes[i + 1] as number;
+    // overlong forms, surrogates, past U+10FFFF
+    if (
+      (b === 0xe0 && b1 < 0xa0) ||
+      (b === 0xed && b1 > 0x9f) ||
+      (b === 0xf0 && b1 < 0x90) ||
+      (b === 0xf4 && b1 > 0x8f)
+    )
+      return i;
+    i += len;
+  }
+  return -1;
+}
+
+/**
+ * Bytes of the bundle as text: every file it holds is text (JSON, a command's output), so bytes that are not
+ * UTF-8 are damaged evidence, refused (a decoder would make U+FFFD of them, and a parser a failure of the cluster).
+ */
+function utf8(dir: string, entry: string, bytes: Buffer): string {
+  const at = invalidUtf8At(bytes);
+  if (at >= 0)
+    throw new BundleFault(
+      dir,
+      entry,
+      `not valid UTF-8 at byte ${at}: damaged evidence (a bundle's files are text; it is refused, not judged)`,
+    );
+  return bytes.toString("utf8");
 }
 
 /** The bytes of a bundle file, refused past `cap` before reading; null when absent. */
@@ -135,7 +186,8 @@ export function readBundleBytes(dir: string, rel: string, cap: number, entry: st
 
 /** A JSON or JSON Lines file of the bundle as text (capped at LIMITS.jsonFileBytes); null when absent. */
 export function readBundleJsonText(dir: string, rel: string, entry: string = rel): string | null {
-  return readBundleBytes(dir, rel, LIMITS.jsonFileBytes, entry)?.toString("utf8") ?? null;
+  const bytes = readBundleBytes(dir, rel, LIMITS.jsonFileBytes, entry);
+  return bytes === null ? null : utf8(dir, entry, bytes);
 }
 
 /** Inflates a gzipped raw output, refusing past LIMITS.rawBytes (the inflation stops there). */
@@ -162,7 +214,11 @@ const inflated = new Map<string, string>();
 let inflatedChars = 0;
 const INFLATED_CACHE_CHARS = 64 << 20;
 
-function inflateCached(bytes: Buffer, onFault: (why: string) => Error): string {
+function inflateCached(
+  bytes: Buffer,
+  onFault: (why: string) => Error,
+  asText: (b: Buffer) => string,
+): string {
   const key = createHash("sha1").update(bytes).digest("hex");
   const hit = inflated.get(key);
   if (hit !== undefined) {
@@ -170,7 +226,7 @@ function inflateCached(bytes: Buffer, onFault: (why: string) => Error): string {
     inflated.set(key, hit);
     return hit;
   }
-  const text = gunzipCapped(bytes, onFault).toString("utf8");
+  const text = asText(gunzipCapped(bytes, onFault));
   inflated.set(key, text);
   inflatedChars += text.length;
   for (const [k, v] of inflated) {
@@ -186,8 +242,12 @@ export function readBundleRaw(dir: string, rel: string, entry: string = rel): st
   const bytes = readBundleBytes(dir, rel, LIMITS.rawBytes, entry);
   if (bytes === null) return null;
   return rel.endsWith(".gz")
-    ? inflateCached(bytes, (why) => new BundleFault(dir, entry, why))
-    : bytes.toString("utf8");
+    ? inflateCached(
+        bytes,
+        (why) => new BundleFault(dir, entry, why),
+        (b) => utf8(dir, entry, b),
+      )
+    : utf8(dir, entry, bytes);
 }
 
 type Json = unknown;
@@ -242,122 +302,5 @@ export function readBundleJson(dir: string, rel: string): { text: string; value:
       // nested too deep to walk: the file is named without its line
     }
     throw new BundleFault(dir, at >= 0 ? `${rel}:${lineAt(text, at)}` : rel, `not valid JSON (${msg})`);
-  }
-}
-
-/** What a checked field holds, for a message: `a string "fast"`, `a list`, `nothing`. */
-function found(v: unknown): string {
-  if (v === undefined) return "nothing";
-  if (v === null) return "null";
-  if (Array.isArray(v)) return "a list";
-  if (typeof v === "object") return "an object";
-  return `${typeof v === "string" ? "a string" : `a ${typeof v}`} ${shown(v)}`;
-}
-
-/**
- * Checks a parsed JSON document's shape, field by field: the first field that is missing or of the wrong type
- * is one BundleFault naming the file, the line and the field (`bundle.json:13: "phases": expected an object,
- * found a string "fast"`).
- */
-export class Shape {
-  constructor(
-    private readonly dir: string,
-    /** The entry a field is at: `bundle.json:12`, `calls/ghost.jsonl:3`. */
-    private readonly where: (path: JsonPath) => string,
-  ) {}
-
-  /** For a JSON document: each field's own line (the enclosing object's line when the field is missing). */
-  static ofDocument(dir: string, rel: string, text: string): Shape {
-    let lineOf: ((p: JsonPath) => number | null) | null = null;
-    try {
-      lineOf = jsonScan(text).lineOf;
-    } catch {
-      lineOf = null;
-    }
-    return new Shape(dir, (path) => {
-      for (let n = path.length; n >= 0 && lineOf; n--) {
-        const line = lineOf(path.slice(0, n));
-        if (line !== null) return `${rel}:${line}`;
-      }
-      return rel;
-    });
-  }
-
-  /** For one line of a JSON Lines file. */
-  static ofLine(dir: string, rel: string, line: number): Shape {
-    return new Shape(dir, () => `${rel}:${line}`);
-  }
-
-  fail(path: JsonPath, why: string): never {
-    throw new BundleFault(this.dir, this.where(path), why);
-  }
-
-  /** Fails unless `ok`: `"<field>": expected <what>, found <v>`. */
-  private expect(ok: boolean, path: JsonPath, what: string, v: unknown): void {
-    if (ok) return;
-    const field = path
-      .map((p) => (typeof p === "number" ? `[${p}]` : JSON.stringify(p)))
-      .join(".")
-      .replace(/\.\[/g, "[");
-    this.fail(path, `${field ? `${field}: ` : ""}expected ${what}, found ${found(v)}`);
-  }
-
-  object(v: unknown, path: JsonPath = []): Record<string, unknown> {
-    this.expect(v !== null && typeof v === "object" && !Array.isArray(v), path, "an object", v);
-    return v as Record<string, unknown>;
-  }
-
-  list(v: unknown, path: JsonPath): unknown[] {
-    this.expect(Array.isArray(v), path, "a list", v);
-    return v as unknown[];
-  }
-
-  /** `o[key]` is a string (or null/absent when allowed). */
-  string(
-    o: Record<string, unknown>,
-    key: string,
-    path: JsonPath,
-    allow: { null?: boolean; absent?: boolean } = {},
-  ): void {
-    const v = o[key];
-    const ok = typeof v === "string" || (v === null && !!allow.null) || (v === undefined && !!allow.absent);
-    this.expect(ok, [...path, key], `a string${allow.null ? " or null" : ""}`, v);
-  }
-
-  /** `o[key]` is a finite number (or null/absent when allowed). */
-  number(
-    o: Record<string, unknown>,
-    key: string,
-    path: JsonPath,
-    allow: { null?: boolean; absent?: boolean } = {},
-  ): void {
-    const v = o[key];
-    const ok =
-      (typeof v === "number" && Number.isFinite(v)) ||
-      (v === null && !!allow.null) ||
-      (v === undefined && !!allow.absent);
-    this.expect(ok, [...path, key], `a number${allow.null ? " or null" : ""}`, v);
-  }
-
-  /** `o[key]` is one of `values` (or absent when allowed). */
-  oneOf(
-    o: Record<string, unknown>,
-    key: string,
-    path: JsonPath,
-    values: readonly unknown[],
-    allowAbsent = false,
-  ): void {
-    const v = o[key];
-    const ok = values.includes(v) || (v === undefined && allowAbsent);
-    this.expect(ok, [...path, key], `one of ${values.map((x) => JSON.stringify(x)).join(", ")}`, v);
-  }
-
-  /** `o[key]` is a list of strings (or absent when allowed). */
-  strings(o: Record<string, unknown>, key: string, path: JsonPath, allowAbsent = false): void {
-    const v = o[key];
-    if (v === undefined && allowAbsent) return;
-    this.list(v, [...path, key]).forEach((x, i) => {
-      this.expect(typeof x === "string", [...path, key, i], "a string", x);
-    });
   }
 }

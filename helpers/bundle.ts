@@ -14,13 +14,12 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { BundleFault, bundleRoot, readBundleJson, readBundleJsonText, Shape } from "./bundle-read.ts";
+import { BundleFault, bundleRoot, readBundleJson, readBundleJsonText } from "./bundle-read.ts";
+import { atField, BUNDLE_JSON, type BundleJson, checked, RECORD_EVIDENCE } from "./bundle-schema.ts";
 import { UserError } from "./errors.ts";
-import type { UpgradePlan } from "./observe/context.ts";
-import { MODES, type Mode } from "./properties/expectation.ts";
 import type { Verdict } from "./properties/judge.ts";
 import { mergeDatapath } from "./records/datapath.ts";
-import { type EvidenceItem, isEvidenceItem } from "./records/evidence.ts";
+import type { EvidenceItem } from "./records/evidence.ts";
 import { formatReport, parseReport } from "./records/report-text.ts";
 import {
   type Evidenced,
@@ -37,55 +36,10 @@ import {
  *   raw/<topic>/NNN-*.txt  every command's stdout
  *   records/<lab name>     the lab's records (iptables.json … report.txt) and ours; `*.evidence.json` beside
  *   verdicts.jsonl         every judged property
+ *
+ * bundle.json's fields, their types and their caps are its schema's (helpers/bundle-schema.ts BUNDLE_JSON).
  */
-export interface BundleMeta {
-  format: 1;
-  mode: Mode;
-  cilium: string;
-  ciliumMinor: string;
-  kubernetes: string | null;
-  kernel: string | null;
-  attachMode: string | null;
-  provider: string;
-  /** `recorded` from a real cluster, or `hand-made` (with how it was made). */
-  origin: string;
-  runId: string;
-  createdAt: string;
-  phases: Record<string, number>;
-  /**
-   * Per node, its agent's own start: from the Pod's start (status.startTime) to its first `cilium-dbg status
-   * --brief` OK (clusters/readiness.ts); phases["agents' own start (max)"] is the slowest.
-   */
-  agentStarts?: Record<
-    string,
-    { pod: string; podStart: string | null; firstOk: string; seconds: number | null }
-  >;
-  /** The cluster's kubectl context (helm runs against it in the upgrade leg). */
-  kubeContext?: string;
-  /** What the suite had never run among this run's versions, one line each (clusters/versions.ts neverRunHere). */
-  neverRunHere?: string[];
-  /** The datapath profile the run asked for (DATAPATH_PROFILE / --profile); absent: the suite's default. */
-  datapathProfile?: string;
-  /** The user's Helm values (CILIUM_VALUES / --values): the file's name and the keys the suite overrode. */
-  userValues?: { file: string; overridden: string[] };
-  /**
-   * The run namespace the topics used, when it is not `cca-dp` (the existing provider's `cca-dp-<run-id>`): a
-   * replay asks for the same namespace the recorded calls name.
-   */
-  namespace?: string;
-  /** The upgrade leg this run was asked for (UPGRADE_TO), so a replay can run it again. */
-  upgrade?: UpgradePlan;
-  /** Recorded with the offline lab's images (LAB_IMAGES=1): where they came from and the Cilium patch label. */
-  lab?: {
-    note: string;
-    ciliumImage: string;
-    ciliumSource: string;
-    /** clusters/lab/patch-cilium.sh's label: `none: …` when Cilium's code was built unchanged. */
-    patch: string;
-    kubernetesSource: string;
-    nodeImage: string;
-  };
-}
+export type BundleMeta = BundleJson;
 
 /**
  * The evidence bundles at `path`: `path` itself when it holds a bundle.json, else every folder below it that
@@ -136,60 +90,14 @@ export function bundlesOf(paths: readonly string[]): string[] {
 }
 
 /**
- * bundle.json, read as untrusted input: every field the suite reads is checked for its type (free text stays
- * free text: the report escapes it), and the first one that is missing or wrong is one line naming its line.
+ * bundle.json, read as untrusted input: checked against its schema (helpers/bundle-schema.ts), every field with
+ * its type and its cap; the first one that is missing, wrong or too large is one line naming its line.
  */
 export function readMeta(dir: string): BundleMeta {
   bundleRoot(dir);
   const doc = readBundleJson(dir, "bundle.json");
   if (!doc) throw new UserError(`${dir} is not an evidence bundle (no bundle.json)`);
-  const shape = Shape.ofDocument(dir, "bundle.json", doc.text);
-  const m = shape.object(doc.value);
-  shape.oneOf(m, "mode", [], MODES);
-  for (const k of ["cilium", "ciliumMinor", "provider", "origin", "runId", "createdAt"])
-    shape.string(m, k, []);
-  for (const k of ["kubernetes", "kernel", "attachMode"])
-    shape.string(m, k, [], { null: true, absent: true });
-  for (const k of ["kubeContext", "namespace"]) shape.string(m, k, [], { absent: true });
-  const phases = shape.object(m.phases, ["phases"]);
-  for (const k of Object.keys(phases)) shape.number(phases, k, ["phases"]);
-  if (m.agentStarts !== undefined) {
-    const starts = shape.object(m.agentStarts, ["agentStarts"]);
-    for (const [node, v] of Object.entries(starts)) {
-      const at = ["agentStarts", node];
-      const s = shape.object(v, at);
-      shape.string(s, "pod", at);
-      shape.string(s, "podStart", at, { null: true });
-      shape.string(s, "firstOk", at);
-      shape.number(s, "seconds", at, { null: true });
-    }
-  }
-  if (m.lab !== undefined) {
-    const lab = shape.object(m.lab, ["lab"]);
-    for (const k of ["note", "ciliumImage", "ciliumSource", "patch", "kubernetesSource", "nodeImage"])
-      shape.string(lab, k, ["lab"], { absent: true });
-  }
-  if (m.upgrade !== undefined) {
-    const up = shape.object(m.upgrade, ["upgrade"]);
-    for (const k of ["from", "fromMinor", "to", "toMinor", "valuesFile"]) shape.string(up, k, ["upgrade"]);
-    shape.string(up, "k8sServiceHost", ["upgrade"], { absent: true });
-    shape.number(up, "k8sServicePort", ["upgrade"], { absent: true });
-    shape.oneOf(up, "rollback", ["upgrade"], [true, false], true);
-    if (up.lab !== undefined) {
-      const lab = shape.object(up.lab, ["upgrade", "lab"]);
-      shape.string(lab, "chart", ["upgrade", "lab"]);
-      shape.string(lab, "cluster", ["upgrade", "lab"]);
-      shape.strings(lab, "load", ["upgrade", "lab"]);
-      shape.strings(lab, "set", ["upgrade", "lab"]);
-      shape.string(lab, "patch", ["upgrade", "lab"], { absent: true });
-    }
-  }
-  return {
-    ...(m as unknown as BundleMeta),
-    kubernetes: (m.kubernetes as string | null) ?? null,
-    kernel: (m.kernel as string | null) ?? null,
-    attachMode: (m.attachMode as string | null) ?? null,
-  };
+  return checked(dir, BUNDLE_JSON, doc.value, atField("bundle.json", doc.text));
 }
 
 export function writeMeta(dir: string, meta: BundleMeta): void {
@@ -308,7 +216,10 @@ export function readRecords(dir: string): RecordSet {
       record = doc.value;
     }
     const ev = readBundleJson(dir, evRel);
-    out[name] = { record, evidence: ev ? upgradeEvidence(ev.value) : {} };
+    out[name] = {
+      record,
+      evidence: ev ? upgradeEvidence(checked(dir, RECORD_EVIDENCE, ev.value, atField(evRel, ev.text))) : {},
+    };
   }
   return out as RecordSet;
 }
@@ -317,12 +228,10 @@ export function readRecords(dir: string): RecordSet {
  * A record's evidence as read from a bundle. Bundles recorded before evidence was quoted at its place hold
  * plain strings: each becomes a derived value that names no source, which `checkEvidence` reports as such.
  */
-function upgradeEvidence(doc: unknown): Record<string, EvidenceItem[]> {
+function upgradeEvidence(doc: Record<string, (string | EvidenceItem)[]>): Record<string, EvidenceItem[]> {
   const out: Record<string, EvidenceItem[]> = {};
-  for (const [field, items] of Object.entries((doc ?? {}) as Record<string, unknown>))
-    out[field] = (Array.isArray(items) ? items : []).map((x) =>
-      isEvidenceItem(x) ? x : { derived: String(x), from: [] },
-    );
+  for (const [field, items] of Object.entries(doc))
+    out[field] = items.map((x) => (typeof x === "string" ? { derived: x, from: [] } : x));
   return out;
 }
 

@@ -44,7 +44,14 @@ function walk(dir: string, into: string[], skip: (name: string) => boolean): voi
   }
   for (const name of names) {
     const path = join(dir, name);
-    const st = statSync(path, { throwIfNoEntry: false });
+    let st: ReturnType<typeof statSync>;
+    try {
+      st = statSync(path, { throwIfNoEntry: false });
+    } catch {
+      // a link loop (ELOOP), a name too long: keyed by its name and what reading it says (bundleFingerprint)
+      into.push(path);
+      continue;
+    }
     if (!st) continue;
     if (st.isDirectory()) {
       if (!skip(name)) walk(path, into, skip);
@@ -79,10 +86,19 @@ export function bundleFingerprint(dir: string): string {
   for (const f of files) {
     h.update(relative(dir, f));
     h.update("\0");
-    h.update(readFileSync(f));
+    h.update(readOrWhy(f));
     h.update("\0");
   }
   return h.digest("hex");
+}
+
+/** A file's bytes, or why it cannot be read (a hostile bundle's link loop: the judgement refuses it, uncached). */
+function readOrWhy(f: string): Buffer | string {
+  try {
+    return readFileSync(f);
+  } catch (err) {
+    return `(unreadable: ${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+  }
 }
 
 /**

@@ -6,7 +6,7 @@ import { bundleName, SHIPPED_BUNDLES } from "../suites/environment.ts";
 import { RECORDED_FAILURES } from "../suites/recorded-failures.ts";
 import { TOPICS } from "../suites/topics.ts";
 import { bundleTopics } from "./bundle.ts";
-import { checkBundle } from "./check.ts";
+import { checkBundle, judgeBundle } from "./check.ts";
 import { BundleCopies, GHOST_CURL, KUBE_SVC_LINE } from "./testing/tamper.ts";
 
 const copies = new BundleCopies();
@@ -84,5 +84,43 @@ describe("check BUNDLE", () => {
       "ghost.fails-fast",
       "ghost.seconds",
     ]);
+  });
+});
+
+describe("a topic whose replay throws (issue 36)", () => {
+  const dir = join(import.meta.dirname, "..", "suites", "bundles", "1.19", "kpr");
+  const withObserve = (observe: () => never) => {
+    const dns = TOPICS.find((t) => t.name === "kube-dns");
+    if (!dns) throw new Error("no kube-dns topic");
+    return [{ ...dns, observe }];
+  };
+
+  it("an error the topic foresaw fails its properties, naming why; a TypeError or a stack overflow is no verdict", async () => {
+    const failed = await judgeBundle(
+      dir,
+      withObserve(() => {
+        throw new Error("the resolver's answer was cut");
+      }),
+      () => {},
+    );
+    const dns = failed.verdicts.filter((v) => v.topic === "kube-dns" && v.status !== "skip");
+    expect(dns.length).toBeGreaterThan(0);
+    for (const v of dns) {
+      expect(v.status).toBe("fail");
+      expect(v.message).toContain("kube-dns could not be replayed: the resolver's answer was cut");
+    }
+    for (const err of [
+      new RangeError("Maximum call stack size exceeded"),
+      new TypeError("x.map is not a function"),
+    ])
+      await expect(
+        judgeBundle(
+          dir,
+          withObserve(() => {
+            throw err;
+          }),
+          () => {},
+        ),
+      ).rejects.toBe(err);
   });
 });

@@ -1,10 +1,20 @@
 import { existsSync, realpathSync } from "node:fs";
 import { bundleTopics, readMeta } from "./bundle.ts";
-import { BundleFault, readBundleJsonLines, Shape } from "./bundle-read.ts";
+import { BundleFault, readBundleJsonLines } from "./bundle-read.ts";
+import { atLine, checked, STORED_VERDICT, type StoredVerdict } from "./bundle-schema.ts";
 import { cachedCheck } from "./check-cache.ts";
 import { ReplayExecutor } from "./exec/replay.ts";
-import { mdCell } from "./markdown.ts";
 import { replayContext } from "./observe/replay-context.ts";
+import {
+  code,
+  type MarkdownText,
+  markdown,
+  markdownLines,
+  markdownRow,
+  type TerminalText,
+  terminal,
+  terminalLines,
+} from "./output.ts";
 import type { Mode } from "./properties/expectation.ts";
 import { judge, STATUS_WORDS, skipReason, type Verdict } from "./properties/judge.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
@@ -41,7 +51,7 @@ export interface StoredDifference {
 }
 
 export interface StoredComparison {
-  /** none: the bundle stores no verdicts; older: its evidence is plain lines (before issue 19); current: items. */
+  /** none: the bundle stores no verdicts (no verdicts.jsonl, or an empty one); older: its evidence is plain lines (before issue 19); current: items. */
   format: "none" | "older" | "current";
   differences: StoredDifference[];
   /** True when every re-judged verdict equals the stored one (status, expected, observed, evidence). */
@@ -105,8 +115,10 @@ export async function judgeBundle(
       own.set(topic, observed);
       records = mergeRecordSets([records, observed]);
     } catch (err) {
-      // a bundle that cannot be read is no verdict about the cluster: the bundle is refused (exit 2)
-      if (err instanceof BundleFault) throw err;
+      // a bundle that cannot be read is no verdict about the cluster: the bundle is refused (exit 2); nor is an
+      // error no check foresaw (a TypeError, a RangeError such as a stack overflow on an output of hostile size):
+      // the CLI says it in one line (exit 2), never as the cluster failing the topic's properties
+      if (err instanceof BundleFault || err instanceof TypeError || err instanceof RangeError) throw err;
       failedTopics.set(topic, err instanceof Error ? err.message : String(err));
     }
     // a fault a topic's wait caught and went on without
@@ -164,47 +176,27 @@ export async function judgeBundle(
 }
 
 /** The verdicts a bundle stored, the latest per property (a topic observed again appends its own). */
-export function storedVerdicts(dir: string): Map<string, Verdict> | null {
+export function storedVerdicts(dir: string): Map<string, StoredVerdict> | null {
   const lines = readStoredVerdicts(dir);
   if (!lines) return null;
-  const out = new Map<string, Verdict>();
+  const out = new Map<string, StoredVerdict>();
   for (const v of lines) out.set(v.id, v);
   return out;
 }
 
 /**
- * Every line of verdicts.jsonl, in order, each checked: the fields check and the README table read have their
- * types, and each evidence item is a plain line (older bundles) or an item of today's format. A line that is
- * not is one BundleFault naming it. null: the bundle stores no verdicts.
+ * Every line of verdicts.jsonl, in order, each checked against its schema (helpers/bundle-schema.ts
+ * STORED_VERDICT: every field with its type and cap, each evidence item a plain line, from older bundles, or an
+ * item of today's format). A line that is not is one BundleFault naming it. null: the bundle stores no verdicts.
  */
-export function readStoredVerdicts(dir: string): Verdict[] | null {
+export function readStoredVerdicts(dir: string): StoredVerdict[] | null {
   const rel = "verdicts.jsonl";
   const lines = readBundleJsonLines(dir, rel);
   if (!lines) return null;
   return lines.map(({ line, value }) => {
-    const shape = Shape.ofLine(dir, rel, line);
-    const v = shape.object(value);
-    for (const k of ["id", "topic", "claim", "expected", "observed", "message"]) shape.string(v, k, []);
-    shape.oneOf(v, "status", [], ["pass", "fail", "skip", "known-issue"]);
-    shape.list(v.evidence, ["evidence"]).forEach((e, i) => {
-      if (typeof e !== "string" && !isEvidenceItem(e))
-        shape.fail(["evidence", i], `evidence[${i}] is neither a line nor an evidence item`);
-      if (typeof e === "object" && e !== null) checkItem(shape, e as Record<string, unknown>, i);
-    });
-    return v as unknown as Verdict;
-  });
-}
-
-/** An evidence item's places: a file name and numbers, nothing nested deeper. */
-function checkItem(shape: Shape, e: Record<string, unknown>, i: number): void {
-  const places = "quote" in e ? [e.at] : shape.list(e.from, ["evidence", i, "from"]);
-  places.forEach((p, j) => {
-    const at = ["evidence", i, "quote" in e ? "at" : "from", ...("quote" in e ? [] : [j])];
-    const o = shape.object(p, at);
-    shape.string(o, "file", at);
-    shape.number(o, "line", at, { absent: !("quote" in e) });
-    shape.number(o, "call", at, { absent: true });
-    shape.oneOf(o, "stream", at, ["stderr"], true);
+    const v = checked(dir, STORED_VERDICT, value, atLine(rel, line));
+    // the evidence as stored (checked, not rebuilt): compared with the re-judged evidence as JSON, key order and all
+    return { ...v, evidence: (value as { evidence: StoredVerdict["evidence"] }).evidence };
   });
 }
 
@@ -222,7 +214,8 @@ export function compareStored(
   recorded: Set<string>,
 ): StoredComparison {
   const stored = storedVerdicts(dir);
-  if (!stored) return { format: "none", differences: [], exact: false };
+  // an empty verdicts.jsonl stores none either: said once, not as every property "not stored"
+  if (!stored || stored.size === 0) return { format: "none", differences: [], exact: false };
   const items = [...stored.values()].flatMap((v) => v.evidence as unknown[]);
   const format = items.every(isEvidenceItem) ? "current" : "older";
   const measured = new Set(
@@ -337,61 +330,67 @@ export function bySeverity<T extends Pick<Verdict, "status">>(vs: readonly T[]):
 }
 
 /** The step-summary form: the expectation, the observed value and the verdict per property. */
-export function formatCheckMarkdown(r: CheckResult): string {
+export function formatCheckMarkdown(r: CheckResult): MarkdownText {
   const mark = { pass: "✅ pass", fail: "❌ fail", skip: "⏭ skip", "known-issue": "⚠️ known issue" } as const;
-  const cell = mdCell;
   const known = r.verdicts.filter((v) => v.status === "known-issue");
   const notes = r.verdicts.filter((v) => v.note && v.status === "pass");
   const judged = bySeverity(r.verdicts.filter((v) => v.status !== "skip"));
   const skipped = r.verdicts.filter((v) => v.status === "skip");
-  return [
-    `### ${r.mode} · Cilium ${mdCell(r.cilium)} — ${countLine(r.verdicts)}`,
-    "",
-    `Datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (bundle older than the config topic)"}`,
-    "",
-    ...(known.length > 0
-      ? [
-          "**Known issues of this version** (neither pass nor fail; `check --strict` fails on them):",
-          "",
-          ...known.map(
-            (v) =>
-              `- \`${v.id}\`: ${cell(v.deviation?.claim ?? v.claim)} — expected ${cell(v.expected)}, observed ${cell(v.observed)} (${cell(v.deviation?.upstream ?? "")})`,
-          ),
-          "",
-        ]
-      : []),
-    ...(notes.length > 0
-      ? ["**News:**", "", ...notes.map((v) => `- \`${v.id}\`: ${cell(v.note ?? "")}`), ""]
-      : []),
-    "| property | claim | expected | observed | verdict |",
-    "|---|---|---|---|---|",
-    ...judged.map(
-      (v) =>
-        `| \`${v.id}\` | ${cell(v.checked ?? v.claim)} | ${cell(v.expected)} | ${cell(v.observed)} | ${mark[v.status]} |`,
-    ),
-    "",
-    ...(skipped.length > 0
-      ? [
-          `<details><summary>${skipped.length} skipped, each with its reason</summary>`,
-          "",
-          "| property | reason |",
-          "|---|---|",
-          ...skipped.map((v) => `| \`${v.id}\` | ${cell(skipReason(v))} |`),
-          "",
-          "</details>",
-          "",
-        ]
-      : []),
-    ...formatStored(r.stored).map((l) => (l.startsWith("  ") ? `- ${cell(l.trim())}` : l)),
-    "",
-  ].join("\n");
+  const out: MarkdownText[] = [
+    markdown`### ${r.mode} · Cilium ${r.cilium} — ${countLine(r.verdicts)}`,
+    markdown``,
+    markdown`Datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (bundle older than the config topic)"}`,
+    markdown``,
+  ];
+  if (known.length > 0) {
+    out.push(
+      markdown`**Known issues of this version** (neither pass nor fail; \`check --strict\` fails on them):`,
+      markdown``,
+    );
+    for (const v of known)
+      out.push(
+        markdown`- ${code(v.id)}: ${v.deviation?.claim ?? v.claim} — expected ${v.expected}, observed ${v.observed} (${v.deviation?.upstream ?? ""})`,
+      );
+    out.push(markdown``);
+  }
+  if (notes.length > 0) {
+    out.push(markdown`**News:**`, markdown``);
+    for (const v of notes) out.push(markdown`- ${code(v.id)}: ${v.note ?? ""}`);
+    out.push(markdown``);
+  }
+  out.push(markdown`| property | claim | expected | observed | verdict |`, markdown`|---|---|---|---|---|`);
+  for (const v of judged)
+    out.push(
+      markdownRow([
+        markdown`${code(v.id)}`,
+        markdown`${v.checked ?? v.claim}`,
+        markdown`${v.expected}`,
+        markdown`${v.observed}`,
+        markdown`${mark[v.status]}`,
+      ]),
+    );
+  out.push(markdown``);
+  if (skipped.length > 0) {
+    out.push(
+      markdown`<details><summary>${skipped.length} skipped, each with its reason</summary>`,
+      markdown``,
+      markdown`| property | reason |`,
+      markdown`|---|---|`,
+    );
+    for (const v of skipped) out.push(markdownRow([markdown`${code(v.id)}`, markdown`${skipReason(v)}`]));
+    out.push(markdown``, markdown`</details>`, markdown``);
+  }
+  for (const l of formatStoredMarkdown(r.stored)) out.push(l);
+  out.push(markdown``);
+  return markdownLines(out);
 }
 
-export function formatCheck(r: CheckResult): string {
-  const lines = [
-    `${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`,
-    ...(r.neverRunHere ?? []),
-    `datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (a bundle older than the config topic: each property's declared configuration assumed)"}`,
+export function formatCheck(r: CheckResult): TerminalText {
+  const lines: TerminalText[] = [
+    terminal`${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`,
+    // each a line of the bundle's own: said after its own words, so that no bundle text starts a line
+    ...(r.neverRunHere ?? []).map((l) => terminal`never run here: ${l.replace(/^never run here: /, "")}`),
+    terminal`datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (a bundle older than the config topic: each property's declared configuration assumed)"}`,
   ];
   const tag = { pass: "PASS", fail: "FAIL", skip: "SKIP", "known-issue": "KNOWN" } as const;
   for (const v of bySeverity(r.verdicts)) {
@@ -401,41 +400,83 @@ export function formatCheck(r: CheckResult): string {
         : v.status === "known-issue"
           ? `expected ${v.expected}, observed ${v.observed}: known issue of Cilium ${v.deviation?.versions}`
           : `expected ${v.expected}, observed ${v.observed}`;
-    lines.push(`  ${tag[v.status].padEnd(5)}  ${v.id.padEnd(44)} ${what}`);
+    lines.push(terminal`  ${tag[v.status].padEnd(5)}  ${v.id.padEnd(44)} ${what}`);
   }
   const fails = r.verdicts.filter((v) => v.status === "fail");
-  if (fails.length > 0) lines.push("", ...fails.map((v) => v.message), "");
+  if (fails.length > 0) {
+    lines.push(terminal``);
+    // a message's lines are the judge's own (it shows the bundle's strings in them: helpers/properties/judge.ts)
+    for (const v of fails) for (const l of v.message.split("\n")) lines.push(terminal`${l}`);
+    lines.push(terminal``);
+  }
   const known = r.verdicts.filter((v) => v.status === "known-issue");
-  if (known.length > 0)
+  if (known.length > 0) {
     lines.push(
-      "",
-      `Known issues of Cilium ${r.cilium} (${STATUS_WORDS["known-issue"]}: neither pass nor fail; --strict fails on them):`,
-      ...known.map((v) => `  ${v.id}: ${v.deviation?.claim ?? v.claim}\n    ${v.deviation?.upstream ?? ""}`),
-      "",
+      terminal``,
+      terminal`Known issues of Cilium ${r.cilium} (${STATUS_WORDS["known-issue"]}: neither pass nor fail; --strict fails on them):`,
     );
+    for (const v of known)
+      lines.push(
+        terminal`  ${v.id}: ${v.deviation?.claim ?? v.claim}`,
+        terminal`    ${v.deviation?.upstream ?? ""}`,
+      );
+    lines.push(terminal``);
+  }
   const news = r.verdicts.filter((v) => v.status === "pass" && v.note);
-  if (news.length > 0) lines.push("", "News:", ...news.map((v) => `  ${v.id}: ${v.note}`), "");
-  lines.push(countLine(r.verdicts));
-  lines.push(...formatStored(r.stored));
-  return `${lines.join("\n")}\n`;
+  if (news.length > 0) {
+    lines.push(terminal``, terminal`News:`);
+    for (const v of news) lines.push(terminal`  ${v.id}: ${v.note}`);
+    lines.push(terminal``);
+  }
+  lines.push(terminal`${countLine(r.verdicts)}`);
+  for (const l of formatStored(r.stored)) lines.push(l);
+  lines.push(terminal``);
+  return terminalLines(lines);
 }
 
+/** The differences with the stored verdicts listed at most (a bundle may store any number: the rest are counted). */
+export const STORED_DIFFERENCES_SHOWN = 200;
+
 /** What `check` says about the stored verdicts: reproduced exactly, or each difference with its reason. */
-export function formatStored(s: StoredComparison): string[] {
-  if (s.format === "none") return ["(the bundle stores no verdicts to compare with)"];
-  const out: string[] = [];
+export function formatStored(s: StoredComparison): TerminalText[] {
+  const cut = (x: string) => (x.length > 70 ? `${x.slice(0, 67)}...` : x);
+  const { head, shown, more } = storedSummary(s);
+  const out = head.map((h) => terminal`${h}`);
+  for (const d of shown)
+    out.push(terminal`  ${d.id.padEnd(44)} ${d.what}: ${cut(d.was)} → ${cut(d.now)}  (${d.reason})`);
+  if (more > 0) out.push(terminal`  ... and ${more} more difference(s)`);
+  return out;
+}
+
+/** The same, as markdown list items. */
+function formatStoredMarkdown(s: StoredComparison): MarkdownText[] {
+  const cut = (x: string) => (x.length > 70 ? `${x.slice(0, 67)}...` : x);
+  const { head, shown, more } = storedSummary(s);
+  const out = head.map((h) => markdown`${h}`);
+  for (const d of shown)
+    out.push(markdown`- ${d.id.padEnd(44)} ${d.what}: ${cut(d.was)} → ${cut(d.now)}  (${d.reason})`);
+  if (more > 0) out.push(markdown`- ... and ${more} more difference(s)`);
+  return out;
+}
+
+function storedSummary(s: StoredComparison): { head: string[]; shown: StoredDifference[]; more: number } {
+  if (s.format === "none")
+    return {
+      head: ["no stored verdicts to compare with (the bundle has no verdicts.jsonl, or an empty one)"],
+      shown: [],
+      more: 0,
+    };
+  const head: string[] = [];
   if (s.format === "older")
-    out.push(
+    head.push(
       "stored verdicts.jsonl: recorded with an older suite (evidence as plain lines); this check's evidence is quoted at its place",
     );
   if (s.differences.length === 0) {
-    if (s.format === "current") out.push("stored verdicts.jsonl: reproduced exactly");
-    else out.push("stored verdicts.jsonl: every status, expectation and observed value reproduced");
-    return out;
+    if (s.format === "current") head.push("stored verdicts.jsonl: reproduced exactly");
+    else head.push("stored verdicts.jsonl: every status, expectation and observed value reproduced");
+    return { head, shown: [], more: 0 };
   }
-  out.push(`stored verdicts.jsonl: ${s.differences.length} difference(s), each with its reason:`);
-  const cut = (x: string) => (x.length > 70 ? `${x.slice(0, 67)}...` : x);
-  for (const d of s.differences)
-    out.push(`  ${d.id.padEnd(44)} ${d.what}: ${cut(d.was)} → ${cut(d.now)}  (${d.reason})`);
-  return out;
+  head.push(`stored verdicts.jsonl: ${s.differences.length} difference(s), each with its reason:`);
+  const shown = s.differences.slice(0, STORED_DIFFERENCES_SHOWN);
+  return { head, shown, more: s.differences.length - shown.length };
 }

@@ -1,5 +1,5 @@
 import { type CheckResult, checkBundle } from "./check.ts";
-import { mdCell } from "./markdown.ts";
+import { code, type MarkdownText, markdown, markdownLines, markdownRow } from "./output.ts";
 import { resolve } from "./properties/expectation.ts";
 import type { Verdict } from "./properties/judge.ts";
 import type { Property, Tolerance } from "./properties/types.ts";
@@ -71,7 +71,9 @@ function magnitude(observed: string): number | null {
   }
   if (typeof v === "number") return v;
   if (typeof v === "string" && /^-?\d+(\.\d+)?$/.test(v)) return Number(v);
-  if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number")) return Math.max(...v);
+  // a reduce, not Math.max(...v): an observed list can be as long as a raw output (a spread overflows the stack)
+  if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === "number"))
+    return v.reduce((m: number, x: number) => (x > m ? x : m), -Infinity);
   return null;
 }
 
@@ -228,38 +230,42 @@ export function verdictLine(c: Comparison): string {
     : "No verdict regression, no new known issue, no behaviour change.";
 }
 
-const cell = mdCell;
-/** A path as a code span: no backtick or line break of its own can end it. */
-const code = (s: string) => `\`${s.replace(/[`\r\n]/g, " ")}\``;
-
-export function formatComparison(c: Comparison): string {
+export function formatComparison(c: Comparison): MarkdownText {
   const head = (r: CheckResult) => `${r.mode}, Cilium ${r.cilium}`;
-  const out = [
-    `### Compare ${code(c.a.bundle)} (${cell(head(c.a))}) → ${code(c.b.bundle)} (${cell(head(c.b))})`,
-    "",
-    `**${verdictLine(c)}**`,
-    "",
-    c.a.mode !== c.b.mode
-      ? `> The bundles are of different modes (${c.a.mode} vs ${c.b.mode}); each verdict is judged against its own mode's expectation.\n`
-      : "",
+  const out: MarkdownText[] = [
+    markdown`### Compare ${code(c.a.bundle)} (${head(c.a)}) → ${code(c.b.bundle)} (${head(c.b)})`,
+    markdown``,
+    markdown`**${verdictLine(c)}**`,
+    markdown``,
   ];
+  if (c.a.mode !== c.b.mode)
+    out.push(
+      markdown`> The bundles are of different modes (${c.a.mode} vs ${c.b.mode}); each verdict is judged against its own mode's expectation.`,
+      markdown``,
+    );
   for (const s of SEVERITIES) {
     const rows = c.changes.filter((x) => x.severity === s);
     if (rows.length === 0 && s === "other") continue;
-    out.push(`#### ${SEVERITY_TITLES[s]} (${rows.length})`, "");
+    out.push(markdown`#### ${SEVERITY_TITLES[s]} (${rows.length})`, markdown``);
     if (rows.length === 0) {
-      out.push("None.", "");
+      out.push(markdown`None.`, markdown``);
       continue;
     }
-    out.push(
-      "| property | A | B | change |",
-      "|---|---|---|---|",
-      ...rows.map(
-        (r) => `| \`${r.id}\` | ${cell(r.a)} | ${cell(r.b)} | **${cell(r.kind)}**: ${cell(r.detail)} |`,
-      ),
-      "",
-    );
+    out.push(markdown`| property | A | B | change |`, markdown`|---|---|---|---|`);
+    for (const r of rows)
+      out.push(
+        markdownRow([
+          markdown`${code(r.id)}`,
+          markdown`${r.a}`,
+          markdown`${r.b}`,
+          markdown`**${r.kind}**: ${r.detail}`,
+        ]),
+      );
+    out.push(markdown``);
   }
-  out.push(`(${c.unchanged} properties unchanged: same verdict, value within its tolerance)`, "");
-  return out.filter((l, i) => !(l === "" && out[i - 1] === "")).join("\n");
+  out.push(
+    markdown`(${c.unchanged} properties unchanged: same verdict, value within its tolerance)`,
+    markdown``,
+  );
+  return markdownLines(out.filter((l, i) => !(l === "" && out[i - 1] === "")));
 }

@@ -14,6 +14,7 @@
  * and its escaping rules for SVG and attributes would still have to be checked here.
  */
 import { createHash } from "node:crypto";
+import { xmlChars } from "./output.ts";
 
 const MADE = Symbol("made by html`…`");
 
@@ -32,9 +33,12 @@ export class Html {
 /** A value a template takes: escaped when it is not Html; nothing for null, undefined and false. */
 export type Value = Html | string | number | boolean | null | undefined | readonly Value[];
 
-/** Text between tags: `&`, `<` and `>` as entities. */
+/**
+ * Text between tags: `&`, `<` and `>` as entities, and what XML forbids (a C0 control, a lone surrogate, U+FFFE)
+ * as U+FFFD, so that an SVG written alone (`summary --svg`) stays well-formed XML (helpers/output.ts `xmlChars`).
+ */
 export function escapeText(s: string): string {
-  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return xmlChars(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
 /** A quoted attribute value: `&`, `<`, `>`, `"` and `'` as entities. */

@@ -12,7 +12,7 @@
 import { isAbsolute, relative } from "node:path";
 import { type CheckResult, countLine } from "./check.ts";
 import { type Comparison, compareResults } from "./compare.ts";
-import { mdCell } from "./markdown.ts";
+import { code, type MarkdownText, markdown, markdownLines, markdownRow } from "./output.ts";
 import type { Verdict } from "./properties/judge.ts";
 import type { EvidenceItem } from "./records/evidence.ts";
 import { connectionSurvived } from "./records/upgrade.ts";
@@ -51,7 +51,10 @@ export interface GateResult {
   /** Known issues of the source version that the upgraded cluster no longer shows (the fix landed). */
   goneKnownIssues: string[];
   exitCode: 0 | 1;
-  summary: string;
+  /** The verdict in one line of plain text (`Upgrade Cilium 1.19.7 → 1.20.2 …, kpr: HELD…`): the annotation's. */
+  headline: string;
+  /** The whole answer as markdown (a step summary). */
+  summary: MarkdownText;
 }
 
 /**
@@ -135,24 +138,19 @@ export function judgeUpgrade(input: GateInput): GateResult {
       : [];
   const held = broken.length === 0;
   const exitCode: 0 | 1 = !held || (input.strict && newKnownIssues.length > 0) ? 1 : 0;
-  return {
-    held,
-    broken,
-    newKnownIssues,
-    goneKnownIssues,
-    exitCode,
-    summary: formatGate(input, { held, broken, newKnownIssues, goneKnownIssues, exitCode }),
-  };
+  const judged = { held, broken, newKnownIssues, goneKnownIssues, exitCode };
+  const headline = headlineOf(input, judged);
+  return { ...judged, headline, summary: formatGate(input, { ...judged, headline }) };
 }
 
-const code = (s: string) => `\`${s.replace(/[`\r\n]/g, " ")}\``;
 /** A path as the user would type it: relative to the working folder when inside it. */
 const shown = (p: string) => {
   const r = relative(process.cwd(), p);
   return r && !r.startsWith("..") && !isAbsolute(r) ? r : p;
 };
 
-function formatGate(input: GateInput, g: Omit<GateResult, "summary">): string {
+/** The verdict line, as plain text (the annotation's message; the summary's heading shows it as markdown). */
+function headlineOf(input: GateInput, g: Omit<GateResult, "summary" | "headline">): string {
   const u = input.upgrade;
   const up = u.records.upgrade?.record;
   const path = up
@@ -163,63 +161,103 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">): string {
       ? `HELD, with ${g.newKnownIssues.length} known issue(s) new on the target${input.strict ? " (--strict: exit 1)" : ""}`
       : "HELD: every connection survived, no request failed, every topic passes after each leg"
     : `BROKEN: ${g.broken.length} thing(s) broke`;
-  const out = [`### Upgrade ${path}, ${u.mode}: ${head}`, "", `Bundle ${code(shown(u.bundle))}.`, ""];
+  return `Upgrade ${path}, ${u.mode}: ${head}`;
+}
+
+function formatGate(input: GateInput, g: Omit<GateResult, "summary">): MarkdownText {
+  const u = input.upgrade;
+  const up = u.records.upgrade?.record;
+  const out: MarkdownText[] = [
+    markdown`### ${g.headline}`,
+    markdown``,
+    markdown`Bundle ${code(shown(u.bundle))}.`,
+    markdown``,
+  ];
   if (g.broken.length > 0) {
-    out.push("#### What broke", "", "| where | property | expected | observed |", "|---|---|---|---|");
+    out.push(
+      markdown`#### What broke`,
+      markdown``,
+      markdown`| where | property | expected | observed |`,
+      markdown`|---|---|---|---|`,
+    );
     for (const b of g.broken)
-      out.push(`| ${mdCell(b.what)} | \`${b.id}\` | ${mdCell(b.expected)} | ${mdCell(b.observed)} |`);
-    out.push("", ...g.broken.map((b) => `- ${mdCell(b.line)}`), "");
+      out.push(
+        markdownRow([
+          markdown`${b.what}`,
+          markdown`${code(b.id)}`,
+          markdown`${b.expected}`,
+          markdown`${b.observed}`,
+        ]),
+      );
+    out.push(markdown``);
+    for (const b of g.broken) out.push(markdown`- ${b.line}`);
+    out.push(markdown``);
   }
   if (g.newKnownIssues.length > 0) {
     out.push(
-      `#### Known issues new on the target (${input.before ? `not shown by ${code(shown(input.before.bundle))}` : "no bundle of the source version to tell which are new"})`,
-      "",
-      ...g.newKnownIssues.map((k) => `- \`${k.id}\`: ${mdCell(k.detail)}`),
-      "",
+      input.before
+        ? markdown`#### Known issues new on the target (not shown by ${code(shown(input.before.bundle))})`
+        : markdown`#### Known issues new on the target (no bundle of the source version to tell which are new)`,
+      markdown``,
     );
+    for (const k of g.newKnownIssues) out.push(markdown`- ${code(k.id)}: ${k.detail}`);
+    out.push(markdown``);
   }
-  if (g.goneKnownIssues.length > 0)
+  if (g.goneKnownIssues.length > 0) {
     out.push(
-      `#### Known issues of the source that the upgraded cluster no longer shows (${code(shown(input.before?.bundle ?? ""))} showed them; they pass after the upgrade)`,
-      "",
-      ...g.goneKnownIssues.map((id) => `- \`${id}\``),
-      "",
+      markdown`#### Known issues of the source that the upgraded cluster no longer shows (${code(shown(input.before?.bundle ?? ""))} showed them; they pass after the upgrade)`,
+      markdown``,
     );
+    for (const id of g.goneKnownIssues) out.push(markdown`- ${code(id)}`);
+    out.push(markdown``);
+  }
   if (up) {
     out.push(
-      "#### The legs",
-      "",
-      "| leg | requests | failed | longest without success (net) | connections | after it |",
+      markdown`#### The legs`,
+      markdown``,
+      markdown`| leg | requests | failed | longest without success (net) | connections | after it |`,
+      markdown`|---|---|---|---|---|---|`,
     );
-    out.push("|---|---|---|---|---|---|");
     for (const l of up.legs) {
       const o = l.requests.longest_outage;
       const ok = l.connections.filter(connectionSurvived).length;
       const nested = input.legs.find((x) => x.leg === l.kind);
       out.push(
-        `| ${l.kind} ${l.from} → ${l.to} | ${l.requests.total} | ${l.requests.failed} | ${o ? `${o.net_ms ?? o.ms} ms (${o.to})` : "-"} | ${ok}/${l.connections.length} survived | ${nested ? countLine(nested.result.verdicts) : "not run again"} |`,
+        markdownRow([
+          markdown`${l.kind} ${l.from} → ${l.to}`,
+          markdown`${l.requests.total}`,
+          markdown`${l.requests.failed}`,
+          markdown`${o ? `${o.net_ms ?? o.ms} ms (${o.to})` : "-"}`,
+          markdown`${ok}/${l.connections.length} survived`,
+          markdown`${nested ? countLine(nested.result.verdicts) : "not run again"}`,
+        ]),
       );
     }
-    out.push("");
+    out.push(markdown``);
   }
   for (const l of input.legs) {
     if (!l.fresh) continue;
     const c = l.fresh.comparison;
     const moved = c.changes.filter((x) => x.severity !== "other");
     out.push(
-      `#### After the ${l.leg} vs a fresh install (${code(shown(l.fresh.result.bundle))}): ${moved.length === 0 ? "nothing the fresh install does differently" : `${moved.length} difference(s)`}`,
-      "",
+      markdown`#### After the ${l.leg} vs a fresh install (${code(shown(l.fresh.result.bundle))}): ${moved.length === 0 ? "nothing the fresh install does differently" : `${moved.length} difference(s)`}`,
+      markdown``,
     );
     if (moved.length > 0) {
-      out.push("| property | fresh | after the leg | change |", "|---|---|---|---|");
+      out.push(markdown`| property | fresh | after the leg | change |`, markdown`|---|---|---|---|`);
       for (const x of moved)
         out.push(
-          `| \`${x.id}\` | ${mdCell(x.a)} | ${mdCell(x.b)} | **${mdCell(x.kind)}**: ${mdCell(x.detail)} |`,
+          markdownRow([
+            markdown`${code(x.id)}`,
+            markdown`${x.a}`,
+            markdown`${x.b}`,
+            markdown`**${x.kind}**: ${x.detail}`,
+          ]),
         );
-      out.push("");
+      out.push(markdown``);
     }
   }
-  return out.join("\n");
+  return markdownLines(out);
 }
 
 /** The comparison of a leg's nested bundle with a fresh install of the version it ended on. */

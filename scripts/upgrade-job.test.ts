@@ -4,7 +4,16 @@
  * run step's command (DRY_RUN=1).
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -89,6 +98,16 @@ describe("scripts/upgrade-job.sh (the workflow's upgrade job)", () => {
     expect(g.code, g.out).toBe(1);
     expect(g.out).toMatch(/^::error title=upgrade::.*BROKEN/m);
     expect(g.summary).toMatch(/\| upgrade \| `upgrade\.rollback\.no-failed-requests` \| 0 \| [1-9]/);
+  });
+
+  it("gate when the command ends without a word of its own (node killed): an error annotation all the same", () => {
+    const bin = join(tmp, "fake-bin");
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, "node"), "#!/bin/sh\necho 'Killed'\nexit 137\n", { mode: 0o755 });
+    const g = gate(shipped("1.20/kpr"), { PATH: `${bin}:/usr/bin:/bin` });
+    expect(g.code).toBe(137);
+    expect(g.out).toMatch(/^::error title=upgrade::the upgrade command exited 137 without a verdict/m);
+    expect(g.summary).not.toContain("::error");
   });
 
   it("gate on a bundle that is not an upgrade: one line and an error annotation, exit 2", () => {

@@ -1,25 +1,13 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { join, relative } from "node:path";
+import type { CallRecordJson } from "../bundle-schema.ts";
 import { type PathRoots, portableArgv } from "./portable.ts";
 import { RAW_COMPRESS_OVER, writeRawFile } from "./raw-file.ts";
 import { callKey, type ExecRequest, type ExecResult, type Executor, targetKey } from "./types.ts";
 
 /** One line of `calls/<topic>.jsonl` in an evidence bundle. */
-export interface CallRecord {
-  seq: number;
-  key: string;
-  target: string;
-  argv: string[];
-  stdin?: string;
-  /** A large stdin (a bulk apply) is kept beside the stdout instead, compressed, relative to the bundle. */
-  stdinFile?: string;
-  exitCode: number | null;
-  durationMs: number;
-  at: string;
-  /** Output files, relative to the bundle directory (`.txt.gz` when large: helpers/exec/raw-file.ts). */
-  stdoutFile: string;
-  stderr: string;
-}
+/** One line of calls/<topic>.jsonl: its fields and caps are its schema's (helpers/bundle-schema.ts CALL_RECORD). */
+export type CallRecord = CallRecordJson;
 
 function slug(argv: string[]): string {
   return argv

@@ -1,11 +1,5 @@
-import {
-  BundleFault,
-  readBundleJsonLines,
-  readBundleRaw,
-  resolveInBundle,
-  Shape,
-  shown,
-} from "../bundle-read.ts";
+import { BundleFault, readBundleJsonLines, readBundleRaw, resolveInBundle, shown } from "../bundle-read.ts";
+import { atLine, CALL_RECORD, checked } from "../bundle-schema.ts";
 import { UserError } from "../errors.ts";
 import { kubectlEquivalent, parseApiArgv } from "./api-argv.ts";
 import { labCacheDir, type PathRoots, portableArgv } from "./portable.ts";
@@ -167,21 +161,11 @@ export class ReplayExecutor implements Executor {
  * BundleFault naming the file and line.
  */
 export function checkCallRecord(dir: string, rel: string, line: number, value: unknown): CallRecord {
-  const shape = Shape.ofLine(dir, rel, line);
-  const c = shape.object(value);
-  shape.number(c, "seq", []);
-  shape.string(c, "key", []);
-  shape.string(c, "target", []);
-  shape.strings(c, "argv", []);
-  shape.string(c, "stdin", [], { absent: true });
-  shape.string(c, "stdinFile", [], { absent: true });
-  shape.number(c, "exitCode", [], { null: true });
-  shape.number(c, "durationMs", []);
-  shape.string(c, "at", []);
-  shape.string(c, "stdoutFile", []);
-  shape.string(c, "stderr", []);
-  for (const k of ["stdoutFile", "stdinFile"] as const)
-    if (typeof c[k] === "string" && resolveInBundle(dir, c[k], `${rel}:${line}: ${k}`) === null)
-      throw new BundleFault(dir, `${rel}:${line}`, `${k} ${shown(c[k])} is not in the bundle`);
-  return c as unknown as CallRecord;
+  const c = checked(dir, CALL_RECORD, value, atLine(rel, line));
+  for (const k of ["stdoutFile", "stdinFile"] as const) {
+    const f = c[k];
+    if (f !== undefined && resolveInBundle(dir, f, `${rel}:${line}: ${k}`) === null)
+      throw new BundleFault(dir, `${rel}:${line}`, `${k} ${shown(f)} is not in the bundle`);
+  }
+  return c;
 }

@@ -1,6 +1,6 @@
 import type { BundleMeta } from "../bundle.ts";
 import { type Html, html } from "../html.ts";
-import { mdCell } from "../markdown.ts";
+import { type MarkdownText, markdown, markdownLines, markdownRow, markdownSeparator } from "../output.ts";
 import type { MeasureLatencyRecord, MeasureScaleRecord } from "../records/types.ts";
 import { dotBoxChart, type LineSeries, lineChart, SERIES_COLORS } from "./charts.ts";
 
@@ -15,50 +15,65 @@ const num = (v: number | null | undefined, unit = "") =>
   v === null || v === undefined || !Number.isFinite(v) ? "–" : `${v}${unit}`;
 
 /** The measurements of one or more bundles as markdown (for a step summary). */
-export function summaryMarkdown(bundles: MeasuredBundle[]): string {
-  const out: string[] = ["### Measurements", ""];
+export function summaryMarkdown(bundles: MeasuredBundle[]): MarkdownText {
+  const out: MarkdownText[] = [markdown`### Measurements`, markdown``];
   out.push(
-    "| bundle | mode | Cilium | kube-proxy lines / Service | LB entries / Service | map p50 / p90 | KUBE-SEP p50 / p90 | ghost p50 / p90 |",
+    markdown`| bundle | mode | Cilium | kube-proxy lines / Service | LB entries / Service | map p50 / p90 | KUBE-SEP p50 / p90 | ghost p50 / p90 |`,
+    markdown`|---|---|---|---|---|---|---|---|`,
   );
-  out.push("|---|---|---|---|---|---|---|---|");
   for (const b of bundles) {
     const s = b.scaling;
     const l = b.latency;
     out.push(
-      `| ${mdCell(b.label)} | ${b.meta.mode} | ${mdCell(b.meta.cilium)} | ${s ? `${s.kube_proxy_per_service} (r² ${s.kube_proxy_r2})` : "–"} | ${s ? `${s.lb_per_service} (r² ${s.lb_r2})` : "–"} | ${l ? `${num(l.map_p50_ms, " ms")} / ${num(l.map_p90_ms, " ms")}` : "–"} | ${l ? `${num(l.kube_proxy_p50_ms, " ms")} / ${num(l.kube_proxy_p90_ms, " ms")}` : "–"} | ${l ? `${num(l.ghost_p50_s, " s")} / ${num(l.ghost_p90_s, " s")}` : "–"} |`,
+      markdownRow([
+        markdown`${b.label}`,
+        markdown`${b.meta.mode}`,
+        markdown`${b.meta.cilium}`,
+        markdown`${s ? `${s.kube_proxy_per_service} (r² ${s.kube_proxy_r2})` : "–"}`,
+        markdown`${s ? `${s.lb_per_service} (r² ${s.lb_r2})` : "–"}`,
+        markdown`${l ? `${num(l.map_p50_ms, " ms")} / ${num(l.map_p90_ms, " ms")}` : "–"}`,
+        markdown`${l ? `${num(l.kube_proxy_p50_ms, " ms")} / ${num(l.kube_proxy_p90_ms, " ms")}` : "–"}`,
+        markdown`${l ? `${num(l.ghost_p50_s, " s")} / ${num(l.ghost_p90_s, " s")}` : "–"}`,
+      ]),
     );
   }
   const scaled = bundles.filter((b) => b.scaling);
   if (scaled.length > 0) {
     out.push(
-      "",
-      "| Services | endpoints | " +
-        scaled.map((b) => `${b.meta.mode} kube-proxy lines | ${b.meta.mode} LB entries`).join(" | ") +
-        " |",
+      markdown``,
+      markdownRow([
+        markdown`Services`,
+        markdown`endpoints`,
+        ...scaled.flatMap((b) => [
+          markdown`${b.meta.mode} kube-proxy lines`,
+          markdown`${b.meta.mode} LB entries`,
+        ]),
+      ]),
+      markdownSeparator(2 + 2 * scaled.length),
     );
-    out.push(`|---|---|${scaled.map(() => "---|---|").join("")}`);
     const first = scaled[0]?.scaling as MeasureScaleRecord;
     first.points.forEach((p, i) => {
-      const cols = scaled.map((b) => {
+      const cols = scaled.flatMap((b) => {
         const q = b.scaling?.points[i];
         const lb = q ? Object.values(q.lb_entries)[0] : undefined;
-        return `${q?.kube_proxy_lines ?? "–"} | ${lb ?? "–"}`;
+        return [markdown`${q?.kube_proxy_lines ?? "–"}`, markdown`${lb ?? "–"}`];
       });
-      out.push(`| ${p.services} | ${p.endpoints} | ${cols.join(" | ")} |`);
+      out.push(markdownRow([markdown`${p.services}`, markdown`${p.endpoints}`, ...cols]));
     });
   }
   const phases = bundles.filter((b) => Object.keys(b.meta.phases).length > 0);
   if (phases.length > 0) {
     const names = [...new Set(phases.flatMap((b) => Object.keys(b.meta.phases)))];
     out.push(
-      "",
-      `| phase | ${phases.map((b) => mdCell(b.label)).join(" | ")} |`,
-      `|---|${phases.map(() => "---|").join("")}`,
+      markdown``,
+      markdownRow([markdown`phase`, ...phases.map((b) => markdown`${b.label}`)]),
+      markdownSeparator(1 + phases.length),
     );
     for (const n of names)
-      out.push(`| ${mdCell(n)} | ${phases.map((b) => num(b.meta.phases[n], " s")).join(" | ")} |`);
+      out.push(markdownRow([markdown`${n}`, ...phases.map((b) => markdown`${num(b.meta.phases[n], " s")}`)]));
   }
-  return `${out.join("\n")}\n`;
+  out.push(markdown``);
+  return markdownLines(out);
 }
 
 /** The measurement charts of some bundles, each a standalone SVG (the HTML report shows them one by one). */

@@ -1,3 +1,4 @@
+import type { UpgradePlanJson } from "../bundle-schema.ts";
 import type { Executor } from "../exec/types.ts";
 import { type PollOptions, pollUntil, type Spent } from "../poll.ts";
 import type { Mode } from "../properties/expectation.ts";
@@ -13,32 +14,8 @@ export const DEADLINES = {
 } as const;
 
 /** The upgrade leg of a run: from the installed minor to the next one, along Cilium's documented path. */
-export interface UpgradePlan {
-  /** The installed version (full patch) and its minor. */
-  from: string;
-  fromMinor: string;
-  to: string;
-  toMinor: string;
-  /** The run's helm values file (reused in full: no --reuse-values across minors). */
-  valuesFile: string;
-  /** For the preflight chart in KPR mode (the upgrade guide passes the API server to it too). */
-  k8sServiceHost?: string;
-  k8sServicePort?: number;
-  /**
-   * LAB_IMAGES=1: no registry, so the target version's chart is the lab's copy from its module, its images
-   * are `kind load`ed onto the cluster first, and `set` points the agent, operator and preflight at them.
-   */
-  lab?: {
-    chart: string;
-    cluster: string;
-    load: string[];
-    set: string[];
-    /** What the lab changed in the target version's build (its images' label), when it has been built. */
-    patch?: string;
-  };
-  /** ROLLBACK=1: after the upgrade, `helm rollback` to the revision before (the upgrade guide's way back). */
-  rollback?: boolean;
-}
+/** The upgrade leg a run was asked for (UPGRADE_TO): its fields and caps are bundle.json's schema's. */
+export type UpgradePlan = UpgradePlanJson;
 
 export interface RunContext {
   exec: Executor;

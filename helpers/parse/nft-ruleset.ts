@@ -558,7 +558,7 @@ export function kubeProxyNft(rs: NftRuleset): KubeProxyNft {
       }
     }
     for (const r of byKey.values()) r.lines = [...new Set(r.lines)].sort((a, b) => a - b);
-    out.services.push(...byKey.values());
+    for (const r of byKey.values()) out.services.push(r);
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { terminalText } from "../output.ts";
 import { type EvidenceItem, showItem } from "../records/evidence.ts";
 import type { LabRecords, RecordName, RecordSet } from "../records/types.ts";
 import { type ConfigValues, resolveConfig } from "./config.ts";
@@ -147,7 +148,9 @@ export function judge(
   config: ConfigValues | null = null,
 ): Verdict {
   const cfg = resolveConfig(p.config, mode, config);
-  const where = `[${mode}${cilium ? `, Cilium ${cilium}` : ""}] ${p.id}`;
+  // a message is printed line by line (check, vitest): what came from a bundle is shown in it as terminal text
+  // (helpers/output.ts), so that its own newlines are the only ones, and none of the bundle's starts a line
+  const where = `[${mode}${cilium ? `, Cilium ${terminalText(cilium)}` : ""}] ${p.id}`;
   if (cfg.kind === "na") {
     const reason = `not applicable: ${cfg.reason}`;
     return {
@@ -211,7 +214,7 @@ export function judge(
       status: "fail",
       observed: `(not observed: ${why})`,
       evidence: [],
-      message: `${where}: ${checked}\n  expected ${base.expected}, but it could not be observed: ${why}`,
+      message: `${where}: ${checked}\n  expected ${base.expected}, but it could not be observed: ${terminalText(why)}`,
     };
   }
   if (obs.skip) {
@@ -221,13 +224,15 @@ export function judge(
       observed: "-",
       evidence: obs.evidence,
       reason: obs.skip,
-      message: `${where}: skipped: ${obs.skip}`,
+      message: `${where}: skipped: ${terminalText(obs.skip)}`,
     };
   }
   const observed = show(obs.value);
   const lines =
-    obs.evidence.length > 0 ? obs.evidence.map((e) => `    ${showItem(e)}`).join("\n") : "    (no evidence)";
-  const shown = `  observed: ${observed}\n  evidence (${sourceText(p)}):\n${lines}`;
+    obs.evidence.length > 0
+      ? obs.evidence.map((e) => `    ${terminalText(showItem(e))}`).join("\n")
+      : "    (no evidence)";
+  const shown = `  observed: ${terminalText(observed)}\n  evidence (${sourceText(p)}):\n${lines}`;
   if (known && satisfies(known.expect, obs.value)) {
     return {
       ...base,

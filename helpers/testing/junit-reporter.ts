@@ -2,11 +2,13 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { TestModule } from "vitest/node";
 import { JUnitReporter } from "vitest/node";
+import { xmlChars } from "../output.ts";
 
 type JUnitOptions = ConstructorParameters<typeof JUnitReporter>[0] & { outputFile: string };
 
+/** A skip reason in the report: entities, and what XML 1.0 forbids (a bundle folder's \x01, \uFFFE) as U+FFFD. */
 const escapeXml = (s: string) =>
-  s
+  xmlChars(s)
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
     .replace(/>/g, "&gt;")

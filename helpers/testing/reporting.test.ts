@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Verdict } from "../properties/judge.ts";
 import { addSkipMessages } from "./junit-reporter.ts";
 import "./matchers.ts";
+import { parseXmlStrictly } from "./xml.ts";
 
 const verdict = (status: Verdict["status"]): Verdict => ({
   id: "iptables.kube-svc-lines",
@@ -68,5 +69,19 @@ describe("JUnit skip reasons", () => {
       '<skipped message="no upgrade leg in this run: set UPGRADE_TO &lt;x&gt;">no upgrade leg in this run: set UPGRADE_TO &lt;x&gt;</skipped>',
     );
     expect(out.match(/<skipped\/>/g)).toHaveLength(1);
+  });
+
+  it("a reason naming a bundle folder with characters XML forbids leaves the report well-formed (issue 36)", () => {
+    const notes = new Map([
+      [
+        `suites/04-holder/holder.spec.ts\u0000holder [kind] [kpr] > holder.x: it's "so" [kind] [kpr]`,
+        "no bundle at results/b\u0001\u001b[2J\uFFFE\uFFFF\ud800x/kpr ]]> <!-- &",
+      ],
+    ]);
+    const out = addSkipMessages(xml, notes);
+    expect(() => parseXmlStrictly(`<testsuites>${out}</testsuites>`)).not.toThrow();
+    expect(out).toContain(
+      "no bundle at results/b\uFFFD\uFFFD[2J\uFFFD\uFFFD\uFFFDx/kpr ]]&gt; &lt;!-- &amp;",
+    );
   });
 });
