@@ -271,7 +271,7 @@ export const upgrade: Command = {
         });
       }
       // the source's known issues: the run's own topics before the upgrade, else a fresh bundle of it
-      const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "config");
+      const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "restart" && t !== "config");
       const before = ranBefore ? up : freshFrom ? await checkBundle(freshFrom, all) : null;
       return judgeUpgrade({ upgrade: up, legs, before, strict: values.strict === true });
     });

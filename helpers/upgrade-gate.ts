@@ -46,6 +46,16 @@ export interface Broken {
 export interface GateResult {
   held: boolean;
   broken: Broken[];
+  /**
+   * What makes the answer inconclusive (issue 35): the load's own client stalled (a leg's client-kept-time property
+   * fails), so the failures it explains are neither Cilium's nor proof of safety; never HELD then.
+   */
+  inconclusive: Broken[];
+  /**
+   * Pinned maps the upgrade leg added that are still there after the rollback, per node (issue 35: what a rollback
+   * leaves; named, not a failure).
+   */
+  leftovers: { node: string; maps: string[] }[];
   /** Known issues after the upgrade leg that the source version did not show (id, the issue's words). */
   newKnownIssues: { id: string; detail: string }[];
   /** Known issues of the source version that the upgraded cluster no longer shows (the fix landed). */
@@ -77,11 +87,15 @@ function knownIssues(r: CheckResult): Verdict[] {
 export function judgeUpgrade(input: GateInput): GateResult {
   const { upgrade, legs } = input;
   const broken: Broken[] = [];
-  const ups = upgrade.verdicts.filter((v) => v.topic === "upgrade");
-  for (const v of ups)
+  const inconclusive: Broken[] = [];
+  // the legs: the restart on the source version (issue 35), the upgrade, the rollback
+  const legVerdicts = upgrade.verdicts.filter((v) => v.topic === "upgrade" || v.topic === "restart");
+  const ups = legVerdicts.filter((v) => v.topic === "upgrade");
+  for (const v of legVerdicts)
     if (v.status === "fail")
-      broken.push({
-        what: "upgrade",
+      (v.id.endsWith(".client-kept-time") ? inconclusive : broken).push({
+        what:
+          v.topic === "restart" ? "restart" : v.id.startsWith("upgrade.rollback.") ? "rollback" : "upgrade",
         id: v.id,
         expected: v.expected,
         observed: v.observed,
@@ -136,9 +150,18 @@ export function judgeUpgrade(input: GateInput): GateResult {
     afterUp && input.before
       ? [...had].filter((id) => afterUp.result.verdicts.some((v) => v.id === id && v.status === "pass"))
       : [];
-  const held = broken.length === 0;
+  const held = broken.length === 0 && inconclusive.length === 0;
   const exitCode: 0 | 1 = !held || (input.strict && newKnownIssues.length > 0) ? 1 : 0;
-  const judged = { held, broken, newKnownIssues, goneKnownIssues, exitCode };
+  const upLegs = upgrade.records.upgrade?.record.legs ?? [];
+  const added = upLegs.find((l) => l.kind === "upgrade")?.maps ?? [];
+  const back = upLegs.find((l) => l.kind === "rollback")?.maps ?? [];
+  const leftovers = back
+    .map((b) => ({
+      node: b.node,
+      maps: (added.find((a) => a.node === b.node)?.added ?? []).filter((m) => b.after.includes(m)),
+    }))
+    .filter((x) => x.maps.length > 0);
+  const judged = { held, broken, inconclusive, leftovers, newKnownIssues, goneKnownIssues, exitCode };
   const headline = headlineOf(input, judged);
   return { ...judged, headline, summary: formatGate(input, { ...judged, headline }) };
 }
@@ -160,7 +183,9 @@ function headlineOf(input: GateInput, g: Omit<GateResult, "summary" | "headline"
     ? g.newKnownIssues.length > 0
       ? `HELD, with ${g.newKnownIssues.length} known issue(s) new on the target${input.strict ? " (--strict: exit 1)" : ""}`
       : "HELD: every connection survived, no request failed, every topic passes after each leg"
-    : `BROKEN: ${g.broken.length} thing(s) broke`;
+    : g.broken.length > 0
+      ? `BROKEN: ${g.broken.length} thing(s) broke${g.inconclusive.length > 0 ? ` (and the load's client stalled in ${g.inconclusive.length} leg(s))` : ""}`
+      : `INCONCLUSIVE: the load's own client stalled in ${g.inconclusive.length} leg(s), nothing else broke: rerun on a quieter machine`;
   return `Upgrade ${path}, ${u.mode}: ${head}`;
 }
 
@@ -193,6 +218,11 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">): MarkdownT
     for (const b of g.broken) out.push(markdown`- ${b.line}`);
     out.push(markdown``);
   }
+  if (g.inconclusive.length > 0) {
+    out.push(markdown`#### Not conclusive: the load's own client stalled`, markdown``);
+    for (const b of g.inconclusive) out.push(markdown`- ${b.what}: ${b.line}`);
+    out.push(markdown``);
+  }
   if (g.newKnownIssues.length > 0) {
     out.push(
       input.before
@@ -215,10 +245,11 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">): MarkdownT
     out.push(
       markdown`#### The legs`,
       markdown``,
-      markdown`| leg | requests | failed | longest without success (net) | connections | after it |`,
+      markdown`| leg | requests | failed (client stalls) | longest without success | connections | after it |`,
       markdown`|---|---|---|---|---|---|`,
     );
-    for (const l of up.legs) {
+    const restart = u.records.restart?.record.legs ?? [];
+    for (const l of [...restart, ...up.legs]) {
       const o = l.requests.longest_outage;
       const ok = l.connections.filter(connectionSurvived).length;
       const nested = input.legs.find((x) => x.leg === l.kind);
@@ -226,13 +257,21 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">): MarkdownT
         markdownRow([
           markdown`${l.kind} ${l.from} → ${l.to}`,
           markdown`${l.requests.total}`,
-          markdown`${l.requests.failed}`,
-          markdown`${o ? `${o.net_ms ?? o.ms} ms (${o.to})` : "-"}`,
+          markdown`${l.requests.failed}${l.requests.client_stalls !== undefined ? ` (${l.requests.client_stalls})` : ""}`,
+          markdown`${o ? `${o.judged_ms ?? o.ms} ms (${o.to})` : "-"}`,
           markdown`${ok}/${l.connections.length} survived`,
-          markdown`${nested ? countLine(nested.result.verdicts) : "not run again"}`,
+          markdown`${l.kind === "restart" ? "-" : nested ? countLine(nested.result.verdicts) : "not run again"}`,
         ]),
       );
     }
+    out.push(markdown``);
+  }
+  if (g.leftovers.length > 0) {
+    out.push(
+      markdown`#### What the rollback left (pinned maps the upgrade added, still there; named, not a failure)`,
+      markdown``,
+    );
+    for (const x of g.leftovers) out.push(markdown`- ${x.node}: ${x.maps.map((m) => code(m)).join(", ")}`);
     out.push(markdown``);
   }
   for (const l of input.legs) {

@@ -31,6 +31,25 @@ const FILES: [string, Record<string, string>][] = [
       NODE: "cdc-kpr-worker",
       TARGETS: "clusterip=10.96.112.41:80,nodeport=172.31.100.3:30780",
       DURATION_MS: "900000",
+      INTERVAL_MS: "50",
+      SOURCE_PORTS: "20000-39999",
+    },
+  ],
+  ["edge.yaml", { EDGE_NODE: "cdc-kpr-worker2", FAR_NODE: "cdc-kpr-worker" }],
+  ["loadbalancer.yaml", { POOL: "cca-dp-r1234-lb" }],
+  ["external-ip.yaml", { EXTERNAL_IP: "172.31.100.248" }],
+  ["traffic-policy.yaml", { POOL: "cca-dp-r1234-lb" }],
+  ["session-affinity.yaml", {}],
+  ["host-network.yaml", { EDGE_NODE: "cdc-kpr-worker2", FAR_NODE: "cdc-kpr-worker" }],
+  ["web-lb.yaml", { POOL: "cca-dp-r1234-lb" }],
+  [
+    "load-capture.yaml",
+    {
+      NAME: "capture-upgrade",
+      LEG: "upgrade",
+      NODE: "cdc-kpr-worker",
+      FILTER: "host 10.244.1.7 and tcp[tcpflags] & (tcp-syn|tcp-fin|tcp-rst) != 0",
+      COUNT: "200000",
     },
   ],
 ];
@@ -58,6 +77,32 @@ describe("manifests", () => {
       }
     });
   }
+
+  it("lb-pool.yaml: Cilium's pool, owned by the run namespace, serving only the Services labelled with its name", () => {
+    const [pool] = parseAllDocuments(
+      renderManifest("lb-pool.yaml", "cca-dp-r1234", {
+        POOL: "cca-dp-r1234-lb",
+        NAMESPACE_UID: "0b1c",
+        POOL_START: "172.31.100.240",
+        POOL_STOP: "172.31.100.247",
+      }),
+    ).map((d) => d.toJSON());
+    expect(pool).toMatchObject({
+      apiVersion: "cilium.io/v2",
+      kind: "CiliumLoadBalancerIPPool",
+      metadata: {
+        name: "cca-dp-r1234-lb",
+        ownerReferences: [{ apiVersion: "v1", kind: "Namespace", name: "cca-dp-r1234", uid: "0b1c" }],
+      },
+      spec: {
+        blocks: [{ start: "172.31.100.240", stop: "172.31.100.247" }],
+        serviceSelector: { matchLabels: { "cilium-datapath-conformance/pool": "cca-dp-r1234-lb" } },
+      },
+    });
+    const lb = parseAllDocuments(renderManifest("loadbalancer.yaml", "cca-dp-r1234", { POOL: "cca-dp-r1234-lb" }));
+    for (const d of lb)
+      expect(d.toJSON().metadata.labels).toEqual({ "cilium-datapath-conformance/pool": "cca-dp-r1234-lb" });
+  });
 
   it("a bad manifest is caught by the validation", async () => {
     await expect(

@@ -110,7 +110,7 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
         });
       }),
     skipReason: (topic) =>
-      topic === "upgrade" && !t.upgrade
+      (topic === "upgrade" || topic === "restart") && !t.upgrade
         ? "no upgrade leg in this run: set UPGRADE_TO to the next minor (e.g. CILIUM_VERSION=1.19 UPGRADE_TO=1.20)"
         : null,
     context: (topic) => {

@@ -32,7 +32,8 @@ import { topic as hostNetwork } from "./18-host-network/host-network.topic.ts";
 import { topic as measureScale } from "./19-measure-scale/measure-scale.topic.ts";
 import { topic as measureLatency } from "./20-measure-latency/measure-latency.topic.ts";
 import { topic as invariants } from "./21-invariants/invariants.topic.ts";
-import { topic as upgrade } from "./22-upgrade/upgrade.topic.ts";
+import { topic as restart } from "./22-restart/restart.topic.ts";
+import { topic as upgrade } from "./23-upgrade/upgrade.topic.ts";
 
 // marked as the checkout's own: the run's shared judgements key them by name (helpers/check-cache.ts)
 export const TOPICS: TopicDeclaration[] = checkoutTopics([
@@ -58,6 +59,7 @@ export const TOPICS: TopicDeclaration[] = checkoutTopics([
   measureScale,
   measureLatency,
   invariants,
+  restart,
   upgrade,
 ]);
 

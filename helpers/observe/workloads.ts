@@ -371,6 +371,11 @@ export function parseLbRange(text: string): { start: string; stop: string; exter
  * the bottom); elsewhere none, with the reason.
  */
 export async function lbRange(ctx: RunContext, edge: Edge): Promise<LbRange | { none: string }> {
+  return lbRangeFor(ctx, edge.edge);
+}
+
+/** lbRange for the network of `node` (the upgrade's load: the NodePort's node). */
+export async function lbRangeFor(ctx: RunContext, node: NodeInfo): Promise<LbRange | { none: string }> {
   const env = await ctx.exec.run({ target: { kind: "local" }, argv: ["printenv", "LB_IP_RANGE"] });
   const pool = `${ctx.namespace}-lb`;
   const set = env.exitCode === 0 ? env.stdout.trim() : "";
@@ -379,7 +384,7 @@ export async function lbRange(ctx: RunContext, edge: Edge): Promise<LbRange | { 
     if (typeof r === "string") throw new Error(r);
     return { pool, ...r, why: `LB_IP_RANGE=${set}`, evidence: [RawText.stdout(env).quote(1)] };
   }
-  const ip = edge.edge.internalIp;
+  const ip = node.internalIp;
   const ours =
     ctx.provider === "kind" || ctx.provider === "k3d" || LAB_NETWORKS.some((n) => ip.startsWith(n));
   const base = ipv4Int(ip);
@@ -393,13 +398,39 @@ export async function lbRange(ctx: RunContext, edge: Edge): Promise<LbRange | { 
     start: ipv4Text(net + 240),
     stop: ipv4Text(net + 247),
     externalIp: ipv4Text(net + 248),
-    why: `the top of ${edge.edge.name}'s /24 (${ip}), on a cluster of ours (${ctx.provider ?? "lab network"})`,
-    evidence: [derive(`LB_IP_RANGE unset: the top of ${edge.edge.name}'s /24`, ...edge.edge.evidence)],
+    why: `the top of ${node.name}'s /24 (${ip}), on a cluster of ours (${ctx.provider ?? "lab network"})`,
+    evidence: [derive(`LB_IP_RANGE unset: the top of ${node.name}'s /24`, ...node.evidence)],
   };
 }
 
-/** Our CiliumLoadBalancerIPPool for `range` (manifests/lb-pool.yaml), owned by the run namespace. */
+/**
+ * Our CiliumLoadBalancerIPPool for `range` (manifests/lb-pool.yaml), owned by the run namespace. Another pool of
+ * ours on the same range (a nested run's, its namespace being deleted) would be in conflict with it and serve
+ * nothing: it is waited out first.
+ */
 export async function ensureLbPool(ctx: RunContext, range: LbRange): Promise<void> {
+  await waitFor(ctx, {
+    what: `no other pool of ours on ${range.start}-${range.stop}`,
+    deadlineMs: 120_000,
+    intervalMs: 2000,
+    probe: async () => {
+      const { json } = await apiJsonRaw(ctx, { resource: "ciliumloadbalancerippools" });
+      type Pool = {
+        metadata?: { name?: string; labels?: Record<string, string> };
+        spec?: { blocks?: { start?: string }[] };
+      };
+      return ((json.items ?? []) as Pool[])
+        .filter(
+          (p) =>
+            p.metadata?.name !== range.pool &&
+            p.metadata?.labels?.["app.kubernetes.io/part-of"] === "cilium-datapath-conformance" &&
+            (p.spec?.blocks ?? []).some((b) => b.start === range.start),
+        )
+        .map((p) => p.metadata?.name ?? "?");
+    },
+    done: (others) => others.length === 0,
+    show: (others) => `still there: ${others.join(", ")}`,
+  });
   await apply(ctx, "");
   const { json } = await apiJsonRaw(ctx, { resource: "namespace", name: ctx.namespace });
   const uid = (json.metadata as { uid?: unknown } | undefined)?.uid;

@@ -14,12 +14,29 @@ export interface RequestResult {
   status?: number;
   backend?: string;
   error?: string;
+  /** How late the loop's timer fired when it started this request (ms); absent in logs from before issue 35. */
+  lag?: number;
+  /** The local port it was bound to (the loop's SOURCE_PORTS); absent when the kernel chose. */
+  port?: number;
   /** 1-based line of the log it was read from. */
+  line: number;
+}
+
+/** A window in which the loop's own process was not running: a sampler tick that fired `ms` late, due at `t`. */
+export interface LagEvent {
+  t: number;
+  ms: number;
   line: number;
 }
 
 export interface RequestLog {
   requests: RequestResult[];
+  /** The loop's own stalls over its report threshold (none in logs from before issue 35: lagMeasured false). */
+  lags: LagEvent[];
+  /** Whether the loop measured its own lag (its start line names lagTickMs): what judging may rely on. */
+  lagMeasured: boolean;
+  /** The loop's timeout per request (ms, from its start line); null when the log has no start line. */
+  timeoutMs: number | null;
   /** The loop's own closing count ({"event":"done"}), null when it had not ended. */
   done: { requests: number; failed: number; line: number } | null;
   /** Lines that were neither a request nor an event (a torn last line, kubectl's own messages). */
@@ -27,7 +44,14 @@ export interface RequestLog {
 }
 
 export function parseRequestLog(text: string): RequestLog {
-  const out: RequestLog = { requests: [], done: null, unreadLines: [] };
+  const out: RequestLog = {
+    requests: [],
+    lags: [],
+    lagMeasured: false,
+    timeoutMs: null,
+    done: null,
+    unreadLines: [],
+  };
   text.split("\n").forEach((raw, idx) => {
     const line = idx + 1;
     const l = raw.trim();
@@ -40,6 +64,11 @@ export function parseRequestLog(text: string): RequestLog {
       return;
     }
     if (o.event === "done") out.done = { requests: Number(o.requests), failed: Number(o.failed), line };
+    else if (o.event === "start") {
+      if (typeof o.timeoutMs === "number") out.timeoutMs = o.timeoutMs;
+      if (typeof o.lagTickMs === "number") out.lagMeasured = true;
+    } else if (o.event === "lag" && typeof o.t === "number" && typeof o.ms === "number")
+      out.lags.push({ t: o.t, ms: o.ms, line });
     else if (typeof o.i === "number" && typeof o.t === "number" && typeof o.ok === "boolean")
       out.requests.push({
         i: o.i,
@@ -50,11 +79,39 @@ export function parseRequestLog(text: string): RequestLog {
         ...(typeof o.status === "number" ? { status: o.status } : {}),
         ...(typeof o.backend === "string" ? { backend: o.backend } : {}),
         ...(typeof o.error === "string" ? { error: o.error } : {}),
+        ...(typeof o.lag === "number" ? { lag: o.lag } : {}),
+        ...(typeof o.port === "number" ? { port: o.port } : {}),
         line,
       });
     else if (o.event === undefined) out.unreadLines.push(line);
   });
   return out;
+}
+
+/**
+ * The declared margins of a client stall (issue 35): a request that ran past its own timeout by more than
+ * STALL_OVERRUN_MS was not being run (its timer could not fire); one that started STALL_LAG_MS late or overlaps a
+ * measured stall of at least that long ran while the loop's process was not scheduled. 500 ms: five of the loop's
+ * periods, over twice the worst lag an idle loop showed on the lab's 2 cores.
+ */
+export const STALL_OVERRUN_MS = 500;
+export const STALL_LAG_MS = 500;
+
+/** Why a failed request is the client's own stall, not the datapath's loss; null when nothing says so. */
+export function clientStall(r: RequestResult, log: Pick<RequestLog, "lags" | "timeoutMs">): string | null {
+  if (log.timeoutMs !== null && r.ms > log.timeoutMs + STALL_OVERRUN_MS)
+    return `ran ${Math.round(r.ms)} ms against its ${log.timeoutMs} ms timeout: ${Math.round(r.ms - log.timeoutMs)} ms past it, its own timer not run`;
+  if (r.lag !== undefined && r.lag >= STALL_LAG_MS)
+    return `started ${r.lag} ms late: the loop was not running`;
+  const e = log.lags.find((x) => x.ms >= STALL_LAG_MS && x.t < r.t + r.ms && x.t + x.ms > r.t);
+  return e ? `the loop stalled ${e.ms} ms while it was open (its lag line ${e.line})` : null;
+}
+
+/** The loop's measured stall (its lag events) inside (from, until), ms. */
+function measuredStall(lags: LagEvent[], from: number, until: number): number {
+  let ms = 0;
+  for (const e of lags) ms += Math.max(0, Math.min(until, e.t + e.ms) - Math.max(from, e.t));
+  return ms;
 }
 
 export interface Gap {
@@ -72,6 +129,13 @@ export interface Gap {
   stallMs: number;
   /** The gap less the loop's stall: how long the target went without a success while the loop was running. */
   netMs: number;
+  /** The loop's own stall inside the gap as it measured it (its lag events); null when the loop did not measure. */
+  measuredStallMs: number | null;
+  /**
+   * What the outage is judged on (issue 35): the raw gap, less only the stall the loop measured itself (nothing is
+   * taken off on inference: a gap the loop did not measure counts whole).
+   */
+  judgedMs: number;
 }
 
 /** A distribution of one target's net gaps between successes (ms). */
@@ -92,10 +156,12 @@ export interface RequestStats {
   /** The longest time between the starts of two successive successful requests to one target. */
   longestGap: Gap | null;
   /**
-   * The gap with the longest net time (less the loop's own stall): the longest the datapath left a target
-   * without a success, failed requests inside or not (a request that hangs fails nothing until it ends).
+   * The gap with the longest judged time (the raw gap less the stall the loop measured): the longest the datapath
+   * left a target without a success, failed requests inside or not (a request that hangs fails nothing until it ends).
    */
   longestOutage: Gap | null;
+  /** The failures the client's own stall explains (clientStall), with the reason. */
+  clientStalls: { request: RequestResult; why: string }[];
   /** Per target, the distribution of the net gaps between successes. */
   gaps: Record<string, GapDistribution>;
   /** The loop's period: the median time between two successive request starts (ms). */
@@ -113,7 +179,10 @@ export interface RequestStats {
  * which failed, and the longest gap between successes to the same target, edges of the window included (a
  * target that stopped answering before the window ended shows the gap up to the end).
  */
-export function requestStats(log: RequestLog, window?: { from: number; to: number }): RequestStats {
+export function requestStats(
+  log: Pick<RequestLog, "requests" | "lags" | "lagMeasured" | "timeoutMs">,
+  window?: { from: number; to: number },
+): RequestStats {
   const inside = log.requests
     .filter((r) => !window || (r.t >= window.from && r.t <= window.to))
     .sort((a, b) => a.t - b.t || a.i - b.i);
@@ -148,6 +217,7 @@ export function requestStats(log: RequestLog, window?: { from: number; to: numbe
       const from = a?.t ?? window?.from ?? 0;
       const until = b?.t ?? window?.to ?? 0;
       const stallMs = stallIn(from, until);
+      const measured = log.lagMeasured ? measuredStall(log.lags, from, until) : null;
       const gap: Gap = {
         to,
         ms: until - from,
@@ -156,10 +226,12 @@ export function requestStats(log: RequestLog, window?: { from: number; to: numbe
         before: b,
         stallMs,
         netMs: Math.max(0, until - from - stallMs),
+        measuredStallMs: measured,
+        judgedMs: Math.max(0, until - from - (measured ?? 0)),
       };
       nets.push(gap.netMs);
       if (!longestGap || gap.ms > longestGap.ms) longestGap = gap;
-      if (!longestOutage || gap.netMs > longestOutage.netMs) longestOutage = gap;
+      if (!longestOutage || gap.judgedMs > longestOutage.judgedMs) longestOutage = gap;
     }
     if (nets.length > 0) gaps[to] = distribution(nets);
   }
@@ -169,12 +241,17 @@ export function requestStats(log: RequestLog, window?: { from: number; to: numbe
   const slowest = inside
     .filter((r) => r.ok)
     .reduce<RequestResult | null>((m, r) => (!m || r.ms > m.ms ? r : m), null);
+  const clientStalls = failures.flatMap((r) => {
+    const why = clientStall(r, log);
+    return why ? [{ request: r, why }] : [];
+  });
   return {
     requests: inside.length,
     failed: failures.length,
     failures,
     longestGap,
     longestOutage,
+    clientStalls,
     gaps,
     periodMs,
     loopStallMs,

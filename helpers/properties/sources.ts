@@ -110,3 +110,29 @@ export function probeObservation<
     evidence: [...r.evidence(record, field), ...r.evidence(record, "backends" as keyof LabRecords[K])],
   };
 }
+
+/**
+ * Drop reasons a healthy run produces by design: cilium-cli's connectivity test tolerates exactly these
+ * (`--expected-drop-reasons` default, defaults.ExpectedDropReasons in cilium-cli for Cilium 1.18–1.19: ghost's
+ * "Service backend not found" among them, and the background noise of a kind network). The invariants topic and
+ * every leg of the upgrade and restart topics judge drops against it.
+ */
+export const EXPECTED_DROP_REASONS = [
+  "Policy denied",
+  "Policy denied by denylist",
+  "Unsupported L2 protocol",
+  "Unsupported L3 protocol",
+  "Stale or unroutable IP",
+  "Authentication required",
+  "Service backend not found",
+  "Unsupported protocol for NAT masquerade",
+  "Invalid source ip",
+  "Unknown L3 target address",
+  "Host datapath not ready",
+  "Unknown ICMPv4 code",
+  "Unknown ICMPv6 code",
+  "Forbidden ICMPv6 message",
+  "No egress gateway found",
+];
+/** Agent error lines known to be harmless. */
+export const EXPECTED_ERROR_LINES = [/The kernel does not support --service-no-backend-response=reject/];

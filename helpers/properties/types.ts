@@ -19,6 +19,7 @@ export type Topic =
   | "vxlan"
   | "invariants"
   | "upgrade"
+  | "restart"
   | "measure-scale"
   | "measure-latency"
   | "ipv6"

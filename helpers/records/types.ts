@@ -287,6 +287,11 @@ export interface DatapathFields {
   sock_hooks: string[] | null;
   /** Entries of cilium_lb4_reverse_sk in `map list` (socket LB's reverse translation; 0 when absent); exact past 2^53. */
   reverse_sk_entries: U64;
+  /**
+   * The holder's own entries in cilium_lb4_reverse_sk (issue 35): those that reverse web's ClusterIP:80 for the
+   * holder's backend, read from the map itself (bpftool); null in bundles recorded before the step.
+   */
+  reverse_sk_holder: number | null;
   /** RevNAT of the holder's OUT conntrack entry (0: nothing to reverse, the socket was translated). */
   holder_out_rev_nat: number | null;
   /** RevNAT of the holder's SVC conntrack entry: the Service's id (null: no SVC entry, as with socket LB). */
@@ -399,7 +404,7 @@ export interface UpgradeConnection {
   /** The Pod holding it (`conn-<i>` from a Pod on every node, `conn-np` from a node to the NodePort). */
   name: string;
   node: string;
-  via: "clusterip" | "nodeport";
+  via: "clusterip" | "nodeport" | "loadbalancer" | "local";
   /** The holder's connection counter before and after (it counts every connect: equal means no reconnect). */
   connection_before: number;
   connection_after: number;
@@ -409,9 +414,16 @@ export interface UpgradeConnection {
   /** The backend that answered last (its hostname, from GET /hostname), before and after. */
   backend_before: string | null;
   backend_after: string | null;
-  /** The connection's own entry in Cilium's conntrack on its node (`TCP OUT <local> -> …`), when there is one. */
+  /**
+   * The connection's own entry in Cilium's conntrack (`TCP OUT <local> -> …` on its node, or `TCP IN <local> -> …` on
+   * the backend's: every node is searched since issue 35, so a NodePort connection translated at its socket is
+   * found too), when there is one.
+   */
   ct_before: string | null;
   ct_after: string | null;
+  /** The node whose conntrack held it (issue 35). */
+  ct_node_before?: string | null;
+  ct_node_after?: string | null;
   /** That entry's destination: the backend where the socket was translated, else the Service address. */
   ct_backend_before: string | null;
   ct_backend_after: string | null;
@@ -426,8 +438,27 @@ export interface UpgradeConnection {
 export interface UpgradeRequests {
   total: number;
   failed: number;
-  /** Each failed request: its start (ms since the epoch), target, error and the raw log line. */
-  failures: { t: number; to: string; error: string; raw: string }[];
+  /**
+   * Each failed request: its start (ms since the epoch), target, error and the raw log line; from issue 35 also why
+   * the client's own stall explains it (null: nothing does), and where its packets were seen on the client's node
+   * (the leg's capture, by the request's local port) with what that says.
+   */
+  failures: {
+    t: number;
+    to: string;
+    error: string;
+    raw: string;
+    stall?: string | null;
+    port?: number | null;
+    where?: string;
+    packets?: string[];
+  }[];
+  /** Failed requests the client's own stall explains (issue 35); absent in bundles recorded before it. */
+  client_stalls?: number;
+  /** Whether the loop measured its own lag (issue 35): outages are then judged on the raw gap less that. */
+  lag_measured?: boolean;
+  /** The loop's measured stalls over 100 ms in the window: how many, the longest (ms). */
+  lag_events?: { count: number; max_ms: number };
   /** The longest time between successes to one target, with the raw lines on either side (null: an edge). */
   longest_gap: { to: string; ms: number; after: string | null; before: string | null } | null;
   /**
@@ -440,6 +471,9 @@ export interface UpgradeRequests {
     ms: number;
     net_ms?: number;
     stall_ms?: number;
+    /** The loop's own measured stall inside the gap, and what the outage is judged on (issue 35). */
+    measured_stall_ms?: number | null;
+    judged_ms?: number;
     after: string | null;
     before: string | null;
   } | null;
@@ -454,9 +488,9 @@ export interface UpgradeRequests {
   backends: Record<string, Record<string, number>>;
 }
 
-/** One leg: the upgrade, or the rollback after it. */
+/** One leg: the upgrade, the rollback after it, or an agent restart on one version (issue 35). */
 export interface UpgradeLeg {
-  kind: "upgrade" | "rollback";
+  kind: "upgrade" | "rollback" | "restart";
   from: string;
   to: string;
   /** From the change (helm upgrade / rollback) to every agent running `to` and OK, on the loop's clock. */
@@ -482,6 +516,18 @@ export interface UpgradeLeg {
   connections: UpgradeConnection[];
   requests: UpgradeRequests;
   /**
+   * Drop reasons counted during the leg that are not among the expected ones (cilium-cli's list), summed over the
+   * nodes (issue 35); absent in bundles recorded before it.
+   */
+  unexpected_drops?: string[];
+  /** Error-level lines in the agents' logs during the leg (allow-listed ones removed); absent before issue 35. */
+  error_lines?: string[];
+  /**
+   * BPF maps pinned in /sys/fs/bpf/tc/globals on each node before and after the leg (per-endpoint numbers folded:
+   * `cilium_policy_v2_<id>`), and those the leg added or removed (issue 35: what an upgrade or rollback leaves).
+   */
+  maps?: { node: string; before: string[]; after: string[]; added: string[]; removed: string[] }[];
+  /**
    * Every topic run again on the same cluster after the leg (scripts/conformance-here.mjs: the existing
    * provider, into the nested bundle `after-<leg>/`), as that run judged it. Absent in bundles recorded before.
    */
@@ -497,6 +543,9 @@ export interface UpgradeLeg {
     gap: EvidenceItem[];
     /** When each agent restarted and what the datapath dropped: beside the traffic's verdicts. */
     context: EvidenceItem[];
+    /** The drops of a reason not expected (or that there were none), and the agents' error lines (issue 35). */
+    drops?: EvidenceItem[];
+    errors?: EvidenceItem[];
   };
 }
 
@@ -532,6 +581,13 @@ export interface UpgradeRecord {
   to: string;
   legs: UpgradeLeg[];
   /** Every request the loop made over the whole topic. */
+  loop_total: number;
+}
+
+/** Ours (issue 35): the agents restarted on one version under the same load as the upgrade's legs. */
+export interface RestartRecord {
+  version: string;
+  legs: UpgradeLeg[];
   loop_total: number;
 }
 
@@ -625,6 +681,7 @@ export interface LabRecords {
   vxlan: VxlanRecord;
   invariants: InvariantsRecord;
   upgrade: UpgradeRecord;
+  restart: RestartRecord;
   scaling: MeasureScaleRecord;
   latency: MeasureLatencyRecord;
   ipv6: Ipv6Record;
@@ -667,6 +724,7 @@ export const RECORD_FILES: Record<RecordName, string> = {
   vxlan: "vxlan.json",
   invariants: "invariants.json",
   upgrade: "upgrade.json",
+  restart: "restart.json",
   scaling: "measure-scale.json",
   latency: "measure-latency.json",
   ipv6: "ipv6.json",

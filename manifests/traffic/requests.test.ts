@@ -77,6 +77,46 @@ describe("request loop (real sockets on loopback)", () => {
     for (const r of log.requests.filter((x) => x.to === "silent")) expect(r.ms).toBeGreaterThanOrEqual(195);
   });
 
+  it("a loop that is not run (SIGSTOP) says so: a lag line for the stall, late starts, and each request's own port", async () => {
+    const slow = await listen(createServer((_q, s) => setTimeout(() => s.end("web-a"), 5)));
+    // a free range of local ports: the kernel's ephemeral one would collide; ours is above it on this machine
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [LOOP], {
+        env: {
+          ...process.env,
+          TARGETS: `one=127.0.0.1:${slow}`,
+          INTERVAL_MS: "20",
+          TIMEOUT_MS: "300",
+          SOURCE_PORTS: "61000-61099",
+          LAG_REPORT_MS: "100",
+        },
+      });
+      let text = "";
+      child.stdout.on("data", (d) => {
+        text += d.toString();
+      });
+      // starved as an agent restart on two cores starves it: not scheduled for 700 ms
+      setTimeout(() => child.kill("SIGSTOP"), 300);
+      setTimeout(() => child.kill("SIGCONT"), 1000);
+      setTimeout(() => child.kill("SIGTERM"), 1400);
+      const guard = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(new Error(`the loop did not end: ${text}`));
+      }, 10_000);
+      child.on("exit", () => {
+        clearTimeout(guard);
+        resolve(text);
+      });
+    });
+    const log = parseRequestLog(out);
+    expect(log.lagMeasured).toBe(true);
+    expect(log.lags.some((e) => e.ms >= 500)).toBe(true);
+    expect(log.requests.some((r) => (r.lag ?? 0) >= 500)).toBe(true);
+    const ports = log.requests.map((r) => r.port);
+    expect(ports.every((p) => p !== undefined && p >= 61000 && p <= 61099)).toBe(true);
+    expect(new Set(ports).size).toBe(ports.length);
+  });
+
   it("SIGTERM ends it after the requests in flight, with its closing count", async () => {
     const a = await listen(createServer((_q, s) => s.end("web-a")));
     const log = parseRequestLog(await run({ TARGETS: `one=127.0.0.1:${a}`, INTERVAL_MS: "10" }, 4));

@@ -12,11 +12,12 @@ import { clusterIp, endpointIdRaw, type PodInfo } from "../../helpers/observe/cl
 import type { RunContext } from "../../helpers/observe/context.ts";
 import { onNode } from "../../helpers/observe/node.ts";
 import { kernelOf, newerStep } from "../../helpers/observe/steps.ts";
-import { ensureHolder, ensureWeb } from "../../helpers/observe/workloads.ts";
+import { ensureHolder, ensureWeb, WEB_PORT } from "../../helpers/observe/workloads.ts";
 import { type CgroupAttachment, parseBpftoolCgroup } from "../../helpers/parse/bpftool-cgroup.ts";
 import { type BpftoolNet, parseBpftoolNet } from "../../helpers/parse/bpftool-net.ts";
 import { type AgentEndpoint, parseEndpointJson } from "../../helpers/parse/endpoint-json.ts";
 import { findPolicyMap, type MapList, parseMapList } from "../../helpers/parse/map-list.ts";
+import { parseReverseSkDump, type ReverseSkEntry } from "../../helpers/parse/reverse-sk.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import { parseTcFilter, type TcFilterShow } from "../../helpers/parse/tc-filter.ts";
 import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
@@ -68,6 +69,11 @@ export const topic = defineTopic({
       on: "agent",
       run: "bpftool cgroup show /run/cilium/cgroupv2",
       for: "socket-LB programs at Cilium's cgroup root",
+    },
+    {
+      on: "agent",
+      run: "bpftool -p map dump pinned /sys/fs/bpf/tc/globals/cilium_lb4_reverse_sk",
+      for: "the holder's own reverse-translation entries",
     },
   ],
   builds: ["prog", "datapath"],
@@ -189,8 +195,8 @@ export const topic = defineTopic({
       claim:
         "Socket LB keeps a reverse-translation entry per translated socket (cilium_lb4_reverse_sk holds the holder's); empty with kube-proxy",
       source: KN("clusters.md §4.3"),
-      why: "sock4_update_revnat stores backend → ClusterIP per socket cookie so getpeername() can answer the VIP (bpf_sock.c); per-packet LB reverses through conntrack instead",
-      expect: { kpr: { gte: 1 }, "kube-proxy": { eq: 0 } },
+      why: "sock4_update_revnat stores backend → ClusterIP per socket cookie so getpeername() can answer the VIP (bpf_sock.c); per-packet LB reverses through conntrack instead. Issue 35: only the holder's own entries are counted (those reversing web's ClusterIP:80 for the holder's backend, read from the map with bpftool): the map is the node's, and any Pod there with a translated socket open (CoreDNS's to the API server, another topic's query) adds to it, so its whole count differed between identical runs (1 and 3). A bundle recorded before the map was read counts it whole",
+      expect: { kpr: { eq: 1 }, "kube-proxy": { eq: 0 } },
       config: {
         assumes: { kpr: { socketLB: ["on"] }, "kube-proxy": { socketLB: ["off"] } },
         cases: [
@@ -204,10 +210,12 @@ export const topic = defineTopic({
         ],
       },
       needs: ["datapath"],
-      observe: (r) => ({
-        value: dp(r, "reverse_sk_entries"),
-        evidence: r.evidence("datapath", "reverse_sk_entries"),
-      }),
+      observe: (r) => {
+        const own = r.get("datapath").reverse_sk_holder ?? null;
+        return own === null
+          ? { value: dp(r, "reverse_sk_entries"), evidence: r.evidence("datapath", "reverse_sk_entries") }
+          : { value: own, evidence: r.evidence("datapath", "reverse_sk_holder") };
+      },
     },
   ],
 });
@@ -261,12 +269,55 @@ export async function observeProgram(ctx: RunContext): Promise<RecordSet> {
       cgroup: r.exitCode === 0 ? parseBpftoolCgroup(r.stdout) : null,
     };
   });
+  // the holder's own reverse entries, read from the map itself (its whole count is the node's)
+  const reverse = await newerStep(ctx, "cilium_lb4_reverse_sk dump", async () =>
+    read(
+      await agentBpftool(ctx, holder.node, [
+        "-p",
+        "map",
+        "dump",
+        "pinned",
+        `${TC_GLOBALS}/cilium_lb4_reverse_sk`,
+      ]),
+      parseReverseSkDump,
+    ),
+  );
+  const backend = ctx.earlierRecords().ct?.record.backend ?? null;
   return {
     prog,
     datapath: mergeDatapath([
       buildAgentFacts({ status, kernel: await kernelOf(ctx, holder.node) }),
       buildSocketLbFacts({ maps, cgroup }),
+      buildHolderReverse({ reverse, frontend: `${cip}:${WEB_PORT}`, backend }),
     ]),
+  };
+}
+
+const TC_GLOBALS = "/sys/fs/bpf/tc/globals";
+
+/** Issue 35: the holder's own entries in cilium_lb4_reverse_sk (web's ClusterIP reversed for its backend). */
+export function buildHolderReverse(input: {
+  reverse: Read<ReverseSkEntry[]> | null;
+  frontend: string;
+  backend: string | null;
+}): Evidenced<DatapathRecord> {
+  const { reverse } = input;
+  if (!reverse) return { record: { reverse_sk_holder: null }, evidence: {} };
+  const mine = reverse.parsed.filter(
+    (e) => e.frontend === input.frontend && (input.backend === null || e.backend === input.backend),
+  );
+  const quotes = mine.map((e) => reverse.raw.jsonQuote([e.index]) ?? derive(`entry ${e.index}`, reverse.raw));
+  return {
+    record: { reverse_sk_holder: mine.length },
+    evidence: {
+      reverse_sk_holder: [
+        ...quotes,
+        derive(
+          `${mine.length} of the map's ${reverse.parsed.length} entries reverse ${input.frontend}${input.backend ? ` for ${input.backend} (the holder's backend)` : ""}`,
+          reverse.raw,
+        ),
+      ],
+    },
   };
 }
 

@@ -37,7 +37,7 @@ import type { NetstatOutput } from "../../helpers/parse/netstat.ts";
 import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
 import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
 import type { ByVersion } from "../../helpers/properties/expectation.ts";
-import { KN, SETRETVAL_ISSUE, SETRETVAL_WHY } from "../../helpers/properties/sources.ts";
+import { FAST_FAIL_TOLERANCE, KN, SETRETVAL_ISSUE, SETRETVAL_WHY } from "../../helpers/properties/sources.ts";
 import { ctQuotes, lbRows, RecordError } from "../../helpers/records/common.ts";
 import {
   derive,
@@ -242,6 +242,36 @@ export const topic = defineTopic({
       },
       needs: ["ipv6"],
       observe: (r) => ({ value: r.get("ipv6").ghost_exit, evidence: r.evidence("ipv6", "ghost_exit") }),
+    },
+    {
+      id: "ipv6.ghost-seconds",
+      tolerance: FAST_FAIL_TOLERANCE,
+      claim:
+        "The probe Pod's request to ghost6 fails in under 0.1 s, as the IPv4 ghost's do: a refusal, not a SYN retransmitted",
+      source: KN("clusters.md §4.2, P12"),
+      why: "held to the IPv4 ghost's bound (ghost.seconds: every fast failure recorded took 0.06–6.5 ms; 0.1 s is 10× under TCP's 1 s initial retransmission timeout, RFC 6298 §2.1): socket LB answers in connect(), bpf_lxc's ICMPv6 reject is the node's own reply. Issue 35: ipv6.ghost-fails-fast passed at 1.03 s on the dual-stack kube-proxy bundles (one SYN retransmission), which only a seconds bound can see",
+      expect: { kpr: { lte: 0.1 }, "kube-proxy": { lte: 0.1 } },
+      config: {
+        assumes: POD_SOCKET_LB,
+        cases: [
+          {
+            when: HOSTNS_ONLY,
+            expect: { kpr: { lte: 0.1 } },
+            claim: "The probe Pod's request to ghost6 is refused per packet by bpf_lxc in under 0.1 s",
+            why: HOSTNS_ONLY_WHY,
+          },
+        ],
+      },
+      needs: ["ipv6"],
+      observe: (r) => {
+        const v = r.get("ipv6");
+        if (v.ghost_seconds === null)
+          return { value: null, evidence: r.evidence("ipv6", "ghost_seconds"), skip: "curl printed no time" };
+        return {
+          value: v.ghost_seconds,
+          evidence: [...r.evidence("ipv6", "ghost_seconds"), ...r.evidence("ipv6", "ghost_exit")],
+        };
+      },
     },
     {
       id: "ipv6.ghost-errno",

@@ -11,7 +11,7 @@ import { kubectlJsonRaw, kubectlRaw, pods } from "../../helpers/observe/cluster.
 import type { RunContext } from "../../helpers/observe/context.ts";
 import { newerStep } from "../../helpers/observe/steps.ts";
 import { dropReasons, errorLines, type Metric, parseMetricsJson } from "../../helpers/parse/metrics-json.ts";
-import { KN } from "../../helpers/properties/sources.ts";
+import { EXPECTED_DROP_REASONS, EXPECTED_ERROR_LINES, KN } from "../../helpers/properties/sources.ts";
 import { derive, type EvidenceItem, type Quote, RawText } from "../../helpers/records/evidence.ts";
 import type { RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
@@ -119,31 +119,6 @@ export const topic = defineTopic({
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
-/**
- * Drop reasons a healthy run produces by design: cilium-cli's connectivity test tolerates exactly these
- * (`--expected-drop-reasons` default, defaults.ExpectedDropReasons in cilium-cli for Cilium 1.18–1.19:
- * ghost's "Service backend not found" among them, and the background noise of a kind network).
- */
-const EXPECTED_DROP_REASONS = [
-  "Policy denied",
-  "Policy denied by denylist",
-  "Unsupported L2 protocol",
-  "Unsupported L3 protocol",
-  "Stale or unroutable IP",
-  "Authentication required",
-  "Service backend not found",
-  "Unsupported protocol for NAT masquerade",
-  "Invalid source ip",
-  "Unknown L3 target address",
-  "Host datapath not ready",
-  "Unknown ICMPv4 code",
-  "Unknown ICMPv6 code",
-  "Forbidden ICMPv6 message",
-  "No egress gateway found",
-];
-/** Error lines known to be harmless. */
-const EXPECTED_ERRORS = [/The kernel does not support --service-no-backend-response=reject/];
-
 /** Global invariants: drop reasons in every agent's metrics, error lines in every agent's log since the run started. */
 export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
   const agents = (await pods(ctx, "kube-system", "k8s-app=cilium")).sort((a, b) =>
@@ -182,7 +157,7 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
       "cilium-agent",
       `--since-time=${ctx.runStartedAt}`,
     ]);
-    const logErrors = errorLines(log.text).filter((l) => !EXPECTED_ERRORS.some((re) => re.test(l)));
+    const logErrors = errorLines(log.text).filter((l) => !EXPECTED_ERROR_LINES.some((re) => re.test(l)));
     for (const line of logErrors) errors.push(`${agent.node}: ${line}`);
     logs.push(log);
     const counted = new Set(logErrors);

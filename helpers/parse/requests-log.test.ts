@@ -1,0 +1,68 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { clientStall, parseRequestLog, requestStats } from "./requests-log.ts";
+
+const SHIPPED = join(
+  import.meta.dirname,
+  "..",
+  "..",
+  "suites",
+  "bundles",
+  "upgrade-1.19-1.20",
+  "kpr",
+  "raw",
+  "upgrade",
+  "049--n-cca-dp-logs-request-loop.txt.gz",
+);
+
+describe("the request loop's log: a starved client told apart from a lost packet (issue 35)", () => {
+  it("the shipped kpr 1.19 → 1.20 upgrade's two failures ran ~1.9 s past their own 2 s timeout: the client's stall", () => {
+    // recorded by the lab (run up-119-120-kpr-2, 2026-12-03), read from the shipped bundle
+    const log = parseRequestLog(gunzipSync(readFileSync(SHIPPED)).toString());
+    expect(log.timeoutMs).toBe(2000);
+    expect(log.lagMeasured).toBe(false);
+    const st = requestStats(log);
+    expect(st.failures.map((f) => f.i)).toEqual([471, 472]);
+    expect(st.clientStalls.map((s) => s.why)).toEqual([
+      "ran 3913 ms against its 2000 ms timeout: 1913 ms past it, its own timer not run",
+      "ran 3815 ms against its 2000 ms timeout: 1815 ms past it, its own timer not run",
+    ]);
+    // not measured: the outage is judged on the raw gap, where the stall inferred from missing starts made it small
+    const o = st.longestOutage;
+    expect(o).toMatchObject({ to: "clusterip", measuredStallMs: null });
+    expect(o?.judgedMs).toBe(o?.ms);
+    expect(o?.judgedMs).toBeGreaterThan(2000);
+    expect(o?.netMs).toBeLessThan(500);
+  });
+
+  // written by us: a loop that measured its lag (issue 35's requests.mjs), 100 ms period per target
+  const measured = [
+    '{"event":"start","targets":["a=10.96.0.1:80"],"intervalMs":100,"timeoutMs":2000,"lagTickMs":20,"lagReportMs":100}',
+    '{"i":0,"to":"a","t":1000,"ms":2,"lag":1,"port":20000,"ok":true,"status":200,"backend":"w1"}',
+    '{"i":1,"to":"a","t":1100,"ms":2,"lag":0,"port":20001,"ok":true,"status":200,"backend":"w1"}',
+    '{"event":"lag","t":1150,"ms":900}',
+    '{"i":2,"to":"a","t":2050,"ms":2003,"lag":850,"port":20002,"ok":false,"error":"ETIMEDOUT"}',
+    '{"i":3,"to":"a","t":2100,"ms":2001,"lag":0,"port":20003,"ok":false,"error":"ECONNRESET"}',
+    '{"i":4,"to":"a","t":4200,"ms":3,"lag":0,"port":20004,"ok":true,"status":200,"backend":"w2"}',
+  ].join("\n");
+
+  it("a request that started late is the client's; one that failed on time outside a stall is not", () => {
+    const log = parseRequestLog(measured);
+    expect(log.lagMeasured).toBe(true);
+    expect(log.lags).toEqual([{ t: 1150, ms: 900, line: 4 }]);
+    const st = requestStats(log);
+    expect(st.clientStalls.map((s) => [s.request.i, s.why])).toEqual([
+      [2, "started 850 ms late: the loop was not running"],
+    ]);
+    expect(clientStall(st.failures[1] as (typeof st.failures)[number], log)).toBeNull();
+    expect(st.failures.map((f) => f.port)).toEqual([20002, 20003]);
+  });
+
+  it("the outage is the raw gap less only the stall the loop measured", () => {
+    const st = requestStats(parseRequestLog(measured));
+    // between the successes at 1100 and 4200: 3100 ms, 900 ms of it measured as the loop's own stall
+    expect(st.longestOutage).toMatchObject({ ms: 3100, measuredStallMs: 900, judgedMs: 2200 });
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * The properties of one leg under load (the upgrade and restart topics' legs: an upgrade, the rollback after it, an
+ * agent restart on one version), declared once for every kind of leg: every connection survives on its backend, no
+ * request fails, the load's own client kept time (issue 35: a starved client is not a lost packet), no target goes a
+ * second without an answer, no drop of a reason not expected, every agent runs the version asked for.
+ */
+import type { LabRecords, UpgradeConnection, UpgradeLeg } from "../records/types.ts";
+import { connectionSurvived } from "../records/upgrade.ts";
+import type { Expect } from "./expectation.ts";
+import { KN, UP } from "./sources.ts";
+import type { Property } from "./types.ts";
+
+const UPGRADE_GUIDE = "Cilium's upgrade guide (Documentation/operations/upgrade.rst)";
+
+/** The request loop's target period (ms): its interval times the number of targets, four with a pool of ours. */
+export const LOOP_PERIOD_PER_TARGET_MS = 200;
+
+function sameBackend(c: UpgradeConnection): boolean {
+  const ct = c.ct_backend_before === null || c.ct_backend_after === c.ct_backend_before;
+  return c.backend_before !== null && c.backend_after === c.backend_before && ct;
+}
+
+type LegRecord = "upgrade" | "restart";
+
+/** The properties of the legs of `kind` in the `record` record (upgrade: upgrade and rollback; restart: restart). */
+export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit<Property, "topic">[] {
+  const prefix = kind === "upgrade" ? "upgrade" : kind === "rollback" ? "upgrade.rollback" : "restart";
+  const what =
+    kind === "upgrade"
+      ? "the upgrade"
+      : kind === "rollback"
+        ? "the rollback (helm rollback to the revision before)"
+        : "an agent restart on the same version (kubectl rollout restart of the DaemonSet and the operator)";
+  const leg = (r: { get(n: LegRecord): LabRecords[LegRecord] }) =>
+    r.get(record).legs.find((x) => x.kind === kind) ?? null;
+  const noLeg =
+    kind === "rollback"
+      ? "this run has no rollback leg (ROLLBACK=1 rolls back after the upgrade)"
+      : kind === "restart"
+        ? "this run has no restart leg (an upgrade run restarts the agents first)"
+        : "this run has no upgrade leg (UPGRADE_TO)";
+  const both = (e: Expect) => ({ kpr: e, "kube-proxy": e });
+  const props: Omit<Property, "topic">[] = [
+    {
+      id: `${prefix}.connections-survive`,
+      claim: `Every long-lived connection (a Pod on every node to the ClusterIP, a node to the NodePort, Pods to a LoadBalancer address and to one with externalTrafficPolicy Local) survives ${what}: same connection, no close, no error`,
+      source: KN(
+        "clusters.md §6 (BPF maps stay pinned while agents restart; cilium-cli's conn-disrupt test)",
+      ),
+      expect: both({ eq: true }),
+      config: "none",
+      needs: [record],
+      observe: (r) => {
+        const l = leg(r);
+        if (!l) return { value: null, evidence: [], skip: noLeg };
+        return {
+          value: l.connections.length > 0 && l.connections.every(connectionSurvived),
+          evidence: [...l.evidence.connections, ...l.evidence.context],
+        };
+      },
+    },
+    {
+      id: `${prefix}.same-backend`,
+      claim: `Every long-lived connection is answered by the same backend before and after ${what}, and where Cilium's conntrack holds its entry, the entry points at that backend`,
+      source: KN("clusters.md §6"),
+      why: "the conntrack entry is looked for on every node (the client's OUT entry, or the backend node's IN entry of a connection translated at its socket) and compared where one is found, so the expectation is the same in every configuration",
+      expect: both({ eq: true }),
+      config: "none",
+      needs: [record],
+      observe: (r) => {
+        const l = leg(r);
+        if (!l) return { value: null, evidence: [], skip: noLeg };
+        return {
+          value: l.connections.length > 0 && l.connections.every(sameBackend),
+          evidence: l.evidence.backends,
+        };
+      },
+    },
+    {
+      id: `${prefix}.no-failed-requests`,
+      claim: `No request of the loop (a new connection to each target in turn) fails during ${what}, other than those the client's own stall explains`,
+      source: KN("clusters.md §6 (cilium-cli's conn-disrupt test: no disruption during the upgrade)"),
+      why: "a request counts against the datapath unless the loop's own lag explains it (it ran past its timeout by over 500 ms, or started late or inside a measured stall of 500 ms or more: its process was not running, issue 35); each failure is shown with where its packets were seen on the loop's node (the leg's capture, by its local port). Those the stall explains are judged by the client-kept-time property instead",
+      expect: both({ eq: 0 }),
+      config: "none",
+      needs: [record],
+      observe: (r) => {
+        const l = leg(r);
+        if (!l) return { value: null, evidence: [], skip: noLeg };
+        const own = l.requests.failures.filter((f) => !f.stall).length;
+        return { value: own, evidence: [...l.evidence.requests, ...l.evidence.context] };
+      },
+    },
+    {
+      id: `${prefix}.client-kept-time`,
+      claim: `The load's own client kept time during ${what}: no failed request is explained by the loop's process not running`,
+      source: UP("issue 35: a failure blamed on Cilium must show the datapath lost it"),
+      why: "the suite's client shares two cores with three kind nodes whose agents restart and compile programs: a request that runs past its own 2 s timeout by over 500 ms, or started in a stall of 500 ms or more the loop measured itself, says the client was starved, not that the datapath lost the packet. A failure here makes the leg inconclusive (rerun on a quieter machine), never Cilium's. A loop recorded before it measured its lag is judged on the overrun alone (its start line names its timeout)",
+      expect: both({ eq: 0 }),
+      config: "none",
+      needs: [record],
+      observe: (r) => {
+        const l = leg(r);
+        if (!l) return { value: null, evidence: [], skip: noLeg };
+        return { value: l.requests.failures.filter((f) => f.stall).length, evidence: l.evidence.requests };
+      },
+    },
+    {
+      id: `${prefix}.longest-outage`,
+      claim: `During ${what}, no target of the loop goes longer than a second without a successful request (the raw gap, less only the stall the loop measured itself)`,
+      source: KN("clusters.md §6"),
+      why: `the loop starts a request to each target every ${LOOP_PERIOD_PER_TARGET_MS} ms and never waits for an answer (a hung request fails at its 2 s timeout, the next starts on time), so a target's time between successes is ${LOOP_PERIOD_PER_TARGET_MS} ms when nothing is wrong. Issue 35: the outage is judged on the raw gap; only a stall the loop measured itself (its lag sampler) is taken off, never one inferred from missing starts (both figures are in the evidence). A bundle whose loop did not measure its lag is judged on the raw gap. Over 1000 ms means the target went unanswered for five of its periods`,
+      expect: both({ lte: 1000 }),
+      config: "none",
+      needs: [record],
+      tolerance: { factor: 3, floor: 500, unit: "ms" },
+      observe: (r) => {
+        const l = leg(r);
+        if (!l) return { value: null, evidence: [], skip: noLeg };
+        const o = l.requests.longest_outage;
+        return { value: o ? (o.judged_ms ?? o.ms) : 0, evidence: l.evidence.gap };
+      },
+    },
+    {
+      id: `${prefix}.no-unexpected-drops`,
+      claim: `The datapath drops nothing for a reason outside the expected ones during ${what} (drop counters by reason, every node, before and after)`,
+      source: UP(
+        "cilium-cli's connectivity tests: no-unexpected-packet-drops (defaults.ExpectedDropReasons)",
+      ),
+      why: "the pinned metrics map counts every drop by reason and outlives the agents: its difference over the leg on every node, against cilium-cli's expected reasons (the invariants topic's list)",
+      expect: both({ eq: [] }),
+      config: "none",
+      needs: [record],
+      observe: (r) => {
+        const l = leg(r);
+        if (!l) return { value: null, evidence: [], skip: noLeg };
+        if (!l.unexpected_drops)
+          return {
+            value: null,
+            evidence: [],
+            skip: "this bundle did not judge a leg's drops by reason (recorded before issue 35)",
+          };
+        return {
+          value: l.unexpected_drops,
+          evidence: [...(l.evidence.drops ?? []), ...(l.evidence.errors ?? [])],
+        };
+      },
+    },
+    {
+      id: `${prefix}.agents-run-target`,
+      claim: `After ${what} every agent runs exactly the version asked for and reports OK`,
+      source: KN(UPGRADE_GUIDE),
+      expect: both({ eq: true }),
+      config: "none",
+      needs: [record],
+      observe: (r) => {
+        const l = leg(r);
+        if (!l) return { value: null, evidence: [], skip: noLeg };
+        const agents = Object.values(l.agents_after);
+        return {
+          value: agents.length > 0 && agents.every((v) => v.version === l.to && v.ok),
+          evidence: l.evidence.agents,
+        };
+      },
+    },
+  ];
+  return props;
+}

@@ -1,0 +1,118 @@
+/**
+ * Topic "restart" — issue 35: the agents restarted on one version under the same load as an upgrade's legs, as
+ * Cilium's own upgrade CI does before it upgrades. A disruption in the upgrade leg can then be told apart: the
+ * restart alone shows it (an agent restart's cost, whatever the version), or only the version change does.
+ *
+ * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds, then each
+ * property with its claim, source, expectation per mode and how it is judged. The load and the leg's observation are
+ * the upgrade topic's (helpers/observe/load.ts); the properties are every leg's (helpers/properties/legs.ts).
+ */
+import { mustRun } from "../../helpers/exec/types.ts";
+import type { RunContext } from "../../helpers/observe/context.ts";
+import {
+  deployLoad,
+  legRequests,
+  removeLoad,
+  runLeg,
+  stopLoop,
+  waitConnected,
+} from "../../helpers/observe/load.ts";
+import { parseRequestLog } from "../../helpers/parse/requests-log.ts";
+import { legProperties } from "../../helpers/properties/legs.ts";
+import { UP } from "../../helpers/properties/sources.ts";
+import type { RecordSet, RestartRecord } from "../../helpers/records/types.ts";
+import { defineTopic } from "../../helpers/topic.ts";
+
+export const topic = defineTopic({
+  name: "restart",
+  title:
+    "The agents restarted on one version under load: what a restart alone costs, before the version changes",
+  runsIn: "an upgrade run (UPGRADE_TO)",
+  source: UP("Cilium's upgrade CI (agents restarted, then upgraded, under cilium-cli's conn-disrupt test)"),
+  deploys: [
+    "web.yaml",
+    "web-np.yaml",
+    "lb-pool.yaml",
+    "web-lb.yaml",
+    "conn-client.yaml",
+    "request-loop.yaml",
+    "load-capture.yaml",
+  ],
+  steps: [
+    { on: "kubectl", run: "-n <ns> logs conn-", for: "each long-lived connection: its events and backends" },
+    {
+      on: "agent",
+      run: "cilium-dbg bpf ct list global",
+      for: "each connection's conntrack entry, on every node",
+    },
+    { on: "agent", run: "cilium-dbg bpf metrics list -o json", for: "the drop counters before and after" },
+    { on: "node", run: "ls -1 /sys/fs/bpf/tc/globals", for: "the pinned maps before and after" },
+    { on: "pod", run: "node -e console.log(Date.now())", for: "the leg's start and end on the loop's clock" },
+    {
+      on: "kubectl",
+      run: "-n kube-system rollout restart daemonset/cilium deployment/cilium-operator",
+      for: "the restart",
+    },
+    { on: "agent", run: "cilium-dbg status", for: "every agent's version and health" },
+    {
+      on: "kubectl",
+      run: "-n kube-system logs <pod> -c cilium-agent",
+      for: "each agent's error lines during the leg",
+    },
+    { on: "kubectl", run: "-n <ns> logs capture-", for: "the leg's capture of the loop's connections" },
+    { on: "pod", run: "kill -TERM 1", for: "ending the request loop" },
+    {
+      on: "kubectl",
+      run: "-n <ns> logs request-loop",
+      for: "every request's outcome, time and the loop's lag",
+    },
+  ],
+  builds: ["restart"],
+  schedule: {
+    alone: "restarts every agent under load: every other topic's cluster changes under it",
+  },
+  observe: observeRestart,
+  properties: legProperties("restart", "restart"),
+});
+
+// ── observe ─────────────────────────────────────────────────────────────────────────────────────
+
+/** The agents and the operator restarted (kubectl rollout restart) under the load, on the installed version. */
+export async function observeRestart(ctx: RunContext): Promise<RecordSet> {
+  const plan = ctx.upgrade;
+  if (!plan)
+    throw new Error("no upgrade planned (UPGRADE_TO is unset): the restart leg runs in an upgrade run");
+  const load = await deployLoad(ctx);
+  await waitConnected(ctx, load.clients);
+  const l = await runLeg(
+    ctx,
+    {
+      kind: "restart",
+      from: plan.from,
+      to: plan.from,
+      change: async () => {
+        await mustRun(ctx.exec, {
+          target: { kind: "kubectl" },
+          argv: ["-n", "kube-system", "rollout", "restart", "daemonset/cilium", "deployment/cilium-operator"],
+        });
+      },
+    },
+    load,
+  );
+  const loop = await stopLoop(ctx);
+  const r = legRequests(loop, l.start, l.rolledOut, l.end, l.capture, load.loopIp);
+  await removeLoad(ctx, load);
+  const record: RestartRecord = {
+    version: plan.from,
+    legs: [
+      {
+        ...l.leg,
+        window: r.window,
+        requests: r.requests,
+        evidence: { ...l.evidence, ...r.evidence },
+      },
+    ],
+    loop_total: parseRequestLog(loop.text).requests.length,
+  };
+  return { restart: { record, evidence: {} } };
+}
