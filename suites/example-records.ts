@@ -83,6 +83,26 @@ function common(): RecordSet {
       },
       evidence: {},
     },
+    restart: {
+      record: {
+        version: "1.19.7",
+        loop_total: 900,
+        legs: [
+          {
+            ...upgradeLeg,
+            kind: "restart",
+            from: "1.19.7",
+            to: "1.19.7",
+            unexpected_drops: [],
+            error_lines: [],
+            agents_after: {
+              "cdc-kpr-worker": { version: "1.19.7", ok: true, line: "Cilium:   Ok   1.19.7" },
+            },
+          },
+        ],
+      },
+      evidence: {},
+    },
     upgrade: {
       record: {
         from: "1.19.7",
@@ -205,6 +225,8 @@ const upgradeLeg: UpgradeLeg = {
     "cdc-kpr-worker": { pod: "cilium-x7k2p", started: "2026-12-03T04:35:02Z", ready: "2026-12-03T04:35:20Z" },
   },
   drops: [],
+  unexpected_drops: [],
+  error_lines: [],
   connections: [
     {
       name: "conn-0",

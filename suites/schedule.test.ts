@@ -115,6 +115,9 @@ describe("the topics' schedule declarations", () => {
           "invariants",
         ],
         [
+          "restart",
+        ],
+        [
           "upgrade",
         ],
       ]

@@ -119,6 +119,19 @@ export function ruleLines(raw: RawText, ip: string | null): Quote[] {
   return ip ? raw.quotes((l) => l.includes(` -d ${ip}/32 `)) : [];
 }
 
+/**
+ * Whether kube-proxy serves an address: its nat rule for it (`… -d <ip>/32 … "<svc> loadbalancer IP" / "external
+ * IP" …`), not the REJECT it writes while the Service has no endpoints yet (`has no endpoints`).
+ */
+export function kubeProxyServes(raw: RawText, ip: string | null): boolean {
+  return ruleLines(raw, ip).some((q) => /"[^"]* (?:loadbalancer IP|external IP)"/.test(q.quote));
+}
+
+/** Whether kube-proxy DNATs a Service (`<ns>/<svc>:<port>`) to its endpoints: a KUBE-SEP rule of it exists. */
+export function kubeProxyHasEndpoints(raw: RawText, service: string): boolean {
+  return raw.lines.some((l) => l.includes(`"${service}`) && /-j KUBE-SEP-/.test(l));
+}
+
 /** The rows of a frontend in `bpf lb list`: slot 0 and every backend slot, quoted. */
 export function lbRows(raw: RawText, s: LbService): Quote[] {
   const lines = [...(s.line !== null ? [s.line] : []), ...s.backends.map((b) => b.line)];

@@ -23,7 +23,13 @@ import {
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import type { ConfigDependence } from "../../helpers/properties/config.ts";
 import { probeObservation, UP } from "../../helpers/properties/sources.ts";
-import { findLbService, lbRows, ruleLines, slotCount } from "../../helpers/records/common.ts";
+import {
+  findLbService,
+  kubeProxyServes,
+  lbRows,
+  ruleLines,
+  slotCount,
+} from "../../helpers/records/common.ts";
 import {
   derive,
   type EvidenceItem,
@@ -89,8 +95,8 @@ export const topic = defineTopic({
   ],
   builds: ["loadbalancer"],
   schedule: {
-    after: ["iptables", "program"],
-    why: "its Services add KUBE-SVC lines iptables counts whole, and its Pods' translated sockets add reverse socket map entries program counts whole; its own Pods (edge, clients), Services and pool are apart from every other topic's (the traffic-policy topic shares edge and the pool, applied idempotently)",
+    after: ["iptables"],
+    why: "its Services add KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its own Pods (edge, clients), Services and pool are apart from every other topic's (the traffic-policy topic shares edge and the pool, applied idempotently)",
   },
   observe: observeLoadBalancer,
   properties: [
@@ -353,7 +359,7 @@ export async function observeLoadBalancer(ctx: RunContext): Promise<RecordSet> {
     }),
     done: (s) =>
       s.rules
-        ? ruleLines(s.rules, lb.ip).length === 1 && ruleLines(s.rules, proxyVip.ip).length === 0
+        ? kubeProxyServes(s.rules, lb.ip) && ruleLines(s.rules, proxyVip.ip).length === 0
         : slots(s.lb.parsed, lb.ip) === 2 && entries(s.lb.parsed, proxyVip.ip) === 0,
     show: (s) =>
       `LB map: edge-lb ${slots(s.lb.parsed, lb.ip)} slots, edge-proxy ${entries(s.lb.parsed, proxyVip.ip)} entries${s.rules ? `; rules: edge-lb ${ruleLines(s.rules, lb.ip).length}, edge-proxy ${ruleLines(s.rules, proxyVip.ip).length}` : ""}`,

@@ -16,7 +16,13 @@ import { apply, type Edge, ensureEdge, lbRange, renderManifest } from "../../hel
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import type { ConfigDependence } from "../../helpers/properties/config.ts";
 import { probeObservation, UP } from "../../helpers/properties/sources.ts";
-import { findLbService, lbRows, ruleLines, slotCount } from "../../helpers/records/common.ts";
+import {
+  findLbService,
+  kubeProxyServes,
+  lbRows,
+  ruleLines,
+  slotCount,
+} from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { Evidenced, ExternalIpRecord, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
@@ -58,8 +64,8 @@ export const topic = defineTopic({
   ],
   builds: ["externalIp"],
   schedule: {
-    after: ["iptables", "program"],
-    why: "its Service adds KUBE-SVC lines iptables counts whole, and its probes' sockets reverse socket map entries program counts whole; its Service is its own (edge's Pods are shared, applied idempotently)",
+    after: ["iptables"],
+    why: "its Service adds KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its Service is its own (edge's Pods are shared, applied idempotently)",
   },
   observe: observeExternalIp,
   properties: [
@@ -163,7 +169,7 @@ export async function observeExternalIp(ctx: RunContext): Promise<RecordSet> {
       lb: read(await ciliumDbgRaw(ctx, far, ["bpf", "lb", "list"]), parseBpfLbList),
       rules: iptables ? await iptablesSaveRaw(ctx, far) : null,
     }),
-    done: (s) => (s.rules ? ruleLines(s.rules, ip).length === 1 : slotCount(s.lb.parsed, `${ip}:80`) === 2),
+    done: (s) => (s.rules ? kubeProxyServes(s.rules, ip) : slotCount(s.lb.parsed, `${ip}:80`) === 2),
     show: (s) =>
       `LB map: ${slotCount(s.lb.parsed, `${ip}:80`)} slots${s.rules ? `; rules: ${ruleLines(s.rules, ip).length}` : ""}`,
   });

@@ -35,7 +35,7 @@ import {
   UP,
 } from "../../helpers/properties/sources.ts";
 import type { Observation, RecordView } from "../../helpers/properties/types.ts";
-import { ipOf, lbRows } from "../../helpers/records/common.ts";
+import { ipOf, kubeProxyHasEndpoints, lbRows } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type {
   Evidence,
@@ -118,8 +118,8 @@ export const topic = defineTopic({
   ],
   builds: ["trafficPolicy"],
   schedule: {
-    after: ["iptables", "program"],
-    why: "its Services add KUBE-SVC lines iptables counts whole, and its probes' sockets reverse socket map entries program counts whole; its NodePorts (30782–30784), Services and probes are its own (edge's Pods and the pool are shared, applied idempotently)",
+    after: ["iptables"],
+    why: "its Services add KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its NodePorts (30782–30784), Services and probes are its own (edge's Pods and the pool are shared, applied idempotently)",
   },
   observe: observeTrafficPolicy,
   properties: [
@@ -386,7 +386,8 @@ export async function observeTrafficPolicy(ctx: RunContext): Promise<RecordSet> 
     }),
     done: (s) =>
       s.rules
-        ? s.rules.lines.some((l) => l.includes(`${ctx.namespace}/edge-local:http`))
+        ? kubeProxyHasEndpoints(s.rules, `${ctx.namespace}/edge-local:http`) &&
+          kubeProxyHasEndpoints(s.rules, `${ctx.namespace}/edge-cluster:http`)
         : scopes(s.lb.parsed, npFar)?.internal === 2,
     show: (s) => JSON.stringify(scopes(s.lb.parsed, npFar)),
   });

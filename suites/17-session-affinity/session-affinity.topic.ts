@@ -10,7 +10,7 @@
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp } from "../../helpers/observe/cluster.ts";
-import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
+import { kubeProxyInIptables, type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import { apply, type Edge, ensureEdge, renderManifest } from "../../helpers/observe/workloads.ts";
@@ -18,7 +18,7 @@ import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts"
 import type { ConfigDependence } from "../../helpers/properties/config.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import type { Observation, RecordView } from "../../helpers/properties/types.ts";
-import { findLbService, lbRows, slotCount } from "../../helpers/records/common.ts";
+import { findLbService, kubeProxyHasEndpoints, lbRows, slotCount } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { Evidenced, RecordSet, SessionAffinityRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
@@ -52,8 +52,8 @@ export const topic = defineTopic({
   ],
   builds: ["sessionAffinity"],
   schedule: {
-    after: ["iptables", "program"],
-    why: "its Services add KUBE-SVC lines iptables counts whole, and its probes' sockets reverse socket map entries program counts whole; its Services are its own (edge's Pods are shared, applied idempotently; no other topic sends to edge-sticky or edge-loose)",
+    after: ["iptables"],
+    why: "its Services add KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its Services are its own (edge's Pods are shared, applied idempotently; no other topic sends to edge-sticky or edge-loose)",
   },
   observe: observeSessionAffinity,
   properties: [
@@ -174,7 +174,19 @@ export async function observeSessionAffinity(ctx: RunContext): Promise<RecordSet
     show: (l) =>
       `edge-sticky ${slotCount(l.parsed, `${sticky}:80`)}, edge-loose ${slotCount(l.parsed, `${loose}:80`)} slots`,
   });
-  const rules = await iptablesSaveRaw(ctx, far);
+  // beside kube-proxy the node's own series goes through its rules: wait for them to DNAT edge-sticky
+  const rules = kubeProxyInIptables(ctx)
+    ? (
+        await waitSettled(ctx, {
+          what: `kube-proxy's rules for edge-sticky on ${far}`,
+          deadlineMs: 30_000,
+          intervalMs: 1000,
+          probe: () => iptablesSaveRaw(ctx, far),
+          done: (raw) => kubeProxyHasEndpoints(raw, `${ctx.namespace}/edge-sticky:http`),
+          show: (raw) => `${raw.lines.filter((l) => l.includes("/edge-sticky:http")).length} lines name it`,
+        })
+      ).value
+    : await iptablesSaveRaw(ctx, far);
   const onPod = { kind: "pod" as const, namespace: ctx.namespace, pod: edge.client.name };
   const [fromPod, fromNode, loosePod] = await Promise.all([
     series(ctx, onPod, "pod far", `http://${sticky}/hostname`, STICKY_TRIES),

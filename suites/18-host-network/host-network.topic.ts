@@ -71,8 +71,8 @@ export const topic = defineTopic({
   ],
   builds: ["hostNetwork"],
   schedule: {
-    after: ["iptables", "program"],
-    why: "its Service adds KUBE-SVC lines iptables counts whole, and its probes' sockets reverse socket map entries program counts whole; its hostPort (8089), host port 18080 and Service are its own",
+    after: ["iptables"],
+    why: "its Service adds KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its hostPort (8089), host port 18080 and Service are its own",
   },
   observe: observeHostNetwork,
   properties: [
@@ -236,7 +236,22 @@ export async function observeHostNetwork(ctx: RunContext): Promise<RecordSet> {
     show: (l) =>
       `slots [${slotAddresses(l.parsed, `${svc}:80`).join(", ")}], HostPort [${hostPorts(l.parsed).join(", ")}]`,
   });
-  const rules = kubeProxyInIptables(ctx) || kpr ? await iptablesSaveRaw(ctx, edge.edge.name) : null;
+  // beside kube-proxy the edge node's own request goes through its rules: wait for the DNAT to the backend
+  const rules = kubeProxyInIptables(ctx)
+    ? (
+        await waitSettled(ctx, {
+          what: `kube-proxy's DNAT to ${backend} on ${edge.edge.name}`,
+          deadlineMs: 30_000,
+          intervalMs: 1000,
+          probe: () => iptablesSaveRaw(ctx, edge.edge.name),
+          done: (raw) => raw.lines.some((l) => l.includes(`--to-destination ${backend}`)),
+          show: (raw) =>
+            `${raw.lines.filter((l) => l.includes("/edge-hostnet:http")).length} lines name edge-hostnet`,
+        })
+      ).value
+    : kpr
+      ? await iptablesSaveRaw(ctx, edge.edge.name)
+      : null;
   const hp = `http://${formatEndpoint(edge.edge.internalIp, HOST_PORT)}/hostname`;
   const hn = `http://${svc}/hostname`;
   const onFarPod = { kind: "pod" as const, namespace: ctx.namespace, pod: edge.client.name };
