@@ -444,24 +444,74 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
   const config = read(await ciliumDbgRaw(ctx, probe.node, ["config", "-a"]), parseConfig);
   const ipt = read(await iptablesSaveRaw(ctx, probe.node), parseIptablesSave);
   const lb = await lbList(ctx, probe.node);
-  // who answers: kube-proxy's REJECT counter around probes from the node's host namespace, then from the Pod
+  // who answers: kube-proxy's REJECT counter around probes from the node's host namespace, then from the Pod. The
+  // rule lives in KUBE-SERVICES, which kube-proxy rewrites on every sync (a Service created elsewhere, its periodic
+  // resync): a sync resets the counter to 0, so a window in which kube-proxy synced says nothing and is run again
+  // (issue 35: "host +2 for 3", "Pod +-2", the counter reset between two readings). The sync's time is kube-proxy's
+  // own metric, read on the node before and after each window.
   const counters = await newerStep(ctx, "REJECT counters", async () => {
     const filter = async () =>
       read(
         RawText.stdout(await onNode(ctx, probe.node, ["iptables-save", "-c", "-t", "filter"])),
         parseIptablesSave,
       );
+    // kube-proxy's last sync; null without kube-proxy, or in a bundle recorded before the windows were checked
+    const lastSync = async () =>
+      ctx.mode !== "kube-proxy"
+        ? null
+        : newerStep(ctx, "kube-proxy's last sync", async () => {
+            const r = await onNode(ctx, probe.node, ["curl", "-s", "--max-time", "2", KUBE_PROXY_METRICS]);
+            const raw = RawText.stdout(r);
+            const q = raw.find((l) => l.startsWith(`${SYNC_METRIC} `));
+            return { at: q ? q.quote.slice(SYNC_METRIC.length + 1).trim() : null, quote: q, raw };
+          });
     const url = `http://${cip}/`;
-    const before = await filter();
-    const hostProbes: CurlRead[] = [];
-    for (let i = 0; i < REJECT_PROBES; i++)
-      hostProbes.push(await curlFrom(ctx, { kind: "node", node: probe.node }, url));
-    const afterHost = await filter();
-    const podProbes: CurlRead[] = [];
-    for (let i = 0; i < REJECT_PROBES; i++)
-      podProbes.push(await curlFrom(ctx, { kind: "pod", namespace: ctx.namespace, pod: "probe" }, url));
-    const afterPod = await filter();
-    return { before, afterHost, afterPod, hostProbes, podProbes };
+    const syncs: EvidenceItem[] = [];
+    type Reading = { filter: Read<IptablesSave>; sync: Awaited<ReturnType<typeof lastSync>> };
+    /** Three probes from `from` between two readings; again from a fresh reading while kube-proxy synced between. */
+    const window = async (from: "node" | "pod", start: Reading) => {
+      let first = start;
+      for (let attempt = 1; ; attempt++) {
+        const probes: CurlRead[] = [];
+        for (let i = 0; i < REJECT_PROBES; i++)
+          probes.push(
+            await curlFrom(
+              ctx,
+              from === "node"
+                ? { kind: "node", node: probe.node }
+                : { kind: "pod", namespace: ctx.namespace, pod: "probe" },
+              url,
+            ),
+          );
+        const last: Reading = { filter: await filter(), sync: await lastSync() };
+        const s0 = first.sync;
+        const s1 = last.sync;
+        const synced = s0?.at != null && s1 !== null && s1.at !== s0.at;
+        if (s0 && s1)
+          syncs.push(
+            derive(
+              `${from} window ${attempt}: kube-proxy's last sync ${s0.at ?? "not read"} before, ${s1.at ?? "not read"} after${synced ? ": it rewrote its rules (the counter reset), so the window runs again" : ""}`,
+              s0.quote ?? s0.raw,
+              s1.quote ?? s1.raw,
+            ),
+          );
+        if (!synced || attempt >= REJECT_WINDOW_TRIES) return { first, last, probes };
+        ctx.log(`REJECT counter: kube-proxy synced during the ${from} window (attempt ${attempt}); again`);
+        first = last;
+      }
+    };
+    const start: Reading = { sync: await lastSync(), filter: await filter() };
+    const host = await window("node", start);
+    const pod = await window("pod", host.last);
+    return {
+      before: host.first.filter,
+      afterHost: host.last.filter,
+      podBefore: pod.first.filter,
+      afterPod: pod.last.filter,
+      hostProbes: host.probes,
+      podProbes: pod.probes,
+      syncs,
+    };
   });
   return {
     ghost: buildGhostRecord({ clusterIp: cip, port: WEB_PORT, services, curl, config }),
@@ -479,6 +529,11 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
 }
 
 const REJECT_PROBES = 3;
+/** How often a counter window is run again when kube-proxy synced during it (then the last one is judged). */
+const REJECT_WINDOW_TRIES = 5;
+/** kube-proxy's metrics on its node (metricsBindAddress, default 127.0.0.1:10249), and its last sync's time. */
+const KUBE_PROXY_METRICS = "http://127.0.0.1:10249/metrics";
+const SYNC_METRIC = "kubeproxy_sync_proxy_rules_last_timestamp_seconds";
 
 /** Ours: the connect() errno curl -v named, by the stderr line that named it (quoted at its place in the call). */
 export function buildErrnoFacts(curl: CurlRead): Evidenced<DatapathRecord> {
@@ -513,7 +568,11 @@ export function buildRejectCounterFacts(input: {
   counters: {
     before: Read<IptablesSave>;
     afterHost: Read<IptablesSave>;
+    /** The Pod window's own first reading (bundles from before issue 35: the host window's last). */
+    podBefore?: Read<IptablesSave>;
     afterPod: Read<IptablesSave>;
+    /** kube-proxy's sync times around each window (issue 35). */
+    syncs?: EvidenceItem[];
   } | null;
   namespace: string;
   probes: number;
@@ -522,7 +581,9 @@ export function buildRejectCounterFacts(input: {
   const rule = (s: IptablesSave) =>
     ghostRejectRules(s, input.namespace).find((r) => (r.comment ?? "").includes("has no endpoints"));
   const { before, afterHost, afterPod } = input.counters;
+  const podBefore = input.counters.podBefore ?? afterHost;
   const [b, h, p] = [rule(before.parsed), rule(afterHost.parsed), rule(afterPod.parsed)];
+  const pb = rule(podBefore.parsed);
   const quote = (read: Read<IptablesSave>, r: IptablesRule | undefined) =>
     r ? [read.raw.quote(r.line)] : [derive(`no REJECT rule for ${input.namespace}/ghost`, read.raw)];
   return {
@@ -533,13 +594,19 @@ export function buildRejectCounterFacts(input: {
         host_before: b?.packets ?? null,
         host_after: h?.packets ?? null,
         pod_probes: input.probes,
-        pod_before: h?.packets ?? null,
+        pod_before: pb?.packets ?? null,
         pod_after: p?.packets ?? null,
       },
     },
     evidence: {
       ghost_reject_counters: b
-        ? [...quote(before, b), ...quote(afterHost, h), ...quote(afterPod, p)]
+        ? [
+            ...quote(before, b),
+            ...quote(afterHost, h),
+            ...(podBefore !== afterHost ? quote(podBefore, pb) : []),
+            ...quote(afterPod, p),
+            ...(input.counters.syncs ?? []),
+          ]
         : quote(before, undefined),
     },
   };
