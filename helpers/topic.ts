@@ -48,7 +48,20 @@ export interface TopicDeclaration {
    * It runs beside every other topic that does not run alone: declare what it reads and changes truthfully.
    */
   schedule: { alone: string } | { after: Topic[]; why: string };
+  /**
+   * The cluster state a topic counts whole, and the state it changes (issue 35: identical runs, identical
+   * answers). suites/schedule.test.ts proves that no two topics that may run at once have one counting what the
+   * other changes.
+   */
+  shared?: { counts?: readonly SharedState[]; changes?: readonly SharedState[] };
 }
+
+/**
+ * State several topics touch: kube-proxy's Service rules (the KUBE-SVC lines iptables counts: any Service with
+ * endpoints adds some), web's backends (its Pods, so its slots and endpoints), the host's DNS traffic to kube-dns
+ * (the translation topic's counter windows).
+ */
+export type SharedState = "kube-proxy service rules" | "web backends" | "host dns traffic";
 
 export function defineTopic(
   t: Omit<TopicDeclaration, "properties"> & { properties: PropertyDeclaration[] },

@@ -53,6 +53,30 @@ describe("the topics' schedule declarations", () => {
       }
   });
 
+  it("never run a topic beside one that changes what it counts whole (identical runs, identical answers)", () => {
+    for (const [i, a] of TOPICS.entries())
+      for (const b of TOPICS.slice(i + 1)) {
+        if (!overlap(a, b)) continue;
+        for (const [x, y] of [
+          [a, b],
+          [b, a],
+        ] as const) {
+          const clash = (x.shared?.counts ?? []).filter((c) => (y.shared?.changes ?? []).includes(c));
+          expect(clash, `${x.name} counts ${clash.join(", ")}, which ${y.name} changes beside it`).toEqual(
+            [],
+          );
+        }
+      }
+  });
+
+  it("the overlap check can fail: iptables runs beside kube-dns, so a kube-dns that added Services would be caught", () => {
+    const iptables = TOPICS.find((t) => t.name === "iptables") as TopicDeclaration;
+    const kubeDns = TOPICS.find((t) => t.name === "kube-dns") as TopicDeclaration;
+    expect(overlap(iptables, kubeDns)).toBe(true);
+    expect(iptables.shared?.counts).toContain("kube-proxy service rules");
+    expect(kubeDns.shared?.changes ?? []).not.toContain("kube-proxy service rules");
+  });
+
   it("put a topic whose properties read another topic's record after that topic", () => {
     for (const t of TOPICS) {
       const before = settledBefore(t, TOPICS);

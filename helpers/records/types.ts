@@ -307,6 +307,8 @@ export interface DatapathFields {
     pod_probes: number;
     pod_before: U64 | null;
     pod_after: U64 | null;
+    /** Windows in which kube-proxy rewrote its rules every time they were tried (issue 35): not judged. */
+    spoiled?: string[];
   } | null;
   /** EndpointSlice ready addresses after the scale, sorted. */
   scale_endpointslice: string[];

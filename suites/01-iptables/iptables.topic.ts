@@ -51,6 +51,7 @@ export const topic = defineTopic({
     after: [],
     why: "web's first creation, at two replicas (scale, holder and nodeport, which want four, follow it); it counts every KUBE-SVC line, and the only topic that adds Services with backends beside it would be measure-scale, which runs alone. ghost's Service has no backends (no KUBE-SVC chain)",
   },
+  shared: { counts: ["kube-proxy service rules"], changes: ["web backends"] },
   observe: observeIptables,
   properties: [
     {

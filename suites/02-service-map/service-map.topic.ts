@@ -55,6 +55,7 @@ export const topic = defineTopic({
     after: ["iptables"],
     why: "web's backend slots must be exactly its two Pods: after iptables made them, before scale makes four",
   },
+  shared: { counts: ["web backends"] },
   observe: observeServiceMap,
   properties: [
     {

@@ -75,6 +75,7 @@ export const topic = defineTopic({
     after: ["service-map"],
     why: "scales web from the two replicas iptables and service-map observe to four (its two new backends are those not there before); it also writes svc after service-map",
   },
+  shared: { counts: ["web backends"], changes: ["web backends"] },
   observe: observeScale,
   properties: [
     {

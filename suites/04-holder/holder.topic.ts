@@ -70,6 +70,7 @@ export const topic = defineTopic({
     after: ["scale"],
     why: "the holder's connection keeps one web backend: web must be at four replicas and stay so (a scale beside it would end the connection)",
   },
+  shared: { counts: ["web backends"] },
   observe: observeHolder,
   properties: [
     {

@@ -72,6 +72,7 @@ export const topic = defineTopic({
     after: ["program"],
     why: "every NodePort frontend's slots must equal web's Pod count, stable at four once scale and holder are done; its node-side curls are host connections program's reverse socket map must not see",
   },
+  shared: { counts: ["web backends"], changes: ["kube-proxy service rules"] },
   observe: observeNodePort,
   properties: [
     {

@@ -393,6 +393,12 @@ export const topic = defineTopic({
           };
         const evidence = r.evidence("datapath", "ghost_reject_counters");
         if (c.rule === null) return { value: "no REJECT rule", evidence };
+        if (c.spoiled?.length)
+          return {
+            value: null,
+            evidence,
+            skip: `kube-proxy rewrote its rules (resetting the counter) during every ${c.spoiled.join(" and ")} window tried: the counter cannot say who answered`,
+          };
         if ([c.host_before, c.host_after, c.pod_before, c.pod_after].some((v) => v === null))
           return { value: "(a counter was not read)", evidence };
         const host = u64Diff(c.host_after as U64, c.host_before as U64);
@@ -462,8 +468,9 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
         : newerStep(ctx, "kube-proxy's last sync", async () => {
             const r = await onNode(ctx, probe.node, ["curl", "-s", "--max-time", "2", KUBE_PROXY_METRICS]);
             const raw = RawText.stdout(r);
-            const q = raw.find((l) => l.startsWith(`${SYNC_METRIC} `));
-            return { at: q ? q.quote.slice(SYNC_METRIC.length + 1).trim() : null, quote: q, raw };
+            // `kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family="IPv4"} 1.79…e+09` (v1.35.5), or unlabelled
+            const q = raw.find((l) => new RegExp(`^${SYNC_METRIC}(?:\\{ip_family="IPv4"\\})? `).test(l));
+            return { at: q ? (q.quote.trim().split(/\s+/).at(-1) ?? null) : null, quote: q, raw };
           });
     const url = `http://${cip}/`;
     const syncs: EvidenceItem[] = [];
@@ -495,7 +502,7 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
               s1.quote ?? s1.raw,
             ),
           );
-        if (!synced || attempt >= REJECT_WINDOW_TRIES) return { first, last, probes };
+        if (!synced || attempt >= REJECT_WINDOW_TRIES) return { first, last, probes, clean: !synced };
         ctx.log(`REJECT counter: kube-proxy synced during the ${from} window (attempt ${attempt}); again`);
         first = last;
       }
@@ -511,6 +518,7 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
       hostProbes: host.probes,
       podProbes: pod.probes,
       syncs,
+      spoiled: [...(host.clean ? [] : ["host"]), ...(pod.clean ? [] : ["Pod"])],
     };
   });
   return {
@@ -529,8 +537,8 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
 }
 
 const REJECT_PROBES = 3;
-/** How often a counter window is run again when kube-proxy synced during it (then the last one is judged). */
-const REJECT_WINDOW_TRIES = 5;
+/** How often a counter window is run again when kube-proxy synced during it (then it is not judged). */
+const REJECT_WINDOW_TRIES = 6;
 /** kube-proxy's metrics on its node (metricsBindAddress, default 127.0.0.1:10249), and its last sync's time. */
 const KUBE_PROXY_METRICS = "http://127.0.0.1:10249/metrics";
 const SYNC_METRIC = "kubeproxy_sync_proxy_rules_last_timestamp_seconds";
@@ -571,8 +579,9 @@ export function buildRejectCounterFacts(input: {
     /** The Pod window's own first reading (bundles from before issue 35: the host window's last). */
     podBefore?: Read<IptablesSave>;
     afterPod: Read<IptablesSave>;
-    /** kube-proxy's sync times around each window (issue 35). */
+    /** kube-proxy's sync times around each window (issue 35), and the windows it rewrote its rules in every time. */
     syncs?: EvidenceItem[];
+    spoiled?: string[];
   } | null;
   namespace: string;
   probes: number;
@@ -596,6 +605,7 @@ export function buildRejectCounterFacts(input: {
         pod_probes: input.probes,
         pod_before: pb?.packets ?? null,
         pod_after: p?.packets ?? null,
+        ...(input.counters.spoiled?.length ? { spoiled: input.counters.spoiled } : {}),
       },
     },
     evidence: {

@@ -42,6 +42,7 @@ export const topic = defineTopic({
     after: ["program", "host-routing"],
     why: "its host-namespace queries are host connections program's reverse socket map must not see; only it sends host traffic to kube-dns, so its counter windows are its own (Pods' queries beside it are translated in eBPF); dns-client after host-routing made it",
   },
+  shared: { counts: ["host dns traffic"], changes: ["host dns traffic"] },
   observe: observeTranslation,
   properties: [
     {

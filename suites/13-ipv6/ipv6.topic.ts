@@ -106,6 +106,7 @@ export const topic = defineTopic({
     after: ["holder"],
     why: "it reads web's Pods as they are and expects web6's slots to equal them: web must have reached the four replicas scale and holder leave (a scale beside it would change the backends). Its own Services, probe and holder (holder6, source port 40406, NodePort 30786) are apart from every IPv4 topic's, and IPv6 rules and maps are apart from the IPv4 ones the others count",
   },
+  shared: { counts: ["web backends"] },
   observe: observeIpv6,
   properties: [
     {

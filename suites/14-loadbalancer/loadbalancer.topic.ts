@@ -98,6 +98,7 @@ export const topic = defineTopic({
     after: ["iptables"],
     why: "its Services add KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its own Pods (edge, clients), Services and pool are apart from every other topic's (the traffic-policy topic shares edge and the pool, applied idempotently)",
   },
+  shared: { changes: ["kube-proxy service rules"] },
   observe: observeLoadBalancer,
   properties: [
     {

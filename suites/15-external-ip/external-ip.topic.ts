@@ -67,6 +67,7 @@ export const topic = defineTopic({
     after: ["iptables"],
     why: "its Service adds KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its Service is its own (edge's Pods are shared, applied idempotently)",
   },
+  shared: { changes: ["kube-proxy service rules"] },
   observe: observeExternalIp,
   properties: [
     {

@@ -121,6 +121,7 @@ export const topic = defineTopic({
     after: ["iptables"],
     why: "its Services add KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its NodePorts (30782–30784), Services and probes are its own (edge's Pods and the pool are shared, applied idempotently)",
   },
+  shared: { changes: ["kube-proxy service rules"] },
   observe: observeTrafficPolicy,
   properties: [
     {

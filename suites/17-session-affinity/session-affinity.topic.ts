@@ -55,6 +55,7 @@ export const topic = defineTopic({
     after: ["iptables"],
     why: "its Services add KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its Services are its own (edge's Pods are shared, applied idempotently; no other topic sends to edge-sticky or edge-loose)",
   },
+  shared: { changes: ["kube-proxy service rules"] },
   observe: observeSessionAffinity,
   properties: [
     {

@@ -74,6 +74,7 @@ export const topic = defineTopic({
     after: ["iptables"],
     why: "its Service adds KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its hostPort (8089), host port 18080 and Service are its own",
   },
+  shared: { changes: ["kube-proxy service rules"] },
   observe: observeHostNetwork,
   properties: [
     {

@@ -76,6 +76,7 @@ export const topic = defineTopic({
     alone:
       "up to 200 Services and their EndpointSlices load the API server, the agents and kube-proxy: its convergence figures must be its own, and every Service count and timing of the others would move",
   },
+  shared: { changes: ["kube-proxy service rules"] },
   observe: observeScaling,
   properties: [
     {

@@ -71,6 +71,7 @@ export const topic = defineTopic({
   schedule: {
     alone: "restarts every agent under load: every other topic's cluster changes under it",
   },
+  shared: { changes: ["kube-proxy service rules", "web backends"] },
   observe: observeRestart,
   properties: legProperties("restart", "restart"),
 });

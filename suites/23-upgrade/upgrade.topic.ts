@@ -133,6 +133,7 @@ export const topic = defineTopic({
   schedule: {
     alone: "upgrades Cilium under load and rolls it back: every topic's cluster changes under it",
   },
+  shared: { changes: ["kube-proxy service rules", "web backends"] },
   observe: observeUpgrade,
   properties: [
     ...legProperties("upgrade", "upgrade"),
