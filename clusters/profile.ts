@@ -27,7 +27,7 @@ import { GATE_DEADLINES } from "./readiness.ts";
 const min = (ms: number) => `${ms / 60_000} min`;
 
 import type { Provider } from "./choices.ts";
-import { CILIUM_CHART, type CiliumVersion, K3D, KIND, resolveCilium } from "./versions.ts";
+import { CILIUM_CHART, type CiliumVersion, K3D, KIND, neverRunHere, resolveCilium } from "./versions.ts";
 
 export {
   PROVIDERS,
@@ -521,6 +521,8 @@ export function formatPlan(
   const out = [
     `# ${p.provider} × ${read.mode ?? p.mode} × ${read.cilium ?? `Cilium ${p.cilium.version}`} (cluster ${p.cluster}, context ${p.context || "current"})`,
     ...(p.lab ? [`# lab build of Cilium ${p.cilium.version}: ${labChanges(p.lab)}`] : []),
+    // a version the suite has never run: what its verdicts are judged against (the run says it again)
+    ...(read.cilium ? [] : neverRunHere(p.cilium.version).map((l) => `# ${l}`)),
     ...(p.datapath
       ? [`# datapath profile ${p.datapath.name}: ${PROFILES[p.datapath.name].description}`]
       : []),
