@@ -39,6 +39,8 @@ export interface ReportCounts {
   /** Properties a version's known issue breaks: neither passed nor failed, always said. */
   knownIssues: number;
   skip: number;
+  /** Changed in a new minor (its expectations assumed from the newest declared one): always said. */
+  changed?: number;
 }
 
 export interface LabRunDeps {
@@ -363,7 +365,7 @@ export async function labRun(opts: LabRunOptions, deps: LabRunDeps): Promise<num
     for (const c of counts)
       say(
         i,
-        `${c.label}: ${c.pass} passed, ${c.fail} failed, ${c.knownIssues > 0 ? `${c.knownIssues} known issue${c.knownIssues === 1 ? "" : "s"}, ` : ""}${c.skip} skipped`,
+        `${c.label}: ${c.pass} passed, ${c.fail} failed, ${c.changed ? `${c.changed} changed in the new minor, ` : ""}${c.knownIssues > 0 ? `${c.knownIssues} known issue${c.knownIssues === 1 ? "" : "s"}, ` : ""}${c.skip} skipped`,
       );
     say(i, `${p.name}: written in ${took()}: ${shown(out)} (${pathToFileURL(out).href})`);
   }

@@ -6,7 +6,8 @@ import { ReplayExecutor } from "./exec/replay.ts";
 import { mdCell } from "./markdown.ts";
 import { replayContext } from "./observe/replay-context.ts";
 import type { Mode } from "./properties/expectation.ts";
-import { judge, STATUS_WORDS, skipReason, type Verdict } from "./properties/judge.ts";
+import { judge, STATUS_WORDS, STATUSES, skipReason, type Verdict } from "./properties/judge.ts";
+import { assumedText, CHANGED_LABEL, CHANGED_TITLE, expectationBasis } from "./properties/versions.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
 import { configValues, type DatapathConfig, formatDatapathConfig } from "./records/datapath-config.ts";
 import { isEvidenceItem } from "./records/evidence.ts";
@@ -24,6 +25,8 @@ export interface CheckResult {
   config: DatapathConfig | null;
   /** What the suite had never run among the bundle's versions (bundle.json). */
   neverRunHere?: string[];
+  /** The declared minor whose expectations every verdict assumed (the bundle's minor is not declared). */
+  assumedFrom?: string;
   verdicts: Verdict[];
   records: RecordSet;
   /** How the re-judged verdicts differ from those the run stored (verdicts.jsonl), each with its reason. */
@@ -34,7 +37,7 @@ export interface CheckResult {
 export interface StoredDifference {
   id: string;
   /** What differs: a field of the verdict, or the property itself (declared now / stored then). */
-  what: "status" | "expected" | "observed" | "evidence" | "not stored" | "not declared";
+  what: "status" | "expected" | "observed" | "evidence" | "not stored" | "not declared" | "assumed";
   was: string;
   now: string;
   reason: string;
@@ -114,6 +117,8 @@ export async function judgeBundle(
   }
   // the run's datapath configuration (the config topic's record): every expectation is resolved for it
   const config = records.config ? configValues(records.config.record) : null;
+  // a minor the suite has not declared: every verdict is judged on the newest declared minor's expectations
+  const assumedFrom = expectationBasis(meta.cilium).assumedFrom;
   const verdicts = topics
     .flatMap((t) => t.properties)
     .map((p): Verdict => {
@@ -129,6 +134,7 @@ export async function judgeBundle(
           source: "",
           mode: meta.mode,
           cilium: meta.cilium,
+          ...(assumedFrom ? { assumedFrom } : {}),
           status: "skip",
           expected: "",
           observed: "-",
@@ -144,6 +150,7 @@ export async function judgeBundle(
       if (failed && v.status !== "pass" && v.status !== "known-issue" && !notApplicable)
         return {
           ...v,
+          // a replay that broke is no statement about the new minor: a failure, as for a declared one
           status: "fail",
           message: `${v.message}\n  (${p.topic} could not be replayed: ${failed})`,
         };
@@ -157,6 +164,7 @@ export async function judgeBundle(
     topics: [...recorded],
     config: records.config?.record ?? null,
     ...(meta.neverRunHere ? { neverRunHere: meta.neverRunHere } : {}),
+    ...(assumedFrom ? { assumedFrom } : {}),
     verdicts,
     records,
     stored: compareStored(dir, verdicts, topics, recorded),
@@ -185,7 +193,8 @@ export function readStoredVerdicts(dir: string): Verdict[] | null {
     const shape = Shape.ofLine(dir, rel, line);
     const v = shape.object(value);
     for (const k of ["id", "topic", "claim", "expected", "observed", "message"]) shape.string(v, k, []);
-    shape.oneOf(v, "status", [], ["pass", "fail", "skip", "known-issue"]);
+    shape.oneOf(v, "status", [], ["pass", "fail", "skip", "known-issue", "changed"]);
+    shape.string(v, "assumedFrom", [], { absent: true });
     shape.list(v.evidence, ["evidence"]).forEach((e, i) => {
       if (typeof e !== "string" && !isEvidenceItem(e))
         shape.fail(["evidence", i], `evidence[${i}] is neither a line nor an evidence item`);
@@ -245,6 +254,16 @@ export function compareStored(
       });
       continue;
     }
+    if ((s.assumedFrom ?? null) !== (v.assumedFrom ?? null))
+      differences.push({
+        id: v.id,
+        what: "assumed",
+        was: s.assumedFrom ? assumedText(s.assumedFrom) : "declared",
+        now: v.assumedFrom ? assumedText(v.assumedFrom) : "declared",
+        reason: v.assumedFrom
+          ? `Cilium ${v.cilium ?? "?"} is of a minor the suite does not declare, and the stored verdicts were judged as declared (a relabelled bundle, or a minor declared then and not now)`
+          : `Cilium ${v.cilium ?? "?"}'s minor was declared after the recording: its own expectations apply now`,
+      });
     if (s.status === "pass" && v.status === "known-issue") {
       // before issue 24 a version's known issue was declared as its expectation, and a run showing it passed
       differences.push({
@@ -317,38 +336,63 @@ export function compareStored(
 
 /** The counts of a bundle's verdicts, by status. */
 export function countVerdicts(vs: readonly Pick<Verdict, "status">[]): Record<Verdict["status"], number> {
-  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0 };
+  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0, changed: 0 };
   for (const v of vs) counts[v.status]++;
   return counts;
 }
 
-/** "62 passed, 0 failed, 3 known issues, 12 skipped": the closing line (known issues only where there are). */
-export function countLine(vs: readonly Pick<Verdict, "status">[]): string {
+/**
+ * "62 passed, 0 failed, 3 known issues, 12 skipped": the closing line (known issues and changes in a new minor
+ * only where there are), and "; every expectation assumed from 1.20" for a minor the suite has not declared.
+ */
+export function countLine(vs: readonly Pick<Verdict, "status" | "assumedFrom">[]): string {
   const c = countVerdicts(vs);
+  const changed = c.changed > 0 ? `, ${c.changed} ${STATUS_WORDS.changed}` : "";
   const known =
     c["known-issue"] > 0 ? `, ${c["known-issue"]} known issue${c["known-issue"] === 1 ? "" : "s"}` : "";
-  return `${c.pass} passed, ${c.fail} failed${known}, ${c.skip} skipped`;
+  const from = vs.find((v) => v.assumedFrom)?.assumedFrom;
+  return `${c.pass} passed, ${c.fail} failed${changed}${known}, ${c.skip} skipped${from ? `; every expectation ${assumedText(from)}` : ""}`;
 }
 
-/** Failures first, then known issues, passes, and skips last (each group in declaration order). */
-const ORDER: Record<Verdict["status"], number> = { fail: 0, "known-issue": 1, pass: 2, skip: 3 };
+/** Failures first, then changes in a new minor, known issues, passes, and skips last (each in declaration order). */
+const ORDER = Object.fromEntries(STATUSES.map((s, i) => [s, i])) as Record<Verdict["status"], number>;
 export function bySeverity<T extends Pick<Verdict, "status">>(vs: readonly T[]): T[] {
   return [...vs].sort((a, b) => ORDER[a.status] - ORDER[b.status]);
 }
 
 /** The step-summary form: the expectation, the observed value and the verdict per property. */
 export function formatCheckMarkdown(r: CheckResult): string {
-  const mark = { pass: "✅ pass", fail: "❌ fail", skip: "⏭ skip", "known-issue": "⚠️ known issue" } as const;
+  const mark = {
+    pass: "✅ pass",
+    fail: "❌ fail",
+    skip: "⏭ skip",
+    "known-issue": "⚠️ known issue",
+    changed: "🔶 changed in the new minor",
+  } as const;
   const cell = mdCell;
   const known = r.verdicts.filter((v) => v.status === "known-issue");
   const notes = r.verdicts.filter((v) => v.note && v.status === "pass");
   const judged = bySeverity(r.verdicts.filter((v) => v.status !== "skip"));
   const skipped = r.verdicts.filter((v) => v.status === "skip");
+  const changed = r.verdicts.filter((v) => v.status === "changed");
+  const from = r.assumedFrom;
   return [
     `### ${r.mode} · Cilium ${mdCell(r.cilium)} — ${countLine(r.verdicts)}`,
     "",
     `Datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (bundle older than the config topic)"}`,
     "",
+    ...(from ? [`> ${cell(assumedLine(r.cilium, from))}`, ""] : []),
+    ...(changed.length > 0
+      ? [
+          `**${CHANGED_TITLE}** (\`declare-minor\` lists what to declare, with the raw lines):`,
+          "",
+          ...changed.map(
+            (v) =>
+              `- \`${v.id}\`: ${cell(v.checked ?? v.claim)} — expected (${assumedText(from ?? "")}) ${cell(v.expected)}, observed ${cell(v.observed)}`,
+          ),
+          "",
+        ]
+      : []),
     ...(known.length > 0
       ? [
           "**Known issues of this version** (neither pass nor fail; `check --strict` fails on them):",
@@ -367,7 +411,7 @@ export function formatCheckMarkdown(r: CheckResult): string {
     "|---|---|---|---|---|",
     ...judged.map(
       (v) =>
-        `| \`${v.id}\` | ${cell(v.checked ?? v.claim)} | ${cell(v.expected)} | ${cell(v.observed)} | ${mark[v.status]} |`,
+        `| \`${v.id}\` | ${cell(v.checked ?? v.claim)} | ${cell(v.expected)}${v.assumedFrom ? ` (${assumedText(v.assumedFrom)})` : ""} | ${cell(v.observed)} | ${mark[v.status]} |`,
     ),
     "",
     ...(skipped.length > 0
@@ -387,13 +431,28 @@ export function formatCheckMarkdown(r: CheckResult): string {
   ].join("\n");
 }
 
+/** What a check of a minor the suite has not declared says first: what its verdicts were judged against. */
+export function assumedLine(cilium: string, from: string): string {
+  return `expectations: ${assumedText(from)} — Cilium ${cilium} is of a minor the suite has not declared, so every verdict is judged against ${from}'s expectations and marked so; CHANGED: ${CHANGED_LABEL}`;
+}
+
 export function formatCheck(r: CheckResult): string {
+  const from = r.assumedFrom;
   const lines = [
     `${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`,
     ...(r.neverRunHere ?? []),
+    ...(from ? [assumedLine(r.cilium, from)] : []),
     `datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (a bundle older than the config topic: each property's declared configuration assumed)"}`,
   ];
-  const tag = { pass: "PASS", fail: "FAIL", skip: "SKIP", "known-issue": "KNOWN" } as const;
+  const tag = {
+    pass: "PASS",
+    fail: "FAIL",
+    skip: "SKIP",
+    "known-issue": "KNOWN",
+    changed: "CHANGED",
+  } as const;
+  // the tags' column is as wide as the widest present (the usual five letters unless a change is shown)
+  const width = Math.max(...r.verdicts.map((v) => tag[v.status].length), 5);
   for (const v of bySeverity(r.verdicts)) {
     const what =
       v.status === "skip"
@@ -401,15 +460,25 @@ export function formatCheck(r: CheckResult): string {
         : v.status === "known-issue"
           ? `expected ${v.expected}, observed ${v.observed}: known issue of Cilium ${v.deviation?.versions}`
           : `expected ${v.expected}, observed ${v.observed}`;
-    lines.push(`  ${tag[v.status].padEnd(5)}  ${v.id.padEnd(44)} ${what}`);
+    lines.push(
+      `  ${tag[v.status].padEnd(width)}  ${v.id.padEnd(44)} ${what}${v.assumedFrom ? ` (${assumedText(v.assumedFrom)})` : ""}`,
+    );
   }
   const fails = r.verdicts.filter((v) => v.status === "fail");
   if (fails.length > 0) lines.push("", ...fails.map((v) => v.message), "");
+  const changed = r.verdicts.filter((v) => v.status === "changed");
+  if (changed.length > 0)
+    lines.push(
+      "",
+      `${CHANGED_TITLE} (\`datapath-conformance declare-minor ${r.bundle}\` lists what to declare, with the raw lines):`,
+      ...changed.map((v) => v.message),
+      "",
+    );
   const known = r.verdicts.filter((v) => v.status === "known-issue");
   if (known.length > 0)
     lines.push(
       "",
-      `Known issues of Cilium ${r.cilium} (${STATUS_WORDS["known-issue"]}: neither pass nor fail; --strict fails on them):`,
+      `Known issues of Cilium ${from ? `${[...new Set(known.map((v) => v.deviation?.versions ?? "?"))].join(", ")}, shown by ${r.cilium} (${assumedText(from)})` : r.cilium} (${STATUS_WORDS["known-issue"]}: neither pass nor fail; --strict fails on them):`,
       ...known.map((v) => `  ${v.id}: ${v.deviation?.claim ?? v.claim}\n    ${v.deviation?.upstream ?? ""}`),
       "",
     );
@@ -435,7 +504,16 @@ export function formatStored(s: StoredComparison): string[] {
   }
   out.push(`stored verdicts.jsonl: ${s.differences.length} difference(s), each with its reason:`);
   const cut = (x: string) => (x.length > 70 ? `${x.slice(0, 67)}...` : x);
+  // what was assumed differs for every verdict at once (a relabelled bundle, a minor declared since): one line
+  const assumed = s.differences.filter((d) => d.what === "assumed");
+  const first = assumed[0];
+  const together = first !== undefined && assumed.every((d) => d.was === first.was && d.now === first.now);
+  if (together)
+    out.push(
+      `  ${`(${assumed.length} verdicts)`.padEnd(44)} assumed: ${first.was} → ${first.now}  (${first.reason})`,
+    );
   for (const d of s.differences)
-    out.push(`  ${d.id.padEnd(44)} ${d.what}: ${cut(d.was)} → ${cut(d.now)}  (${d.reason})`);
+    if (!together || d.what !== "assumed")
+      out.push(`  ${d.id.padEnd(44)} ${d.what}: ${cut(d.was)} → ${cut(d.now)}  (${d.reason})`);
   return out;
 }

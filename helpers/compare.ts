@@ -43,14 +43,16 @@ export interface Comparison {
   regressed: boolean;
 }
 
-const JUDGED = new Set<Verdict["status"]>(["pass", "fail", "known-issue"]);
-const RANK: Record<Verdict["status"], number> = { pass: 0, "known-issue": 1, fail: 2, skip: -1 };
+const JUDGED = new Set<Verdict["status"]>(["pass", "fail", "known-issue", "changed"]);
+/** A change in a new minor ranks as a failure: the expectation assumed for it did not hold. */
+const RANK: Record<Verdict["status"], number> = { pass: 0, "known-issue": 1, fail: 2, changed: 2, skip: -1 };
 
 const WORD: Record<Verdict["status"], string> = {
   pass: "pass",
   fail: "fail",
   skip: "skip",
   "known-issue": "known issue",
+  changed: "changed in the new minor",
 };
 
 /** A verdict's status and value as a cell: "pass (7)", "known issue (28)". */

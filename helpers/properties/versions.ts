@@ -102,3 +102,5 @@ export const assumedText = (from: string): string => `assumed from ${from}`;
 
 /** The label of a property that did not hold under an assumed expectation (its own verdict, status `changed`). */
 export const CHANGED_LABEL = "changed in the new minor — a regression or a new behaviour, to be declared";
+/** The same as a heading. */
+export const CHANGED_TITLE = `C${CHANGED_LABEL.slice(1)}`;

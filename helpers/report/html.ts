@@ -1,12 +1,13 @@
 import { basename, dirname, relative } from "node:path";
 import { type BundleMeta, readMeta } from "../bundle.ts";
-import { type CheckResult, checkBundle } from "../check.ts";
+import { type CheckResult, checkBundle, countLine } from "../check.ts";
 import { type Comparison, compareBundles, SEVERITIES, SEVERITY_TITLES, verdictLine } from "../compare.ts";
 import { attr, contentSecurityPolicy, type Html, html, inlineScript, inlineStyle } from "../html.ts";
 import { type MeasuredBundle, measurementCharts } from "../measure/summary.ts";
 import { MODE_TITLES } from "../properties/expectation.ts";
 import { sourceText, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
+import { assumedText, CHANGED_LABEL, expectationBasis } from "../properties/versions.ts";
 import { formatDatapathConfig } from "../records/datapath-config.ts";
 import { type Place, showPlace } from "../records/evidence.ts";
 import type { TopicDeclaration } from "../topic.ts";
@@ -81,13 +82,19 @@ export async function buildReport(
 
 /**
  * A bundle's label and matrix header: its Cilium version (from → to for an upgrade, from bundle.json's
- * `upgrade`), its mode, and what tells it apart: its datapath profile, a provider other than kind.
+ * `upgrade`), its mode, and what tells it apart: its datapath profile, a provider other than kind, and for a
+ * minor the suite has not declared, what its verdicts assumed ("assumed from 1.20").
  */
 export function columnLabel(meta: BundleMeta): { label: string; head: string[] } {
   const u = meta.upgrade as { from?: unknown; to?: unknown } | undefined;
   const version =
     u && u.to !== undefined ? `${String(u.from ?? meta.cilium)} → ${String(u.to)}` : meta.cilium;
-  const extra = [meta.datapathProfile, meta.provider !== "kind" ? meta.provider : undefined]
+  const assumed = expectationBasis(meta.cilium).assumedFrom;
+  const extra = [
+    meta.datapathProfile,
+    meta.provider !== "kind" ? meta.provider : undefined,
+    assumed ? assumedText(assumed) : undefined,
+  ]
     .filter((x) => typeof x === "string" && x !== "")
     .join(" · ");
   return {
@@ -110,7 +117,12 @@ function runCard(c: ReportColumn, counts: string, compact: boolean): Html {
   const rows: [string, string][] = [
     ["mode", MODE_TITLES[m.mode] ?? String(m.mode)],
     ["provider", m.provider],
-    ["Cilium", m.cilium],
+    [
+      "Cilium",
+      c.check.assumedFrom
+        ? `${m.cilium}: a minor the suite has not declared; every verdict ${assumedText(c.check.assumedFrom)} (Δ: ${CHANGED_LABEL})`
+        : m.cilium,
+    ],
     ["Kubernetes", m.kubernetes ?? "unknown"],
     ["kernel", m.kernel ?? "unknown"],
     ["attach mode", m.attachMode ?? "unknown"],
@@ -155,7 +167,7 @@ function headlineCellHtml(c: ReportColumn, cell: HeadlineCell, compact: boolean)
     .map((f, i) =>
       f.status === "skip"
         ? html`${i > 0 ? " · " : ""}${f.label}: skipped`
-        : html`${i > 0 ? " · " : ""}${f.label} <b>${spaced(String(f.observed))}</b>${f.status === "fail" || f.status === "known-issue" ? html` <span class="verdict ${f.status}">(expected ${f.expected}${f.status === "known-issue" ? html`; known issue of Cilium ${f.knownIssue ?? ""}` : ""})</span>` : html` <span class="muted">(expected ${f.expected})</span>`}`,
+        : html`${i > 0 ? " · " : ""}${f.label} <b>${spaced(String(f.observed))}</b>${f.status === "fail" || f.status === "changed" || f.status === "known-issue" ? html` <span class="verdict ${f.status}">(expected ${f.expected}${f.status === "known-issue" ? html`; known issue of Cilium ${f.knownIssue ?? ""}` : ""})</span>` : html` <span class="muted">(expected ${f.expected})</span>`}`,
     );
   const from = cell.lineFrom ? `${cell.lineFrom}${cell.at ? `: ${showPlace(cell.at)}` : ""}` : "";
   const line =
@@ -270,14 +282,11 @@ export function renderReport(input: ReportInput): string {
   }));
   const charts = measurementCharts(measured);
   const n = (c: ReportColumn, s: Verdict["status"]) => c.check.verdicts.filter((v) => v.status === s).length;
-  const countsOf = (c: ReportColumn) => {
-    const known = n(c, "known-issue");
-    return `${n(c, "pass")} passed, ${n(c, "fail")} failed${known > 0 ? `, ${known} known issue${known === 1 ? "" : "s"}` : ""}, ${n(c, "skip")} skipped`;
-  };
+  const countsOf = (c: ReportColumn) => countLine(c.check.verdicts);
   const totals =
     cols.length <= 2
       ? cols.map((c) => `${c.label}: ${countsOf(c)}`).join(" · ")
-      : `${cols.length} bundles; ${cols.filter((c) => n(c, "fail") > 0).length} with a failure, ${cols.filter((c) => n(c, "known-issue") > 0).length} with known issues (each bundle's counts under "The runs")`;
+      : `${cols.length} bundles; ${cols.filter((c) => n(c, "fail") + n(c, "changed") > 0).length} with a failure, ${cols.filter((c) => n(c, "known-issue") > 0).length} with known issues (each bundle's counts under "The runs")`;
   const css = `${CSS}\n`;
   const csp = contentSecurityPolicy({ styles: [css], scripts: [SCRIPT] });
   const title = pageTitle(cols);

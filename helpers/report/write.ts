@@ -6,7 +6,15 @@ import { buildReport, renderReport } from "./html.ts";
 export interface WrittenReport {
   bytes: number;
   /** Each bundle's column and its verdict counts. */
-  columns: { label: string; pass: number; fail: number; knownIssues: number; skip: number }[];
+  columns: {
+    label: string;
+    pass: number;
+    fail: number;
+    knownIssues: number;
+    skip: number;
+    /** Changed in a new minor: the expectation assumed from the newest declared minor did not hold. */
+    changed: number;
+  }[];
 }
 
 /**
@@ -35,6 +43,7 @@ export async function writeReport(
         fail: n("fail"),
         knownIssues: n("known-issue"),
         skip: n("skip"),
+        changed: n("changed"),
       };
     }),
   };
