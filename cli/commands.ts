@@ -133,7 +133,7 @@ export const expectations: Command = {
 
 export const check: Command = {
   name: "check",
-  synopsis: "BUNDLE|DIR… [--markdown] [--strict]",
+  synopsis: "BUNDLE|DIR… [--markdown] [--strict] [--no-nearest]",
   summary:
     "re-judge evidence bundles offline from their raw outputs; exit 1 when a property fails or changed in a new minor (or, with --strict, shows a known issue)",
   details:
@@ -141,10 +141,17 @@ export const check: Command = {
   options: {
     markdown: { type: "boolean", help: "a markdown table (a CI step summary)" },
     strict: { type: "boolean", help: "exit 1 on a known issue as on a failure" },
+    "no-nearest": {
+      type: "boolean",
+      help: "do not compare a bundle of a version the suite ships none of with the nearest shipped one",
+    },
   },
   run: async ({ positionals, values }, io) => {
     if (positionals.length === 0)
       throw new UserError("which bundle? e.g. check suites/bundles/1.20/kpr, or a folder of them");
+    const { compareWithNearest, formatComparison, formatComparisonText } = await import(
+      "../helpers/compare.ts"
+    );
     const { bundlesOf } = await import("../helpers/bundle.ts");
     const dirs = bundlesOf(positionals);
     const { checkBundle, formatCheck, formatCheckMarkdown } = await import("../helpers/check.ts");
@@ -155,7 +162,17 @@ export const check: Command = {
     const totals: string[] = [];
     for (const dir of dirs) {
       const r = await readingBundles([dir], () => checkBundle(dir, all));
-      io.out(terminalSafe(values.markdown ? formatCheckMarkdown(r) : formatCheck(r)));
+      // a version the suite ships no bundle of opens on its comparison with the nearest shipped one
+      const near = values["no-nearest"]
+        ? null
+        : await readingBundles([dir], () => compareWithNearest(r, all));
+      io.out(
+        terminalSafe(
+          values.markdown
+            ? formatCheckMarkdown(r, near ? `${near.why}\n\n${formatComparison(near.comparison)}` : "")
+            : formatCheck(r, near ? formatComparisonText(near.comparison, near.why) : []),
+        ),
+      );
       if (dirs.length > 1) io.out("\n");
       if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
       const n = (status: string) => r.verdicts.filter((v) => v.status === status).length;
@@ -287,13 +304,17 @@ export const summary: Command = {
 
 export const report: Command = {
   name: "report",
-  synopsis: "BUNDLE|DIR… [-o FILE] [--compare A B]",
+  synopsis: "BUNDLE|DIR… [-o FILE] [--compare A B] [--no-nearest]",
   summary: "one self-contained HTML page: the headline, the runs, every property with its evidence, charts",
   details:
-    "The page opens on the field documents' five claims per mode and a picture of where each mode translated the Service; then the runs (and an upgrade leg's before → after), every property side by side per mode with its evidence and raw outputs, and the measurement charts. With --compare, what changed from A to B; without BUNDLE, A and B are the columns.",
+    "The page opens on the field documents' five claims per mode and a picture of where each mode translated the Service; then the runs (and an upgrade leg's before → after), every property side by side per mode with its evidence and raw outputs, and the measurement charts. With --compare, what changed from A to B; without BUNDLE, A and B are the columns. A bundle of a Cilium version the suite ships no bundle of (a new patch, a minor it has not declared) opens the page with what changed from the shipped bundle of the nearest declared version of its mode and profile (--no-nearest leaves it out).",
   options: {
     output: { type: "string", short: "o", value: "FILE", help: "where to write the page (report.html)" },
     compare: { type: "pair", value: "A B", help: "add what changed from bundle A to bundle B" },
+    "no-nearest": {
+      type: "boolean",
+      help: "do not open on the comparison of a bundle of a version the suite ships none of with the nearest shipped one",
+    },
   },
   run: async ({ positionals, values }, io) => {
     const pair = values.compare;
@@ -308,7 +329,10 @@ export const report: Command = {
     const out = stringOption(values, "output") ?? "report.html";
     const all = await topics();
     const { bytes } = await readingBundles([...dirs, ...(compare ?? [])], () =>
-      writeReport(dirs, all, out, compare ? { compare } : {}),
+      writeReport(dirs, all, out, {
+        ...(compare ? { compare } : {}),
+        ...(values["no-nearest"] ? { nearest: false } : {}),
+      }),
     );
     io.err(`wrote ${out} (${Math.round(bytes / 1024)} KiB)\n`);
     return 0;

@@ -259,6 +259,30 @@ describe("lab run", () => {
     );
   });
 
+  it("a version the suite ships no bundle of: the report's counts, its changes and its comparison with the nearest shipped one", async () => {
+    const f = fakeDeps();
+    // what writeReport returns for a run of an undeclared minor (counts written by us)
+    f.deps.writeReport = async () => [
+      {
+        label: "kpr · Cilium 1.21.0 · assumed from 1.20",
+        pass: 58,
+        fail: 0,
+        changed: 2,
+        knownIssues: 0,
+        skip: 4,
+        nearest:
+          "Cilium 1.21.0 is of a minor the suite has not declared: compared with the shipped bundle of the nearest declared version, suites/bundles/1.20/kpr (kpr, Cilium 1.20.2): Regression: 2 verdict regressions.",
+      },
+    ];
+    expect(await labRun({ dryRun: false }, f.deps)).toBe(0);
+    expect(f.lines).toContain(
+      "[lab run 4/4] kpr · Cilium 1.21.0 · assumed from 1.20: 58 passed, 0 failed, 2 changed in the new minor, 4 skipped",
+    );
+    expect(f.lines).toContain(
+      "[lab run 4/4] kpr · Cilium 1.21.0 · assumed from 1.20: Cilium 1.21.0 is of a minor the suite has not declared: compared with the shipped bundle of the nearest declared version, suites/bundles/1.20/kpr (kpr, Cilium 1.20.2): Regression: 2 verdict regressions.",
+    );
+  });
+
   it("a failed build stops the run with its exit code; nothing further starts", async () => {
     const f = fakeDeps({ images: 3 });
     expect(await labRun({ dryRun: false }, f.deps)).toBe(3);

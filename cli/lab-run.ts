@@ -41,6 +41,8 @@ export interface ReportCounts {
   skip: number;
   /** Changed in a new minor (its expectations assumed from the newest declared one): always said. */
   changed?: number;
+  /** Its comparison with the nearest shipped bundle, in one line (a version the suite ships none of). */
+  nearest?: string;
 }
 
 export interface LabRunDeps {
@@ -362,11 +364,14 @@ export async function labRun(opts: LabRunOptions, deps: LabRunDeps): Promise<num
     }
     const out = join(plan.runDir, "report.html");
     const counts = await deps.writeReport(dirs, out);
-    for (const c of counts)
+    for (const c of counts) {
       say(
         i,
         `${c.label}: ${c.pass} passed, ${c.fail} failed, ${c.changed ? `${c.changed} changed in the new minor, ` : ""}${c.knownIssues > 0 ? `${c.knownIssues} known issue${c.knownIssues === 1 ? "" : "s"}, ` : ""}${c.skip} skipped`,
       );
+      // a version the suite ships no bundle of: what changed from the nearest shipped one (the page opens on it)
+      if (c.nearest) say(i, `${c.label}: ${c.nearest}`);
+    }
     say(i, `${p.name}: written in ${took()}: ${shown(out)} (${pathToFileURL(out).href})`);
   }
   return verdictsFailed;

@@ -254,7 +254,8 @@ export function compareStored(
       });
       continue;
     }
-    if ((s.assumedFrom ?? null) !== (v.assumedFrom ?? null))
+    const assumedNow = (s.assumedFrom ?? null) !== (v.assumedFrom ?? null);
+    if (assumedNow)
       differences.push({
         id: v.id,
         what: "assumed",
@@ -282,7 +283,9 @@ export function compareStored(
         what: "expected",
         was: s.expected,
         now: v.expected,
-        reason: "newer expectation: the declaration changed after the recording",
+        reason: assumedNow
+          ? "follows what is assumed now (the line above)"
+          : "newer expectation: the declaration changed after the recording",
       });
       for (const f of ["status", "observed"] as const)
         if (s[f] !== v[f])
@@ -360,8 +363,11 @@ export function bySeverity<T extends Pick<Verdict, "status">>(vs: readonly T[]):
   return [...vs].sort((a, b) => ORDER[a.status] - ORDER[b.status]);
 }
 
-/** The step-summary form: the expectation, the observed value and the verdict per property. */
-export function formatCheckMarkdown(r: CheckResult): string {
+/**
+ * The step-summary form: the expectation, the observed value and the verdict per property; `opening` (markdown:
+ * the comparison with the shipped bundle of the nearest declared version) comes first after the datapath.
+ */
+export function formatCheckMarkdown(r: CheckResult, opening = ""): string {
   const mark = {
     pass: "✅ pass",
     fail: "❌ fail",
@@ -382,6 +388,7 @@ export function formatCheckMarkdown(r: CheckResult): string {
     `Datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (bundle older than the config topic)"}`,
     "",
     ...(from ? [`> ${cell(assumedLine(r.cilium, from))}`, ""] : []),
+    ...(opening ? [opening.trimEnd(), ""] : []),
     ...(changed.length > 0
       ? [
           `**${CHANGED_TITLE}** (\`declare-minor\` lists what to declare, with the raw lines):`,
@@ -436,13 +443,15 @@ export function assumedLine(cilium: string, from: string): string {
   return `expectations: ${assumedText(from)} — Cilium ${cilium} is of a minor the suite has not declared, so every verdict is judged against ${from}'s expectations and marked so; CHANGED: ${CHANGED_LABEL}`;
 }
 
-export function formatCheck(r: CheckResult): string {
+/** check's text: `opening` (the comparison with the nearest shipped bundle's lines) right after the header. */
+export function formatCheck(r: CheckResult, opening: string[] = []): string {
   const from = r.assumedFrom;
   const lines = [
     `${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`,
     ...(r.neverRunHere ?? []),
     ...(from ? [assumedLine(r.cilium, from)] : []),
     `datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (a bundle older than the config topic: each property's declared configuration assumed)"}`,
+    ...(opening.length > 0 ? [...opening, ""] : []),
   ];
   const tag = {
     pass: "PASS",

@@ -3,6 +3,7 @@ import { mdCell } from "./markdown.ts";
 import { resolve } from "./properties/expectation.ts";
 import type { Verdict } from "./properties/judge.ts";
 import type { Property, Tolerance } from "./properties/types.ts";
+import { nearestShipped } from "./shipped.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
 /**
@@ -191,6 +192,25 @@ export async function compareBundles(
   return compareResults(a, b, topics);
 }
 
+/** A bundle's comparison with the shipped bundle of the nearest declared version (A), and why; null: none. */
+export interface NearestComparison {
+  comparison: Comparison;
+  why: string;
+}
+
+/**
+ * Compares a judged bundle (B) with the shipped bundle of the nearest declared version of its mode and profile
+ * (A), when the suite ships none of its own version (helpers/shipped.ts); null when it does.
+ */
+export async function compareWithNearest(
+  r: CheckResult,
+  topics: TopicDeclaration[],
+): Promise<NearestComparison | null> {
+  const near = nearestShipped(r.bundle);
+  if (!near) return null;
+  return { comparison: compareResults(await checkBundle(near.dir, topics), r, topics), why: near.why };
+}
+
 export function compareResults(a: CheckResult, b: CheckResult, topics: TopicDeclaration[]): Comparison {
   const byId = (r: CheckResult) => new Map(r.verdicts.map((v) => [v.id, v]));
   const va = byId(a);
@@ -228,6 +248,31 @@ export function verdictLine(c: Comparison): string {
   return said.length > 0
     ? `Regression: ${said.join(", ")}.`
     : "No verdict regression, no new known issue, no behaviour change.";
+}
+
+/**
+ * The comparison as `check` prints it: what it is compared with and the verdict line, then one line per
+ * change (worst first), so the comparison opens the check of a version the suite ships no bundle of.
+ */
+export function formatComparisonText(c: Comparison, why: string): string[] {
+  const tag: Record<Severity, string> = {
+    regression: "REGRESSION",
+    "new-known-issue": "NEW KNOWN",
+    behaviour: "BEHAVIOUR",
+    other: "other",
+  };
+  return [
+    why,
+    `  ${verdictLine(c)} (${c.unchanged} properties unchanged${c.regressed ? "; `compare A B` exits 1 on this" : ""})`,
+    ...c.changes.map((x) => {
+      // a regression's detail is B's message: its first line without what A → B says already (the place, the
+      // id, the verdict), so the claim is left
+      const detail = x.detail
+        .replace(/^\[[^\]]*\] \S+: /, "")
+        .replace(/^(CHANGED in the new minor \([^)]*\)|FAILS)( for Cilium \S+)?: /, "");
+      return `  ${tag[x.severity].padEnd(10)} ${x.id.padEnd(44)} ${x.a} → ${x.b}: ${detail.length > 110 ? `${detail.slice(0, 107)}...` : detail}`;
+    }),
+  ];
 }
 
 const cell = mdCell;

@@ -1,7 +1,15 @@
 import { basename, dirname, relative } from "node:path";
 import { type BundleMeta, readMeta } from "../bundle.ts";
 import { type CheckResult, checkBundle, countLine } from "../check.ts";
-import { type Comparison, compareBundles, SEVERITIES, SEVERITY_TITLES, verdictLine } from "../compare.ts";
+import {
+  type Comparison,
+  compareBundles,
+  compareWithNearest,
+  type NearestComparison,
+  SEVERITIES,
+  SEVERITY_TITLES,
+  verdictLine,
+} from "../compare.ts";
 import { attr, contentSecurityPolicy, type Html, html, inlineScript, inlineStyle } from "../html.ts";
 import { type MeasuredBundle, measurementCharts } from "../measure/summary.ts";
 import { MODE_TITLES } from "../properties/expectation.ts";
@@ -35,6 +43,11 @@ export interface ReportInput {
   columns: ReportColumn[];
   properties: Property[];
   comparison?: Comparison;
+  /**
+   * Each bundle of a version the suite ships no bundle of, compared with the shipped bundle of the nearest
+   * declared version of its mode and profile: the page opens on these.
+   */
+  nearest?: NearestComparison[];
   generatedAt: string;
 }
 
@@ -47,6 +60,8 @@ export async function buildReport(
     now?: () => Date;
     /** Bundles already judged, by their folder (tests that build several pages of the same bundles). */
     judged?: Map<string, CheckResult>;
+    /** false: no comparison with the nearest shipped bundle (helpers/shipped.ts); on by default. */
+    nearest?: boolean;
   } = {},
 ): Promise<ReportInput> {
   const columns: ReportColumn[] = [];
@@ -72,10 +87,17 @@ export async function buildReport(
     c.label += ` (${folder})`;
     c.head = [...c.head.slice(0, 2), [c.head[2], folder].filter(Boolean).join(" · ")];
   }
+  const nearest: NearestComparison[] = [];
+  if (opts.nearest !== false)
+    for (const c of columns) {
+      const n = await compareWithNearest(c.check, topics);
+      if (n) nearest.push(n);
+    }
   return {
     columns,
     properties: topics.flatMap((t) => t.properties),
     ...(opts.compare ? { comparison: await compareBundles(opts.compare[0], opts.compare[1], topics) } : {}),
+    ...(nearest.length > 0 ? { nearest } : {}),
     generatedAt: (opts.now ?? (() => new Date()))().toISOString(),
   };
 }
@@ -234,12 +256,13 @@ function rawSection(c: ReportColumn, i: number): Html | "" {
   return html`<details class="raw-bundle" id="raw-c${i}" data-c="${i}"><summary><b>${c.label}</b> <span class="muted">${c.raw.size} outputs, ${lines} lines shown</span></summary><div class="raw-list"></div></details>\n`;
 }
 
-function comparisonSection(c: Comparison): Html {
+function comparisonSection(c: Comparison, why?: string, id = "compare"): Html {
   const head = (r: CheckResult) => `${r.mode}, Cilium ${r.cilium}`;
   const groups = SEVERITIES.map((s) => ({ s, rows: c.changes.filter((x) => x.severity === s) })).filter(
     (g) => g.rows.length > 0,
   );
-  return html`<section id="compare"><h2>What changed: ${head(c.a)} → ${head(c.b)}</h2>
+  return html`<section id="${id}" class="compare-section"><h2>What changed: ${head(c.a)} → ${head(c.b)}</h2>
+${why ? html`<p class="nearest-why">${why}.</p>` : ""}
 <p class="muted">A: <code>${c.a.bundle}</code> · B: <code>${c.b.bundle}</code>.</p>
 <p>${c.regressed ? html`<strong class="changed">${verdictLine(c)}</strong>` : verdictLine(c)}</p>
 <table class="compare"><thead><tr><th>property</th><th>A</th><th>B</th><th>change</th></tr></thead>
@@ -268,8 +291,8 @@ function pageTitle(cols: ReportColumn[]): string {
  * The whole page: self-contained (style, script, SVG and the evidence's data inline), so it opens from disk or
  * a CI artifact. Every value from a bundle is escaped by construction (helpers/html.ts) or, in the embedded
  * data, set as text by the page's script; a strict Content-Security-Policy lets nothing load or run but the
- * page's own style and script, allowed by their SHA-256 hashes computed here. The order: what changed (with
- * --compare), the upgrade view (for an upgrade bundle), the five claims, the property matrix (failures first,
+ * page's own style and script, allowed by their SHA-256 hashes computed here. The order: what changed from the
+ * nearest shipped bundle (a bundle of a version the suite ships none of), what changed (with --compare), the upgrade view (for an upgrade bundle), the five claims, the property matrix (failures first,
  * what no bundle judged last with its reason), the runs, the measurements, the raw outputs.
  */
 export function renderReport(input: ReportInput): string {
@@ -315,6 +338,7 @@ ${inlineStyle(css)}</head>
 <body><main>
 <header><h1>Where Service load balancing happens: ${title}</h1>
 <p class="muted">cilium-datapath-conformance report, generated ${input.generatedAt} by re-judging the bundles below (as <code>check</code> does). ${totals}</p></header>
+${(input.nearest ?? []).map((n, i) => comparisonSection(n.comparison, n.why, `nearest-${i}`))}
 ${input.comparison ? comparisonSection(input.comparison) : ""}
 ${upgradesFirst ? upgradeSection : ""}
 ${headlineSection(input)}
