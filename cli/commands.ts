@@ -2,7 +2,15 @@
  * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
  * without the topics, the report or the cluster code).
  */
-import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+} from "node:fs";
 import { join } from "node:path";
 import { createGunzip, gunzipSync } from "node:zlib";
 import type { BundleMeta } from "../helpers/bundle.ts";
@@ -204,6 +212,42 @@ export const compare: Command = {
     const c = await readingBundles([a, b], () => compareBundles(a, b, all));
     io.out(terminalSafe(formatComparison(c)));
     return c.regressed ? 1 : 0;
+  },
+};
+
+export const declareMinor: Command = {
+  name: "declare-minor",
+  synopsis: "BUNDLE|DIR…",
+  summary:
+    "from a run of a minor the suite has not declared: what to declare for it, each property with its observed value and raw lines",
+  details:
+    "BUNDLE is a run of a Cilium minor newer than every declared one (its verdicts assumed from the newest declared minor). Lists, per bundle (one mode each: give both), the properties whose assumed expectation did not hold (changed in the new minor: a new behaviour to declare with its source, or a regression to declare as a known issue with its upstream reference), those that held only through what the assumed minor declares for itself (to declare again for the new minor), and how many held under the default or were not observed. Each with the topic file it is declared in, expected vs observed, the raw lines at their place in the bundle, and the entry to write. A bundle of a declared minor is refused (nothing was assumed).",
+  run: async ({ positionals }, io) => {
+    if (positionals.length === 0)
+      throw new UserError(
+        "which bundle? e.g. declare-minor results/<run-id>/kpr results/<run-id>/kube-proxy",
+      );
+    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const { checkBundle } = await import("../helpers/check.ts");
+    const { formatDeclaration, toDeclare } = await import("../helpers/declare.ts");
+    const all = await topics();
+    const suites = join(import.meta.dirname, "..", "suites");
+    const folders = readdirSync(suites);
+    const topicFile = (t: string) => {
+      const d = folders.find((f) => f.replace(/^\d+-/, "") === t);
+      return d ? `suites/${d}/${t}.topic.ts` : `the ${t} topic`;
+    };
+    const dirs = bundlesOf(positionals);
+    for (const [i, dir] of dirs.entries()) {
+      const r = await readingBundles([dir], () => checkBundle(dir, all));
+      const d = toDeclare(r, all);
+      if (!d)
+        throw new UserError(
+          `${dir}: Cilium ${r.cilium} is of a declared minor: nothing was assumed, so there is nothing to declare (declare-minor reads a run of a minor newer than every declared one)`,
+        );
+      io.out(terminalSafe(`${i > 0 ? "\n" : ""}${formatDeclaration(d, topicFile)}`));
+    }
+    return 0;
   },
 };
 
@@ -498,6 +542,7 @@ export const ALL_COMMANDS: Command[] = [
   expectations,
   check,
   compare,
+  declareMinor,
   upgrade,
   summary,
   report,

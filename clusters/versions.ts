@@ -3,8 +3,10 @@ import {
   DECLARED_CILIUM,
   minorOf,
   parseEnvFile,
+  unsupportedVersion,
   VERSIONS_ENV,
   VERSIONS_FILE,
+  versionRefusal,
   versionStanding,
 } from "../helpers/properties/versions.ts";
 
@@ -68,24 +70,8 @@ export interface CiliumVersion {
   assumedFrom?: string;
 }
 
-/** What the suite takes, said in every refusal. */
-const VALID = () =>
-  `valid: ${CILIUM_MINORS.join(", ")}, a patch of one (e.g. ${CILIUM_PATCHES[DEFAULT_CILIUM_MINOR]}), or a patch of a newer minor (its expectations assumed from ${NEWEST_MINOR})`;
-
-/**
- * Why a Cilium version that is a version is refused, in one line; null when it runs. An older minor than every
- * declared one is refused: a newer minor's expectations record behaviour added since, so nothing assumes them
- * for an older one, and no expectation was ever checked against it.
- */
-export function ciliumRefusal(version: string): string | null {
-  const s = versionStanding(version);
-  if (s.kind === "older")
-    return `Cilium ${version} is older than every minor the suite declares (oldest: ${s.oldest}): refused, since no expectation was checked against ${s.minor} and a newer minor's are not assumed for an older one (they record behaviour added since); ${VALID()}`;
-  if (s.kind === "other-major")
-    return `Cilium ${version} is of a major version the suite has never declared: refused, since expectations are assumed only for a newer minor of ${NEWEST_MINOR.split(".")[0]}.x; ${VALID()}`;
-  if (s.kind === "invalid") return `unsupported Cilium version ${JSON.stringify(version)}; ${VALID()}`;
-  return null;
-}
+/** Why a Cilium version is refused, in one line (helpers/properties/versions.ts); null when it runs. */
+export const ciliumRefusal = (version: string): string | null => versionRefusal(version);
 
 /**
  * The refusal for a version a cluster runs (the existing provider reads it from the agents), or nothing: an
@@ -105,7 +91,7 @@ export function resolveCilium(spec: string | undefined): CiliumVersion {
   const s = (spec ?? DEFAULT_CILIUM_MINOR).trim().replace(/^v/, "");
   const m = /^(\d+\.\d+)(?:\.(\d+)(-[0-9A-Za-z][0-9A-Za-z.-]*)?)?$/.exec(s);
   const minor = m?.[1];
-  if (!m || !minor) throw new UserError(`unsupported Cilium version ${JSON.stringify(spec)}; ${VALID()}`);
+  if (!m || !minor) throw new UserError(unsupportedVersion(spec));
   const refused = ciliumRefusal(s);
   if (refused) throw new UserError(refused);
   const standing = versionStanding(s);

@@ -2,12 +2,20 @@ import { existsSync, realpathSync } from "node:fs";
 import { bundleTopics, readMeta } from "./bundle.ts";
 import { BundleFault, readBundleJsonLines, Shape } from "./bundle-read.ts";
 import { cachedCheck } from "./check-cache.ts";
+import { UserError } from "./errors.ts";
 import { ReplayExecutor } from "./exec/replay.ts";
 import { mdCell } from "./markdown.ts";
 import { replayContext } from "./observe/replay-context.ts";
 import type { Mode } from "./properties/expectation.ts";
 import { judge, STATUS_WORDS, STATUSES, skipReason, type Verdict } from "./properties/judge.ts";
-import { assumedText, CHANGED_LABEL, CHANGED_TITLE, expectationBasis } from "./properties/versions.ts";
+import {
+  assumedText,
+  CHANGED_LABEL,
+  CHANGED_TITLE,
+  expectationBasis,
+  versionRefusal,
+  versionStanding,
+} from "./properties/versions.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
 import { configValues, type DatapathConfig, formatDatapathConfig } from "./records/datapath-config.ts";
 import { isEvidenceItem } from "./records/evidence.ts";
@@ -91,6 +99,10 @@ export async function judgeBundle(
   log: (line: string) => void,
 ): Promise<CheckResult> {
   const meta = readMeta(dir);
+  // a minor older than every declared one (or another major) is refused, as a run of it is: in one line
+  const standing = versionStanding(meta.cilium).kind;
+  if (standing === "older" || standing === "other-major")
+    throw new UserError(`${dir}: ${versionRefusal(meta.cilium)}`);
   const recorded = new Set(bundleTopics(dir));
   let records: RecordSet = {};
   /** Each topic's own observation: its properties are judged on it, as the run judged them (suites/harness.ts). */

@@ -97,6 +97,39 @@ export function expectationBasis(
   return s.kind === "newer" ? { resolveAs: s.as, assumedFrom: s.from } : { resolveAs: cilium };
 }
 
+/** What the suite takes, said in every refusal. */
+function validText(declared: readonly string[]): string {
+  const minors = declaredMinors(declared);
+  const newest = minors.at(-1) ?? "?";
+  return `valid: ${minors.join(", ")}, a patch of one (e.g. ${declared[0] ?? "?"}), or a patch of a newer minor (its expectations assumed from ${newest})`;
+}
+
+/**
+ * Why a Cilium version is refused, in one line; null when it runs. An older minor than every declared one is
+ * refused: a newer minor's expectations record behaviour added since, so nothing assumes them for an older one,
+ * and no expectation was ever checked against it.
+ */
+export function versionRefusal(
+  version: string,
+  declared: readonly string[] = DECLARED_CILIUM,
+): string | null {
+  const s = versionStanding(version, declared);
+  if (s.kind === "older")
+    return `Cilium ${version} is older than every minor the suite declares (oldest: ${s.oldest}): refused, since no expectation was checked against ${s.minor} and a newer minor's are not assumed for an older one (they record behaviour added since); ${validText(declared)}`;
+  if (s.kind === "other-major")
+    return `Cilium ${version} is of a major version the suite has never declared: refused, since expectations are assumed only for a newer minor of ${declaredMinors(declared).at(-1)?.split(".")[0]}.x; ${validText(declared)}`;
+  if (s.kind === "invalid") return unsupportedVersion(version, declared);
+  return null;
+}
+
+/** The refusal of what is no version at all ("latest", "1.19.x"), listing what is. */
+export function unsupportedVersion(
+  spec: string | undefined,
+  declared: readonly string[] = DECLARED_CILIUM,
+): string {
+  return `unsupported Cilium version ${JSON.stringify(spec)}; ${validText(declared)}`;
+}
+
 /** "assumed from 1.20": the mark every verdict of an undeclared newer minor carries. */
 export const assumedText = (from: string): string => `assumed from ${from}`;
 
