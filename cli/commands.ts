@@ -494,13 +494,13 @@ export const lab: Command = {
       summary:
         "the whole job: build what is missing, start the engine, run both modes, write the HTML report and print where it is",
       details:
-        "Phases: images (clusters/lab/lab.sh images: finished steps are skipped; a cold build is estimated from $LAB_CACHE/timings.tsv or the README's measured figures), engine (lab up), conformance (LAB_IMAGES=1 CLUSTER_PROVIDER=kind, the conformance project), report (results/<run-id>/report.html). Exit 0 when every property held.",
+        "Phases: images (clusters/lab/lab.sh images: finished steps are skipped; a Cilium version versions.env does not name is built too, and what the module proxy refuses of it is said in one line per module file; a cold build is estimated from $LAB_CACHE/timings.tsv or the README's measured figures), engine (lab up), conformance (LAB_IMAGES=1 CLUSTER_PROVIDER=kind, the conformance project), report (results/<run-id>/report.html). Exit 0 when every property held.",
       options: {
         mode: { type: "string", value: "kpr|kube-proxy", help: "one mode only (both by default)" },
         cilium: {
           type: "string",
           value: "X.Y[.Z]",
-          help: "the Cilium version the lab builds and runs: a minor (its build) or a patch it builds (the newest in clusters/lab/versions.env)",
+          help: "the Cilium version the lab builds and runs: a minor (its build in clusters/lab/versions.env, the newest by default) or any patch (1.19.8, 1.21.0: built if missing; what the module proxy refuses is said in one line)",
         },
         profile: {
           type: "string",
@@ -532,7 +532,12 @@ export const lab: Command = {
     ),
     labScript("up", "", "start the lab's container engine if none runs (prints how to stop it)", 0),
     labScript("down", "", "delete the lab's kind clusters and stop the engine it started", 0),
-    labScript("status", "", "what is built, what runs, the cache's size", 0),
+    labScript(
+      "status",
+      "",
+      "what is built (each Cilium version: built, or not and what the module proxy refused), what runs, the cache's size",
+      0,
+    ),
   ],
 };
 

@@ -507,6 +507,8 @@ export function plan(p: Profile): PlannedStep[] {
 export function labChanges(lp: LabProfile): string {
   if (lp.patch) return lp.patch;
   const deps = lp.deps.map(depLabel);
+  if (!lp.declared && deps.length === 0)
+    return "no replace declared for it: cilium-deps.tsv's lines of other versions apply where it pins the same module version (lab.sh names them at build; what the module proxy refuses is said in one line); the /proc/modules check runs at build (not built yet: `datapath-conformance lab run` builds it)";
   return `${deps.length ? deps.join("; ") : "no dependency replaced"}; the /proc/modules check runs at build (not built yet)`;
 }
 
