@@ -5,11 +5,12 @@
  * release candidate. One copy also has one raw output edited by us (the policy map under its pre-1.20 name), so
  * a property does not hold under the expectation assumed from 1.20.
  */
-import { rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { appendVerdicts } from "../helpers/bundle.ts";
-import { checkBundle, readStoredVerdicts } from "../helpers/check.ts";
+import { checkBundle, compareStored, formatStored, readStoredVerdicts } from "../helpers/check.ts";
 import { buildReport, renderReport } from "../helpers/report/html.ts";
 import { BundleCopies, editJson } from "../helpers/testing/tamper.ts";
 import { TOPICS } from "../suites/topics.ts";
@@ -93,13 +94,22 @@ describe(
       expect(relabelled.verdicts.map((v) => `${v.id} ${v.status}`)).toEqual(
         shipped.verdicts.map((v) => `${v.id} ${v.status}`),
       );
-      // a run's verdicts.jsonl keeps the mark (the harness appends what judge returns), and check reproduces it
-      const stored = copies.copy("1.20/kube-proxy");
-      relabel(stored, "1.21.0");
-      rmSync(join(stored, "verdicts.jsonl"));
-      appendVerdicts(stored, relabelled.verdicts);
-      expect(readStoredVerdicts(stored)?.every((v) => v.assumedFrom === "1.20")).toBe(true);
-      expect((await run(["check", stored])).out).toContain("stored verdicts.jsonl: reproduced exactly");
+      // a run's verdicts.jsonl keeps the mark (the harness appends what judge returns), and check's comparison
+      // with the stored verdicts reproduces it exactly (a folder of ours holding only verdicts.jsonl)
+      const stored = mkdtempSync(join(tmpdir(), "dpc-new-minor-stored-"));
+      try {
+        appendVerdicts(stored, relabelled.verdicts);
+        expect(readStoredVerdicts(stored)?.every((v) => v.assumedFrom === "1.20")).toBe(true);
+        const again = compareStored(stored, relabelled.verdicts, TOPICS, new Set(relabelled.topics));
+        expect(formatStored(again)).toEqual(["stored verdicts.jsonl: reproduced exactly"]);
+        // the same verdicts stored, judged as a declared minor's now: one line for all of them
+        const declared = compareStored(stored, shipped.verdicts, TOPICS, new Set(shipped.topics));
+        expect(formatStored(declared)[1]).toMatch(
+          /^ {2}\(\d+ verdicts\) +assumed: assumed from 1\.20 → declared {2}\(Cilium 1\.20\.2's minor was declared after the recording/,
+        );
+      } finally {
+        rmSync(stored, { recursive: true, force: true });
+      }
       // the 1.20.2 run's own stored verdicts were judged as declared: one line says so
       expect((await run(["check", kubeProxy])).out).toMatch(
         /\n {2}\(\d+ verdicts\) +assumed: declared → assumed from 1\.20 {2}\(Cilium 1\.21\.0 is of a minor the suite does not declare/,
