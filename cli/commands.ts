@@ -2,7 +2,15 @@
  * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
  * without the topics, the report or the cluster code).
  */
-import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+} from "node:fs";
 import { join } from "node:path";
 import { createGunzip, gunzipSync } from "node:zlib";
 import type { BundleMeta } from "../helpers/bundle.ts";
@@ -151,43 +159,62 @@ export const expectations: Command = {
 
 export const check: Command = {
   name: "check",
-  synopsis: "BUNDLE|DIR… [--markdown] [--strict]",
+  synopsis: "BUNDLE|DIR… [--markdown] [--strict] [--no-nearest]",
   summary:
-    "re-judge evidence bundles offline from their raw outputs; exit 1 when a property fails (or, with --strict, shows a known issue)",
+    "re-judge evidence bundles offline from their raw outputs; exit 1 when a property fails or changed in a new minor (or, with --strict, shows a known issue)",
   details:
-    "A DIR that is not a bundle stands for every bundle in it or below it (suites/bundles/1.19: its five), each judged and named in path order, with one line per bundle at the end. A known issue is a bug the declarations name for that Cilium version, with its upstream reference: the run showed it, so the claim does not hold, but the version is known to do it. check lists known issues apart and, by default, exits 0 on them: the question check answers is whether the cluster does what its version is known to do, and a gate that is red for as long as a version has an open bug is a gate nobody reads (compare, which answers whether an upgrade made things worse, fails on a new known issue). --strict exits 1 on a known issue too.",
+    'A DIR that is not a bundle stands for every bundle in it or below it (suites/bundles/1.19: its five), each judged and named in path order, with one line per bundle at the end. A known issue is a bug the declarations name for that Cilium version, with its upstream reference: the run showed it, so the claim does not hold, but the version is known to do it. check lists known issues apart and, by default, exits 0 on them: the question check answers is whether the cluster does what its version is known to do, and a gate that is red for as long as a version has an open bug is a gate nobody reads (compare, which answers whether an upgrade made things worse, fails on a new known issue). --strict exits 1 on a known issue too. A bundle of a Cilium minor the suite has not declared is judged on the newest declared minor\'s expectations, every verdict marked "assumed from X.Y"; one that does not hold is CHANGED (changed in the new minor — a regression or a new behaviour, to be declared: exit 1; declare-minor lists them with their raw lines). A bundle of a version the suite ships no bundle of opens on its comparison with the shipped bundle of the nearest declared version of its mode and profile (--no-nearest leaves it out).',
   options: {
     markdown: { type: "boolean", help: "a markdown table (a CI step summary)" },
     strict: { type: "boolean", help: "exit 1 on a known issue as on a failure" },
+    "no-nearest": {
+      type: "boolean",
+      help: "do not compare a bundle of a version the suite ships none of with the nearest shipped one",
+    },
   },
   run: async ({ positionals, values }, io) => {
     if (positionals.length === 0)
       throw new UserError("which bundle? e.g. check suites/bundles/1.20/kpr, or a folder of them");
+    const { compareWithNearest, formatComparisonLines, formatComparisonText } = await import(
+      "../helpers/compare.ts"
+    );
     const { bundlesOf } = await import("../helpers/bundle.ts");
     const dirs = bundlesOf(positionals);
     const { checkBundle, formatCheck, formatCheckMarkdown } = await import("../helpers/check.ts");
     const all = await topics();
-    const bad = new Set(values.strict ? ["fail", "known-issue"] : ["fail"]);
+    // a change in a new minor is no pass: its assumed expectation did not hold, and it waits to be declared
+    const bad = new Set(values.strict ? ["fail", "changed", "known-issue"] : ["fail", "changed"]);
     let failed = false;
     const totals: string[] = [];
     const notes: { kind: AnnotationKind; title: string; message: string }[] = [];
     for (const dir of dirs) {
       const r = await readingBundles([dir], () => checkBundle(dir, all));
-      if (values.markdown) printMarkdown(io, formatCheckMarkdown(r));
-      else printOut(io, formatCheck(r));
+      // a version the suite ships no bundle of opens on its comparison with the nearest shipped one
+      const near = values["no-nearest"]
+        ? null
+        : await readingBundles([dir], () => compareWithNearest(r, all));
+      if (values.markdown)
+        printMarkdown(
+          io,
+          formatCheckMarkdown(
+            r,
+            near ? [markdown`${near.why}`, markdown``, ...formatComparisonLines(near.comparison)] : [],
+          ),
+        );
+      else printOut(io, formatCheck(r, near ? formatComparisonText(near.comparison, near.why) : []));
       if (dirs.length > 1) printOut(io, terminal`\n`);
       if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
-      // in a GitHub Actions step, each failure (and known issue) is an annotation too
+      // in a GitHub Actions step, each failure (a change in a new minor too, and a known issue) is an annotation
       for (const v of r.verdicts)
-        if (v.status === "fail" || v.status === "known-issue")
+        if (v.status === "fail" || v.status === "changed" || v.status === "known-issue")
           notes.push({
-            kind: v.status === "fail" || values.strict ? "error" : "warning",
+            kind: v.status !== "known-issue" || values.strict ? "error" : "warning",
             title: v.id,
-            message: `${v.status === "known-issue" ? `known issue of Cilium ${v.deviation?.versions ?? r.cilium}: ` : ""}expected ${v.expected}, observed ${v.observed} (bundle ${dir})`,
+            message: `${v.status === "known-issue" ? `known issue of Cilium ${v.deviation?.versions ?? r.cilium}: ` : ""}${v.status === "changed" ? `changed in the new minor (assumed from ${v.assumedFrom ?? "?"}): ` : ""}expected ${v.expected}, observed ${v.observed} (bundle ${dir})`,
           });
       const n = (status: string) => r.verdicts.filter((v) => v.status === status).length;
       totals.push(
-        `${n("pass")} passed, ${n("fail")} failed${n("known-issue") ? `, ${n("known-issue")} known issue(s)` : ""}, ${n("skip")} skipped`,
+        `${n("pass")} passed, ${n("fail")} failed${n("changed") ? `, ${n("changed")} changed in the new minor` : ""}${n("known-issue") ? `, ${n("known-issue")} known issue(s)` : ""}, ${n("skip")} skipped`,
       );
     }
     // several bundles (a folder of them): one line each at the end, so the outcome is not scrolled away
@@ -221,6 +248,47 @@ export const compare: Command = {
     const c = await readingBundles([a, b], () => compareBundles(a, b, all));
     printMarkdown(io, formatComparison(c));
     return c.regressed ? 1 : 0;
+  },
+};
+
+export const declareMinor: Command = {
+  name: "declare-minor",
+  synopsis: "BUNDLE|DIR…",
+  summary:
+    "from a run of a minor the suite has not declared: what to declare for it, each property with its observed value and raw lines",
+  details:
+    "BUNDLE is a run of a Cilium minor newer than every declared one (its verdicts assumed from the newest declared minor). Lists, per bundle (one mode each: give both), the properties whose assumed expectation did not hold (changed in the new minor: a new behaviour to declare with its source, or a regression to declare as a known issue with its upstream reference), those that held only through what the assumed minor declares for itself (to declare again for the new minor), and how many held under the default or were not observed. Each with the topic file it is declared in, expected vs observed, the raw lines at their place in the bundle, and the entry to write. A bundle of a declared minor is refused (nothing was assumed).",
+  run: async ({ positionals }, io) => {
+    if (positionals.length === 0)
+      throw new UserError(
+        "which bundle? e.g. declare-minor results/<run-id>/kpr results/<run-id>/kube-proxy",
+      );
+    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const { checkBundle } = await import("../helpers/check.ts");
+    const { formatDeclaration, toDeclare } = await import("../helpers/declare.ts");
+    const all = await topics();
+    const suites = join(import.meta.dirname, "..", "suites");
+    const folders = readdirSync(suites);
+    const topicFile = (t: string) => {
+      const d = folders.find((f) => f.replace(/^\d+-/, "") === t);
+      return d ? `suites/${d}/${t}.topic.ts` : `the ${t} topic`;
+    };
+    const dirs = bundlesOf(positionals);
+    for (const [i, dir] of dirs.entries()) {
+      const r = await readingBundles([dir], () => checkBundle(dir, all));
+      const d = toDeclare(r, all);
+      if (!d)
+        throw new UserError(
+          `${dir}: Cilium ${r.cilium} is of a declared minor: nothing was assumed, so there is nothing to declare (declare-minor reads a run of a minor newer than every declared one)`,
+        );
+      printOut(
+        io,
+        i > 0
+          ? terminalLines([terminal``, formatDeclaration(d, topicFile)])
+          : formatDeclaration(d, topicFile),
+      );
+    }
+    return 0;
   },
 };
 
@@ -324,13 +392,17 @@ export const summary: Command = {
 
 export const report: Command = {
   name: "report",
-  synopsis: "BUNDLE|DIR… [-o FILE] [--compare A B]",
+  synopsis: "BUNDLE|DIR… [-o FILE] [--compare A B] [--no-nearest]",
   summary: "one self-contained HTML page: the headline, the runs, every property with its evidence, charts",
   details:
-    "The page opens on the field documents' five claims per mode and a picture of where each mode translated the Service; then the runs (and an upgrade leg's before → after), every property side by side per mode with its evidence and raw outputs, and the measurement charts. With --compare, what changed from A to B; without BUNDLE, A and B are the columns.",
+    "The page opens on the field documents' five claims per mode and a picture of where each mode translated the Service; then the runs (and an upgrade leg's before → after), every property side by side per mode with its evidence and raw outputs, and the measurement charts. With --compare, what changed from A to B; without BUNDLE, A and B are the columns. A bundle of a Cilium version the suite ships no bundle of (a new patch, a minor it has not declared) opens the page with what changed from the shipped bundle of the nearest declared version of its mode and profile (--no-nearest leaves it out).",
   options: {
     output: { type: "string", short: "o", value: "FILE", help: "where to write the page (report.html)" },
     compare: { type: "pair", value: "A B", help: "add what changed from bundle A to bundle B" },
+    "no-nearest": {
+      type: "boolean",
+      help: "do not open on the comparison of a bundle of a version the suite ships none of with the nearest shipped one",
+    },
   },
   run: async ({ positionals, values }, io) => {
     const pair = values.compare;
@@ -345,7 +417,10 @@ export const report: Command = {
     const out = stringOption(values, "output") ?? "report.html";
     const all = await topics();
     const { bytes } = await readingBundles([...dirs, ...(compare ?? [])], () =>
-      writeReport(dirs, all, out, compare ? { compare } : {}),
+      writeReport(dirs, all, out, {
+        ...(compare ? { compare } : {}),
+        ...(values["no-nearest"] ? { nearest: false } : {}),
+      }),
     );
     printErr(io, terminal`wrote ${out} (${Math.round(bytes / 1024)} KiB)\n`);
     return 0;
@@ -469,13 +544,13 @@ export const lab: Command = {
       summary:
         "the whole job: build what is missing, start the engine, run both modes, write the HTML report and print where it is",
       details:
-        "Phases: images (clusters/lab/lab.sh images: finished steps are skipped; a cold build is estimated from $LAB_CACHE/timings.tsv or the README's measured figures), engine (lab up), conformance (LAB_IMAGES=1 CLUSTER_PROVIDER=kind, the conformance project), report (results/<run-id>/report.html). Exit 0 when every property held.",
+        "Phases: images (clusters/lab/lab.sh images: finished steps are skipped; a Cilium version versions.env does not name is built too, and what the module proxy refuses of it is said in one line per module file; a cold build is estimated from $LAB_CACHE/timings.tsv or the README's measured figures), engine (lab up), conformance (LAB_IMAGES=1 CLUSTER_PROVIDER=kind, the conformance project), report (results/<run-id>/report.html). Exit 0 when every property held.",
       options: {
         mode: { type: "string", value: "kpr|kube-proxy", help: "one mode only (both by default)" },
         cilium: {
           type: "string",
           value: "X.Y[.Z]",
-          help: "the Cilium version the lab builds and runs: a minor (its build) or a patch it builds (the newest in clusters/lab/versions.env)",
+          help: "the Cilium version the lab builds and runs: a minor (its build in clusters/lab/versions.env, the newest by default) or any patch (1.19.8, 1.21.0: built if missing; what the module proxy refuses is said in one line)",
         },
         profile: {
           type: "string",
@@ -507,7 +582,12 @@ export const lab: Command = {
     ),
     labScript("up", "", "start the lab's container engine if none runs (prints how to stop it)", 0),
     labScript("down", "", "delete the lab's kind clusters and stop the engine it started", 0),
-    labScript("status", "", "what is built, what runs, the cache's size", 0),
+    labScript(
+      "status",
+      "",
+      "what is built (each Cilium version: built, or not and what the module proxy refused), what runs, the cache's size",
+      0,
+    ),
   ],
 };
 
@@ -517,6 +597,7 @@ export const ALL_COMMANDS: Command[] = [
   expectations,
   check,
   compare,
+  declareMinor,
   upgrade,
   summary,
   report,

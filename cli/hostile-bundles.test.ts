@@ -250,7 +250,7 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
         "a stored verdict with an unknown status",
         (d) =>
           editJsonLines(d, "verdicts.jsonl", (v, i) => (i === 4 ? { ...v, status: "maybe" } : undefined)),
-        /verdicts\.jsonl:5: "status": expected one of "pass", "fail", "skip", "known-issue", found a string "maybe"/,
+        /verdicts\.jsonl:5: "status": expected one of "pass", "fail", "skip", "known-issue", "changed", found a string "maybe"/,
       ],
       [
         "a stored verdict whose evidence nests without end",

@@ -45,7 +45,8 @@ describe("lab.sh steps", () => {
       const loop = /for (\w) in ([^;]+); do/.exec(line);
       if (loop?.[1] && loop[2])
         loops[loop[1]] =
-          loop[2].trim() === "$CILIUM_VERSIONS"
+          // cilium_versions: versions.env's, and those asked for (none here)
+          loop[2].trim() === "$CILIUM_VERSIONS" || loop[2].trim() === "$(cilium_versions)"
             ? (versions.CILIUM_VERSIONS ?? "").split(/\s+/).filter(Boolean)
             : loop[2].trim().split(/\s+/);
       const w = /wanted "?([^"\s]+)"?/.exec(line);
@@ -168,16 +169,31 @@ describe("the phase plan", () => {
     expect(report?.says).toContain("/repo/results/lab-20261203-040506/report.html");
   });
 
-  it("--mode and --cilium narrow the run; a version the lab does not build is refused", () => {
+  it("--mode and --cilium narrow the run; a version versions.env does not name is built by the images phase", () => {
     const p = plan({ dryRun: false, mode: "kpr", cilium: OLDER });
     expect(p.phases[2]?.command?.env).toMatchObject({ CONFORMANCE_MODE: "kpr", CILIUM_VERSION: OLDER });
     expect(p.phases[0]?.command?.argv).toContain(`cilium-${OLDER}`);
     expect(p.phases[0]?.command?.argv).not.toContain(`cilium-${NEWEST}`);
-    expect(() => plan({ dryRun: false, cilium: "1.20.1" })).toThrow(
-      new UserError(
-        `--cilium "1.20.1": the lab builds ${lab.ciliumVersions.join(", ")} (clusters/lab/versions.env; a minor runs its build)`,
-      ),
+    // the steps lab.sh lists with that version asked for (`lab.sh steps 1.20.1`): its build, not the others'
+    const withIt = execFileSync("bash", [LAB_SCRIPT, "steps", "1.20.1"], {
+      env: { ...process.env, LAB_CACHE: cache },
+    })
+      .toString()
+      .split("\n")
+      .filter(Boolean);
+    const other = planLabRun(
+      { dryRun: false, cilium: "1.20.1" },
+      { lab, root: "/repo", steps: withIt, stamped: new Set(STEPS), timings: new Map(), now: NOW },
     );
+    expect(other.cilium).toBe("1.20.1");
+    expect(other.estimate.filter((e) => e.from !== "built").map((e) => e.step)).toEqual([
+      "cilium-1.20.1",
+      "image-cilium-1.20.1",
+    ]);
+    expect(other.phases[0]?.command?.argv).toContain("cilium-1.20.1");
+    for (const v of lab.ciliumVersions) expect(other.phases[0]?.command?.argv).not.toContain(`cilium-${v}`);
+    expect(other.phases[2]?.command?.env.CILIUM_VERSION).toBe("1.20.1");
+    expect(() => plan({ dryRun: false, cilium: "1.17.2" })).toThrow(UserError);
     // a minor, as every other command takes it, runs the lab's build of that minor
     const minor = OLDER.split(".").slice(0, 2).join(".");
     expect(plan({ dryRun: false, cilium: minor }).cilium).toBe(OLDER);
@@ -256,6 +272,30 @@ describe("lab run", () => {
     );
     expect(f.lines.at(-1)).toMatch(
       /^\[lab run 4\/4\] report: written in 0 s: \/repo\/results\/lab-20261203-040506\/report\.html \(file:\/\/\/repo\/results\/lab-20261203-040506\/report\.html\)$/,
+    );
+  });
+
+  it("a version the suite ships no bundle of: the report's counts, its changes and its comparison with the nearest shipped one", async () => {
+    const f = fakeDeps();
+    // what writeReport returns for a run of an undeclared minor (counts written by us)
+    f.deps.writeReport = async () => [
+      {
+        label: "kpr · Cilium 1.21.0 · assumed from 1.20",
+        pass: 58,
+        fail: 0,
+        changed: 2,
+        knownIssues: 0,
+        skip: 4,
+        nearest:
+          "Cilium 1.21.0 is of a minor the suite has not declared: compared with the shipped bundle of the nearest declared version, suites/bundles/1.20/kpr (kpr, Cilium 1.20.2): Regression: 2 verdict regressions.",
+      },
+    ];
+    expect(await labRun({ dryRun: false }, f.deps)).toBe(0);
+    expect(f.lines).toContain(
+      "[lab run 4/4] kpr · Cilium 1.21.0 · assumed from 1.20: 58 passed, 0 failed, 2 changed in the new minor, 4 skipped",
+    );
+    expect(f.lines).toContain(
+      "[lab run 4/4] kpr · Cilium 1.21.0 · assumed from 1.20: Cilium 1.21.0 is of a minor the suite has not declared: compared with the shipped bundle of the nearest declared version, suites/bundles/1.20/kpr (kpr, Cilium 1.20.2): Regression: 2 verdict regressions.",
     );
   });
 

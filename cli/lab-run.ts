@@ -13,7 +13,7 @@ import { PROFILES, parseDatapathProfile } from "../clusters/datapath-profiles.ts
 import { LAB_SCRIPT, type Lab, labCilium, readLab } from "../clusters/lab.ts";
 import { findBundles } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
-import { ownLines } from "../helpers/output.ts";
+import { ownLines, terminalText } from "../helpers/output.ts";
 import { MODES } from "../helpers/properties/expectation.ts";
 import type { Io } from "./io.ts";
 import { printErr } from "./print.ts";
@@ -41,6 +41,10 @@ export interface ReportCounts {
   /** Properties a version's known issue breaks: neither passed nor failed, always said. */
   knownIssues: number;
   skip: number;
+  /** Changed in a new minor (its expectations assumed from the newest declared one): always said. */
+  changed?: number;
+  /** Its comparison with the nearest shipped bundle, in one line (a version the suite ships none of). */
+  nearest?: string;
 }
 
 export interface LabRunDeps {
@@ -49,8 +53,11 @@ export interface LabRunDeps {
   root: string;
   platform: NodeJS.Platform;
   isRoot: boolean;
-  /** Every step `lab.sh images` builds, in order (`lab.sh steps`). */
-  steps(): Promise<string[]>;
+  /**
+   * Every step `lab.sh images` builds, in order (`lab.sh steps`), with the steps of Cilium `cilium` when
+   * versions.env does not name it (`lab.sh steps VERSION`).
+   */
+  steps(cilium: string): Promise<string[]>;
   /** Steps with a stamp in $LAB_CACHE/stamps (built earlier). */
   stamped(): Set<string>;
   /** The last time each step took (seconds), from $LAB_CACHE/timings.tsv. */
@@ -213,17 +220,13 @@ export interface LabRunPlan {
 
 /**
  * The options against the lab: the Cilium version to run, validated as every command validates it
- * (resolveCilium), a minor mapped to the lab's build of it (1.19 → 1.19.7), the lab's newest unless given; a
- * patch the lab does not build is refused naming the ones it does.
+ * (resolveCilium), a minor mapped to the lab's build of it (1.19 → 1.19.7), the lab's newest unless given. The
+ * version is a parameter: a patch versions.env does not name (1.19.8, 1.21.0) is built by the images phase, and
+ * what the module proxy refuses of it is said there, in one line per module file.
  */
 export function checkOptions(opts: LabRunOptions, lab: Lab): string {
   parseOptionalMode(opts.mode);
-  const cilium = labCilium(lab, opts.cilium).version;
-  if (!lab.ciliumVersions.includes(cilium))
-    throw new UserError(
-      `--cilium ${JSON.stringify(opts.cilium)}: the lab builds ${lab.ciliumVersions.join(", ")} (clusters/lab/versions.env; a minor runs its build)`,
-    );
-  return cilium;
+  return labCilium(lab, opts.cilium).version;
 }
 
 /** The four phases, their commands and the build estimate: pure. */
@@ -294,7 +297,7 @@ const INTERRUPTED = 130;
 
 /** Runs the plan phase by phase; stops at a failed build or engine; writes the report whatever the verdicts. */
 export async function labRun(opts: LabRunOptions, deps: LabRunDeps): Promise<number> {
-  checkOptions(opts, deps.lab);
+  const cilium = checkOptions(opts, deps.lab);
   if (!opts.dryRun) {
     if (deps.platform !== "linux") throw new UserError("the offline lab builds on Linux only");
     if (!deps.isRoot)
@@ -305,7 +308,7 @@ export async function labRun(opts: LabRunOptions, deps: LabRunDeps): Promise<num
   const plan = planLabRun(opts, {
     lab: deps.lab,
     root: deps.root,
-    steps: await deps.steps(),
+    steps: await deps.steps(cilium),
     stamped: deps.stamped(),
     timings: deps.timings(),
     now: deps.now(),
@@ -362,11 +365,16 @@ export async function labRun(opts: LabRunOptions, deps: LabRunDeps): Promise<num
     }
     const out = join(plan.runDir, "report.html");
     const counts = await deps.writeReport(dirs, out);
-    for (const c of counts)
+    for (const c of counts) {
+      // the label and the comparison carry a bundle's strings (its version, its profile): each one line, shown
+      const label = terminalText(c.label);
       say(
         i,
-        `${c.label}: ${c.pass} passed, ${c.fail} failed, ${c.knownIssues > 0 ? `${c.knownIssues} known issue${c.knownIssues === 1 ? "" : "s"}, ` : ""}${c.skip} skipped`,
+        `${label}: ${c.pass} passed, ${c.fail} failed, ${c.changed ? `${c.changed} changed in the new minor, ` : ""}${c.knownIssues > 0 ? `${c.knownIssues} known issue${c.knownIssues === 1 ? "" : "s"}, ` : ""}${c.skip} skipped`,
       );
+      // a version the suite ships no bundle of: what changed from the nearest shipped one (the page opens on it)
+      if (c.nearest) say(i, `${label}: ${terminalText(c.nearest)}`);
+    }
     say(i, `${p.name}: written in ${took()}: ${shown(out)} (${pathToFileURL(out).href})`);
   }
   return verdictsFailed;
@@ -391,8 +399,12 @@ export async function realLabRunDeps(io: Required<Io>): Promise<LabRunDeps> {
     root,
     platform: process.platform,
     isRoot: process.getuid?.() === 0,
-    steps: async () => {
-      const r = await execa("bash", [LAB_SCRIPT, "steps"], { env: { LAB_CACHE: lab.cache }, reject: false });
+    steps: async (cilium) => {
+      const extra = lab.ciliumVersions.includes(cilium) ? [] : [cilium];
+      const r = await execa("bash", [LAB_SCRIPT, "steps", ...extra], {
+        env: { LAB_CACHE: lab.cache },
+        reject: false,
+      });
       if (r.exitCode !== 0) throw new UserError(`${LAB_SCRIPT} steps failed: ${r.stderr.split("\n")[0]}`);
       return r.stdout.split("\n").filter(Boolean);
     },

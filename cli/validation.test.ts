@@ -65,10 +65,15 @@ describe("one validation, every subcommand", { timeout: 60_000 }, () => {
     }
     // "" is no value at all: parseArgs says so before any validation, the same for all three
     expect([...lines]).toHaveLength(1);
-    if (v !== "")
-      expect([...lines][0]).toBe(
-        `unsupported Cilium version ${JSON.stringify(v)}; valid: ${CILIUM_MINORS.join(", ")} (or a patch of one, e.g. 1.20.2)\n`,
-      );
+    const valid = `valid: ${CILIUM_MINORS.join(", ")}, a patch of one (e.g. 1.20.2), or a patch of a newer minor (its expectations assumed from ${CILIUM_MINORS.at(-1)})\n`;
+    // an older minor and another major say why; what is no version says what is
+    if (/^1\.1[67]/.test(v))
+      expect([...lines][0]).toMatch(/^Cilium \S+ is older than every minor the suite declares /);
+    else if (v.startsWith("2."))
+      expect([...lines][0]).toMatch(/^Cilium 2\.0 is of a major version the suite has never/);
+    else if (v !== "")
+      expect([...lines][0]).toBe(`unsupported Cilium version ${JSON.stringify(v)}; ${valid}`);
+    if (v !== "") expect([...lines][0]?.endsWith(valid)).toBe(true);
   });
 
   it.each(
@@ -85,14 +90,37 @@ describe("one validation, every subcommand", { timeout: 60_000 }, () => {
     expect(dry.err).toContain(`CILIUM_VERSION=${build}`);
   });
 
-  it("a patch of a supported minor: expectations and plan take it; lab run names the builds it has", async () => {
+  it("a patch of a supported minor: expectations and plan take it; lab run plans its build", async () => {
     expect((await run(["expectations", "--cilium", "1.19.3"])).code).toBe(0);
     expect((await run(["plan", "--cilium", "1.19.3", "--mode", "kpr"])).out).toContain("Cilium 1.19.3");
-    const r = await run(["lab", "run", "--dry-run", "--cilium", "1.19.3"]);
-    expect(r.code).toBe(2);
-    expect(r.err).toBe(
-      `datapath-conformance lab run: --cilium "1.19.3": the lab builds ${readLab().ciliumVersions.join(", ")} (clusters/lab/versions.env; a minor runs its build)\n`,
+    for (const v of ["1.19.3", "1.21.0"]) {
+      const r = await run(["lab", "run", "--dry-run", "--cilium", v]);
+      expect(r.code, r.err).toBe(0);
+      expect(r.err).toContain(` cilium-${v} image-cilium-${v} image-node\n`);
+      expect(r.err).toContain(`CILIUM_VERSION=${v} `);
+      for (const built of readLab().ciliumVersions) expect(r.err).not.toContain(`cilium-${built} `);
+    }
+  });
+
+  it("a patch of a minor newer than every declared one: expectations and plan take it, saying what is assumed", async () => {
+    const newest = CILIUM_MINORS.at(-1) as string;
+    const newer = `1.${Number(newest.split(".")[1]) + 1}.0`;
+    const e = await run(["expectations", "--cilium", newer]);
+    expect(e.code).toBe(0);
+    expect(e.out.split("\n")[0]).toBe(
+      `_Expectations for Cilium ${newer}, assumed from ${newest} (a minor the suite has not declared)._`,
     );
+    const p = await run(["plan", "--cilium", newer, "--mode", "kpr"]);
+    expect(p.code).toBe(0);
+    expect(p.out.split("\n").slice(0, 2)).toEqual([
+      `# kind × kpr × Cilium ${newer} (cluster cdc-kpr, context kind-cdc-kpr)`,
+      expect.stringMatching(
+        new RegExp(
+          `^# never run here: Cilium ${newer.replace(/\./g, "\\.")}, a minor the suite has not declared .* every expectation is assumed from ${newest.replace(".", "\\.")} `,
+        ),
+      ),
+    ]);
+    expect(p.out).toContain(`--version ${newer} `);
   });
 
   it("--mode: an unknown one is refused by every command in the same line; left out, each says what it does", async () => {

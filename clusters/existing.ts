@@ -32,7 +32,7 @@ import {
 import { checkBinaries } from "./prereq.ts";
 import { makeProfile, runNamespace, runNamespaceName } from "./profile.ts";
 import { agentsOk, watchGate } from "./readiness.ts";
-import { neverRunHere } from "./versions.ts";
+import { assertRunnableCilium, neverRunHere } from "./versions.ts";
 
 /** The existing-cluster provider: a cluster someone else made, checked and described, never changed. */
 type Kubectl = (argv: string[]) => Promise<{ stdout: string }>;
@@ -254,6 +254,8 @@ export async function provisionExisting(o: ProvisionOptions, plain: Host): Promi
         `CONFORMANCE_MODE=${o.modes[0]} but the cluster's agents report KubeProxyReplacement ${v.kpr} (mode ${mode})`,
       );
     o.log(`mode ${mode}: the agents report KubeProxyReplacement ${v.kpr} (Cilium ${v.cilium ?? "?"})`);
+    // a minor older than every declared one is refused here, in one line (a newer one runs on assumed expectations)
+    if (v.cilium) assertRunnableCilium(v.cilium);
     const minor = /^(\d+\.\d+)/.exec(v.cilium ?? "")?.[1] ?? "";
     const never = neverRunHere(v.cilium ?? "?", v.kubernetes ?? undefined);
     for (const l of never) o.log(l);

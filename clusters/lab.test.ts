@@ -53,8 +53,22 @@ describe("the offline lab as an image source", () => {
     expect(labProfile(lab, v).load).toEqual([]);
   });
 
-  it("a version the lab does not build is one clear line; kind only", () => {
-    expect(() => labProfile(lab, "1.17.0")).toThrow(/LAB_IMAGES=1: the lab builds Cilium .*, not 1\.17\.0/);
+  it("a version versions.env does not name: its images, loaded into the nodes, built when asked; an older minor refused; kind only", () => {
+    const lp = labProfile(lab, "1.19.8");
+    expect(lp).toMatchObject({ declared: false, patch: null, deps: [] });
+    expect(lp.load).toEqual([
+      "localhost/lab/cilium:v1.19.8-src",
+      "localhost/lab/operator-generic:v1.19.8-src",
+    ]);
+    expect(labChanges(lp)).toMatch(
+      /^no replace declared for it: cilium-deps\.tsv's lines of other versions apply where it pins the same module version/,
+    );
+    expect(formatPlan(makeProfile({ provider: "kind", mode: "kpr", cilium: "1.19.8", lab }))).toContain(
+      "# lab build of Cilium 1.19.8: no replace declared for it",
+    );
+    expect(() => makeProfile({ provider: "kind", mode: "kpr", cilium: "1.17.0", lab })).toThrow(
+      /^Cilium 1\.17\.0 is older than every minor the suite declares/,
+    );
     expect(() => makeProfile({ provider: "k3d", mode: "kpr", lab })).toThrow(/kind only/);
   });
 

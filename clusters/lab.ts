@@ -7,7 +7,6 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { UserError } from "../helpers/errors.ts";
 import { labCacheDir } from "../helpers/exec/portable.ts";
 import { type CiliumVersion, parseEnvFile, resolveCilium } from "./versions.ts";
 
@@ -25,7 +24,10 @@ export interface Lab {
   nodeImage: string;
   agnhostImage: string;
   toolsImage: string;
-  /** Cilium versions the lab builds, newest first. */
+  /**
+   * Cilium versions the lab builds without being asked, newest first (versions.env); any other version is built
+   * when a run names it (`lab run --cilium 1.19.8`).
+   */
   ciliumVersions: string[];
 }
 
@@ -71,6 +73,8 @@ export interface LabProfile {
   patch: string | null;
   /** The dependency replaces cilium-deps.tsv declares for this version (known before the build runs). */
   deps: CiliumDep[];
+  /** Whether versions.env names the version (built without being asked); else the run asked for it. */
+  declared: boolean;
 }
 
 /** One line of clusters/lab/cilium-deps.tsv: a module version the proxy refuses, and what the lab builds with. */
@@ -126,8 +130,8 @@ function labVersionFor(lab: Lab, minor: string): string | undefined {
 }
 
 /**
- * CILIUM_VERSION or UPGRADE_TO as the lab resolves it: a full patch as given, a minor (or nothing: the newest)
- * as the lab's build of that minor.
+ * CILIUM_VERSION or UPGRADE_TO as the lab resolves it: a full patch as given (any the lab can build: the
+ * version is a parameter), a minor (or nothing: the newest) as the lab's build of that minor.
  */
 export function labCilium(lab: Lab, spec: string | undefined): CiliumVersion {
   const asked = resolveCilium(spec ?? lab.ciliumVersions[0]);
@@ -135,12 +139,8 @@ export function labCilium(lab: Lab, spec: string | undefined): CiliumVersion {
   return { version: labVersionFor(lab, asked.minor) ?? asked.version, minor: asked.minor };
 }
 
+/** The lab's images of a Cilium version: any version (one versions.env does not name is built when asked for). */
 export function labProfile(lab: Lab, ciliumVersion: string): LabProfile {
-  if (!lab.ciliumVersions.includes(ciliumVersion)) {
-    throw new UserError(
-      `LAB_IMAGES=1: the lab builds Cilium ${lab.ciliumVersions.join(", ")}, not ${ciliumVersion} (clusters/lab/versions.env)`,
-    );
-  }
   const out = join(lab.cache, "out", `cilium-${ciliumVersion}`);
   const patchFile = join(lab.cache, "out", `cilium-${ciliumVersion}.patch.txt`);
   const ciliumImage = labCiliumImage(ciliumVersion);
@@ -154,6 +154,7 @@ export function labProfile(lab: Lab, ciliumVersion: string): LabProfile {
     load: [ciliumImage, operatorImage].filter((i) => !inNode.includes(i)),
     patch: existsSync(patchFile) ? readFileSync(patchFile, "utf8").trim().split("\n").join("; ") : null,
     deps: ciliumDeps(ciliumVersion),
+    declared: lab.ciliumVersions.includes(ciliumVersion),
   };
 }
 

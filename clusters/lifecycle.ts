@@ -54,7 +54,7 @@ async function checkLoadImages(h: Host, p: Profile): Promise<void> {
   if (missing.length === 0) return;
   throw new UserError(
     p.lab
-      ? `LAB_IMAGES=1: docker has no ${missing.join(", ")}; build them with: npx datapath-conformance lab images`
+      ? `LAB_IMAGES=1: docker has no ${missing.join(", ")}; build them with: npx datapath-conformance lab images${p.lab.declared ? "" : ` cilium-${p.cilium.version} image-cilium-${p.cilium.version} (or lab run --cilium ${p.cilium.version}, which builds and runs it)`}`
       : `PRELOAD_IMAGES=1: docker has no ${missing.join(", ")}; pull them first (docker pull ${missing.join(" && docker pull ")})`,
   );
 }

@@ -76,7 +76,10 @@ describe("profiles", () => {
     expect(resolveCilium("1.19")).toEqual({ version: "1.19.7", minor: "1.19" });
     expect(resolveCilium("v1.18.14")).toEqual({ version: "1.18.14", minor: "1.18" });
     expect(() => resolveCilium("1.16")).toThrowError(
-      /unsupported Cilium version "1.16"; valid: 1.18, 1.19, 1.20/,
+      /^Cilium 1\.16 is older than every minor the suite declares \(oldest: 1\.18\): refused, .*; valid: 1\.18, 1\.19, 1\.20, /,
+    );
+    expect(() => resolveCilium("1.19.x")).toThrowError(
+      /^unsupported Cilium version "1\.19\.x"; valid: 1\.18, 1\.19, 1\.20, /,
     );
     expect(() => parseProvider("minikube")).toThrowError(
       /unknown provider "minikube"; valid: kind, k3d, existing, replay, none/,

@@ -27,7 +27,7 @@ import { GATE_DEADLINES } from "./readiness.ts";
 const min = (ms: number) => `${ms / 60_000} min`;
 
 import type { Provider } from "./choices.ts";
-import { CILIUM_CHART, type CiliumVersion, K3D, KIND, resolveCilium } from "./versions.ts";
+import { CILIUM_CHART, type CiliumVersion, K3D, KIND, neverRunHere, resolveCilium } from "./versions.ts";
 
 export {
   PROVIDERS,
@@ -507,6 +507,8 @@ export function plan(p: Profile): PlannedStep[] {
 export function labChanges(lp: LabProfile): string {
   if (lp.patch) return lp.patch;
   const deps = lp.deps.map(depLabel);
+  if (!lp.declared && deps.length === 0)
+    return "no replace declared for it: cilium-deps.tsv's lines of other versions apply where it pins the same module version (lab.sh names them at build; what the module proxy refuses is said in one line); the /proc/modules check runs at build (not built yet: `datapath-conformance lab run` builds it)";
   return `${deps.length ? deps.join("; ") : "no dependency replaced"}; the /proc/modules check runs at build (not built yet)`;
 }
 
@@ -521,6 +523,8 @@ export function formatPlan(
   const out = [
     `# ${p.provider} × ${read.mode ?? p.mode} × ${read.cilium ?? `Cilium ${p.cilium.version}`} (cluster ${p.cluster}, context ${p.context || "current"})`,
     ...(p.lab ? [`# lab build of Cilium ${p.cilium.version}: ${labChanges(p.lab)}`] : []),
+    // a version the suite has never run: what its verdicts are judged against (the run says it again)
+    ...(read.cilium ? [] : neverRunHere(p.cilium.version).map((l) => `# ${l}`)),
     ...(p.datapath
       ? [`# datapath profile ${p.datapath.name}: ${PROFILES[p.datapath.name].description}`]
       : []),

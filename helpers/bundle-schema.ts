@@ -175,7 +175,9 @@ export const STORED_VERDICT = v.object({
   source: v.optional(text),
   mode: v.optional(name),
   cilium: v.nullish(name),
-  status: v.picklist(["pass", "fail", "skip", "known-issue"]),
+  status: v.picklist(["pass", "fail", "skip", "known-issue", "changed"]),
+  /** The declared minor whose expectations were assumed (a minor the suite had not declared: issue 38). */
+  assumedFrom: v.optional(name),
   expected: value,
   observed: value,
   evidence: list(EVIDENCE_ITEM),

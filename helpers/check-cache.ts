@@ -32,7 +32,8 @@ export const CHECK_CACHE_ENV = "DATAPATH_CONFORMANCE_CHECK_CACHE";
 const ROOT = join(import.meta.dirname, "..");
 /** What a judgement's code can come from: the checkout's sources (tests too) and the installed packages. */
 const SOURCE_DIRS = ["helpers", "suites", "clusters", "cli", "scripts", "manifests", "bin"];
-const SOURCE_FILE = /\.(?:ts|mts|mjs|yaml)$/;
+/** versions.env too: what a verdict assumes for a minor the suite has not declared depends on it. */
+const SOURCE_FILE = /\.(?:ts|mts|mjs|yaml|env)$/;
 const SKIPPED_DIRS = new Set(["bundles", "golden", "node_modules", "__snapshots__", "testdata"]);
 
 function walk(dir: string, into: string[], skip: (name: string) => boolean): void {

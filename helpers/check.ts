@@ -3,6 +3,7 @@ import { bundleTopics, readMeta } from "./bundle.ts";
 import { BundleFault, readBundleJsonLines } from "./bundle-read.ts";
 import { atLine, checked, STORED_VERDICT, type StoredVerdict } from "./bundle-schema.ts";
 import { cachedCheck } from "./check-cache.ts";
+import { UserError } from "./errors.ts";
 import { ReplayExecutor } from "./exec/replay.ts";
 import { replayContext } from "./observe/replay-context.ts";
 import {
@@ -16,7 +17,15 @@ import {
   terminalLines,
 } from "./output.ts";
 import type { Mode } from "./properties/expectation.ts";
-import { judge, STATUS_WORDS, skipReason, type Verdict } from "./properties/judge.ts";
+import { judge, STATUS_WORDS, STATUSES, skipReason, type Verdict } from "./properties/judge.ts";
+import {
+  assumedText,
+  CHANGED_LABEL,
+  CHANGED_TITLE,
+  expectationBasis,
+  versionRefusal,
+  versionStanding,
+} from "./properties/versions.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
 import { configValues, type DatapathConfig, formatDatapathConfig } from "./records/datapath-config.ts";
 import { isEvidenceItem } from "./records/evidence.ts";
@@ -34,6 +43,8 @@ export interface CheckResult {
   config: DatapathConfig | null;
   /** What the suite had never run among the bundle's versions (bundle.json). */
   neverRunHere?: string[];
+  /** The declared minor whose expectations every verdict assumed (the bundle's minor is not declared). */
+  assumedFrom?: string;
   verdicts: Verdict[];
   records: RecordSet;
   /** How the re-judged verdicts differ from those the run stored (verdicts.jsonl), each with its reason. */
@@ -44,7 +55,7 @@ export interface CheckResult {
 export interface StoredDifference {
   id: string;
   /** What differs: a field of the verdict, or the property itself (declared now / stored then). */
-  what: "status" | "expected" | "observed" | "evidence" | "not stored" | "not declared";
+  what: "status" | "expected" | "observed" | "evidence" | "not stored" | "not declared" | "assumed";
   was: string;
   now: string;
   reason: string;
@@ -98,6 +109,10 @@ export async function judgeBundle(
   log: (line: string) => void,
 ): Promise<CheckResult> {
   const meta = readMeta(dir);
+  // a minor older than every declared one (or another major) is refused, as a run of it is: in one line
+  const standing = versionStanding(meta.cilium).kind;
+  if (standing === "older" || standing === "other-major")
+    throw new UserError(`${dir}: ${versionRefusal(meta.cilium)}`);
   const recorded = new Set(bundleTopics(dir));
   let records: RecordSet = {};
   /** Each topic's own observation: its properties are judged on it, as the run judged them (suites/harness.ts). */
@@ -126,6 +141,8 @@ export async function judgeBundle(
   }
   // the run's datapath configuration (the config topic's record): every expectation is resolved for it
   const config = records.config ? configValues(records.config.record) : null;
+  // a minor the suite has not declared: every verdict is judged on the newest declared minor's expectations
+  const assumedFrom = expectationBasis(meta.cilium).assumedFrom;
   const verdicts = topics
     .flatMap((t) => t.properties)
     .map((p): Verdict => {
@@ -141,6 +158,7 @@ export async function judgeBundle(
           source: "",
           mode: meta.mode,
           cilium: meta.cilium,
+          ...(assumedFrom ? { assumedFrom } : {}),
           status: "skip",
           expected: "",
           observed: "-",
@@ -156,6 +174,7 @@ export async function judgeBundle(
       if (failed && v.status !== "pass" && v.status !== "known-issue" && !notApplicable)
         return {
           ...v,
+          // a replay that broke is no statement about the new minor: a failure, as for a declared one
           status: "fail",
           message: `${v.message}\n  (${p.topic} could not be replayed: ${failed})`,
         };
@@ -169,6 +188,7 @@ export async function judgeBundle(
     topics: [...recorded],
     config: records.config?.record ?? null,
     ...(meta.neverRunHere ? { neverRunHere: meta.neverRunHere } : {}),
+    ...(assumedFrom ? { assumedFrom } : {}),
     verdicts,
     records,
     stored: compareStored(dir, verdicts, topics, recorded),
@@ -238,6 +258,17 @@ export function compareStored(
       });
       continue;
     }
+    const assumedNow = (s.assumedFrom ?? null) !== (v.assumedFrom ?? null);
+    if (assumedNow)
+      differences.push({
+        id: v.id,
+        what: "assumed",
+        was: s.assumedFrom ? assumedText(s.assumedFrom) : "declared",
+        now: v.assumedFrom ? assumedText(v.assumedFrom) : "declared",
+        reason: v.assumedFrom
+          ? `Cilium ${v.cilium ?? "?"} is of a minor the suite does not declare, and the stored verdicts were judged as declared (a relabelled bundle, or a minor declared then and not now)`
+          : `Cilium ${v.cilium ?? "?"}'s minor was declared after the recording: its own expectations apply now`,
+      });
     if (s.status === "pass" && v.status === "known-issue") {
       // before issue 24 a version's known issue was declared as its expectation, and a run showing it passed
       differences.push({
@@ -256,7 +287,9 @@ export function compareStored(
         what: "expected",
         was: s.expected,
         now: v.expected,
-        reason: "newer expectation: the declaration changed after the recording",
+        reason: assumedNow
+          ? "follows what is assumed now (the line above)"
+          : "newer expectation: the declaration changed after the recording",
       });
       for (const f of ["status", "observed"] as const)
         if (s[f] !== v[f])
@@ -310,38 +343,70 @@ export function compareStored(
 
 /** The counts of a bundle's verdicts, by status. */
 export function countVerdicts(vs: readonly Pick<Verdict, "status">[]): Record<Verdict["status"], number> {
-  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0 };
+  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0, changed: 0 };
   for (const v of vs) counts[v.status]++;
   return counts;
 }
 
-/** "62 passed, 0 failed, 3 known issues, 12 skipped": the closing line (known issues only where there are). */
-export function countLine(vs: readonly Pick<Verdict, "status">[]): string {
+/**
+ * "62 passed, 0 failed, 3 known issues, 12 skipped": the closing line (known issues and changes in a new minor
+ * only where there are), and "; every expectation assumed from 1.20" for a minor the suite has not declared.
+ */
+export function countLine(vs: readonly Pick<Verdict, "status" | "assumedFrom">[]): string {
   const c = countVerdicts(vs);
+  const changed = c.changed > 0 ? `, ${c.changed} ${STATUS_WORDS.changed}` : "";
   const known =
     c["known-issue"] > 0 ? `, ${c["known-issue"]} known issue${c["known-issue"] === 1 ? "" : "s"}` : "";
-  return `${c.pass} passed, ${c.fail} failed${known}, ${c.skip} skipped`;
+  const from = vs.find((v) => v.assumedFrom)?.assumedFrom;
+  return `${c.pass} passed, ${c.fail} failed${changed}${known}, ${c.skip} skipped${from ? `; every expectation ${assumedText(from)}` : ""}`;
 }
 
-/** Failures first, then known issues, passes, and skips last (each group in declaration order). */
-const ORDER: Record<Verdict["status"], number> = { fail: 0, "known-issue": 1, pass: 2, skip: 3 };
+/** Failures first, then changes in a new minor, known issues, passes, and skips last (each in declaration order). */
+const ORDER = Object.fromEntries(STATUSES.map((s, i) => [s, i])) as Record<Verdict["status"], number>;
 export function bySeverity<T extends Pick<Verdict, "status">>(vs: readonly T[]): T[] {
   return [...vs].sort((a, b) => ORDER[a.status] - ORDER[b.status]);
 }
 
-/** The step-summary form: the expectation, the observed value and the verdict per property. */
-export function formatCheckMarkdown(r: CheckResult): MarkdownText {
-  const mark = { pass: "✅ pass", fail: "❌ fail", skip: "⏭ skip", "known-issue": "⚠️ known issue" } as const;
+/**
+ * The step-summary form: the expectation, the observed value and the verdict per property; `opening` (the
+ * comparison with the shipped bundle of the nearest declared version, its lines) comes first after the datapath.
+ */
+export function formatCheckMarkdown(r: CheckResult, opening: readonly MarkdownText[] = []): MarkdownText {
+  const mark = {
+    pass: "✅ pass",
+    fail: "❌ fail",
+    skip: "⏭ skip",
+    "known-issue": "⚠️ known issue",
+    changed: "🔶 changed in the new minor",
+  } as const;
   const known = r.verdicts.filter((v) => v.status === "known-issue");
   const notes = r.verdicts.filter((v) => v.note && v.status === "pass");
   const judged = bySeverity(r.verdicts.filter((v) => v.status !== "skip"));
   const skipped = r.verdicts.filter((v) => v.status === "skip");
+  const changed = r.verdicts.filter((v) => v.status === "changed");
+  const from = r.assumedFrom;
   const out: MarkdownText[] = [
     markdown`### ${r.mode} · Cilium ${r.cilium} — ${countLine(r.verdicts)}`,
     markdown``,
     markdown`Datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (bundle older than the config topic)"}`,
     markdown``,
   ];
+  if (from) out.push(markdown`> ${assumedLine(r.cilium, from)}`, markdown``);
+  // the opening's own blank lines at its end are dropped: one blank line follows it
+  const open = [...opening];
+  while (open.length > 0 && open.at(-1) === "") open.pop();
+  if (open.length > 0) out.push(...open, markdown``);
+  if (changed.length > 0) {
+    out.push(
+      markdown`**${CHANGED_TITLE}** (\`declare-minor\` lists what to declare, with the raw lines):`,
+      markdown``,
+    );
+    for (const v of changed)
+      out.push(
+        markdown`- ${code(v.id)}: ${v.checked ?? v.claim} — expected (${assumedText(from ?? "")}) ${v.expected}, observed ${v.observed}`,
+      );
+    out.push(markdown``);
+  }
   if (known.length > 0) {
     out.push(
       markdown`**Known issues of this version** (neither pass nor fail; \`check --strict\` fails on them):`,
@@ -364,7 +429,7 @@ export function formatCheckMarkdown(r: CheckResult): MarkdownText {
       markdownRow([
         markdown`${code(v.id)}`,
         markdown`${v.checked ?? v.claim}`,
-        markdown`${v.expected}`,
+        v.assumedFrom ? markdown`${v.expected} (${assumedText(v.assumedFrom)})` : markdown`${v.expected}`,
         markdown`${v.observed}`,
         markdown`${mark[v.status]}`,
       ]),
@@ -385,14 +450,34 @@ export function formatCheckMarkdown(r: CheckResult): MarkdownText {
   return markdownLines(out);
 }
 
-export function formatCheck(r: CheckResult): TerminalText {
+/**
+ * What a check of a minor the suite has not declared says first: what its verdicts were judged against. Plain
+ * text with the bundle's version in it: printed through the `terminal` or `markdown` tag.
+ */
+export function assumedLine(cilium: string, from: string): string {
+  return `expectations: ${assumedText(from)} — Cilium ${cilium} is of a minor the suite has not declared, so every verdict is judged against ${from}'s expectations and marked so; CHANGED: ${CHANGED_LABEL}`;
+}
+
+/** check's text: `opening` (the comparison with the nearest shipped bundle, its lines) right after the header. */
+export function formatCheck(r: CheckResult, opening: readonly TerminalText[] = []): TerminalText {
+  const from = r.assumedFrom;
   const lines: TerminalText[] = [
     terminal`${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`,
     // each a line of the bundle's own: said after its own words, so that no bundle text starts a line
     ...(r.neverRunHere ?? []).map((l) => terminal`never run here: ${l.replace(/^never run here: /, "")}`),
+    ...(from ? [terminal`${assumedLine(r.cilium, from)}`] : []),
     terminal`datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (a bundle older than the config topic: each property's declared configuration assumed)"}`,
+    ...(opening.length > 0 ? [...opening, terminal``] : []),
   ];
-  const tag = { pass: "PASS", fail: "FAIL", skip: "SKIP", "known-issue": "KNOWN" } as const;
+  const tag = {
+    pass: "PASS",
+    fail: "FAIL",
+    skip: "SKIP",
+    "known-issue": "KNOWN",
+    changed: "CHANGED",
+  } as const;
+  // the tags' column is as wide as the widest present (the usual five letters unless a change is shown)
+  const width = Math.max(...r.verdicts.map((v) => tag[v.status].length), 5);
   for (const v of bySeverity(r.verdicts)) {
     const what =
       v.status === "skip"
@@ -400,20 +485,31 @@ export function formatCheck(r: CheckResult): TerminalText {
         : v.status === "known-issue"
           ? `expected ${v.expected}, observed ${v.observed}: known issue of Cilium ${v.deviation?.versions}`
           : `expected ${v.expected}, observed ${v.observed}`;
-    lines.push(terminal`  ${tag[v.status].padEnd(5)}  ${v.id.padEnd(44)} ${what}`);
+    lines.push(
+      terminal`  ${tag[v.status].padEnd(width)}  ${v.id.padEnd(44)} ${what}${v.assumedFrom ? ` (${assumedText(v.assumedFrom)})` : ""}`,
+    );
   }
+  // a message's lines are the judge's own (it shows the bundle's strings in them: helpers/properties/judge.ts)
   const fails = r.verdicts.filter((v) => v.status === "fail");
   if (fails.length > 0) {
     lines.push(terminal``);
-    // a message's lines are the judge's own (it shows the bundle's strings in them: helpers/properties/judge.ts)
     for (const v of fails) for (const l of v.message.split("\n")) lines.push(terminal`${l}`);
+    lines.push(terminal``);
+  }
+  const changed = r.verdicts.filter((v) => v.status === "changed");
+  if (changed.length > 0) {
+    lines.push(
+      terminal``,
+      terminal`${CHANGED_TITLE} (\`datapath-conformance declare-minor ${r.bundle}\` lists what to declare, with the raw lines):`,
+    );
+    for (const v of changed) for (const l of v.message.split("\n")) lines.push(terminal`${l}`);
     lines.push(terminal``);
   }
   const known = r.verdicts.filter((v) => v.status === "known-issue");
   if (known.length > 0) {
     lines.push(
       terminal``,
-      terminal`Known issues of Cilium ${r.cilium} (${STATUS_WORDS["known-issue"]}: neither pass nor fail; --strict fails on them):`,
+      terminal`Known issues of Cilium ${from ? `${[...new Set(known.map((v) => v.deviation?.versions ?? "?"))].join(", ")}, shown by ${r.cilium} (${assumedText(from)})` : r.cilium} (${STATUS_WORDS["known-issue"]}: neither pass nor fail; --strict fails on them):`,
     );
     for (const v of known)
       lines.push(
@@ -477,6 +573,13 @@ function storedSummary(s: StoredComparison): { head: string[]; shown: StoredDiff
     return { head, shown: [], more: 0 };
   }
   head.push(`stored verdicts.jsonl: ${s.differences.length} difference(s), each with its reason:`);
-  const shown = s.differences.slice(0, STORED_DIFFERENCES_SHOWN);
-  return { head, shown, more: s.differences.length - shown.length };
+  // what was assumed differs for every verdict at once (a relabelled bundle, a minor declared since): one line
+  const assumed = s.differences.filter((d) => d.what === "assumed");
+  const first = assumed[0];
+  const together = first !== undefined && assumed.every((d) => d.was === first.was && d.now === first.now);
+  const listed = together
+    ? [{ ...first, id: `(${assumed.length} verdicts)` }, ...s.differences.filter((d) => d.what !== "assumed")]
+    : s.differences;
+  const shown = listed.slice(0, STORED_DIFFERENCES_SHOWN);
+  return { head, shown, more: listed.length - shown.length };
 }

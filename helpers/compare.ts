@@ -1,8 +1,17 @@
 import { type CheckResult, checkBundle } from "./check.ts";
-import { code, type MarkdownText, markdown, markdownLines, markdownRow } from "./output.ts";
+import {
+  code,
+  type MarkdownText,
+  markdown,
+  markdownLines,
+  markdownRow,
+  type TerminalText,
+  terminal,
+} from "./output.ts";
 import { resolve } from "./properties/expectation.ts";
 import type { Verdict } from "./properties/judge.ts";
 import type { Property, Tolerance } from "./properties/types.ts";
+import { nearestShipped } from "./shipped.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
 /**
@@ -43,14 +52,16 @@ export interface Comparison {
   regressed: boolean;
 }
 
-const JUDGED = new Set<Verdict["status"]>(["pass", "fail", "known-issue"]);
-const RANK: Record<Verdict["status"], number> = { pass: 0, "known-issue": 1, fail: 2, skip: -1 };
+const JUDGED = new Set<Verdict["status"]>(["pass", "fail", "known-issue", "changed"]);
+/** A change in a new minor ranks as a failure: the expectation assumed for it did not hold. */
+const RANK: Record<Verdict["status"], number> = { pass: 0, "known-issue": 1, fail: 2, changed: 2, skip: -1 };
 
 const WORD: Record<Verdict["status"], string> = {
   pass: "pass",
   fail: "fail",
   skip: "skip",
   "known-issue": "known issue",
+  changed: "changed in the new minor",
 };
 
 /** A verdict's status and value as a cell: "pass (7)", "known issue (28)". */
@@ -191,6 +202,25 @@ export async function compareBundles(
   return compareResults(a, b, topics);
 }
 
+/** A bundle's comparison with the shipped bundle of the nearest declared version (A), and why; null: none. */
+export interface NearestComparison {
+  comparison: Comparison;
+  why: string;
+}
+
+/**
+ * Compares a judged bundle (B) with the shipped bundle of the nearest declared version of its mode and profile
+ * (A), when the suite ships none of its own version (helpers/shipped.ts); null when it does.
+ */
+export async function compareWithNearest(
+  r: CheckResult,
+  topics: TopicDeclaration[],
+): Promise<NearestComparison | null> {
+  const near = nearestShipped(r.bundle);
+  if (!near) return null;
+  return { comparison: compareResults(await checkBundle(near.dir, topics), r, topics), why: near.why };
+}
+
 export function compareResults(a: CheckResult, b: CheckResult, topics: TopicDeclaration[]): Comparison {
   const byId = (r: CheckResult) => new Map(r.verdicts.map((v) => [v.id, v]));
   const va = byId(a);
@@ -230,7 +260,35 @@ export function verdictLine(c: Comparison): string {
     : "No verdict regression, no new known issue, no behaviour change.";
 }
 
-export function formatComparison(c: Comparison): MarkdownText {
+/**
+ * The comparison as `check` prints it: what it is compared with and the verdict line, then one line per
+ * change (worst first), so the comparison opens the check of a version the suite ships no bundle of. Terminal
+ * text: the why (the bundle's version and profile in it) and each change (B's message, its values) are shown,
+ * never obeyed.
+ */
+export function formatComparisonText(c: Comparison, why: string): TerminalText[] {
+  const tag: Record<Severity, string> = {
+    regression: "REGRESSION",
+    "new-known-issue": "NEW KNOWN",
+    behaviour: "BEHAVIOUR",
+    other: "other",
+  };
+  return [
+    terminal`${why}`,
+    terminal`  ${verdictLine(c)} (${c.unchanged} properties unchanged${c.regressed ? "; `compare A B` exits 1 on this" : ""})`,
+    ...c.changes.map((x) => {
+      // a regression's detail is B's message: its first line without what A → B says already (the place, the
+      // id, the verdict), so the claim is left
+      const detail = x.detail
+        .replace(/^\[[^\]]*\] \S+: /, "")
+        .replace(/^(CHANGED in the new minor \([^)]*\)|FAILS)( for Cilium \S+)?: /, "");
+      return terminal`  ${tag[x.severity].padEnd(10)} ${x.id.padEnd(44)} ${x.a} → ${x.b}: ${detail.length > 110 ? `${detail.slice(0, 107)}...` : detail}`;
+    }),
+  ];
+}
+
+/** The comparison as markdown, line by line (check --markdown opens on them after the why). */
+export function formatComparisonLines(c: Comparison): MarkdownText[] {
   const head = (r: CheckResult) => `${r.mode}, Cilium ${r.cilium}`;
   const out: MarkdownText[] = [
     markdown`### Compare ${code(c.a.bundle)} (${head(c.a)}) → ${code(c.b.bundle)} (${head(c.b)})`,
@@ -267,5 +325,9 @@ export function formatComparison(c: Comparison): MarkdownText {
     markdown`(${c.unchanged} properties unchanged: same verdict, value within its tolerance)`,
     markdown``,
   );
-  return markdownLines(out.filter((l, i) => !(l === "" && out[i - 1] === "")));
+  return out.filter((l, i) => !(l === "" && out[i - 1] === ""));
+}
+
+export function formatComparison(c: Comparison): MarkdownText {
+  return markdownLines(formatComparisonLines(c));
 }

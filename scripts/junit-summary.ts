@@ -12,14 +12,22 @@ export function summarize(xml: string): {
   known: string[];
   /** Replays that reproduced a real failure a shipped bundle keeps (suites/recorded-failures.ts). */
   recorded: string[];
+  /**
+   * Failures of a minor the suite has not declared (a `changed-in-new-minor` property): changed in the new
+   * minor — a regression or a new behaviour, to be declared. Counted among the failures too.
+   */
+  changed: string[];
 } {
   const cases = xml.split("<testcase ").slice(1);
   let failed = 0;
   let skipped = 0;
   const known: string[] = [];
   const recorded: string[] = [];
+  const changed: string[] = [];
   for (const c of cases) {
     const body = c.slice(0, c.indexOf("</testcase>") >= 0 ? c.indexOf("</testcase>") : undefined);
+    if (/<property name="changed-in-new-minor"/.test(body))
+      changed.push(/(?:^|\s)name="([^"]*)"/.exec(body)?.[1] ?? "?");
     if (/<failure|<error/.test(body)) failed++;
     else if (/<skipped/.test(body)) skipped++;
     else if (/<property name="known-issue"/.test(body))
@@ -33,6 +41,7 @@ export function summarize(xml: string): {
     skipped,
     known,
     recorded,
+    changed,
   };
 }
 
@@ -50,6 +59,10 @@ if (process.argv[1] && import.meta.filename === process.argv[1]) {
   if (s.recorded.length > 0)
     process.stdout.write(
       `junit: ${s.recorded.length} recorded failure(s) reproduced from shipped bundles (suites/recorded-failures.ts), not counted as passed:\n${s.recorded.map((n) => `  ${n}`).join("\n")}\n`,
+    );
+  if (s.changed.length > 0)
+    process.stdout.write(
+      `junit: ${s.changed.length} changed in the new minor (failures: a regression or a new behaviour, to be declared; \`datapath-conformance declare-minor BUNDLE\` lists them with their raw lines):\n${s.changed.map((n) => `  ${n}`).join("\n")}\n`,
     );
   process.stdout.write(`junit: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped\n`);
 }

@@ -194,8 +194,10 @@ async function checkWithoutRunning(c: ReadmeCommand): Promise<void> {
   const where = `README.md:${c.line}: ${c.text}`;
   if (rest[0] === "npx" && rest[1] === "datapath-conformance") {
     const args = rest.slice(2);
-    const firstOption = args.findIndex((a) => a.startsWith("-"));
-    const path = firstOption < 0 ? args : args.slice(0, firstOption);
+    // the command's words: those before the first option or the first argument that is a path (a bundle a
+    // cluster run would write: results/$RUN_ID/kpr)
+    const firstArg = args.findIndex((a) => a.startsWith("-") || a.includes("/"));
+    const path = firstArg < 0 ? args : args.slice(0, firstArg);
     const help = bash(`npx datapath-conformance ${path.join(" ")} --help`, sandbox);
     expect(help.code, `${where}\n${help.err}`).toBe(0);
     expect(help.out, where).toContain(`usage: datapath-conformance ${path.join(" ")}`);

@@ -3,6 +3,7 @@ import { describe, expect, inject, it } from "vitest";
 import { appendVerdicts, writeRecords } from "../helpers/bundle.ts";
 import type { ConfigValues } from "../helpers/properties/config.ts";
 import { judge } from "../helpers/properties/judge.ts";
+import { assumedText, CHANGED_LABEL } from "../helpers/properties/versions.ts";
 import { configValues } from "../helpers/records/datapath-config.ts";
 import { showItem } from "../helpers/records/evidence.ts";
 import type { RecordSet } from "../helpers/records/types.ts";
@@ -213,6 +214,9 @@ export function describeTopic(topic: TopicDeclaration): void {
             await annotate(meta.kubernetes ?? "unknown", "kubernetes");
             await annotate(meta.kernel ?? "unknown", "kernel");
             await annotate(meta.attachMode ?? "unknown", "attach-mode");
+            // a minor the suite has not declared: every verdict says what it was judged against
+            if (v.assumedFrom) await annotate(assumedText(v.assumedFrom), "assumed-from");
+            if (v.status === "changed") await annotate(CHANGED_LABEL, "changed-in-new-minor");
             await annotate(`expected ${v.expected}, observed ${v.observed}`, {
               body: v.evidence.map(showItem).join("\n") || "(no evidence)",
             });

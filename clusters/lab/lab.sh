@@ -7,7 +7,12 @@
 #   clusters/lab/lab.sh up          start the lab's container engine (our address ranges, egress blocked)
 #   clusters/lab/lab.sh down        delete the lab's kind clusters, stop its engine, undo what up added (says what)
 #   clusters/lab/lab.sh status      what is built, what runs, the cache's size
-#   clusters/lab/lab.sh steps       every step `images` builds, in order (one a line)
+#   clusters/lab/lab.sh steps [V…]  every step `images` builds, in order (one a line); with Cilium versions V
+#
+# The Cilium version is a parameter: versions.env names those built without being asked, and any other
+# (`images cilium-1.19.8 image-cilium-1.19.8`, what `lab run --cilium 1.19.8` runs) is built the same way. What
+# the module proxy refuses is said in one line per file (module, version, .info/.mod/.zip): nothing in the repo
+# says beforehand what it serves.
 #
 # The only changes to third-party code: the dependency replaces of cilium-deps.tsv (module versions the proxy
 # refuses, replaced by the nearest it serves) and the /proc/modules patch where a version still needs it
@@ -30,6 +35,33 @@ export PATH="$BIN:$PATH"
 say() { printf '[lab %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
+# A Cilium version as a step names it: 1.19.8, 1.21.0-rc.1.
+CILIUM_VERSION_RE='^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z][0-9A-Za-z.-]*)?$'
+# Versions asked for beyond CILIUM_VERSIONS: named as steps (`images cilium-1.19.8`) or given to `steps`.
+EXTRA_CILIUM=""
+# Every Cilium version this invocation knows: versions.env's, then those asked for.
+cilium_versions() { printf '%s\n' $CILIUM_VERSIONS $EXTRA_CILIUM | awk 'NF && !seen[$0]++'; }
+# ask_cilium V: build V too (refused in one line when it is no version).
+ask_cilium() {
+  [[ $1 =~ $CILIUM_VERSION_RE ]] || die "'$1' is no Cilium version (e.g. 1.19.8, 1.21.0-rc.1)"
+  case " $CILIUM_VERSIONS $EXTRA_CILIUM " in *" $1 "*) ;; *) EXTRA_CILIUM+=" $1" ;; esac
+}
+
+# What the module proxy refused, from a go command's output (on stdin): one line per module file,
+#   refused by the module proxy: MODULE VERSION .EXT (STATUS)
+# MODULE as go names it (the proxy's case-encoding !x undone), EXT one of info, mod, zip.
+proxy_refusals() {
+  local bases base url status rel mod file
+  bases=$(go env GOPROXY 2>/dev/null | tr ',|' '\n\n' | grep -vxE 'direct|off' || true)
+  { grep -oE 'reading [a-z]+://[^ ]+/@v/[^ ]+\.(info|mod|zip): [^"]*' || true; } | while read -r _ url status; do
+    url=${url%:}; status=${status%%\\n*}; status=${status%%\\t*}; rel=""
+    for base in $bases; do [[ $url == "${base%/}"/* ]] && rel=${url#"${base%/}"/}; done
+    [ -n "$rel" ] || rel=${url#*://*/}
+    mod=$(printf '%s' "${rel%/@v/*}" | sed 's/!\([a-z]\)/\U\1/g'); file=${rel##*/@v/}
+    printf 'refused by the module proxy: %s %s .%s (%s)\n' "$mod" "${file%.*}" "${file##*.}" "$status"
+  done | awk '!seen[$0]++'
+}
+
 # step NAME FUNCTION [ARGS…]: run FUNCTION unless NAME's stamp exists; log to $LOGS/NAME.log; record the time.
 step() {
   local name=$1; shift
@@ -41,14 +73,24 @@ step() {
     say "$name: done earlier ($(head -n 1 "$STAMPS/$name")), skipped"; return 0
   fi
   say "$name: started (log: $LOGS/$name.log)"
-  local t0=$SECONDS
+  local t0=$SECONDS refused
   # run in the background and wait: a function called as an `if` condition would run without errexit
   ( "$@" ) >"$LOGS/$name.log" 2>&1 &
   if ! wait $!; then
-    say "$name: FAILED after $((SECONDS - t0)) s; last lines of $LOGS/$name.log:"
-    tail -n 15 "$LOGS/$name.log" >&2
+    # what the module proxy refused, one line per module file (kept for `status`), else the log's last lines
+    refused=$(proxy_refusals <"$LOGS/$name.log")
+    if [ -n "$refused" ]; then
+      printf '%s\n' "$refused" >"$LOGS/$name.refused"
+      while IFS= read -r line; do say "$name: FAILED: $line"; done <<<"$refused"
+      say "$name: the whole output: $LOGS/$name.log"
+    else
+      rm -f "$LOGS/$name.refused"
+      say "$name: FAILED after $((SECONDS - t0)) s; last lines of $LOGS/$name.log:"
+      tail -n 15 "$LOGS/$name.log" >&2
+    fi
     exit 1
   fi
+  rm -f "$LOGS/$name.refused"
   local took=$((SECONDS - t0))
   printf '%s s on %s\n%s\n' "$took" "$(date -u +%FT%TZ)" "$inputs" >"$STAMPS/$name"
   printf '%s\t%s\t%s\n' "$name" "$took" "$(date -u +%FT%TZ)" >>"$LAB_CACHE/timings.tsv"
@@ -73,7 +115,7 @@ lab_steps() {
   printf '%s\n' host-packages rootfs-base tools kubernetes etcd coredns pause rootfs-node rootfs-cilium
   for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do echo "image-$b"; done
   printf '%s\n' image-etcd image-coredns image-pause image-agnhost image-tools image-node-base
-  for v in $CILIUM_VERSIONS; do printf '%s\n' "cilium-$v" "image-cilium-$v"; done
+  for v in $(cilium_versions); do printf '%s\n' "cilium-$v" "image-cilium-$v"; done
   echo image-node
 }
 
@@ -151,27 +193,65 @@ build_pause() {
 
 # The dependency changes cilium-deps.tsv declares for version $1, applied to the writable copy $2: each line's
 # pinned version must be what the copy's go.mod selects (a replace of its own counts), or the build stops.
-# Prints one label line per change.
+# A version the table has no line for is resolved as the others were: a line of another version applies where
+# this version's go.mod selects the same pinned module version (the proxy refuses it for every version), named
+# with the version it was declared for. Prints one label line per change.
 apply_cilium_deps() {
-  local v=$1 src=$2 ver mod pinned repl why selected
+  local v=$1 src=$2 ver mod pinned repl why selected own done_mods=" "
+  own=$(awk -F'\t' -v v="$v" '!/^#/ && $1 == v' "$HERE/cilium-deps.tsv")
   while IFS=$'\t' read -r ver mod pinned repl why; do
-    [ "$ver" = "$v" ] || continue
+    [ -n "$ver" ] || continue
+    if [ -n "$own" ] && [ "$ver" != "$v" ]; then continue; fi
+    case "$done_mods" in *" $mod "*) continue ;; esac
     selected=$(cd "$src" && go mod edit -json | jq -r --arg m "$mod" '
       ([.Replace[]? | select(.Old.Path == $m) | "\(.New.Path)@\(.New.Version)"] | first) //
       ([.Require[]? | select(.Path == $m) | "\(.Path)@\(.Version)"] | first) // "absent"')
-    [ "$selected" = "$pinned" ] || die "cilium-deps.tsv: Cilium $v selects $mod as $selected, the table says $pinned"
+    if [ "$ver" = "$v" ]; then
+      [ "$selected" = "$pinned" ] || die "cilium-deps.tsv: Cilium $v selects $mod as $selected, the table says $pinned"
+    elif [ "$selected" != "$pinned" ]; then continue
+    fi
     (cd "$src" && go mod edit -replace "$mod=$repl")
-    echo "replace ${mod}: ${pinned} => ${repl}"
+    done_mods+="$mod "
+    if [ "$ver" = "$v" ]; then echo "replace ${mod}: ${pinned} => ${repl}"
+    else echo "replace ${mod}: ${pinned} => ${repl} (cilium-deps.tsv's line for ${ver}: ${v} pins the same)"
+    fi
   done < <(grep -v '^#' "$HERE/cilium-deps.tsv")
+}
+
+# Cilium $1's module source, unpacked into the module cache: `go mod download`, as for every module. Where the
+# proxy refuses only the module's .mod and serves its .info and .zip, the .mod is not needed: the zip holds the
+# same go.mod. A file proxy of the lab's own then answers for the .mod (a placeholder, in front of the others
+# with a fallback on a missing file), the download takes the rest from the proxy, and the cache's .mod is
+# rewritten with the zip's go.mod, as the proxy would have served it. Prints a label line when that was done;
+# anything else refused fails (step names it).
+fetch_cilium() {
+  local v=$1 m=github.com/cilium/cilium json err refused local_proxy="$LAB_CACHE/modproxy"
+  json=$(go mod download -json "$m@v$v" 2>&1) || true
+  err=$(jq -r '.Error // empty' <<<"$json" 2>/dev/null || printf '%s' "$json")
+  [ -z "$err" ] && return 0
+  refused=$(printf '%s\n' "$err" | proxy_refusals)
+  # anything but the module's own .mod refused: the download's output goes to the step's log, which names it
+  if [ "$(printf '%s\n' "$refused" | wc -l)" != 1 ] || [[ $refused != "refused by the module proxy: $m v$v .mod ("* ]]; then
+    printf '%s\n' "$json" >&2; return 1
+  fi
+  mkdir -p "$local_proxy/$m/@v"
+  printf 'module %s\n' "$m" >"$local_proxy/$m/@v/v$v.mod"
+  json=$(GOPROXY="file://$local_proxy,$(go env GOPROXY)" go mod download -json "$m@v$v" 2>&1) || true
+  rm -f "$local_proxy/$m/@v/v$v.mod"
+  err=$(jq -r '.Error // empty' <<<"$json" 2>/dev/null || printf '%s' "$json")
+  if [ -n "$err" ]; then printf '%s\n' "$json" >&2; return 1; fi
+  local mod_file; mod_file=$(jq -r .GoMod <<<"$json")
+  chmod u+w "$mod_file"; cp "$(jq -r .Dir <<<"$json")/go.mod" "$mod_file"
+  echo "source: the module proxy refuses $m v$v .mod but serves its .info and .zip; built from the zip, whose go.mod is the module's"
 }
 
 # Cilium from its module: a writable copy, the declared dependency changes and the /proc/modules patch check,
 # the agent's binaries and the generic operator. $OUT/cilium-$v.patch.txt holds one label line per change.
 build_cilium() {
-  local v=$1 src="$SRC/cilium-$v" root="$OUT/cilium-$v/root" info rev date ver
-  go mod download -json "github.com/cilium/cilium@v$v" >/dev/null
+  local v=$1 src="$SRC/cilium-$v" root="$OUT/cilium-$v/root" info rev date ver fetched
+  fetched=$(fetch_cilium "$v")
   rm -rf "$src" "$OUT/cilium-$v"; cp -r "$GOMODCACHE/github.com/cilium/cilium@v$v" "$src"; chmod -R u+w "$src"
-  { apply_cilium_deps "$v" "$src"; bash "$HERE/patch-cilium.sh" "$src"; } | tee "$OUT/cilium-$v.patch.txt"
+  { [ -n "$fetched" ] && echo "$fetched"; apply_cilium_deps "$v" "$src"; bash "$HERE/patch-cilium.sh" "$src"; } | tee "$OUT/cilium-$v.patch.txt"
   info="$GOMODCACHE/cache/download/github.com/cilium/cilium/@v/v$v.info"
   rev=$(jq -r '.Origin.Hash // "module" | .[0:9]' "$info"); date=$(jq -r .Time "$info")
   ver="$v $rev $date"
@@ -592,6 +672,10 @@ cmd_down() {
 cmd_images() {
   ONLY=("$@")
   local t0=$SECONDS v w
+  # a Cilium version's steps named: that version is built too, whether versions.env names it or not
+  for w in "${ONLY[@]}"; do
+    case "$w" in image-cilium-*) ask_cilium "${w#image-cilium-}" ;; cilium-*) ask_cilium "${w#cilium-}" ;; esac
+  done
   for w in "${ONLY[@]}"; do
     lab_steps | grep -qxF -- "$w" || die "unknown step '$w'; valid: $(lab_steps | tr '\n' ' ')"
   done
@@ -620,7 +704,7 @@ cmd_images() {
   wanted image-agnhost && STEP_INPUTS=$base image_step image-agnhost "$LAB_AGNHOST_IMAGE" image_agnhost
   wanted image-tools && STEP_INPUTS=$base image_step image-tools "$LAB_TOOLS_IMAGE" image_tools
   wanted image-node-base && STEP_INPUTS=$(img_id "localhost/lab/rootfs-node:$DEBIAN_SUITE") image_step image-node-base "localhost/lab/node-base:$DEBIAN_SUITE" image_node_base
-  for v in $CILIUM_VERSIONS; do
+  for v in $(cilium_versions); do
     wanted "cilium-$v" && step "cilium-$v" build_cilium "$v"
     wanted "image-cilium-$v" && STEP_INPUTS="$(img_id "localhost/lab/rootfs-cilium:$DEBIAN_SUITE") $base $(stamp_of "cilium-$v")" \
       image_step "image-cilium-$v" "$(lab_cilium_image "$v")" image_cilium "$v"
@@ -639,10 +723,19 @@ cmd_images() {
 cmd_status() {
   say "cache: $LAB_CACHE ($(du -sh "$LAB_CACHE" 2>/dev/null | cut -f1))"
   local f v; for f in "$STAMPS"/*; do [ -e "$f" ] && printf '  %-28s %s\n' "$(basename "$f")" "$(head -n 1 "$f")"; done
-  say "what the lab changes in each Cilium version it builds:"
-  for v in $CILIUM_VERSIONS; do
-    if [ -s "$OUT/cilium-$v.patch.txt" ]; then printf '  %-8s built: %s\n' "$v" "$(lab_patch_label "$v")"
-    else printf '  %-8s not built; declared: %s\n' "$v" "$(awk -F'\t' -v v="$v" '$1 == v { printf "%sreplace %s: %s => %s", (n++ ? "; " : ""), $2, $3, $4 } END { if (!n) printf "no dependency replaced" }' "$HERE/cilium-deps.tsv")"; fi
+  # versions.env's, and every other one the lab was asked for (a stamp, or a failed attempt's log)
+  for f in "$STAMPS"/cilium-* "$LOGS"/cilium-*.log; do
+    [ -e "$f" ] || continue
+    v=$(basename "$f"); v=${v#cilium-}; v=${v%.log}
+    [[ $v =~ $CILIUM_VERSION_RE ]] && ask_cilium "$v"
+  done
+  say "Cilium versions: built (and what the lab changed in each), or not and why:"
+  for v in $(cilium_versions); do
+    local declared=" (clusters/lab/versions.env)"; case " $CILIUM_VERSIONS " in *" $v "*) ;; *) declared=" (asked for)" ;; esac
+    if [ -e "$STAMPS/cilium-$v" ] && [ -e "$STAMPS/image-cilium-$v" ]; then printf '  %-12s built%s: %s\n' "$v" "$declared" "$(lab_patch_label "$v")"
+    elif [ -s "$LOGS/cilium-$v.refused" ]; then printf '  %-12s not built%s: %s\n' "$v" "$declared" "$(awk 'NR > 1 { printf "; " } { printf "%s", $0 }' "$LOGS/cilium-$v.refused")"
+    elif [ -e "$STAMPS/cilium-$v" ]; then printf '  %-12s binaries built, images not yet%s: %s\n' "$v" "$declared" "$(lab_patch_label "$v")"
+    else printf '  %-12s not built%s; declared in cilium-deps.tsv: %s\n' "$v" "$declared" "$(awk -F'\t' -v v="$v" '$1 == v { printf "%sreplace %s: %s => %s", (n++ ? "; " : ""), $2, $3, $4 } END { if (!n) printf "no dependency replaced (a line of another version applies where this one pins the same)" }' "$HERE/cilium-deps.tsv")"; fi
   done
   if docker_up; then
     say "docker $(docker version --format '{{.Server.Version}}') is running; lab images:"
@@ -661,6 +754,6 @@ case "${1:-}" in
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
-  steps) lab_steps ;;
+  steps) shift; for v in "$@"; do ask_cilium "$v"; done; lab_steps ;;
   *) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

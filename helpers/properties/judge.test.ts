@@ -162,3 +162,63 @@ describe("an expectation that depends on the configuration", () => {
     expect(v.configuration).toMatch(/could not read routing: assumed routing tunnel/);
   });
 });
+
+describe("a minor the suite has not declared: judged on the newest declared minor's expectations, marked so", () => {
+  // the declared versions, written by us: 1.20 is the newest declared minor, run at 1.20.2
+  const DECLARED = ["1.20.2", "1.19.7", "1.18.11"];
+  const withBehaviour = prop({
+    default: { eq: 7 },
+    byMinor: {
+      "1.20": { kind: "behaviour", expect: { eq: 5 }, claim: "exit 5 in 1.20", why: "written by us" },
+    },
+  });
+
+  it("holds under the assumed expectation: a pass that says so, marked 'assumed from 1.20'", () => {
+    const v = judge(withBehaviour, "kpr", records(5), "1.21.0", null, DECLARED);
+    expect(v.status).toBe("pass");
+    expect(v.assumedFrom).toBe("1.20");
+    expect(v.cilium).toBe("1.21.0");
+    expect(v.expected).toBe("5");
+    expect(v.message).toMatch(
+      /^\[kpr, Cilium 1\.21\.0, assumed from 1\.20\] t\.fails-fast: holds under the expectation assumed from 1\.20 for Cilium 1\.20: /,
+    );
+  });
+
+  it("does not hold: its own status, changed in the new minor, never a failure of a declared version or a pass", () => {
+    // the default (7) would hold: the assumption is 1.20's behaviour, not bent to what was observed
+    const v = judge(withBehaviour, "kpr", records(7), "1.21.0", null, DECLARED);
+    expect(v.status).toBe("changed");
+    expect(v.assumedFrom).toBe("1.20");
+    expect(v.message).toMatch(
+      /CHANGED in the new minor \(a regression or a new behaviour, to be declared\).*\n {2}expected \(assumed from 1\.20\): 5\n {2}observed: 7/,
+    );
+    // the same records on a declared minor: the declared default holds
+    expect(judge(withBehaviour, "kpr", records(7), "1.19.7", null, DECLARED).status).toBe("pass");
+  });
+
+  it("a known issue of the newest run patch, still shown: a known issue, assumed; gone: a pass that says so", () => {
+    const known = judge(withKnownIssue, "kpr", records(28), "1.21.0", null, DECLARED);
+    expect(known).toMatchObject({ status: "known-issue", assumedFrom: "1.20", expected: "7" });
+    const fixed = judge(withKnownIssue, "kpr", records(7), "1.21.0", null, DECLARED);
+    expect(fixed).toMatchObject({ status: "pass", assumedFrom: "1.20" });
+    expect(fixed.note).toMatch(/not observed any more/);
+  });
+
+  it("a skip is marked too; a declared minor's verdicts carry no mark", () => {
+    const na = judge(
+      { ...withBehaviour, expect: { kpr: { na: "written by us" }, "kube-proxy": { eq: 7 } } },
+      "kpr",
+      records(7),
+      "1.22.3",
+      null,
+      DECLARED,
+    );
+    expect(na).toMatchObject({ status: "skip", assumedFrom: "1.20" });
+    expect(judge(withBehaviour, "kpr", records(7), "1.19.8", null, DECLARED)).not.toHaveProperty(
+      "assumedFrom",
+    );
+    expect(judge(withBehaviour, "kpr", records(7), undefined, null, DECLARED)).not.toHaveProperty(
+      "assumedFrom",
+    );
+  });
+});

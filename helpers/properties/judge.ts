@@ -11,6 +11,7 @@ import {
   satisfies,
 } from "./expectation.ts";
 import type { Observation, Property, RecordView } from "./types.ts";
+import { assumedText, CHANGED_LABEL, DECLARED_CILIUM, expectationBasis } from "./versions.ts";
 
 export interface Verdict {
   id: string;
@@ -23,8 +24,16 @@ export interface Verdict {
   /**
    * known-issue: the run shows a bug the declaration names for this version (with its upstream reference):
    * neither a pass (the claim does not hold) nor a fail (the version is known to do it).
+   * changed: the version is a minor the suite has not declared, and the expectation assumed from the newest
+   * declared minor did not hold: changed in the new minor — a regression or a new behaviour, to be declared
+   * (never a pass, and no expectation bent to fit).
    */
-  status: "pass" | "fail" | "skip" | "known-issue";
+  status: "pass" | "fail" | "skip" | "known-issue" | "changed";
+  /**
+   * The declared minor whose expectations were assumed ("1.20"): set on every verdict of a minor the suite has
+   * not declared (issue 38). Absent: the version's own declaration applied.
+   */
+  assumedFrom?: string;
   /** What the version is meant to do (for a known issue: without the bug). */
   expected: string;
   observed: string;
@@ -70,7 +79,11 @@ export const STATUS_WORDS: Record<Verdict["status"], string> = {
   fail: "failed",
   skip: "skipped",
   "known-issue": "known issue",
+  changed: "changed in the new minor",
 };
+
+/** Every status, in the order verdicts are shown (worst first). */
+export const STATUSES: readonly Verdict["status"][] = ["fail", "changed", "known-issue", "pass", "skip"];
 
 export class MissingRecord extends Error {
   constructor(readonly record: RecordName) {
@@ -139,18 +152,27 @@ function matchingKnownIssue(p: Property, mode: Mode, value: unknown, own?: strin
     : undefined;
 }
 
-/** Pure: one property, one mode, the records → a verdict. */
+/**
+ * Pure: one property, one mode, the records → a verdict. `declared` is the Cilium patches the expectations are
+ * declared for (clusters/lab/versions.env): a version of a minor newer than all of them is judged against the
+ * newest declared minor's expectations, the verdict marked "assumed from" it, and one that does not hold is
+ * `changed`, its own status.
+ */
 export function judge(
   p: Property,
   mode: Mode,
   records: RecordSet,
   cilium?: string,
   config: ConfigValues | null = null,
+  declared: readonly string[] = DECLARED_CILIUM,
 ): Verdict {
   const cfg = resolveConfig(p.config, mode, config);
+  const basis = expectationBasis(cilium, declared);
+  const assumed = basis.assumedFrom;
   // a message is printed line by line (check, vitest): what came from a bundle is shown in it as terminal text
   // (helpers/output.ts), so that its own newlines are the only ones, and none of the bundle's starts a line
-  const where = `[${mode}${cilium ? `, Cilium ${terminalText(cilium)}` : ""}] ${p.id}`;
+  const where = `[${mode}${cilium ? `, Cilium ${terminalText(cilium)}` : ""}${assumed ? `, ${assumedText(assumed)}` : ""}] ${p.id}`;
+  const mark = assumed ? { assumedFrom: assumed } : {};
   if (cfg.kind === "na") {
     const reason = `not applicable: ${cfg.reason}`;
     return {
@@ -160,6 +182,7 @@ export function judge(
       source: sourceText(p),
       mode,
       cilium: cilium ?? null,
+      ...mark,
       expected: "-",
       status: "skip",
       observed: "-",
@@ -168,7 +191,7 @@ export function judge(
       message: `${where}: ${reason}`,
     };
   }
-  const r = resolveVersion(cfg.kind === "case" ? cfg.expect : p.expect[mode], cilium);
+  const r = resolveVersion(cfg.kind === "case" ? cfg.expect : p.expect[mode], basis.resolveAs);
   const dev = r.deviation;
   const known = dev?.kind === "known-issue" ? dev : null;
   const checked = dev?.kind === "behaviour" ? dev.claim : cfg.kind === "case" ? cfg.case.claim : p.claim;
@@ -181,6 +204,7 @@ export function judge(
     source: sourceText(p),
     mode,
     cilium: cilium ?? null,
+    ...mark,
     expected: describeExpect(r.intended),
     checked,
     ...(dev ? { deviation: deviationNote(dev) } : {}),
@@ -258,13 +282,22 @@ export function judge(
   const knownLine = known
     ? `\n  (the known issue declared for Cilium ${known.versions} would show ${describeExpect(known.expect)}: ${known.claim})`
     : "";
+  // under an assumed expectation: one that held says so; one that did not is a change of the new minor
+  const said = assumed
+    ? ok
+      ? `holds under the expectation ${assumedText(assumed)}`
+      : `CHANGED in the new minor (${CHANGED_LABEL.replace(/^changed in the new minor — /, "")})`
+    : ok
+      ? "holds"
+      : "FAILS";
+  const expectedLabel = assumed ? `expected (${assumedText(assumed)})` : "expected";
   return {
     ...base,
-    status: ok ? "pass" : "fail",
+    status: ok ? "pass" : assumed ? "changed" : "fail",
     observed,
     evidence: obs.evidence,
     ...(elsewhere ? { note: elsewhere } : {}),
-    message: `${where}: ${ok ? "holds" : "FAILS"}${forVersion}: ${checked}${assumedLine}\n  expected: ${base.expected}${knownLine}${elsewhere ? `\n  note: ${elsewhere}` : ""}\n${shown}`,
+    message: `${where}: ${said}${forVersion}: ${checked}${assumedLine}\n  ${expectedLabel}: ${base.expected}${knownLine}${elsewhere ? `\n  note: ${elsewhere}` : ""}\n${shown}`,
   };
 }
 

@@ -2,6 +2,7 @@ import { type ConfigDependence, dependsOn } from "./config.ts";
 import { describeExpect, describeModeExpectation, MODES, type Mode, resolve } from "./expectation.ts";
 import { sourceText } from "./judge.ts";
 import type { Property } from "./types.ts";
+import { assumedText, expectationBasis } from "./versions.ts";
 
 export interface TableOptions {
   mode?: Mode;
@@ -45,6 +46,8 @@ export function describeConfig(p: Property): string {
 
 export function expectationRows(props: Property[], opts: TableOptions = {}): TableRow[] {
   const modes = opts.mode ? [opts.mode] : [...MODES];
+  // a minor newer than every declared one: the newest declared minor's expectations, as the judge assumes them
+  const basis = expectationBasis(opts.cilium);
   return props.map((p) => ({
     id: p.id,
     topic: p.topic,
@@ -56,7 +59,7 @@ export function expectationRows(props: Property[], opts: TableOptions = {}): Tab
       modes.map((m) => [
         m,
         opts.cilium
-          ? describeExpect(resolve(p.expect[m], opts.cilium))
+          ? describeExpect(resolve(p.expect[m], basis.resolveAs))
           : describeModeExpectation(p.expect[m]),
       ]),
     ),
@@ -74,8 +77,9 @@ export function expectationMarkdown(props: Property[], opts: TableOptions = {}):
     (r) =>
       `| \`${r.id}\` | ${cell(r.claim)} | ${modes.map((m) => cell(r.expected[m] ?? "")).join(" | ")} | ${cell(r.configuration)} | ${cell(r.source)}${r.why ? `; ${cell(r.why)}` : ""} |`,
   );
+  const assumed = expectationBasis(opts.cilium).assumedFrom;
   const title = opts.cilium
-    ? `Expectations for Cilium ${opts.cilium}`
+    ? `Expectations for Cilium ${opts.cilium}${assumed ? `, ${assumedText(assumed)} (a minor the suite has not declared)` : ""}`
     : "Expectations (per-minor differences in parentheses)";
   return [`_${title}._`, "", head, sep, ...rows, ""].join("\n");
 }

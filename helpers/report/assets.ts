@@ -50,9 +50,9 @@ table.props.one button.m { max-width: 40em; }
 button.m:hover, button.m[aria-expanded="true"] { border-color: #1f4f8a; background: #eef3fb; }
 button.m .mk { font-weight: 700; font-family: system-ui, sans-serif; }
 button.m .ov { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; }
-td.k-pass .mk { color: var(--pass); } td.k-fail .mk { color: var(--fail); } td.k-known-issue .mk { color: var(--known); }
+td.k-pass .mk { color: var(--pass); } td.k-fail .mk, td.k-changed .mk { color: var(--fail); } td.k-known-issue .mk { color: var(--known); }
 td.k-skip .mk, td.k-na .mk { color: var(--muted); font-weight: 400; }
-td.k-fail { background: #fdecea; } td.k-known-issue { background: #fff4e0; }
+td.k-fail, td.k-changed { background: #fdecea; } td.k-known-issue { background: #fff4e0; }
 td.k-skip button.m, td.k-na button.m { color: var(--muted); }
 tbody.group-head th { background: var(--bg-soft); font-size: 13px; text-align: left; position: sticky; left: 0; }
 tbody.none { display: none; }
@@ -107,7 +107,7 @@ table.headline th[scope="row"] { font-weight: normal; }
 .hl-facts { font-size: 12px; }
 .hl-line { display: block; margin-top: 4px; padding: 3px 6px; background: var(--bg-soft); border-left: 3px solid var(--line); white-space: pre-wrap; overflow-wrap: anywhere; }
 .hl-cell[data-status="pass"] .hl-line { border-left-color: var(--pass); }
-.hl-cell[data-status="fail"] .hl-line { border-left-color: var(--fail); }
+.hl-cell[data-status="fail"] .hl-line, .hl-cell[data-status="changed"] .hl-line { border-left-color: var(--fail); }
 .hl-cell[data-status="known-issue"] .hl-line { border-left-color: var(--known); }
 .hl-line.none { font-style: italic; font-size: 12px; }
 .hl-from, .hl-note { display: block; font-size: 11px; overflow-wrap: anywhere; }
@@ -170,7 +170,7 @@ export const SCRIPT = `
       table.dataset.filter = b.dataset.filter;
     });
   }
-  const MARK = { pass: "\u2714 pass", fail: "\u2718 fail", skip: "\u2013 skip", "known-issue": "\u26a0 known issue" };
+  const MARK = { pass: "\u2714 pass", fail: "\u2718 fail", skip: "\u2013 skip", "known-issue": "\u26a0 known issue", changed: "\u0394 changed in the new minor" };
   let D = null;
   const el = (tag, cls, text) => {
     const e = document.createElement(tag);
@@ -374,4 +374,5 @@ export const MARK = {
   fail: "✘ fail",
   skip: "– skip",
   "known-issue": "⚠ known issue",
+  changed: "Δ changed in the new minor",
 } as const;

@@ -104,7 +104,7 @@ export interface HeadlineCell {
   note: string | null;
 }
 
-/** One claim in one bundle: the worst verdict of its properties (fail, else pass, else skip) and its line. */
+/** One claim in one bundle: the worst verdict of its properties (fail, changed, known issue, pass, else skip) and its line. */
 export function headlineCell(
   claim: HeadlineClaim,
   verdictOf: (id: string) => Verdict | undefined,
@@ -119,19 +119,23 @@ export function headlineCell(
     ...(v?.status === "known-issue" ? { knownIssue: v.deviation?.versions ?? v.cilium ?? "" } : {}),
   }));
   const judged = vs.filter(({ v }) => v && v.status !== "skip");
-  // the worst verdict: a failure, else a known issue (never shown as a pass), else a pass
+  // the worst verdict: a failure, else a change in a new minor, else a known issue (never shown as a pass),
+  // else a pass
   const status: Verdict["status"] = judged.some(({ v }) => v?.status === "fail")
     ? "fail"
-    : judged.some(({ v }) => v?.status === "known-issue")
-      ? "known-issue"
-      : judged.length > 0
-        ? "pass"
-        : "skip";
+    : judged.some(({ v }) => v?.status === "changed")
+      ? "changed"
+      : judged.some(({ v }) => v?.status === "known-issue")
+        ? "known-issue"
+        : judged.length > 0
+          ? "pass"
+          : "skip";
   const note =
     status === "skip" ? (vs.find(({ v }) => v)?.v?.message ?? "not declared in this bundle") : null;
   // the line: from the first failing property, else from the first whose evidence has one
   const order = [
     ...judged.filter(({ v }) => v?.status === "fail"),
+    ...judged.filter(({ v }) => v?.status === "changed"),
     ...judged.filter(({ v }) => v?.status === "known-issue"),
     ...judged,
   ];

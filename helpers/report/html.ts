@@ -1,12 +1,21 @@
 import { basename, dirname, relative } from "node:path";
 import { type BundleMeta, readMeta } from "../bundle.ts";
-import { type CheckResult, checkBundle } from "../check.ts";
-import { type Comparison, compareBundles, SEVERITIES, SEVERITY_TITLES, verdictLine } from "../compare.ts";
+import { type CheckResult, checkBundle, countLine } from "../check.ts";
+import {
+  type Comparison,
+  compareBundles,
+  compareWithNearest,
+  type NearestComparison,
+  SEVERITIES,
+  SEVERITY_TITLES,
+  verdictLine,
+} from "../compare.ts";
 import { attr, contentSecurityPolicy, type Html, html, inlineScript, inlineStyle } from "../html.ts";
 import { type MeasuredBundle, measurementCharts } from "../measure/summary.ts";
 import { MODE_TITLES } from "../properties/expectation.ts";
 import { sourceText, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
+import { assumedText, CHANGED_LABEL, expectationBasis } from "../properties/versions.ts";
 import { formatDatapathConfig } from "../records/datapath-config.ts";
 import { type Place, showPlace } from "../records/evidence.ts";
 import type { TopicDeclaration } from "../topic.ts";
@@ -34,6 +43,11 @@ export interface ReportInput {
   columns: ReportColumn[];
   properties: Property[];
   comparison?: Comparison;
+  /**
+   * Each bundle of a version the suite ships no bundle of, compared with the shipped bundle of the nearest
+   * declared version of its mode and profile: the page opens on these.
+   */
+  nearest?: NearestComparison[];
   generatedAt: string;
 }
 
@@ -46,6 +60,8 @@ export async function buildReport(
     now?: () => Date;
     /** Bundles already judged, by their folder (tests that build several pages of the same bundles). */
     judged?: Map<string, CheckResult>;
+    /** false: no comparison with the nearest shipped bundle (helpers/shipped.ts); on by default. */
+    nearest?: boolean;
   } = {},
 ): Promise<ReportInput> {
   const columns: ReportColumn[] = [];
@@ -71,23 +87,36 @@ export async function buildReport(
     c.label += ` (${folder})`;
     c.head = [...c.head.slice(0, 2), [c.head[2], folder].filter(Boolean).join(" · ")];
   }
+  const nearest: NearestComparison[] = [];
+  if (opts.nearest !== false)
+    for (const c of columns) {
+      const n = await compareWithNearest(c.check, topics);
+      if (n) nearest.push(n);
+    }
   return {
     columns,
     properties: topics.flatMap((t) => t.properties),
     ...(opts.compare ? { comparison: await compareBundles(opts.compare[0], opts.compare[1], topics) } : {}),
+    ...(nearest.length > 0 ? { nearest } : {}),
     generatedAt: (opts.now ?? (() => new Date()))().toISOString(),
   };
 }
 
 /**
  * A bundle's label and matrix header: its Cilium version (from → to for an upgrade, from bundle.json's
- * `upgrade`), its mode, and what tells it apart: its datapath profile, a provider other than kind.
+ * `upgrade`), its mode, and what tells it apart: its datapath profile, a provider other than kind, and for a
+ * minor the suite has not declared, what its verdicts assumed ("assumed from 1.20").
  */
 export function columnLabel(meta: BundleMeta): { label: string; head: string[] } {
   const u = meta.upgrade as { from?: unknown; to?: unknown } | undefined;
   const version =
     u && u.to !== undefined ? `${String(u.from ?? meta.cilium)} → ${String(u.to)}` : meta.cilium;
-  const extra = [meta.datapathProfile, meta.provider !== "kind" ? meta.provider : undefined]
+  const assumed = expectationBasis(meta.cilium).assumedFrom;
+  const extra = [
+    meta.datapathProfile,
+    meta.provider !== "kind" ? meta.provider : undefined,
+    assumed ? assumedText(assumed) : undefined,
+  ]
     .filter((x) => typeof x === "string" && x !== "")
     .join(" · ");
   return {
@@ -110,7 +139,12 @@ function runCard(c: ReportColumn, counts: string, compact: boolean): Html {
   const rows: [string, string][] = [
     ["mode", MODE_TITLES[m.mode] ?? String(m.mode)],
     ["provider", m.provider],
-    ["Cilium", m.cilium],
+    [
+      "Cilium",
+      c.check.assumedFrom
+        ? `${m.cilium}: a minor the suite has not declared; every verdict ${assumedText(c.check.assumedFrom)} (Δ: ${CHANGED_LABEL})`
+        : m.cilium,
+    ],
     ["Kubernetes", m.kubernetes ?? "unknown"],
     ["kernel", m.kernel ?? "unknown"],
     ["attach mode", m.attachMode ?? "unknown"],
@@ -155,7 +189,7 @@ function headlineCellHtml(c: ReportColumn, cell: HeadlineCell, compact: boolean)
     .map((f, i) =>
       f.status === "skip"
         ? html`${i > 0 ? " · " : ""}${f.label}: skipped`
-        : html`${i > 0 ? " · " : ""}${f.label} <b>${spaced(String(f.observed))}</b>${f.status === "fail" || f.status === "known-issue" ? html` <span class="verdict ${f.status}">(expected ${f.expected}${f.status === "known-issue" ? html`; known issue of Cilium ${f.knownIssue ?? ""}` : ""})</span>` : html` <span class="muted">(expected ${f.expected})</span>`}`,
+        : html`${i > 0 ? " · " : ""}${f.label} <b>${spaced(String(f.observed))}</b>${f.status === "fail" || f.status === "changed" || f.status === "known-issue" ? html` <span class="verdict ${f.status}">(expected ${f.expected}${f.status === "known-issue" ? html`; known issue of Cilium ${f.knownIssue ?? ""}` : ""})</span>` : html` <span class="muted">(expected ${f.expected})</span>`}`,
     );
   const from = cell.lineFrom ? `${cell.lineFrom}${cell.at ? `: ${showPlace(cell.at)}` : ""}` : "";
   const line =
@@ -222,12 +256,13 @@ function rawSection(c: ReportColumn, i: number): Html | "" {
   return html`<details class="raw-bundle" id="raw-c${i}" data-c="${i}"><summary><b>${c.label}</b> <span class="muted">${c.raw.size} outputs, ${lines} lines shown</span></summary><div class="raw-list"></div></details>\n`;
 }
 
-function comparisonSection(c: Comparison): Html {
+function comparisonSection(c: Comparison, why?: string, id = "compare"): Html {
   const head = (r: CheckResult) => `${r.mode}, Cilium ${r.cilium}`;
   const groups = SEVERITIES.map((s) => ({ s, rows: c.changes.filter((x) => x.severity === s) })).filter(
     (g) => g.rows.length > 0,
   );
-  return html`<section id="compare"><h2>What changed: ${head(c.a)} → ${head(c.b)}</h2>
+  return html`<section id="${id}" class="compare-section"><h2>What changed: ${head(c.a)} → ${head(c.b)}</h2>
+${why ? html`<p class="nearest-why">${why}.</p>` : ""}
 <p class="muted">A: <code>${c.a.bundle}</code> · B: <code>${c.b.bundle}</code>.</p>
 <p>${c.regressed ? html`<strong class="changed">${verdictLine(c)}</strong>` : verdictLine(c)}</p>
 <table class="compare"><thead><tr><th>property</th><th>A</th><th>B</th><th>change</th></tr></thead>
@@ -256,8 +291,8 @@ function pageTitle(cols: ReportColumn[]): string {
  * The whole page: self-contained (style, script, SVG and the evidence's data inline), so it opens from disk or
  * a CI artifact. Every value from a bundle is escaped by construction (helpers/html.ts) or, in the embedded
  * data, set as text by the page's script; a strict Content-Security-Policy lets nothing load or run but the
- * page's own style and script, allowed by their SHA-256 hashes computed here. The order: what changed (with
- * --compare), the upgrade view (for an upgrade bundle), the five claims, the property matrix (failures first,
+ * page's own style and script, allowed by their SHA-256 hashes computed here. The order: what changed from the
+ * nearest shipped bundle (a bundle of a version the suite ships none of), what changed (with --compare), the upgrade view (for an upgrade bundle), the five claims, the property matrix (failures first,
  * what no bundle judged last with its reason), the runs, the measurements, the raw outputs.
  */
 export function renderReport(input: ReportInput): string {
@@ -270,14 +305,11 @@ export function renderReport(input: ReportInput): string {
   }));
   const charts = measurementCharts(measured);
   const n = (c: ReportColumn, s: Verdict["status"]) => c.check.verdicts.filter((v) => v.status === s).length;
-  const countsOf = (c: ReportColumn) => {
-    const known = n(c, "known-issue");
-    return `${n(c, "pass")} passed, ${n(c, "fail")} failed${known > 0 ? `, ${known} known issue${known === 1 ? "" : "s"}` : ""}, ${n(c, "skip")} skipped`;
-  };
+  const countsOf = (c: ReportColumn) => countLine(c.check.verdicts);
   const totals =
     cols.length <= 2
       ? cols.map((c) => `${c.label}: ${countsOf(c)}`).join(" · ")
-      : `${cols.length} bundles; ${cols.filter((c) => n(c, "fail") > 0).length} with a failure, ${cols.filter((c) => n(c, "known-issue") > 0).length} with known issues (each bundle's counts under "The runs")`;
+      : `${cols.length} bundles; ${cols.filter((c) => n(c, "fail") + n(c, "changed") > 0).length} with a failure, ${cols.filter((c) => n(c, "known-issue") > 0).length} with known issues (each bundle's counts under "The runs")`;
   const css = `${CSS}\n`;
   const csp = contentSecurityPolicy({ styles: [css], scripts: [SCRIPT] });
   const title = pageTitle(cols);
@@ -306,6 +338,7 @@ ${inlineStyle(css)}</head>
 <body><main>
 <header><h1>Where Service load balancing happens: ${title}</h1>
 <p class="muted">cilium-datapath-conformance report, generated ${input.generatedAt} by re-judging the bundles below (as <code>check</code> does). ${totals}</p></header>
+${(input.nearest ?? []).map((n, i) => comparisonSection(n.comparison, n.why, `nearest-${i}`))}
 ${input.comparison ? comparisonSection(input.comparison) : ""}
 ${upgradesFirst ? upgradeSection : ""}
 ${headlineSection(input)}

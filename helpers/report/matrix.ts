@@ -27,6 +27,7 @@ export const CELL_MARK: Record<CellKind, string> = {
   pass: "✔",
   fail: "✘",
   "known-issue": "⚠",
+  changed: "Δ",
   skip: "–",
   na: "n/a",
 };
@@ -37,9 +38,12 @@ export function cellKind(v: Verdict | undefined): CellKind {
   return v.status;
 }
 
-/** A row's rank: failed first, then known issues, then held, then judged nowhere (skipped or n/a everywhere). */
+/**
+ * A row's rank: failed (or changed in a new minor) first, then known issues, then held, then judged nowhere
+ * (skipped or n/a everywhere).
+ */
 export function rowRank(kinds: CellKind[]): number {
-  if (kinds.includes("fail")) return 0;
+  if (kinds.includes("fail") || kinds.includes("changed")) return 0;
   if (kinds.includes("known-issue")) return 1;
   if (kinds.includes("pass")) return 2;
   return 3;
@@ -68,7 +72,10 @@ function row(cols: MatrixColumn[], p: Property, index: number, kinds: CellKind[]
   const cells = cols.map((c, i) => {
     const v = c.verdicts.get(p.id);
     const k = kinds[i] as CellKind;
-    const value = v && (k === "pass" || k === "fail" || k === "known-issue") ? shownValues(v).observed : "";
+    const value =
+      v && (k === "pass" || k === "fail" || k === "known-issue" || k === "changed")
+        ? shownValues(v).observed
+        : "";
     // no title per cell (the column's header names the bundle, the opened verdict says the rest): 15 bundles
     // × 77 properties of it were a third of the matrix
     return html`<td class="cell k-${k}"><button type="button" class="expander m" data-c="${i}" data-mode="${c.mode}" data-status="${k}" aria-expanded="false" aria-controls="${id}"><span class="mk" aria-label="${k === "na" ? "n/a" : MARK[k as Verdict["status"]]}">${CELL_MARK[k]}</span>${value ? html`<span class="ov">${value}</span>` : ""}</button></td>`;
@@ -79,7 +86,9 @@ function row(cols: MatrixColumn[], p: Property, index: number, kinds: CellKind[]
         (r) =>
           html`<li><span class="muted">${r.where.length === cols.length ? (cols.length > 1 ? "every bundle" : "") : r.where.join(", ")}${r.where.length === cols.length && cols.length === 1 ? "" : ": "}</span>${r.reason}</li>`,
       )}</ul>`;
-  return html`<tbody class="prop" data-id="${p.id}" data-p="${index}"${attr("data-fail", kinds.includes("fail"))}${attr(
+  // a change in a new minor shows under "Failed" too: the expectation assumed for it did not hold
+  const failing = kinds.includes("fail") || kinds.includes("changed");
+  return html`<tbody class="prop" data-id="${p.id}" data-p="${index}"${attr("data-fail", failing)}${attr(
     "data-known-issue",
     kinds.includes("known-issue"),
   )}${attr(
@@ -100,7 +109,7 @@ export function renderMatrix(cols: MatrixColumn[], properties: Property[]): Html
   rows.sort((a, b) => a.rank - b.rank || a.i - b.i);
   const count = (k: CellKind[]) => rows.filter((r) => r.kinds.some((x) => k.includes(x))).length;
   const counts = {
-    fail: count(["fail"]),
+    fail: count(["fail", "changed"]),
     "known-issue": count(["known-issue"]),
     skip: count(["skip", "na"]),
   };
@@ -116,7 +125,7 @@ export function renderMatrix(cols: MatrixColumn[], properties: Property[]): Html
 <button type="button" data-filter="skip" aria-pressed="false">Skipped (${counts.skip})</button>
 <button type="button" data-filter="all" aria-pressed="true">All (${properties.length})</button>
 </div>
-<p class="muted legend">${cols.length > 1 ? "One column per bundle. " : ""}✔ held · ✘ failed · ⚠ known issue of that version · – skipped · n/a not applicable there. Open a cell for that bundle's verdict: expected vs observed, the message and the raw lines.</p>
+<p class="muted legend">${cols.length > 1 ? "One column per bundle. " : ""}✔ held · ✘ failed · ⚠ known issue of that version${cols.some((c) => [...c.verdicts.values()].some((v) => v.assumedFrom)) ? " · Δ changed in the new minor (the expectation assumed from the newest declared minor did not hold: a regression or a new behaviour, to be declared)" : ""} · – skipped · n/a not applicable there. Open a cell for that bundle's verdict: expected vs observed, the message and the raw lines.</p>
 <div class="matrix-wrap" tabindex="0" role="region" aria-label="properties by bundle">
 <table class="props matrix${cols.length === 1 ? " one" : ""}" data-filter="all">
 <thead><tr><th scope="col" class="corner">property</th>${cols.map((c) => html`<th scope="col" class="bh" data-mode="${c.mode}" title="${c.label}">${c.head.map((h, i) => html`<span class="h${i}">${h}</span>`)}</th>`)}</tr></thead>

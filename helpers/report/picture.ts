@@ -27,14 +27,9 @@ const judged = (v: Verdict | undefined): v is Verdict => v !== undefined && v.st
 const num = (v: Verdict | undefined) => (judged(v) && /^\d+$/.test(v.observed) ? Number(v.observed) : null);
 
 function path(key: TranslationPath["key"], from: string, at: Place | null, used: Verdict[]): TranslationPath {
-  const status: Verdict["status"] =
-    used.length === 0 || at === null
-      ? used.some((v) => v.status === "fail")
-        ? "fail"
-        : "skip"
-      : used.some((v) => v.status === "fail")
-        ? "fail"
-        : "pass";
+  // a change in a new minor is drawn as a failure (its assumed expectation did not hold)
+  const failed = used.some((v) => v.status === "fail" || v.status === "changed");
+  const status: Verdict["status"] = failed ? "fail" : used.length === 0 || at === null ? "skip" : "pass";
   return { key, from, at, status, because: used.map((v) => `${v.id} = ${v.observed}`) };
 }
 
@@ -121,7 +116,13 @@ export function translationSvg(label: string, paths: TranslationPath[]): Html {
   const laneX = (i: number) => 170 + i * 112;
   const laneW = 100;
   const rowY = (i: number) => 78 + i * 48;
-  const colour = { pass: "#1e7b34", fail: "#b3261e", skip: "#8a8f98", "known-issue": "#b06000" } as const;
+  const colour = {
+    pass: "#1e7b34",
+    fail: "#b3261e",
+    skip: "#8a8f98",
+    "known-issue": "#b06000",
+    changed: "#b3261e",
+  } as const;
   const lanes = PLACES.map(
     (p, i) =>
       html`<g class="lane" data-place="${p.place}"><rect x="${laneX(i)}" y="24" width="${laneW}" height="${H - 30}" rx="6" fill="#f5f6f8" stroke="#d9dce1"/><text x="${laneX(i) + laneW / 2}" y="40" text-anchor="middle" font-size="12" font-weight="600">${p.title}</text><text x="${laneX(i) + laneW / 2}" y="54" text-anchor="middle" font-size="10" fill="#5f6368">${p.sub}</text></g>`,

@@ -13,13 +13,13 @@ export interface RunRow {
   dir: string;
   meta: BundleMeta;
   topics: string[];
-  counts: { pass: number; fail: number; skip: number; "known-issue": number };
+  counts: { pass: number; fail: number; skip: number; "known-issue": number; changed: number };
   legs: UpgradeLeg[];
 }
 
 export function readRun(dir: string): RunRow {
   const meta = readMeta(dir);
-  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0 };
+  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0, changed: 0 };
   const stored = readStoredVerdicts(dir) ?? [];
   for (const v of stored) counts[v.status]++;
   const up = readRecords(dir).upgrade?.record;

@@ -1,5 +1,6 @@
 import { expect } from "vitest";
 import type { Verdict } from "../properties/judge.ts";
+import { assumedText, CHANGED_LABEL } from "../properties/versions.ts";
 import { showItem } from "../records/evidence.ts";
 
 interface PropertyMatchers<R = unknown> {
@@ -13,11 +14,16 @@ declare module "vitest" {
   interface AsymmetricMatchersContaining extends PropertyMatchers {}
 }
 
-/** What a failed property says under its diff: the claim, where it comes from, and the raw lines. */
+/**
+ * What a failed property says under its diff: the claim, where it comes from, and the raw lines; under an
+ * expectation assumed for a minor the suite has not declared, that it changed in the new minor.
+ */
 export function propertyFailure(v: Verdict): string {
   const evidence =
     v.evidence.length > 0 ? v.evidence.map((e) => `    ${showItem(e)}`).join("\n") : "    (no evidence)";
-  return `${v.id} does not hold [${v.mode}${v.cilium ? `, Cilium ${v.cilium}` : ""}]: ${v.claim}\n  source: ${v.source}\n  evidence:\n${evidence}`;
+  const where = `[${v.mode}${v.cilium ? `, Cilium ${v.cilium}` : ""}${v.assumedFrom ? `, ${assumedText(v.assumedFrom)}` : ""}]`;
+  const what = v.status === "changed" ? `${CHANGED_LABEL.toUpperCase()}:` : "does not hold";
+  return `${v.id} ${what} ${where}: ${v.claim}\n  source: ${v.source}\n  evidence:\n${evidence}`;
 }
 
 expect.extend({
