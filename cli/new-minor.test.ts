@@ -193,6 +193,45 @@ describe(
       );
     });
 
+    it("the new minor's strings are shown, never obeyed: the assumed-from line, the comparison and declare-minor (a version label WRITTEN BY US)", async () => {
+      // what a hostile bundle.json could say its version is: still a 1.21 patch, with a terminal escape, a line
+      // that would be a runner command, the older command syntax and markup behind it
+      const evil = relabel(
+        copies.copy("1.20/kube-proxy"),
+        "1.21.0\u001b[2J\n::error title=evil::pwned\r##[warning]x\u2028<img src=x> @octocat",
+      );
+      const [text, md, decl] = await Promise.all([
+        run(["check", evil]),
+        run(["check", evil, "--markdown"]),
+        run(["declare-minor", evil]),
+      ]);
+      for (const [what, r] of [
+        ["check", text],
+        ["check --markdown", md],
+        ["declare-minor", decl],
+      ] as const) {
+        expect(r.code, `${what}: ${r.err}`).toBe(0);
+        for (const c of ["\u001b", "\r", "\u2028", "##["]) expect(r.out, what).not.toContain(c);
+        expect(
+          r.out.split("\n").filter((l) => l.trimStart().startsWith("::")),
+          what,
+        ).toEqual([]);
+      }
+      // each in its place, as text
+      expect(text.out).toContain(
+        "expectations: assumed from 1.20 — Cilium 1.21.0\\u{1b}[2J\\u{a}::error title=evil::pwned",
+      );
+      expect(text.out).toMatch(
+        /\nCilium 1\.21\.0\\u\{1b\}\[2J\\u\{a\}::error is of a minor the suite has not declared: compared with the shipped bundle of the nearest declared version, suites\/bundles\/1\.20\/kube-proxy/,
+      );
+      expect(md.out).toContain("&lt;img src=x&gt; @\u200boctocat");
+      expect(md.out).not.toContain("<img");
+      expect(md.out).toContain("compared with the shipped bundle of the nearest declared version");
+      expect(decl.out).toMatch(
+        /^Declaring Cilium 1\.21 from \S+ \(mode kube-proxy, Cilium 1\.21\.0\\u\{1b\}/,
+      );
+    });
+
     it("an older minor's bundle is refused in one line, saying why", async () => {
       const old = relabel(copies.copy("1.20/kpr"), "1.17.4");
       const r = await run(["check", old]);
