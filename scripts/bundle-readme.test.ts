@@ -12,7 +12,9 @@ import { TOPICS } from "../suites/topics.ts";
 import { generatedPart, NOTES_BEGIN, notesOf, renderReadme } from "./bundle-readme.ts";
 
 describe("shipped bundles' READMEs", () => {
-  it.each(SHIPPED_BUNDLES.map((d) => [bundleName(d), d]))("%s: the generated part has not drifted", async (_n, dir) => {
+  it.each(
+    SHIPPED_BUNDLES.map((d) => [bundleName(d), d]),
+  )("%s: the generated part has not drifted", async (_n, dir) => {
     const text = readFileSync(join(dir, "README.md"), "utf8");
     const r = await checkBundle(dir, TOPICS);
     expect(text).toContain(NOTES_BEGIN);
