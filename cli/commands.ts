@@ -151,7 +151,7 @@ export const expectations: Command = {
 
 export const check: Command = {
   name: "check",
-  synopsis: "BUNDLE|DIR… [--markdown] [--strict]",
+  synopsis: "BUNDLE|DIR… [--markdown] [--strict] [--junit FILE]",
   summary:
     "re-judge evidence bundles offline from their raw outputs; exit 1 when a property fails (or, with --strict, shows a known issue)",
   details:
@@ -159,12 +159,22 @@ export const check: Command = {
   options: {
     markdown: { type: "boolean", help: "a markdown table (a CI step summary)" },
     strict: { type: "boolean", help: "exit 1 on a known issue as on a failure" },
+    junit: {
+      type: "string",
+      value: "FILE",
+      help: "also write the verdicts as a JUnit report: a failure with expected, observed and its first evidence line; a known issue or a skip as a skipped test case with its reason",
+    },
   },
   run: async ({ positionals, values }, io) => {
     if (positionals.length === 0)
       throw new UserError("which bundle? e.g. check suites/bundles/1.20/kpr, or a folder of them");
     const { bundlesOf } = await import("../helpers/bundle.ts");
     const dirs = bundlesOf(positionals);
+    // where the JUnit report goes is checked before any work (a folder, or inside a bundle: one line)
+    const junit = stringOption(values, "junit");
+    const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
+    if (junit !== undefined) checkOutputPath(junit, dirs, "--junit");
+    const judged: import("../helpers/check.ts").CheckResult[] = [];
     const { checkBundle, formatCheck, formatCheckMarkdown } = await import("../helpers/check.ts");
     const all = await topics();
     const bad = new Set(values.strict ? ["fail", "known-issue"] : ["fail"]);
@@ -173,6 +183,7 @@ export const check: Command = {
     const notes: { kind: AnnotationKind; title: string; message: string }[] = [];
     for (const dir of dirs) {
       const r = await readingBundles([dir], () => checkBundle(dir, all));
+      judged.push(r);
       if (values.markdown) printMarkdown(io, formatCheckMarkdown(r));
       else printOut(io, formatCheck(r));
       if (dirs.length > 1) printOut(io, terminal`\n`);
@@ -195,6 +206,11 @@ export const check: Command = {
       const width = dirs.reduce((w, d) => Math.max(w, d.length), 0);
       const lines = dirs.map((d, i) => terminal`  ${d.padEnd(width)}  ${totals[i]}`);
       printOut(io, terminalLines([terminal`${dirs.length} bundles:`, ...lines, terminal``]));
+    }
+    if (junit !== undefined) {
+      const { checkJUnit } = await import("../helpers/check-junit.ts");
+      writeOutput(junit, checkJUnit(judged), dirs, "--junit");
+      printErr(io, terminal`wrote ${junit}\n`);
     }
     printAnnotations(
       io,
