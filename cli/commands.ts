@@ -343,7 +343,7 @@ export const report: Command = {
   synopsis: "BUNDLE|DIR… [-o FILE] [--compare A B]",
   summary: "one self-contained HTML page: the headline, the runs, every property with its evidence, charts",
   details:
-    "The page opens on the field documents' five claims per mode and a picture of where each mode translated the Service; then the runs (and an upgrade leg's before → after), every property side by side per mode with its evidence and raw outputs, and the measurement charts. With --compare, what changed from A to B; without BUNDLE, A and B are the columns.",
+    "The page opens on the verdict: for an upgrade bundle, the answer `upgrade` gives (HELD, BROKEN or INCONCLUSIVE, and what broke), and for every page how many verdicts failed and how many are known issues, the failures named. Then the upgrade view (whenever an upgrade bundle is given), the field documents' five claims in each mode's own words with a picture of where each mode translated the Service, every property side by side per bundle with its evidence and raw outputs (several bundles: what differs first, All a click away; columns grouped by version), the runs with their wall time, and the measurement charts. With --compare, what changed from A to B; without BUNDLE, A and B are the columns.",
   options: {
     output: { type: "string", short: "o", value: "FILE", help: "where to write the page (report.html)" },
     compare: { type: "pair", value: "A B", help: "add what changed from bundle A to bundle B" },

@@ -11,8 +11,9 @@ import { checkBundle } from "../check.ts";
 import type { Verdict } from "../properties/judge.ts";
 import { BUNDLES_DIR, shipped } from "../testing/tamper.ts";
 import { HEADLINE, headlineCell, modeWords } from "./headline.ts";
-import { buildReport, phaseRows, renderReport } from "./html.ts";
+import { buildReport, renderReport } from "./html.ts";
 import { columnName, columnNames, groupedOrder } from "./labels.ts";
+import { phaseRows } from "./runs-table.ts";
 import { gateWord, isoTimes, renderBanner, rowId } from "./verdict.ts";
 
 describe("column labels: version, mode, profile, what the folder adds, provider", () => {

@@ -17,7 +17,7 @@ import { columnNames, groupedOrder } from "./labels.ts";
 import { renderMatrix } from "./matrix.ts";
 import { describePath, translationPaths, translationSvg } from "./picture.ts";
 import { placeAnchor, type RawOutput, rawOutputs } from "./provenance.ts";
-import { isSpecPhase, SPECS_WALL } from "./runs-table.ts";
+import { phaseRows } from "./runs-table.ts";
 import { renderUpgrade, upgradeView } from "./upgrade.ts";
 import { type ColumnGate, gateWord, renderBanner, upgradeGate } from "./verdict.ts";
 
@@ -99,49 +99,6 @@ function shownPath(dir: string): string {
 
 /** A phase's seconds as the run card shows them (a bundle's number checked on reading; anything else as it is). */
 const seconds = (v: unknown) => (typeof v === "number" ? `${v.toFixed(1)} s` : String(v));
-
-/** Phases measured inside another (not a phase of their own): the slowest agent's start happens while Cilium gets ready. */
-const WITHIN: Record<string, string> = { "agents' own start (max)": "Cilium ready" };
-
-export interface PhaseRow {
-  name: string;
-  seconds: number;
-  /** Nested rows: inside this phase's time, not added to the total. */
-  within: { name: string; seconds: number }[];
-}
-
-/**
- * A run's phases as wall time (issue 37: the run card added up overlapping phases, 304 s for a 198 s run): the
- * phases one after another, the topics' own times nested under their wall time (`specs (wall)`: topics observed
- * at once since issue 27; without it, the topics ran one after another and their sum is the specs' time), and a
- * measurement taken inside a phase (the agents' own start, inside Cilium ready) nested under it. The total is
- * the sum of the rows, so it adds up.
- */
-export function phaseRows(phases: Record<string, unknown>): { rows: PhaseRow[]; total: number } {
-  const num = Object.entries(phases).filter((e): e is [string, number] => typeof e[1] === "number");
-  const specs = num.filter(([k]) => isSpecPhase(k) && k !== SPECS_WALL);
-  const wall = phases[SPECS_WALL];
-  const rows: PhaseRow[] = [];
-  for (const [name, sec] of num) {
-    if (isSpecPhase(name) || WITHIN[name] !== undefined) continue;
-    rows.push({
-      name,
-      seconds: sec,
-      within: num.filter(([k]) => WITHIN[k] === name).map(([k, v]) => ({ name: k, seconds: v })),
-    });
-  }
-  // a measurement whose phase the run did not record stands on its own
-  for (const [name, sec] of num)
-    if (WITHIN[name] !== undefined && !rows.some((r) => r.name === WITHIN[name]))
-      rows.push({ name, seconds: sec, within: [] });
-  if (specs.length > 0 || typeof wall === "number")
-    rows.push({
-      name: typeof wall === "number" ? SPECS_WALL : "specs (one after another)",
-      seconds: typeof wall === "number" ? wall : specs.reduce((t, [, v]) => t + v, 0),
-      within: specs.map(([k, v]) => ({ name: k, seconds: v })),
-    });
-  return { rows, total: rows.reduce((t, r) => t + r.seconds, 0) };
-}
 
 function phaseTable(phases: Record<string, unknown>): Html | "" {
   const { rows, total } = phaseRows(phases);
