@@ -99,7 +99,9 @@ describe("manifests", () => {
         serviceSelector: { matchLabels: { "cilium-datapath-conformance/pool": "cca-dp-r1234-lb" } },
       },
     });
-    const lb = parseAllDocuments(renderManifest("loadbalancer.yaml", "cca-dp-r1234", { POOL: "cca-dp-r1234-lb" }));
+    const lb = parseAllDocuments(
+      renderManifest("loadbalancer.yaml", "cca-dp-r1234", { POOL: "cca-dp-r1234-lb" }),
+    );
     for (const d of lb)
       expect(d.toJSON().metadata.labels).toEqual({ "cilium-datapath-conformance/pool": "cca-dp-r1234-lb" });
   });
