@@ -108,6 +108,48 @@ describe("the verdict banner", () => {
     expect(gateWord({ held: true, broken: [] })).toBe("HELD");
   });
 
+  it("a gate that held says HELD, names the known issues new on the target and what the rollback left; BROKEN names what broke", () => {
+    const held = {
+      held: true,
+      broken: [],
+      inconclusive: [],
+      leftovers: [{ node: "w1", maps: ["cilium_lb4_new"] }],
+      newKnownIssues: [{ id: "ghost.fails-fast", detail: "curl hangs (PR 48578)" }],
+      goneKnownIssues: [],
+      exitCode: 0 as const,
+      headline:
+        "Upgrade Cilium 1.19.7 → 1.20.2 → 1.19.7 (rollback), kpr: HELD, with 1 known issue(s) new on the target",
+      summary: "" as never,
+    };
+    const out = renderBanner(
+      [{ label: "1.19.7 → 1.20.2 / kpr", verdicts: [] }],
+      [{ column: 0, gate: held }],
+    ).text;
+    expect(out).toContain('<div class="gate v-known" data-word="HELD"');
+    expect(out).toContain("<code>ghost.fails-fast</code>: curl hangs (PR 48578)");
+    expect(out).toContain("w1: cilium_lb4_new");
+    const broken = {
+      ...held,
+      held: false,
+      leftovers: [],
+      newKnownIssues: [],
+      broken: [
+        {
+          what: "upgrade",
+          id: "upgrade.no-failed-requests",
+          expected: "0",
+          observed: "2",
+          line: "2 requests started between 1796321262433 and 1796321340829",
+        },
+      ],
+      headline: "Upgrade Cilium 1.19.7 → 1.20.2, kpr: BROKEN: 1 thing(s) broke",
+    };
+    const b = renderBanner([{ label: "x", verdicts: [] }], [{ column: 0, gate: broken }]).text;
+    expect(b).toContain('<div class="gate v-fail" data-word="BROKEN"');
+    expect(b).toContain("<code>upgrade.no-failed-requests</code> expected 0, observed 2");
+    expect(b).toContain("started between 2026-12-03T18:07:42.433Z and 2026-12-03T18:09:00.829Z");
+  });
+
   it("epoch milliseconds a recorded sentence holds are shown as ISO timestamps", () => {
     expect(isoTimes("2 requests started between 1796321262433 and 1796321340829 (the leg)")).toBe(
       "2 requests started between 2026-12-03T18:07:42.433Z and 2026-12-03T18:09:00.829Z (the leg)",
