@@ -39,10 +39,16 @@ export default defineConfig({
     // vitest reads the sequencer from the root config only (a project's own was ignored, and the default
     // runs files that failed last time first): the cluster specs build on each other, in file-name order
     sequence: { sequencer: FileNameSequencer },
-    // JUnit in CI, with each skip's reason in its <skipped> element (vitest's own leaves it empty)
+    // why tests were skipped, each reason once with its count (vitest's default reporter only counts them), printed
+    // before vitest's totals; JUnit in CI, with each skip's reason in its <skipped> element (vitest's own leaves it
+    // empty)
     reporters: process.env.CI
-      ? ["default", ["./helpers/testing/junit-reporter.ts", { outputFile: "results/junit.xml" }]]
-      : ["default"],
+      ? [
+          "./helpers/testing/skip-reporter.ts",
+          "default",
+          ["./helpers/testing/junit-reporter.ts", { outputFile: "results/junit.xml" }],
+        ]
+      : ["./helpers/testing/skip-reporter.ts", "default"],
     projects: [
       {
         test: {

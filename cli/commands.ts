@@ -159,7 +159,7 @@ export const expectations: Command = {
 
 export const check: Command = {
   name: "check",
-  synopsis: "BUNDLE|DIR… [--markdown] [--strict] [--no-nearest]",
+  synopsis: "BUNDLE|DIR… [--markdown] [--strict] [--no-nearest] [--junit FILE]",
   summary:
     "re-judge evidence bundles offline from their raw outputs; exit 1 when a property fails or changed in a new minor (or, with --strict, shows a known issue)",
   details:
@@ -171,6 +171,11 @@ export const check: Command = {
       type: "boolean",
       help: "do not compare a bundle of a version the suite ships none of with the nearest shipped one",
     },
+    junit: {
+      type: "string",
+      value: "FILE",
+      help: "also write the verdicts as a JUnit report: a failure with expected, observed and its first evidence line; a known issue or a skip as a skipped test case with its reason; a change in a new minor is a failure",
+    },
   },
   run: async ({ positionals, values }, io) => {
     if (positionals.length === 0)
@@ -180,6 +185,11 @@ export const check: Command = {
     );
     const { bundlesOf } = await import("../helpers/bundle.ts");
     const dirs = bundlesOf(positionals);
+    // where the JUnit report goes is checked before any work (a folder, or inside a bundle: one line)
+    const junit = stringOption(values, "junit");
+    const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
+    if (junit !== undefined) checkOutputPath(junit, dirs, "--junit");
+    const judged: import("../helpers/check.ts").CheckResult[] = [];
     const { checkBundle, formatCheck, formatCheckMarkdown } = await import("../helpers/check.ts");
     const all = await topics();
     // a change in a new minor is no pass: its assumed expectation did not hold, and it waits to be declared
@@ -189,6 +199,7 @@ export const check: Command = {
     const notes: { kind: AnnotationKind; title: string; message: string }[] = [];
     for (const dir of dirs) {
       const r = await readingBundles([dir], () => checkBundle(dir, all));
+      judged.push(r);
       // a version the suite ships no bundle of opens on its comparison with the nearest shipped one
       const near = values["no-nearest"]
         ? null
@@ -222,6 +233,11 @@ export const check: Command = {
       const width = dirs.reduce((w, d) => Math.max(w, d.length), 0);
       const lines = dirs.map((d, i) => terminal`  ${d.padEnd(width)}  ${totals[i]}`);
       printOut(io, terminalLines([terminal`${dirs.length} bundles:`, ...lines, terminal``]));
+    }
+    if (junit !== undefined) {
+      const { checkJUnit } = await import("../helpers/check-junit.ts");
+      writeOutput(junit, checkJUnit(judged), dirs, "--junit");
+      printErr(io, terminal`wrote ${junit}\n`);
     }
     printAnnotations(
       io,
@@ -395,13 +411,13 @@ export const report: Command = {
   synopsis: "BUNDLE|DIR… [-o FILE] [--compare A B] [--no-nearest]",
   summary: "one self-contained HTML page: the headline, the runs, every property with its evidence, charts",
   details:
-    "The page opens on the field documents' five claims per mode and a picture of where each mode translated the Service; then the runs (and an upgrade leg's before → after), every property side by side per mode with its evidence and raw outputs, and the measurement charts. With --compare, what changed from A to B; without BUNDLE, A and B are the columns. A bundle of a Cilium version the suite ships no bundle of (a new patch, a minor it has not declared) opens the page with what changed from the shipped bundle of the nearest declared version of its mode and profile (--no-nearest leaves it out).",
+    "The page opens on the verdict: for an upgrade bundle, the answer `upgrade` gives (HELD, BROKEN or INCONCLUSIVE, and what broke), and for every page how many verdicts failed (a change in a new minor among them) and how many are known issues, the failures named. A bundle of a Cilium version the suite ships no bundle of (a new patch, a minor it has not declared) follows it with what changed from the shipped bundle of the nearest declared version of its mode and profile (--no-nearest leaves it out). Then the upgrade view (whenever an upgrade bundle is given), the field documents' five claims in each mode's own words with a picture of where each mode translated the Service, every property side by side per bundle with its evidence and raw outputs (several bundles: what differs first, All a click away; columns grouped by version), the runs with their wall time, and the measurement charts. With --compare, what changed from A to B; without BUNDLE, A and B are the columns.",
   options: {
     output: { type: "string", short: "o", value: "FILE", help: "where to write the page (report.html)" },
     compare: { type: "pair", value: "A B", help: "add what changed from bundle A to bundle B" },
     "no-nearest": {
       type: "boolean",
-      help: "do not open on the comparison of a bundle of a version the suite ships none of with the nearest shipped one",
+      help: "leave out what changed from the nearest shipped bundle (shown after the verdict for a bundle of a version the suite ships none of)",
     },
   },
   run: async ({ positionals, values }, io) => {

@@ -249,7 +249,7 @@ describe("datapath-conformance CLI", () => {
     const cases: [string[], string][] = [
       [
         ["check", "--frob", "x"],
-        "datapath-conformance check: unknown option --frob; valid: --markdown, --strict, --no-nearest, --help/-h",
+        "datapath-conformance check: unknown option --frob; valid: --markdown, --strict, --no-nearest, --junit, --help/-h",
       ],
       [["check", "--markdown=yes", "x"], "datapath-conformance check: --markdown takes no value"],
       [

@@ -224,6 +224,16 @@ export function xmlChars(s: string): string {
   return s.replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, "\uFFFD");
 }
 
+/** Text or a quoted attribute's value in an XML document: `xmlChars`, then the five entities. */
+export function xmlText(s: string): string {
+  return xmlChars(s)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&apos;");
+}
+
 /**
  * JSON bound for a terminal, the same data: C1, bidi and line-separator characters and `##[` as `\uXXXX` escapes
  * (JSON.stringify leaves them raw; they can only be inside strings, where the escape reads back the same).

@@ -36,6 +36,24 @@ describe("junit summary", () => {
     });
   });
 
+  it("a known issue as a skipped test case with its reason (issue 37) is counted apart, not as skipped", () => {
+    const xml = `<testsuites><testsuite>
+      <testcase classname="suites/07-ghost/ghost.spec.ts" name="ghost.seconds: … [1.20] [kube-proxy]" time="0.1">
+        <skipped message="known issue of Cilium 1.20.2: … (PR 48578)"/>
+        <properties><property name="known-issue" value="curl hangs (PR 48578)"/></properties>
+      </testcase>
+      <testcase classname="x" name="a"><skipped message="no cluster"/></testcase>
+    </testsuite></testsuites>`;
+    expect(summarize(xml)).toEqual({
+      passed: 0,
+      failed: 0,
+      skipped: 1,
+      known: ["ghost.seconds: … [1.20] [kube-proxy]"],
+      recorded: [],
+      changed: [],
+    });
+  });
+
   it("counts a replay that reproduced a kept recorded failure apart, not as passed", () => {
     const xml = `<testsuites><testsuite>
       <testcase classname="suites/23-upgrade/upgrade.spec.ts" name="upgrade.no-failed-requests: … [replay upgrade-1.19-1.20/kpr] [kpr]" time="0.1">

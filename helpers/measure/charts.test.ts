@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dotBoxChart, niceTicks } from "./charts.ts";
+import { dotBoxChart, lineChart, niceTicks, textWidth, wrapWords } from "./charts.ts";
 
 describe("charts", () => {
   it("ticks are round steps covering the largest value", () => {
@@ -25,5 +25,43 @@ describe("charts", () => {
     expect(
       dotBoxChart({ title: "t", xLabel: "s", rows: [{ name: "kpr", color: "#000", values: [] }] }).text,
     ).toContain("no values recorded");
+  });
+
+  it("legends wrap (issue 37: 60 entries of 35 bundles ran off the right edge), the chart as tall as they need", () => {
+    expect(wrapWords("1.20.2 / kpr / dsr-maglev · existing: BPF LB entries (first node)", 30)).toEqual([
+      "1.20.2 / kpr / dsr-maglev ·",
+      "existing: BPF LB entries",
+      "(first node)",
+    ]);
+    expect(wrapWords("x".repeat(25), 10)).toEqual(["xxxxxxxxxx", "xxxxxxxxxx", "xxxxx"]);
+    const series = Array.from({ length: 60 }, (_, i) => ({
+      name: `1.20.2 / kube-proxy / native-bpf · existing ${i}: kube-proxy rules (same values as 1.18.11 / kpr: kube-proxy rules)`,
+      color: "#000",
+      marker: "circle" as const,
+      points: [[i, i] as [number, number]],
+    }));
+    const svg = lineChart({ title: "t", xLabel: "x", yLabel: "y", series }).text;
+    const [, w, h] = /width="(\d+)" height="(\d+)"/.exec(svg) as RegExpExecArray;
+    // every legend line starts at 64 + 42 and fits the width
+    const lines = [...svg.matchAll(/<text x="106"[^>]*>([^<]*)|<tspan x="106" dy="15">([^<]*)</g)].map(
+      (m) => m[1] ?? m[2] ?? "",
+    );
+    expect(lines.length).toBeGreaterThanOrEqual(120);
+    for (const l of lines) expect(106 + textWidth(l.length), l).toBeLessThanOrEqual(Number(w));
+    expect(Number(h)).toBeGreaterThan(34 + 220 + 48 + lines.length * 15);
+  });
+
+  it("a row's name is as wide as the left margin it gets (issue 37: latency labels cut on the left)", () => {
+    const svg = dotBoxChart({
+      title: "t",
+      xLabel: "ms",
+      rows: [{ name: "1.20.2 / kube-proxy / socketlb-hostns · existing", color: "#000", values: [1, 2] }],
+    }).text;
+    const x = Number(/<text class="row-name" x="([\d.]+)"/.exec(svg)?.[1]);
+    const names = [...svg.matchAll(/class="row-name"[^>]*>([^<]*)|<tspan x="[\d.]+" dy="14">([^<]*)</g)].map(
+      (m) => m[1] ?? m[2] ?? "",
+    );
+    expect(names.length).toBeGreaterThan(1);
+    for (const n of names) expect(x - textWidth(n.length), n).toBeGreaterThanOrEqual(0);
   });
 });

@@ -41,7 +41,35 @@ function marker(kind: LineSeries["marker"], x: number, y: number, color: string,
     : html`<rect x="${f1(x - 3.5)}" y="${f1(y - 3.5)}" width="7" height="7" fill="${color}">${t}</rect>`;
 }
 
-/** A line chart with both axes ticked and labelled, and a legend below it. */
+/**
+ * The width a text of `n` characters takes at `px` (system-ui, sans-serif): generous (wide letters, digits), so a
+ * label laid out by it fits (issue 37: legend entries cut at the right edge, latency labels at the left).
+ */
+export const textWidth = (n: number, px = 12) => n * px * 0.62;
+
+/** `text` in lines of at most `max` characters, broken at spaces (a word longer than a line is broken in it). */
+export function wrapWords(text: string, max: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (let word of text.split(/\s+/).filter(Boolean)) {
+    while (word.length > max) {
+      if (line) lines.push(line);
+      line = "";
+      lines.push(word.slice(0, max));
+      word = word.slice(max);
+    }
+    if (line === "") line = word;
+    else if (line.length + 1 + word.length <= max) line += ` ${word}`;
+    else {
+      lines.push(line);
+      line = word;
+    }
+  }
+  if (line) lines.push(line);
+  return lines.length > 0 ? lines : [""];
+}
+
+/** A line chart with both axes ticked and labelled, and a legend below it (each entry wrapped to the width). */
 export function lineChart(opts: {
   title: string;
   xLabel: string;
@@ -55,7 +83,15 @@ export function lineChart(opts: {
   const top = 34;
   const plotH = 220;
   const legendRow = 18;
-  const H = top + plotH + 48 + opts.series.length * legendRow + 8;
+  const lineH = 15;
+  // a series with the same values as an earlier one says so in the legend (it is drawn beside it, offset)
+  const legendName = (s: LineSeries, i: number) => {
+    const twin = opts.series.slice(0, i).find((o) => JSON.stringify(o.points) === JSON.stringify(s.points));
+    return twin ? `${s.name} (same values as ${twin.name})` : s.name;
+  };
+  const legendChars = Math.max(10, Math.floor((W - left - 42 - 8) / textWidth(1)));
+  const legendLines = opts.series.map((s, i) => wrapWords(legendName(s, i), legendChars));
+  const H = top + plotH + 48 + legendLines.reduce((t, l) => t + legendRow + (l.length - 1) * lineH, 0) + 8;
   const pw = W - left - right;
   const xs = opts.series.flatMap((s) => s.points.map((p) => p[0]));
   const ys = opts.series.flatMap((s) => s.points.map((p) => p[1]));
@@ -95,16 +131,13 @@ export function lineChart(opts: {
     for (const [x, y] of s.points)
       p.push(marker(s.marker, sx(x) + dx, sy(y), s.color, `${s.name}: ${x} → ${y}`));
   }
-  // a series with the same values as an earlier one says so in the legend (it is drawn beside it, offset)
-  const legendName = (s: LineSeries, i: number) => {
-    const twin = opts.series.slice(0, i).find((o) => JSON.stringify(o.points) === JSON.stringify(s.points));
-    return twin ? `${s.name} (same values as ${twin.name})` : s.name;
-  };
+  let ly = y0 + 56;
   opts.series.forEach((s, i) => {
-    const ly = y0 + 56 + i * legendRow;
+    const [first, ...more] = legendLines[i] as string[];
     p.push(
-      html`<g class="legend-item"><line x1="${left}" x2="${left + 34}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${attr("stroke-dasharray", s.dash)}/>${marker(s.marker, left + 17, ly, s.color, s.name)}<text x="${left + 42}" y="${ly + 4}" font-size="12">${legendName(s, i)}</text></g>`,
+      html`<g class="legend-item"><line x1="${left}" x2="${left + 34}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${attr("stroke-dasharray", s.dash)}/>${marker(s.marker, left + 17, ly, s.color, s.name)}<text x="${left + 42}" y="${ly + 4}" font-size="12">${first as string}${more.map((m) => html`<tspan x="${left + 42}" dy="${lineH}">${m}</tspan>`)}</text></g>`,
     );
+    ly += legendRow + more.length * lineH;
   });
   return svg(W, H, p);
 }
@@ -123,11 +156,15 @@ export function dotBoxChart(opts: {
   width?: number;
 }): Html {
   const W = opts.width ?? 560;
-  const left = 130;
   const right = 20;
   const top = 34;
-  const rowH = 68;
   const rows = opts.rows.filter((r) => r.values.length > 0);
+  // each row's name on lines that fit left of the plot (at most 40% of the width), the margin as wide as they need
+  const maxChars = Math.floor((W * 0.4 - 12) / textWidth(1));
+  const names = rows.map((r) => wrapWords(r.name.replace(/ · /g, " ·\u00a0"), maxChars));
+  const longest = Math.max(8, ...names.flat().map((l) => l.length));
+  const left = Math.ceil(Math.min(W * 0.4, textWidth(longest) + 16));
+  const rowH = Math.max(68, ...names.map((n) => n.length * 14 + 34));
   const plotH = Math.max(1, rows.length) * rowH;
   const H = top + plotH + 64;
   const pw = W - left - right;
@@ -156,10 +193,10 @@ export function dotBoxChart(opts: {
     const cy = top + i * rowH + rowH / 2;
     const q = (x: number) => percentile(r.values, x) as number;
     const [p25, p50, p75, p90] = [q(25), q(50), q(75), q(90)];
-    // the row's name on up to two lines ("kpr · Cilium 1.19.7" → "kpr", "Cilium 1.19.7")
-    const [first, ...more] = r.name.split(" · ");
+    // the row's name on as many lines as it needs, centred on the row
+    const [first, ...more] = names[i] as string[];
     p.push(
-      html`<text x="${left - 8}" y="${f1(more.length > 0 ? cy - 2 : cy + 4)}" font-size="12" text-anchor="end">${first as string}${more.length > 0 ? html`<tspan x="${left - 8}" dy="14">${more.join(" · ")}</tspan>` : ""}</text>`,
+      html`<text class="row-name" x="${left - 8}" y="${f1(cy + 4 - (more.length * 14) / 2)}" font-size="12" text-anchor="end">${first as string}${more.map((m) => html`<tspan x="${left - 8}" dy="14">${m}</tspan>`)}</text>`,
     );
     p.push(
       html`<rect class="box" x="${f1(sx(p25))}" y="${f1(cy - 10)}" width="${f1(Math.max(1, sx(p75) - sx(p25)))}" height="20" fill="${r.color}" fill-opacity="0.15" stroke="${r.color}"><title>p25–p75: ${fmt(p25)}–${fmt(p75)}</title></rect>`,

@@ -65,8 +65,9 @@ export function parseConfig(input: string): AgentConfig {
       parent = null;
       continue;
     }
-    const nested = line.text.startsWith("\t");
-    const kv = split(nested ? line.text.slice(1) : line.text);
+    // a map's entry: cilium indents it by a tab; copied from a terminal, the tab is spaces
+    const nested = /^[\t ]/.test(line.text);
+    const kv = split(nested ? line.text.replace(/^[\t ]+/, "") : line.text);
     if (kv) {
       if (nested && !parent) fail(FORMAT, line, "an indented `name : value` under no map");
       if (!(nested ? NESTED_NAME : NAME).test(kv.name)) fail(FORMAT, line, "expected `Name : value`");

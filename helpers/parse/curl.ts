@@ -95,11 +95,13 @@ export interface CurlInput {
 }
 
 /**
- * The connect() errno in curl -v's text: `* connect to A port P failed: Connection refused` (curl ≥ 7.8x on a
- * non-blocking connect that fails later), or `* Immediate connect fail for A: No route to host` (connect()
- * itself failed: how curl 7.88 reports the socket hook's answer, recorded on the lab cluster).
+ * The connect() errno in curl's text: `* connect to A port P failed: Connection refused` (curl -v ≥ 7.8x on a
+ * non-blocking connect that fails later), `* Immediate connect fail for A: No route to host` (connect() itself
+ * failed: how curl 7.88 reports the socket hook's answer, recorded on the lab cluster), or the error line itself
+ * when curl puts the errno's words there: `curl: (7) Failed to connect to A port P after 0 ms: Connection refused`
+ * (without `after N ms` in older curl). `Couldn't connect to server` there names no errno.
  */
-const VIA = String.raw`(?:failed|Immediate connect fail for \S+):`;
+const VIA = String.raw`(?:failed|Immediate connect fail for \S+|Failed to connect to \S+ port \d+(?: after \d+ ms)?):`;
 const ERRNO: [RegExp, CurlResult["errno"]][] = [
   [new RegExp(`${VIA} Connection refused`, "i"), "ECONNREFUSED"],
   [new RegExp(`${VIA} (?:No route to host|Host is unreachable)`, "i"), "EHOSTUNREACH"],
@@ -188,6 +190,11 @@ export function parseCurl(input: CurlInput): CurlResult {
 }
 
 const FORMAT = "curl";
+/**
+ * `%{time_total}` as curl prints it (seconds, six decimals), and followed by a literal unit a `-w` format may put
+ * after it (`time_total=%{time_total}s`: `time_total=0.000884s`). Another unit (`ms`) would misread the seconds.
+ */
+const TIME = /^\d+\.\d+(?:s|sec|secs)?$/;
 
 /**
  * Binary data in either stream is an error naming its line; so is a write-out that is not whole. Ours prints
@@ -212,14 +219,15 @@ function checkStreams(input: CurlInput): void {
         );
       const hc = /http_code=(\S*)/.exec(text);
       const tt = /time_total=(\S*)/.exec(text);
-      if (!hc || !/^\d{3}$/.test(hc[1] as string) || !tt || !/^\d+\.\d+$/.test(tt[1] as string))
+      if (!hc || !/^\d{3}$/.test(hc[1] as string) || !tt || !TIME.test(tt[1] as string))
         throw new ParseError(
           FORMAT,
           i + 1,
           text,
           "the write-out is not `http_code=NNN time_total=S.UUUUUU` (cut off?)",
         );
-      if (i === lines.length - 1 && !/^\d+\.\d{6}$/.test(tt[1] as string))
+      // a unit after the number ends it: only a bare number with fewer decimals than curl prints may be cut
+      if (i === lines.length - 1 && !/^\d+\.\d{6}$/.test(tt[1] as string) && !/[a-z]$/.test(tt[1] as string))
         mayBeCut({ no: i + 1, text, unterminated: true });
     });
   }

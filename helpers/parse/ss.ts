@@ -17,8 +17,12 @@ export interface SsOutput {
 }
 
 const FORMAT = "ss";
-/** The header, whole: a header with anything after it is a header joined with the next line. */
-const HEADER = /^(Netid\s+)?State\s+Recv-Q\s+Send-Q\s+Local Address:Port\s+Peer Address:Port(?:\s+Process)?$/;
+/**
+ * The header, whole: a header with anything after it is a header joined with the next line. ss prints each title
+ * at its column's width, with no space after one that fills it (`Peer Address:PortProcess`, iproute2 5.x `ss -tnp`
+ * when no row has a process), so the titles may touch.
+ */
+const HEADER = /^(Netid\s*)?State\s*Recv-Q\s*Send-Q\s*Local Address:Port\s*Peer Address:Port(?:\s*Process)?$/;
 /**
  * `ADDRESS:PORT` as ss prints it: `*`, an IPv4 address, `[v6]`, each optionally `%iface`; the port a number, a
  * service name or `*`.

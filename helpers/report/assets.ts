@@ -45,7 +45,7 @@ table.props.one th[scope="row"] { width: 32em; min-width: 0; max-width: none; po
 .vd-claim { margin: 0 0 6px; }
 .reasons { margin: 2px 0 0; padding-left: 16px; font-size: 12px; color: var(--skip); }
 table.props td.cell { white-space: nowrap; padding: 2px 4px; }
-button.m { font: 12px/1.3 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; border: 1px solid transparent; border-radius: 4px; background: none; padding: 2px 4px; cursor: pointer; display: inline-flex; gap: 4px; align-items: baseline; max-width: 10em; color: inherit; text-align: left; }
+button.m { font: 12px/1.3 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; border: 1px solid transparent; border-radius: 4px; background: none; padding: 2px 4px; cursor: pointer; display: inline-flex; gap: 4px; align-items: baseline; max-width: 17em; color: inherit; text-align: left; }
 table.props.one button.m { max-width: 40em; }
 button.m:hover, button.m[aria-expanded="true"] { border-color: #1f4f8a; background: #eef3fb; }
 button.m .mk { font-weight: 700; font-family: system-ui, sans-serif; }
@@ -138,6 +138,42 @@ table.upgrade-conns th, table.upgrade-conns td { text-align: left; padding: 3px 
 table.compare { border-collapse: collapse; width: 100%; table-layout: fixed; }
 table.compare td, table.compare th { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; overflow-wrap: break-word; }
 .changed { color: var(--fail); font-weight: 600; }
+/* the verdict, first: each upgrade's gate and the report's counts, failures in red */
+.banner { margin: 10px 0 14px; }
+.gate, .counts { border: 1px solid var(--line); border-left: 8px solid var(--line); border-radius: 6px; padding: 6px 12px; margin: 6px 0; }
+.gate.v-fail, .counts.v-fail { border-color: var(--fail); background: #fdecea; }
+.gate.v-known, .counts.v-known { border-color: var(--known); background: #fff4e0; }
+.gate.v-pass, .counts.v-pass { border-color: var(--pass); background: #e9f5ec; }
+.gate.v-skip, .counts.v-skip { border-color: var(--skip); background: #fbf6e0; }
+.gate-title { margin: 2px 0; }
+.gate > summary { cursor: pointer; }
+.word { font-weight: 800; font-size: 19px; letter-spacing: 0.02em; margin-right: 6px; }
+.word.v-fail { color: var(--fail); } .word.v-known { color: var(--known); } .word.v-pass { color: var(--pass); } .word.v-skip { color: var(--skip); }
+.gate-head { font-weight: 600; overflow-wrap: anywhere; }
+.gate-list { margin: 4px 0 2px; padding-left: 20px; font-size: 13px; }
+.gate-list li { overflow-wrap: anywhere; }
+.gate-list.fails li, .gate.v-fail .gate-list li { color: var(--fail); }
+.gate-line { display: block; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; color: #3c4043; }
+.known-line { margin: 4px 0 2px; font-size: 13px; color: var(--known); overflow-wrap: anywhere; }
+.run.run-fail { border-color: var(--fail); border-left: 6px solid var(--fail); background: #fdecea; }
+.run.run-known { border-left: 6px solid var(--known); }
+.counts.c-fail { color: var(--fail); font-weight: 600; } .counts.c-known { color: var(--known); } .counts.c-pass { color: var(--muted); }
+details.upgrade > summary { cursor: pointer; } details.upgrade > summary h3 { display: inline; }
+.phases tr.within td:first-child { padding-left: 18px; color: var(--muted); }
+.phases tr.within td { font-size: 12px; color: var(--muted); }
+.phases tr.total td { font-weight: 600; border-top: 1px solid #9aa0a6; }
+.hl-mode { display: block; font-size: 12px; font-style: italic; margin: 2px 0; color: #3c4043; }
+.hl-own { display: block; font-size: 12px; color: var(--known); margin: 2px 0; }
+.hl-none { font-size: 12px; }
+/* columns grouped by version (an upgrade with its legs), "what differs" first */
+table.props th.g { text-align: left; font-size: 12px; font-weight: 700; background: #e8eaed; border-bottom: 1px solid var(--line); white-space: nowrap; }
+table.props .gs { border-left: 2px solid #9aa0a6; }
+table.props .g-diff { display: none; }
+table.props[data-filter="differs"] .g-all { display: none; }
+table.props[data-filter="differs"] .g-diff { display: table-cell; }
+table.props[data-filter="differs"] tbody.prop:not([data-differs]) { display: none; }
+table.props[data-filter="differs"] tbody.none[data-none="differs"] { display: table-row-group; }
+table.props[data-filter="differs"] tbody.group-head { display: none; }
 @media (max-width: 760px) {
   main { padding: 10px; }
   table.props th[scope="row"], table.props th.corner { width: 11em; min-width: 11em; max-width: 11em; }

@@ -20,6 +20,16 @@ export interface HeadlineClaim {
   line?: RegExp[];
   /** When the first property holds and its evidence is empty because nothing matched (a count of 0). */
   none?: string;
+  /**
+   * The claim in a mode's own words where that mode claims something else than the title (issue 37: "No
+   * kube-proxy rules ✔ pass" read false in a kube-proxy column, where the rules are expected and present).
+   */
+  modes?: Partial<Record<string, string>>;
+}
+
+/** A claim as a mode states it: its own words, else the title. */
+export function modeWords(claim: Pick<HeadlineClaim, "title" | "modes">, mode: string): string {
+  return claim.modes?.[mode] ?? claim.title;
 }
 
 export const HEADLINE: HeadlineClaim[] = [
@@ -35,6 +45,7 @@ export const HEADLINE: HeadlineClaim[] = [
     // kube-proxy's jump for the web Service first, then any KUBE-SVC rule, then any line naming a chain
     line: [/^-A KUBE-SERVICES .*cca-dp\/web.* -j KUBE-SVC-/, /^-A .*KUBE-SVC-/, /KUBE-SVC/],
     none: "no line of iptables-save contains KUBE-SVC",
+    modes: { "kube-proxy": "kube-proxy's rules are there: its KUBE-SVC chains and the ClusterIP's lines" },
   },
   {
     key: "backend-slots",
@@ -54,6 +65,10 @@ export const HEADLINE: HeadlineClaim[] = [
     source: "lab step 4",
     properties: [{ id: "holder.socket-peer", label: "socket peer" }],
     line: [/^tcp /],
+    modes: {
+      "kube-proxy":
+        "The holder's socket stays at the ClusterIP: no socket LB, each packet is translated on its way",
+    },
   },
   {
     key: "nodeport-no-listener",
@@ -65,6 +80,7 @@ export const HEADLINE: HeadlineClaim[] = [
       { id: "nodeport.no-listener", label: "listening sockets" },
     ],
     line: [/http_code=/],
+    modes: { "kube-proxy": "NodePort answers with no listener: kube-proxy's iptables rules translate it" },
   },
   {
     key: "ghost-fails-fast",
@@ -102,6 +118,11 @@ export interface HeadlineCell {
   at: LinePlace | null;
   /** Why the claim could not be judged here (the first skip's message). */
   note: string | null;
+  /**
+   * What this mode and version claim instead, in their own words, where they differ from the property's claim: a
+   * known issue's claim (what goes wrong), or the verdict's `checked` (a version's behaviour, a configuration's case).
+   */
+  own: string | null;
 }
 
 /** One claim in one bundle: the worst verdict of its properties (fail, changed, known issue, pass, else skip) and its line. */
@@ -139,6 +160,13 @@ export function headlineCell(
     ...judged.filter(({ v }) => v?.status === "known-issue"),
     ...judged,
   ];
+  const ownOf = (v: Verdict | undefined) =>
+    v?.status === "known-issue" && v.deviation?.claim
+      ? v.deviation.claim
+      : v?.checked && v.checked !== v.claim
+        ? v.checked
+        : null;
+  const own = order.map(({ v }) => ownOf(v)).find((x) => x !== null) ?? null;
   for (const { p, v } of order) {
     const quotes = (v?.evidence ?? []).filter((e): e is Quote => "quote" in e && e.quote.trim() !== "");
     if (quotes.length === 0) continue;
@@ -146,7 +174,7 @@ export function headlineCell(
       (claim.line ?? [])
         .map((re) => quotes.find((e) => re.test(e.quote.trim())))
         .find((e) => e !== undefined) ?? (quotes[0] as Quote);
-    return { status, facts, line: q.quote.trim(), absence: false, lineFrom: p.id, at: q.at, note };
+    return { status, facts, line: q.quote.trim(), absence: false, lineFrom: p.id, at: q.at, note, own };
   }
   const first = judged[0]?.v;
   const line = first && claim.none && first.status === "pass" && first.observed === "0" ? claim.none : null;
@@ -158,5 +186,6 @@ export function headlineCell(
     lineFrom: line ? (judged[0]?.p.id ?? null) : null,
     at: null,
     note,
+    own,
   };
 }

@@ -1,5 +1,5 @@
-import { basename, dirname, relative } from "node:path";
-import { type BundleMeta, readMeta } from "../bundle.ts";
+import { relative, resolve } from "node:path";
+import { type BundleMeta, legBundles, readMeta } from "../bundle.ts";
 import { type CheckResult, checkBundle, countLine } from "../check.ts";
 import {
   type Comparison,
@@ -15,23 +15,28 @@ import { type MeasuredBundle, measurementCharts } from "../measure/summary.ts";
 import { MODE_TITLES } from "../properties/expectation.ts";
 import { sourceText, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
-import { assumedText, CHANGED_LABEL, expectationBasis } from "../properties/versions.ts";
+import { assumedText, CHANGED_LABEL } from "../properties/versions.ts";
 import { formatDatapathConfig } from "../records/datapath-config.ts";
 import { type Place, showPlace } from "../records/evidence.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import { CSS, MARK, SCRIPT } from "./assets.ts";
 import { encodeData, reportData } from "./data.ts";
-import { HEADLINE, type HeadlineCell, headlineCell } from "./headline.ts";
+import { HEADLINE, type HeadlineCell, headlineCell, modeWords } from "./headline.ts";
+import { columnNames, groupedOrder } from "./labels.ts";
 import { renderMatrix } from "./matrix.ts";
 import { describePath, translationPaths, translationSvg } from "./picture.ts";
 import { placeAnchor, type RawOutput, rawOutputs } from "./provenance.ts";
+import { phaseRows } from "./runs-table.ts";
 import { renderUpgrade, upgradeView } from "./upgrade.ts";
+import { type ColumnGate, gateWord, renderBanner, upgradeGate } from "./verdict.ts";
 
 /** One bundle as a column of the report. */
 export interface ReportColumn {
   label: string;
   /** The matrix header's lines: version (from → to for an upgrade), mode, what tells it apart (profile, provider). */
   head: string[];
+  /** The group of columns it is shown in: its version, or its upgrade's (helpers/report/labels.ts). */
+  group: string;
   dir: string;
   meta: BundleMeta;
   check: CheckResult;
@@ -45,9 +50,11 @@ export interface ReportInput {
   comparison?: Comparison;
   /**
    * Each bundle of a version the suite ships no bundle of, compared with the shipped bundle of the nearest
-   * declared version of its mode and profile: the page opens on these.
+   * declared version of its mode and profile: the page opens on these, right after the verdict.
    */
   nearest?: NearestComparison[];
+  /** The upgrade gate of each upgrade bundle among the columns (absent: none judged). */
+  gates?: ColumnGate[];
   generatedAt: string;
 }
 
@@ -64,11 +71,19 @@ export async function buildReport(
     nearest?: boolean;
   } = {},
 ): Promise<ReportInput> {
+  // every column's name from its bundle.json and folder, unique; the columns grouped by version (and upgrade)
+  const metas = dirs.map((dir) => ({ dir, meta: readMeta(dir) }));
+  const names = columnNames(metas);
   const columns: ReportColumn[] = [];
-  for (const dir of dirs) {
-    const meta = readMeta(dir);
-    const check = opts.judged?.get(dir) ?? (await checkBundle(dir, topics));
-    opts.judged?.set(dir, check);
+  const judged = opts.judged ?? new Map<string, CheckResult>();
+  const judge = async (dir: string) => {
+    const r = judged.get(dir) ?? (await checkBundle(dir, topics));
+    judged.set(dir, r);
+    return r;
+  };
+  for (const i of groupedOrder(names)) {
+    const { dir, meta } = metas[i] as { dir: string; meta: BundleMeta };
+    const check = await judge(dir);
     const raw = new Map(
       rawOutputs(
         dir,
@@ -76,16 +91,8 @@ export async function buildReport(
         check.verdicts.flatMap((v) => v.evidence),
       ).map((o) => [o.key, o]),
     );
-    columns.push({ ...columnLabel(meta), dir, meta, check, raw });
-  }
-  // two bundles of the same mode, version and profile are told apart by their folder
-  const same = (c: ReportColumn) => columns.filter((o) => o.label === c.label).length > 1;
-  for (const c of columns.filter(same)) {
-    // the folder's name, with its parent's when the name is only the mode (1.19/kpr beside 1.19/drop-kpr)
-    const folder =
-      basename(c.dir) === c.meta.mode ? `${basename(dirname(c.dir))}/${basename(c.dir)}` : basename(c.dir);
-    c.label += ` (${folder})`;
-    c.head = [...c.head.slice(0, 2), [c.head[2], folder].filter(Boolean).join(" · ")];
+    const n = names[i] as { label: string; head: string[]; group: string };
+    columns.push({ label: n.label, head: n.head, group: n.group, dir, meta, check, raw });
   }
   const nearest: NearestComparison[] = [];
   if (opts.nearest !== false)
@@ -93,35 +100,17 @@ export async function buildReport(
       const n = await compareWithNearest(c.check, topics);
       if (n) nearest.push(n);
     }
+  // each upgrade bundle's answer, as the upgrade command gives it (its legs' bundles judged once with the columns)
+  const gates: ColumnGate[] = [];
+  for (const [i, c] of columns.entries())
+    if (c.meta.upgrade) gates.push({ column: i, gate: await upgradeGate(c.check, c.meta, topics, judge) });
   return {
     columns,
     properties: topics.flatMap((t) => t.properties),
     ...(opts.compare ? { comparison: await compareBundles(opts.compare[0], opts.compare[1], topics) } : {}),
     ...(nearest.length > 0 ? { nearest } : {}),
+    gates,
     generatedAt: (opts.now ?? (() => new Date()))().toISOString(),
-  };
-}
-
-/**
- * A bundle's label and matrix header: its Cilium version (from → to for an upgrade, from bundle.json's
- * `upgrade`), its mode, and what tells it apart: its datapath profile, a provider other than kind, and for a
- * minor the suite has not declared, what its verdicts assumed ("assumed from 1.20").
- */
-export function columnLabel(meta: BundleMeta): { label: string; head: string[] } {
-  const u = meta.upgrade as { from?: unknown; to?: unknown } | undefined;
-  const version =
-    u && u.to !== undefined ? `${String(u.from ?? meta.cilium)} → ${String(u.to)}` : meta.cilium;
-  const assumed = expectationBasis(meta.cilium).assumedFrom;
-  const extra = [
-    meta.datapathProfile,
-    meta.provider !== "kind" ? meta.provider : undefined,
-    assumed ? assumedText(assumed) : undefined,
-  ]
-    .filter((x) => typeof x === "string" && x !== "")
-    .join(" · ");
-  return {
-    label: `${meta.mode} · Cilium ${version}${extra ? ` · ${extra}` : ""}`,
-    head: [version, String(meta.mode), extra],
   };
 }
 
@@ -133,6 +122,16 @@ function shownPath(dir: string): string {
 
 /** A phase's seconds as the run card shows them (a bundle's number checked on reading; anything else as it is). */
 const seconds = (v: unknown) => (typeof v === "number" ? `${v.toFixed(1)} s` : String(v));
+
+function phaseTable(phases: Record<string, unknown>): Html | "" {
+  const { rows, total } = phaseRows(phases);
+  if (rows.length === 0) return "";
+  const odd = Object.entries(phases).filter(([, v]) => typeof v !== "number");
+  return html`<details class="phase-timings"><summary>phase timings: ${total.toFixed(0)} s end to end (wall time; overlapping phases nested, not added)</summary><table class="phases">${rows.map(
+    (r) =>
+      html`<tr><td>${r.name}</td><td>${seconds(r.seconds)}</td></tr>${r.within.map((w) => html`<tr class="within"><td>${w.name}</td><td>${seconds(w.seconds)}</td></tr>`)}`,
+  )}${odd.map(([k, v]) => html`<tr><td>${k}</td><td>${seconds(v)}</td></tr>`)}<tr class="total"><td>end to end</td><td>${seconds(total)}</td></tr></table></details>`;
+}
 
 function runCard(c: ReportColumn, counts: string, compact: boolean): Html {
   const m = c.meta;
@@ -160,18 +159,24 @@ function runCard(c: ReportColumn, counts: string, compact: boolean): Html {
   const lab = m.lab
     ? html`<p class="muted">${m.lab.note}; Cilium from ${m.lab.ciliumSource}; patch: ${m.lab.patch}</p>`
     : "";
-  const phases = Object.entries(m.phases ?? {});
-  const total = phases.reduce((t, [, v]) => t + (typeof v === "number" ? v : 0), 0);
   const body = html`<dl>${rows.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>
 ${lab}
-${phases.length > 0 ? html`<details class="phase-timings"><summary>phase timings: ${total.toFixed(0)} s in all</summary><table class="phases">${phases.map(([k, v]) => html`<tr><td>${k}</td><td>${seconds(v)}</td></tr>`)}</table></details>` : ""}`;
+${phaseTable((m.phases ?? {}) as Record<string, unknown>)}`;
+  // a run with a failure is marked as one (red), with known issues amber
+  const st = c.check.verdicts.some(
+    (v) => v.status !== "pass" && v.status !== "skip" && v.status !== "known-issue",
+  )
+    ? "fail"
+    : c.check.verdicts.some((v) => v.status === "known-issue")
+      ? "known"
+      : "pass";
   // many bundles: one line each (label and counts), opened for the rest
   if (compact)
-    return html`<details class="run" aria-label="${c.label}"><summary><b>${c.label}</b> <span class="origin-${m.origin}">${m.origin}</span><br><span class="muted">${counts}</span></summary>
+    return html`<details class="run run-${st}" aria-label="${c.label}"><summary><b>${c.label}</b> <span class="origin-${m.origin}">${m.origin}</span><br><span class="counts c-${st}">${counts}</span></summary>
 ${body}</details>`;
-  return html`<section class="run" aria-label="${c.label}">
+  return html`<section class="run run-${st}" aria-label="${c.label}">
 <h3>${c.label} <span class="origin-${m.origin}">${m.origin}</span></h3>
-<p class="muted counts">${counts}</p>
+<p class="counts c-${st}">${counts}</p>
 ${body}
 </section>`;
 }
@@ -183,7 +188,12 @@ function verdictOf(c: ReportColumn, id: string): Verdict | undefined {
 /** A list value (`[0.1,0.2]`) with a space after each comma, so it wraps between its items, never inside one. */
 const spaced = (v: string) => (/^\[.*\]$/.test(v) ? v.replace(/,(?=\S)/g, ", ") : v);
 
-function headlineCellHtml(c: ReportColumn, cell: HeadlineCell, compact: boolean): Html {
+function headlineCellHtml(
+  c: ReportColumn,
+  claim: (typeof HEADLINE)[number],
+  cell: HeadlineCell,
+  compact: boolean,
+): Html {
   const facts = cell.facts
     .filter((f) => f.status !== "absent")
     .map((f, i) =>
@@ -205,36 +215,72 @@ function headlineCellHtml(c: ReportColumn, cell: HeadlineCell, compact: boolean)
     compact && cell.line !== null
       ? html`<details class="hl-more"><summary>the line</summary>${line}</details>`
       : line;
-  return html`<td class="hl-cell" data-label="${c.label}" data-mode="${c.meta.mode}" data-status="${cell.status}"><span class="verdict ${cell.status}">${MARK[cell.status]}</span> <span class="hl-facts">${facts}</span>${shown}</td>`;
+  // the claim as this column's mode states it (kube-proxy keeps its rules), and what its version claims instead
+  const words = modeWords(claim, String(c.meta.mode));
+  const said =
+    words !== claim.title
+      ? html`<span class="hl-mode">${compact ? "" : html`<span class="muted">${c.meta.mode}:</span> `}${words}</span>`
+      : "";
+  const own = cell.own ? html`<span class="hl-own">${c.meta.cilium}: ${cell.own}</span>` : "";
+  return html`<td class="hl-cell" data-label="${c.label}" data-mode="${c.meta.mode}" data-status="${cell.status}"><span class="verdict ${cell.status}">${MARK[cell.status]}</span>${said}${own} <span class="hl-facts">${facts}</span>${shown}</td>`;
+}
+
+/** Columns that have none of the five claims' topics (an upgrade bundle, a partial one) are named, not shown as five skips. */
+function headlineColumns(cols: ReportColumn[]): { shown: ReportColumn[]; none: ReportColumn[] } {
+  const judged = (c: ReportColumn) =>
+    HEADLINE.some((claim) => headlineCell(claim, (id) => verdictOf(c, id)).status !== "skip");
+  return { shown: cols.filter(judged), none: cols.filter((c) => !judged(c)) };
 }
 
 /**
- * The page's opening: the field documents' five claims, one row each, per bundle (verdict, values and the one
- * raw line that shows it), and a picture per bundle of where its run translated the Service.
+ * The five claims, one row each, per bundle (verdict, values, the one raw line that shows it, in each mode's own
+ * words), and a picture of where each bundle translated the Service — one per distinct picture, with the bundles
+ * it stands for (35 bundles drew a handful of different pictures).
  */
 function headlineSection(input: ReportInput): Html {
-  const cols = input.columns;
+  const { shown: cols, none } = headlineColumns(input.columns);
   const compact = cols.length > 2;
   const rows = HEADLINE.map((claim) => {
     const cells = cols.map((c) =>
       headlineCellHtml(
         c,
+        claim,
         headlineCell(claim, (id) => verdictOf(c, id)),
         compact,
       ),
     );
     return html`<tr data-claim="${claim.key}"><th scope="row"><span class="hl-title">${claim.title}</span><span class="hl-says">${claim.says} <span class="muted">(${claim.source})</span></span></th>${cells}</tr>\n`;
   });
-  const pictures = cols.map((c) => {
+  const drawn = new Map<string, { paths: ReturnType<typeof translationPaths>; cols: ReportColumn[] }>();
+  for (const c of cols) {
     const paths = translationPaths((id) => verdictOf(c, id));
-    return html`<figure class="picture" data-mode="${c.meta.mode}"><figcaption>${c.label}: where the Service was translated</figcaption>${translationSvg(c.label, paths)}<ul class="muted">${paths.map((p) => html`<li>${describePath(p)}</li>`)}</ul></figure>\n`;
+    const key = `${c.meta.mode}\u0000${paths.map(describePath).join("\u0000")}`;
+    const d = drawn.get(key) ?? { paths, cols: [] };
+    d.cols.push(c);
+    drawn.set(key, d);
+  }
+  const pictures = [...drawn.values()].map(({ paths, cols: cs }) => {
+    const first = cs[0] as ReportColumn;
+    const who =
+      cs.length === 1
+        ? html`${first.label}`
+        : html`${cs.length} bundles <span class="muted">(${cs.map((x) => x.label).join(", ")})</span>`;
+    return html`<figure class="picture" data-mode="${first.meta.mode}" data-bundles="${cs.length}"><figcaption>${who}: where the Service was translated</figcaption>${translationSvg(first.label, paths)}<ul class="muted">${paths.map((p) => html`<li>${describePath(p)}</li>`)}</ul></figure>\n`;
   });
+  const skipped =
+    none.length > 0
+      ? html`<p class="muted hl-none">Not shown here: ${none.map((c) => c.label).join(", ")} — ${none.length === 1 ? "it has" : "they have"} none of the five claims' topics (an upgrade bundle's are in its legs' columns).</p>`
+      : "";
+  if (cols.length === 0)
+    return html`<section id="headline" aria-labelledby="headline-title">
+<h2 id="headline-title">The field documents' five claims</h2>${skipped}</section>`;
   return html`<section id="headline" aria-labelledby="headline-title">
 <h2 id="headline-title">The field documents' five claims</h2>
 <div class="hl-wrap${compact ? " many" : ""}" tabindex="0" role="region" aria-label="the five claims by bundle"><table class="headline${compact ? " many" : ""}"><colgroup><col class="hl-claim-col">${cols.map(() => html`<col>`)}</colgroup>
-<thead><tr><th scope="col">claim</th>${cols.map((c) => (compact ? html`<th scope="col" class="bh" title="${c.label}">${c.head.map((h, i) => html`<span class="h${i}">${h}</span>`)}</th>` : html`<th scope="col">${c.label}</th>`))}</tr></thead>
+<thead><tr><th scope="col">claim</th>${cols.map((c) => (compact ? html`<th scope="col" class="bh" title="${c.label}">${c.head.filter((h) => h !== "").map((h, i) => html`<span class="h${i}">${h}</span>`)}</th>` : html`<th scope="col">${c.label}</th>`))}</tr></thead>
 <tbody>
 ${rows}</tbody></table></div>
+${skipped}
 <div class="pictures${compact ? " many" : ""}">${pictures}</div>
 <p class="muted legend">In each picture a dashed line goes to the Service's address and a solid one to a Pod IP; the dot is where the Service became a Pod IP, as this run's verdicts place it (hover a line for the verdicts). Every verdict is in "Properties" below, with its evidence.</p>
 </section>`;
@@ -280,6 +326,9 @@ ${g.rows.map(
 )}<tbody><tr><td colspan="4" class="muted">${c.unchanged} properties unchanged (same verdict, value within its tolerance)</td></tr></tbody></table></section>`;
 }
 
+/** Past this many columns the matrix (what differs) comes before the five claims. */
+const MANY = 6;
+
 /** The page's title: the bundles' labels, or for many what they span. */
 function pageTitle(cols: ReportColumn[]): string {
   if (cols.length <= 2) return cols.map((c) => c.label).join(" | ");
@@ -291,9 +340,12 @@ function pageTitle(cols: ReportColumn[]): string {
  * The whole page: self-contained (style, script, SVG and the evidence's data inline), so it opens from disk or
  * a CI artifact. Every value from a bundle is escaped by construction (helpers/html.ts) or, in the embedded
  * data, set as text by the page's script; a strict Content-Security-Policy lets nothing load or run but the
- * page's own style and script, allowed by their SHA-256 hashes computed here. The order: what changed from the
- * nearest shipped bundle (a bundle of a version the suite ships none of), what changed (with --compare), the upgrade view (for an upgrade bundle), the five claims, the property matrix (failures first,
- * what no bundle judged last with its reason), the runs, the measurements, the raw outputs.
+ * page's own style and script, allowed by their SHA-256 hashes computed here. The order (issue 37: the first
+ * screen is the verdict): the verdict (each upgrade's gate, the failures and known issues counted and named), what
+ * changed from the nearest shipped bundle (a bundle of a version the suite ships none of), what changed (with
+ * --compare), the upgrade views (whenever an upgrade bundle is given), the five claims, the property matrix (what
+ * differs by default among several bundles; failures first, what no bundle judged last with its reason), the runs,
+ * the measurements, the raw outputs.
  */
 export function renderReport(input: ReportInput): string {
   const cols = input.columns;
@@ -304,13 +356,25 @@ export function renderReport(input: ReportInput): string {
     ...(c.check.records.latency ? { latency: c.check.records.latency.record } : {}),
   }));
   const charts = measurementCharts(measured);
-  const n = (c: ReportColumn, s: Verdict["status"]) => c.check.verdicts.filter((v) => v.status === s).length;
   const countsOf = (c: ReportColumn) => countLine(c.check.verdicts);
-  const totals =
-    cols.length <= 2
-      ? cols.map((c) => `${c.label}: ${countsOf(c)}`).join(" · ")
-      : `${cols.length} bundles; ${cols.filter((c) => n(c, "fail") + n(c, "changed") > 0).length} with a failure, ${cols.filter((c) => n(c, "known-issue") > 0).length} with known issues (each bundle's counts under "The runs")`;
-  const css = `${CSS}\n`;
+  const matrix = renderMatrix(
+    cols.map((c) => ({
+      label: c.label,
+      head: c.head,
+      group: c.group,
+      mode: String(c.meta.mode),
+      verdicts: new Map(c.check.verdicts.map((v) => [v.id, v])),
+    })),
+    input.properties,
+    { differsFirst: cols.length > 2 },
+  );
+  const css = `${CSS}\n${matrix.css}`;
+  // many bundles: what differs comes before the five claims (35 columns of them are a long table)
+  const many = cols.length > MANY;
+  const properties = html`<section id="properties-section" aria-labelledby="properties">
+<h2 id="properties">Properties${many ? ": what differs" : ""}</h2>
+${matrix.html}
+</section>`;
   const csp = contentSecurityPolicy({ styles: [css], scripts: [SCRIPT] });
   const title = pageTitle(cols);
   const verdicts = cols.map((c) => new Map(c.check.verdicts.map((v) => [v.id, v])));
@@ -321,14 +385,40 @@ export function renderReport(input: ReportInput): string {
       cols.map((c, i) => ({ label: c.label, verdicts: verdicts[i] as Map<string, Verdict>, raw: c.raw })),
     ),
   );
-  const upgrades = cols.flatMap((c) => {
+  // every upgrade bundle given: its view comes first, after the verdict (open when it is the only one)
+  const gates = input.gates ?? [];
+  const upgrades = cols.flatMap((c, i) => {
+    if (!c.meta.upgrade) return [];
     const u = upgradeView(c.meta, c.check.records.upgrade?.record, c.check.verdicts);
-    return u ? [html`${renderUpgrade(c.label, u)}\n`] : [];
+    const g = gates.find((x) => x.column === i)?.gate;
+    return [
+      html`${renderUpgrade(c.label, u, c.check.verdicts, g ? gateWord(g) : null, cols.filter((x) => x.meta.upgrade).length > 1)}\n`,
+    ];
   });
-  // an upgrade report opens on its upgrade; among many bundles of other kinds it follows the matrix
-  const upgradesFirst = upgrades.length > 0 && (cols.length <= 2 || upgrades.length === cols.length);
   const upgradeSection =
     upgrades.length > 0 ? html`<section id="upgrades" aria-label="upgrades">${upgrades}</section>` : "";
+  // the failures an upgrade's gate names: its own and those of its legs' bundles
+  const covered = new Set(
+    cols.flatMap((c, i) => {
+      const at = resolve(c.dir);
+      const up = gates
+        .map((g) => cols[g.column]?.dir)
+        .find(
+          (d) =>
+            d !== undefined &&
+            (at === resolve(d) ||
+              legBundles(d)
+                .map((x) => resolve(x))
+                .includes(at)),
+        );
+      return up ? [i] : [];
+    }),
+  );
+  const banner = renderBanner(
+    cols.map((c) => ({ label: c.label, verdicts: c.check.verdicts })),
+    gates,
+    covered,
+  );
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
@@ -337,24 +427,14 @@ export function renderReport(input: ReportInput): string {
 ${inlineStyle(css)}</head>
 <body><main>
 <header><h1>Where Service load balancing happens: ${title}</h1>
-<p class="muted">cilium-datapath-conformance report, generated ${input.generatedAt} by re-judging the bundles below (as <code>check</code> does). ${totals}</p></header>
+<p class="muted">cilium-datapath-conformance report, generated ${input.generatedAt} by re-judging the bundles below (as <code>check</code> does).</p></header>
+${banner}
 ${(input.nearest ?? []).map((n, i) => comparisonSection(n.comparison, n.why, `nearest-${i}`))}
 ${input.comparison ? comparisonSection(input.comparison) : ""}
-${upgradesFirst ? upgradeSection : ""}
+${upgradeSection}
+${many ? properties : ""}
 ${headlineSection(input)}
-<section id="properties-section" aria-labelledby="properties">
-<h2 id="properties">Properties</h2>
-${renderMatrix(
-  cols.map((c, i) => ({
-    label: c.label,
-    head: c.head,
-    mode: String(c.meta.mode),
-    verdicts: verdicts[i] as Map<string, Verdict>,
-  })),
-  input.properties,
-)}
-</section>
-${upgradesFirst ? "" : upgradeSection}
+${many ? "" : properties}
 <h2 id="runs">The run${cols.length > 1 ? "s" : ""}</h2>
 <div class="runs${cols.length > 3 ? " many" : ""}">${cols.map((c) => html`${runCard(c, countsOf(c), cols.length > 3)}\n`)}</div>
 <h2 id="measurements">Measurements</h2>

@@ -11,11 +11,14 @@ import { skipReason, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
 import { MARK } from "./assets.ts";
 import { shownValues } from "./values.ts";
+import { rowId } from "./verdict.ts";
 
 export interface MatrixColumn {
   label: string;
   /** The header's lines: version (from → to for an upgrade), mode, and what tells it apart (profile, provider). */
   head: string[];
+  /** The column's group (its version, or its upgrade's): a header spans each group's columns. */
+  group?: string;
   mode: string;
   verdicts: Map<string, Verdict>;
 }
@@ -36,6 +39,22 @@ export function cellKind(v: Verdict | undefined): CellKind {
   if (!v) return "na";
   if (v.status === "skip" && skipReason(v).startsWith("not applicable")) return "na";
   return v.status;
+}
+
+/**
+ * A cell that is neither held, skipped nor n/a: a failure, a change in a new minor (a failure too: the expectation
+ * assumed for it did not hold), a known issue (or any other status a verdict may have).
+ */
+const notHeld = (k: CellKind) => k !== "pass" && k !== "skip" && k !== "na";
+
+/**
+ * A row of "what differs" (issue 37: at 35 bundles the one failed cell was column 30 of 141 rows): some bundle
+ * failed the property (or it changed in a new minor) or showed a known issue, or the bundles that judged it
+ * disagree. A skip or an n/a does not make a row differ (a partial bundle skips most): the Skipped filter lists
+ * those.
+ */
+export function rowDiffers(kinds: CellKind[]): boolean {
+  return kinds.some(notHeld) || new Set(kinds.filter((k) => k !== "skip" && k !== "na")).size > 1;
 }
 
 /**
@@ -67,7 +86,14 @@ function reasons(cols: MatrixColumn[], p: Property): { reason: string; where: st
   return [...by].map(([reason, where]) => ({ reason, where }));
 }
 
-function row(cols: MatrixColumn[], p: Property, index: number, kinds: CellKind[], judged: boolean): Html {
+function row(
+  cols: MatrixColumn[],
+  p: Property,
+  index: number,
+  kinds: CellKind[],
+  judged: boolean,
+  starts: Set<number>,
+): Html {
   const id = `ev-${slug(p.id)}`;
   const cells = cols.map((c, i) => {
     const v = c.verdicts.get(p.id);
@@ -78,7 +104,7 @@ function row(cols: MatrixColumn[], p: Property, index: number, kinds: CellKind[]
         : "";
     // no title per cell (the column's header names the bundle, the opened verdict says the rest): 15 bundles
     // × 77 properties of it were a third of the matrix
-    return html`<td class="cell k-${k}"><button type="button" class="expander m" data-c="${i}" data-mode="${c.mode}" data-status="${k}" aria-expanded="false" aria-controls="${id}"><span class="mk" aria-label="${k === "na" ? "n/a" : MARK[k as Verdict["status"]]}">${CELL_MARK[k]}</span>${value ? html`<span class="ov">${value}</span>` : ""}</button></td>`;
+    return html`<td class="cell k-${k} c${i}${starts.has(i) ? " gs" : ""}"><button type="button" class="expander m" data-c="${i}" data-mode="${c.mode}" data-status="${k}" aria-expanded="false" aria-controls="${id}"><span class="mk" aria-label="${k === "na" ? "n/a" : MARK[k as Verdict["status"]]}">${CELL_MARK[k]}</span>${value ? html`<span class="ov">${value}</span>` : ""}</button></td>`;
   });
   const why = judged
     ? ""
@@ -88,7 +114,7 @@ function row(cols: MatrixColumn[], p: Property, index: number, kinds: CellKind[]
       )}</ul>`;
   // a change in a new minor shows under "Failed" too: the expectation assumed for it did not hold
   const failing = kinds.includes("fail") || kinds.includes("changed");
-  return html`<tbody class="prop" data-id="${p.id}" data-p="${index}"${attr("data-fail", failing)}${attr(
+  return html`<tbody class="prop" id="${rowId(p.id)}" data-id="${p.id}" data-p="${index}"${attr("data-differs", rowDiffers(kinds))}${attr("data-fail", failing)}${attr(
     "data-known-issue",
     kinds.includes("known-issue"),
   )}${attr(
@@ -100,40 +126,85 @@ function row(cols: MatrixColumn[], p: Property, index: number, kinds: CellKind[]
 </tbody>\n`;
 }
 
-/** The matrix, with its filters; `counts` per status are of properties (a row counts once). */
-export function renderMatrix(cols: MatrixColumn[], properties: Property[]): Html {
+/**
+ * The matrix, with its filters; `counts` per status are of properties (a row counts once). Several bundles open on
+ * "what differs": its rows, in the columns that have something there (the others are named above it); "All" is a
+ * click away. Returns the markup and the style that hides those columns in that view (the page's hashed style).
+ */
+export function renderMatrix(
+  cols: MatrixColumn[],
+  properties: Property[],
+  opts: { differsFirst?: boolean } = {},
+): { html: Html; css: string } {
   const rows = properties.map((p, i) => {
     const kinds = cols.map((c) => cellKind(c.verdicts.get(p.id)));
     return { p, i, kinds, rank: rowRank(kinds) };
   });
   rows.sort((a, b) => a.rank - b.rank || a.i - b.i);
   const count = (k: CellKind[]) => rows.filter((r) => r.kinds.some((x) => k.includes(x))).length;
+  const differing = rows.filter((r) => rowDiffers(r.kinds));
   const counts = {
     fail: count(["fail", "changed"]),
     "known-issue": count(["known-issue"]),
     skip: count(["skip", "na"]),
+    differs: differing.length,
   };
+  // the columns "what differs" shows: those with a cell that did not hold in one of its rows
+  const differsCols = new Set(
+    cols.flatMap((_, i) => (differing.some((r) => notHeld(r.kinds[i] as CellKind)) ? [i] : [])),
+  );
+  const withDiffers = cols.length > 1;
+  const start = withDiffers && opts.differsFirst === true ? "differs" : "all";
   const judged = rows.filter((r) => r.rank < 3);
   const nowhere = rows.filter((r) => r.rank === 3);
+  // the groups of columns (a version, an upgrade with its legs), each with its span in either view
+  const groups: { name: string; cols: number[] }[] = [];
+  cols.forEach((c, i) => {
+    const g = c.group ?? "";
+    const last = groups.at(-1);
+    if (last && last.name === g) last.cols.push(i);
+    else groups.push({ name: g, cols: [i] });
+  });
+  const starts = new Set(groups.slice(1).map((g) => g.cols[0] as number));
+  const grouped = groups.some((g) => g.name !== "") && cols.length > 1;
   const none = (k: keyof typeof counts, words: string) =>
     counts[k] === 0
       ? html`<tbody class="none" data-none="${k}"><tr><td colspan="${cols.length + 1}">${words}</td></tr></tbody>`
       : "";
-  return html`<div class="filters" role="group" aria-label="Show properties">
-<button type="button" data-filter="fail" aria-pressed="false">Failed (${counts.fail})</button>
+  const hidden = cols.length - differsCols.size;
+  const groupRow = grouped
+    ? html`<tr class="groups"><th scope="col" class="corner" rowspan="2">property</th>${groups.map(
+        (g) =>
+          html`<th scope="colgroup" class="g g-all${g.cols[0] !== 0 ? " gs" : ""}" colspan="${g.cols.length}">${g.name}</th>`,
+      )}${groups.flatMap((g) => {
+        const n = g.cols.filter((i) => differsCols.has(i)).length;
+        return n > 0
+          ? [
+              html`<th scope="colgroup" class="g g-diff${g.cols[0] !== 0 ? " gs" : ""}" colspan="${n}">${g.name}</th>`,
+            ]
+          : [];
+      })}</tr>`
+    : "";
+  const markup = html`<div class="filters" role="group" aria-label="Show properties">
+${withDiffers ? html`<button type="button" data-filter="differs" aria-pressed="${start === "differs"}">What differs (${counts.differs})</button>\n` : ""}<button type="button" data-filter="fail" aria-pressed="false">Failed (${counts.fail})</button>
 <button type="button" data-filter="known-issue" aria-pressed="false">Known issues (${counts["known-issue"]})</button>
 <button type="button" data-filter="skip" aria-pressed="false">Skipped (${counts.skip})</button>
-<button type="button" data-filter="all" aria-pressed="true">All (${properties.length})</button>
+<button type="button" data-filter="all" aria-pressed="${start === "all"}">All (${properties.length})</button>
 </div>
-<p class="muted legend">${cols.length > 1 ? "One column per bundle. " : ""}✔ held · ✘ failed · ⚠ known issue of that version${cols.some((c) => [...c.verdicts.values()].some((v) => v.assumedFrom)) ? " · Δ changed in the new minor (the expectation assumed from the newest declared minor did not hold: a regression or a new behaviour, to be declared)" : ""} · – skipped · n/a not applicable there. Open a cell for that bundle's verdict: expected vs observed, the message and the raw lines.</p>
+<p class="muted legend">${cols.length > 1 ? "One column per bundle, grouped by version. " : ""}✔ held · ✘ failed · ⚠ known issue of that version${cols.some((c) => [...c.verdicts.values()].some((v) => v.assumedFrom)) ? " · Δ changed in the new minor (the expectation assumed from the newest declared minor did not hold: a regression or a new behaviour, to be declared)" : ""} · – skipped · n/a not applicable there. Open a cell for that bundle's verdict: expected vs observed, the message and the raw lines.${withDiffers ? ` What differs: the properties some bundle failed (or that changed in a new minor) or showed a known issue for, or whose verdicts disagree (${counts.differs} of ${properties.length}), in the bundles where they did (${differsCols.size} of ${cols.length}${hidden > 0 ? `; the ${hidden} others held each of them or skipped it` : ""}); All shows every property in every bundle.` : ""}</p>
 <div class="matrix-wrap" tabindex="0" role="region" aria-label="properties by bundle">
-<table class="props matrix${cols.length === 1 ? " one" : ""}" data-filter="all">
-<thead><tr><th scope="col" class="corner">property</th>${cols.map((c) => html`<th scope="col" class="bh" data-mode="${c.mode}" title="${c.label}">${c.head.map((h, i) => html`<span class="h${i}">${h}</span>`)}</th>`)}</tr></thead>
-${none("fail", "No property failed in these bundles.")}${none("known-issue", "No known issue showed in these bundles.")}${none("skip", "Nothing was skipped in these bundles.")}
-${judged.map((r) => row(cols, r.p, r.i, r.kinds, true))}${
+<table class="props matrix${cols.length === 1 ? " one" : ""}${grouped ? " grouped" : ""}" data-filter="${start}">
+<thead>${groupRow}<tr>${grouped ? "" : html`<th scope="col" class="corner">property</th>`}${cols.map((c, i) => html`<th scope="col" class="bh c${i}${starts.has(i) ? " gs" : ""}" data-mode="${c.mode}" title="${c.label}">${c.head.filter((h) => h !== "").map((h, j) => html`<span class="h${j}">${h}</span>`)}</th>`)}</tr></thead>
+${none("differs", `Nothing differs: every property a bundle judged held there (All shows the ${properties.length}).`)}${none("fail", "No property failed in these bundles.")}${none("known-issue", "No known issue showed in these bundles.")}${none("skip", "Nothing was skipped in these bundles.")}
+${judged.map((r) => row(cols, r.p, r.i, r.kinds, true, starts))}${
   nowhere.length > 0
     ? html`<tbody class="group-head"><tr><th colspan="${cols.length + 1}" scope="rowgroup" id="skipped-nowhere">Judged in no bundle (${nowhere.length}), each with its reason</th></tr></tbody>
-${nowhere.map((r) => row(cols, r.p, r.i, r.kinds, false))}`
+${nowhere.map((r) => row(cols, r.p, r.i, r.kinds, false, starts))}`
     : ""
 }</table></div>`;
+  const off = cols.flatMap((_, i) =>
+    differsCols.has(i) ? [] : [`table.props[data-filter="differs"] .c${i}`],
+  );
+  const css = off.length > 0 ? `${off.join(", ")} { display: none; }\n` : "";
+  return { html: markup, css };
 }

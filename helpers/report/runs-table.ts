@@ -46,7 +46,53 @@ export function specsSeconds(phases: Record<string, number>): number {
     .reduce((a, [, v]) => a + v, 0);
 }
 
-/** Seconds of the phases a run has: cluster creation, Cilium ready, the specs together, end to end. */
+/** Phases measured inside another (not a phase of their own): the slowest agent's start happens while Cilium gets ready. */
+const WITHIN: Record<string, string> = { "agents' own start (max)": "Cilium ready" };
+
+export interface PhaseRow {
+  name: string;
+  seconds: number;
+  /** Nested rows: inside this phase's time, not added to the total. */
+  within: { name: string; seconds: number }[];
+}
+
+/**
+ * A run's phases as wall time (issue 37: the run card added up overlapping phases, 304 s for a 198 s run): the
+ * phases one after another, the topics' own times nested under their wall time (`specs (wall)`: topics observed
+ * at once since issue 27; without it, the topics ran one after another and their sum is the specs' time), and a
+ * measurement taken inside a phase (the agents' own start, inside Cilium ready) nested under it. The total is
+ * the sum of the rows, so it adds up.
+ */
+export function phaseRows(phases: Record<string, unknown>): { rows: PhaseRow[]; total: number } {
+  const num = Object.entries(phases).filter((e): e is [string, number] => typeof e[1] === "number");
+  const specs = num.filter(([k]) => isSpecPhase(k) && k !== SPECS_WALL);
+  const wall = phases[SPECS_WALL];
+  const rows: PhaseRow[] = [];
+  for (const [name, sec] of num) {
+    if (isSpecPhase(name) || WITHIN[name] !== undefined) continue;
+    rows.push({
+      name,
+      seconds: sec,
+      within: num.filter(([k]) => WITHIN[k] === name).map(([k, v]) => ({ name: k, seconds: v })),
+    });
+  }
+  // a measurement whose phase the run did not record stands on its own
+  for (const [name, sec] of num)
+    if (WITHIN[name] !== undefined && !rows.some((r) => r.name === WITHIN[name]))
+      rows.push({ name, seconds: sec, within: [] });
+  if (specs.length > 0 || typeof wall === "number")
+    rows.push({
+      name: typeof wall === "number" ? SPECS_WALL : "specs (one after another)",
+      seconds: typeof wall === "number" ? wall : specs.reduce((t, [, v]) => t + v, 0),
+      within: specs.map(([k, v]) => ({ name: k, seconds: v })),
+    });
+  return { rows, total: rows.reduce((t, r) => t + r.seconds, 0) };
+}
+
+/**
+ * Seconds of the phases a run has: cluster creation, Cilium ready, the specs together, end to end (wall time: a
+ * measurement inside a phase, the agents' own start, is not added; as bench's phasesSum and the report's run card).
+ */
 export function runTimes(meta: BundleMeta): {
   create?: number;
   ready?: number;
@@ -54,15 +100,11 @@ export function runTimes(meta: BundleMeta): {
   total: number;
 } {
   const ph = meta.phases;
-  const specs = specsSeconds(ph);
-  const setup = Object.entries(ph)
-    .filter(([k]) => !isSpecPhase(k))
-    .reduce((a, [, v]) => a + v, 0);
   return {
     ...(ph["create cluster"] !== undefined ? { create: ph["create cluster"] } : {}),
     ...(ph["Cilium ready"] !== undefined ? { ready: ph["Cilium ready"] } : {}),
-    specs,
-    total: setup + specs,
+    specs: specsSeconds(ph),
+    total: phaseRows(ph).total,
   };
 }
 

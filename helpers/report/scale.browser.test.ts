@@ -1,11 +1,13 @@
 /**
- * The report at the sizes it is read at (issue 27): the pages for 2, 6 and 15 shipped bundles, opened in
- * Chromium at 1280 and 600 px. Each page is held to a size, its property matrix to headers that do not stack
- * (no header cell taller than three short lines), to cells that never wrap a value (one line each), to a scroll
- * box that stays inside the page (the page itself never scrolls sideways), and each opens on the section it
- * should: what changed with --compare, else the five claims (the upgrade view of an upgrade among many other
- * bundles follows the matrix; an upgrade report's own opening is in report.browser.test.ts). Screenshots land in results/report/scale-* (not committed) for a person to look at; the figures are
- * printed. Where no browser runs here the tests are skipped with the reason, never passed.
+ * The report at the sizes it is read at (issues 27 and 37): the pages for 1, 2 (with --compare), 6 and every shipped
+ * bundle (a folder of 35, nested upgrade legs included), and for the upgrade that broke, opened in Chromium at 1280
+ * and 600 px. Each page opens on its verdict, whose first block (an upgrade's gate, else the counts) is on the first
+ * screen; an upgrade's gate says what `datapath-conformance upgrade` says. Each is held to a size and a height; no
+ * two columns share a label; nothing overlaps (header cells, the banner's blocks, the charts' texts and legend
+ * entries) or is clipped (a value of up to 24 characters, a header's line, a chart's text inside its picture); the
+ * matrix's headers do not stack, its cells never wrap, its scroll box stays inside the page. Screenshots land in
+ * results/report/scale-* (not committed) for a person to look at; the figures are printed. One browser for the
+ * file; where none runs here the tests are skipped with the reason, never passed.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,84 +15,92 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { BrowserContext, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
+import { main } from "../../cli/main.ts";
 import { TOPICS } from "../../suites/topics.ts";
+import { bundlesOf } from "../bundle.ts";
 import type { CheckResult } from "../check.ts";
 import { findBrowser, launchChromium } from "../testing/browser.ts";
-import { shipped } from "../testing/tamper.ts";
+import { BUNDLES_DIR, shipped } from "../testing/tamper.ts";
 import { buildReport, renderReport } from "./html.ts";
 
 const OUT = join(import.meta.dirname, "..", "..", "results", "report");
 
 const SIX = ["1.18/kpr", "1.18/kube-proxy", "1.19/kpr", "1.19/kube-proxy", "1.20/kpr", "1.20/kube-proxy"];
-/** Fifteen: every minor and mode, the 1.19 profile runs, four datapath profiles and an upgrade in both modes. */
-const FIFTEEN = [
-  ...SIX,
-  "1.19/baseline-kpr",
-  "1.19/drop-kpr",
-  "1.19/drop-kube-proxy",
-  "profiles/dsr-maglev/kpr",
-  "profiles/kp-nftables/kube-proxy",
-  "profiles/native-bpf/kpr",
-  "profiles/native-bpf/kube-proxy",
-  "upgrade-1.19-1.20/kpr",
-  "upgrade-1.19-1.20/kube-proxy",
-];
+const UPGRADE = "upgrade-1.19-1.20/kpr";
 
 interface Case {
   name: string;
+  /** Bundles or folders of them (each folder stands for the bundles in it, as for `report DIR`). */
   bundles: string[];
   compare?: [string, string];
   /** The page's size limit in bytes (issue 27: six full bundles under ~1.5 MB; they took 5.4 MB). */
   maxBytes: number;
-  /** The first section after the page's header. */
-  first: string;
-  /** The page's height limit at 1280 px (six bundles took 61,000 px). */
+  /** The page's height limit at 1280 px (six bundles took 61,000 px; 35, 20,602 px before issue 37). */
   maxHeight: number;
+  /** The section after the verdict. */
+  next: string;
 }
 
 const CASES: Case[] = [
+  { name: "1", bundles: ["1.20/kpr"], maxBytes: 400_000, maxHeight: 16_000, next: "headline" },
   {
     name: "2",
     bundles: ["1.20/kpr", "1.20/kube-proxy"],
     compare: ["1.19/kpr", "1.20/kpr"],
     maxBytes: 600_000,
-    first: "compare",
-    maxHeight: 14_000,
+    maxHeight: 18_000,
+    next: "compare",
   },
-  { name: "6", bundles: SIX, maxBytes: 1_500_000, first: "headline", maxHeight: 14_000 },
-  { name: "15", bundles: FIFTEEN, maxBytes: 3_000_000, first: "headline", maxHeight: 20_000 },
+  { name: "6", bundles: SIX, maxBytes: 1_500_000, maxHeight: 9_000, next: "headline" },
+  { name: "upgrade", bundles: [UPGRADE], maxBytes: 600_000, maxHeight: 9_000, next: "upgrades" },
+  { name: "all", bundles: [BUNDLES_DIR], maxBytes: 4_000_000, maxHeight: 16_000, next: "upgrades" },
 ];
 
 /** No header cell of the matrix taller than this (three lines of 12 px text and the padding): none stacks. */
 const MAX_HEADER_PX = 64;
 /** A cell is one line: its mark and its value, never wrapped. */
 const MAX_CELL_PX = 26;
+/** A value this long is never cut (issue 37: values were cut at ~12 characters beside empty space). */
+const WHOLE_VALUE = 24;
+
+interface Made {
+  file: string;
+  bytes: number;
+  columns: number;
+  labels: string[];
+}
 
 interface Pages {
   context: BrowserContext | null;
   why: string;
   requests: string[];
-  pages: Map<string, { file: string; bytes: number }>;
+  pages: Map<string, Made>;
 }
+
+const path = (b: string) => (b.startsWith("/") ? b : shipped(b));
 
 const test = it.extend<{ pages: Pages }>({
   pages: [
     // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
     async ({}, use) => {
       mkdirSync(OUT, { recursive: true });
-      const pages = new Map<string, { file: string; bytes: number }>();
-      // each bundle judged once for the three pages
+      const pages = new Map<string, Made>();
+      // each bundle judged once for every page
       const judged = new Map<string, CheckResult>();
       for (const c of CASES) {
-        const page = renderReport(
-          await buildReport(c.bundles.map(shipped), TOPICS, {
-            judged,
-            ...(c.compare ? { compare: [shipped(c.compare[0]), shipped(c.compare[1])] } : {}),
-          }),
-        );
+        const input = await buildReport(bundlesOf(c.bundles.map(path)), TOPICS, {
+          judged,
+          ...(c.compare ? { compare: [shipped(c.compare[0]), shipped(c.compare[1])] } : {}),
+        });
+        const page = renderReport(input);
         const file = join(OUT, `scale-${c.name}.html`);
         writeFileSync(file, page);
-        pages.set(c.name, { file, bytes: Buffer.byteLength(page) });
+        pages.set(c.name, {
+          file,
+          bytes: Buffer.byteLength(page),
+          columns: input.columns.length,
+          labels: input.columns.map((x) => x.label),
+        });
       }
       const found = findBrowser();
       const profile = mkdtempSync(join(tmpdir(), "dpc-chromium-"));
@@ -109,92 +119,217 @@ const test = it.extend<{ pages: Pages }>({
   ],
 });
 
+/** Pairs of boxes (in one list) that overlap by more than a pixel each way. */
+const OVERLAPS = `(boxes) => {
+  const out = [];
+  for (let i = 0; i < boxes.length; i++)
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i], b = boxes[j];
+      if (a.w === 0 || b.w === 0) continue;
+      if (a.x + a.w > b.x + 1 && b.x + b.w > a.x + 1 && a.y + a.h > b.y + 1 && b.y + b.h > a.y + 1) out.push(a.name + " × " + b.name);
+    }
+  return out;
+}`;
+
 /** What the layout tests read of a page at one width. */
 function layout(page: Page) {
-  return page.evaluate(() => {
-    const box = (e: Element) => e.getBoundingClientRect();
-    const wrap = document.querySelector(".matrix-wrap") as HTMLElement;
-    const header = document.querySelector("main > header") as HTMLElement;
-    let first = header.nextElementSibling;
-    while (first && first.tagName !== "SECTION") first = first.nextElementSibling;
-    return {
-      height: document.documentElement.scrollHeight,
-      scrollWidth: document.documentElement.scrollWidth,
-      clientWidth: document.documentElement.clientWidth,
-      first: first?.id ?? "",
-      wrapRight: box(wrap).right,
-      wrapScroll: wrap.scrollWidth > wrap.clientWidth,
-      headers: [...document.querySelectorAll("table.props thead th.bh")].map((th) => ({
-        text: th.textContent ?? "",
-        height: Math.round(box(th).height),
-      })),
-      cells: [...document.querySelectorAll("table.props button.m")].map((b) => Math.round(box(b).height)),
-      columns: document.querySelectorAll("table.props thead th.bh").length,
-      rows: document.querySelectorAll("table.props tbody.prop").length,
-    };
-  });
+  return page.evaluate(
+    ({ whole, overlapsSrc }) => {
+      const overlaps = new Function(`return ${overlapsSrc}`)() as (b: unknown[]) => string[];
+      const box = (e: Element) => e.getBoundingClientRect();
+      const shown = (e: Element) => (e as HTMLElement).offsetParent !== null;
+      const named = (e: Element, name: string) => {
+        const r = box(e);
+        return { name, x: r.x, y: r.y, w: r.width, h: r.height };
+      };
+      const wrap = document.querySelector(".matrix-wrap") as HTMLElement;
+      const header = document.querySelector("main > header") as HTMLElement;
+      const sections: string[] = [];
+      for (let s = header.nextElementSibling; s; s = s.nextElementSibling)
+        if (s.tagName === "SECTION" && s.id) sections.push(s.id);
+      const banner = document.querySelector("#verdict > *") as HTMLElement | null;
+      const b = banner ? box(banner) : null;
+      const at = b ? document.elementFromPoint(b.x + 20, b.y + Math.min(b.height / 2, 20)) : null;
+      const heads = [...document.querySelectorAll("table.props thead th.bh")].filter(shown);
+      // every chart's texts inside its picture as drawn (a rotated axis title too), its legend entries apart
+      const charts = [...document.querySelectorAll(".charts svg")].map((svg) => {
+        const sb = box(svg);
+        const outside = [...svg.querySelectorAll("text")]
+          .filter((t) => {
+            const r = box(t);
+            return (
+              r.left < sb.left - 1 || r.top < sb.top - 1 || r.right > sb.right + 1 || r.bottom > sb.bottom + 1
+            );
+          })
+          .map((t) => (t.textContent ?? "").slice(0, 60));
+        const legend = [...svg.querySelectorAll("g.legend-item, text.row-name")].map((g, i) =>
+          named(g, `${i}:${(g.textContent ?? "").slice(0, 30)}`),
+        );
+        return { outside, overlaps: overlaps(legend) };
+      });
+      return {
+        height: document.documentElement.scrollHeight,
+        scrollWidth: document.documentElement.scrollWidth,
+        clientWidth: document.documentElement.clientWidth,
+        sections,
+        fold: window.innerHeight,
+        bannerTop: b ? b.top : Number.POSITIVE_INFINITY,
+        bannerHeadBottom: banner
+          ? box((banner.querySelector(".gate-title, summary") as Element) ?? banner).bottom
+          : Number.POSITIVE_INFINITY,
+        bannerAtTop: !!at?.closest("#verdict"),
+        bannerWord: (document.querySelector("#verdict .word") as HTMLElement | null)?.textContent ?? "",
+        gateWords: [...document.querySelectorAll("#verdict .gate")].map(
+          (g) => (g as HTMLElement).dataset.word,
+        ),
+        bannerOverlaps: overlaps(
+          [...document.querySelectorAll("#verdict > *")].map((e, i) => named(e, `banner ${i}`)),
+        ),
+        wrapRight: wrap ? box(wrap).right : 0,
+        headers: heads.map((th) => ({
+          title: th.getAttribute("title") ?? "",
+          height: Math.round(box(th).height),
+          clipped: [...th.querySelectorAll("span")].some((s) => s.scrollWidth > s.clientWidth + 1),
+        })),
+        headerOverlaps: overlaps(heads.map((th) => named(th, th.getAttribute("title") ?? ""))),
+        groupsClipped: [...document.querySelectorAll("table.props th.g")]
+          .filter(shown)
+          .filter((g) => g.scrollWidth > g.clientWidth + 1)
+          .map((g) => g.textContent),
+        headlineTitles: [...document.querySelectorAll("#headline thead th")].map(
+          (th) => th.getAttribute("title") ?? th.textContent,
+        ),
+        cells: [...document.querySelectorAll("table.props button.m")]
+          .filter(shown)
+          .map((b) => Math.round(box(b).height)),
+        cutValues: [...document.querySelectorAll("table.props button.m .ov")]
+          .filter(shown)
+          .filter((v) => (v.textContent ?? "").length <= whole && v.scrollWidth > v.clientWidth + 1)
+          .map((v) => v.textContent),
+        charts,
+        columns: document.querySelectorAll("table.props thead th.bh").length,
+        rows: document.querySelectorAll("table.props tbody.prop").length,
+      };
+    },
+    { whole: WHOLE_VALUE, overlapsSrc: OVERLAPS },
+  );
 }
 
-describe("the report at 2, 6 and 15 bundles, 1280 and 600 px", { timeout: 300_000 }, () => {
-  for (const c of CASES)
-    test(`${c.name} bundles: under its size, opens on ${c.first}, the matrix readable at both widths`, async ({
+/** The word `datapath-conformance upgrade BUNDLE` answers with (HELD, BROKEN, INCONCLUSIVE), from its first line. */
+async function cliGateWord(dir: string): Promise<string> {
+  let out = "";
+  await main(["upgrade", dir], {
+    out: (s: string) => {
+      out += s;
+    },
+    err: () => {},
+    readStdin: async () => "",
+  });
+  return /^### Upgrade .*?: (HELD|BROKEN|INCONCLUSIVE)\b/.exec(out)?.[1] ?? `(none in ${out.slice(0, 80)})`;
+}
+
+describe(
+  "the report at 1, 2, 6 and every shipped bundle and an upgrade, 1280 and 600 px",
+  { timeout: 300_000 },
+  () => {
+    for (const c of CASES)
+      test(`${c.name}: opens on its verdict, then ${c.next}; labels unique; nothing overlaps or is cut`, async ({
+        pages,
+        skip,
+      }) => {
+        const made = pages.pages.get(c.name) as Made;
+        expect(made.bytes, `${c.name}: bytes`).toBeLessThan(c.maxBytes);
+        // every column's label is its own (issue 37: four read "1.20.2 / kpr / existing · existing-kpr")
+        expect(new Set(made.labels).size, made.labels.join(" | ")).toBe(made.labels.length);
+        if (!pages.context) return skip(pages.why);
+        const page = await pages.context.newPage();
+        await page.goto(pathToFileURL(made.file).href);
+        await page.waitForSelector("html[data-ready]");
+        const word = c.name === "upgrade" ? await cliGateWord(shipped(UPGRADE)) : null;
+        for (const width of [1280, 600]) {
+          await page.setViewportSize({ width, height: 900 });
+          await page.evaluate(() => window.scrollTo(0, 0));
+          const l = await layout(page);
+          const at = `${c.name} at ${width} px`;
+          console.log(
+            `${at}: ${made.bytes} bytes, ${l.height} px tall, ${l.rows} rows × ${l.columns} columns`,
+          );
+          // the first screen is the verdict: its first block starts on it, its heading whole above the fold
+          expect(l.sections.slice(0, 2), at).toEqual(["verdict", c.next]);
+          expect(l.bannerTop, at).toBeLessThan(l.fold / 2);
+          expect(l.bannerHeadBottom, at).toBeLessThan(l.fold);
+          expect(l.bannerAtTop, at).toBe(true);
+          expect(l.bannerOverlaps, at).toEqual([]);
+          if (word) {
+            expect(l.gateWords, at).toEqual([word]);
+            expect(l.bannerWord, at).toBe(word);
+          } else
+            expect(l.bannerWord, at).toMatch(/^\d+ failed, \d+ known issues?$|^(HELD|BROKEN|INCONCLUSIVE)$/);
+          expect(l.columns, at).toBe(made.columns);
+          expect(l.rows, at).toBe(TOPICS.flatMap((t) => t.properties).length);
+          // labels: unique in the matrix and in the headline, never cut, never over each other
+          const titles = l.headers.map((h) => h.title);
+          expect(new Set(titles).size, at).toBe(titles.length);
+          const hl = l.headlineTitles.filter((t) => t !== "claim");
+          expect(new Set(hl).size, at).toBe(hl.length);
+          expect(
+            l.headers.filter((h) => h.clipped).map((h) => h.title),
+            at,
+          ).toEqual([]);
+          expect(l.groupsClipped, at).toEqual([]);
+          expect(l.headerOverlaps, at).toEqual([]);
+          expect(l.cutValues, at).toEqual([]);
+          for (const ch of l.charts) {
+            expect(ch.outside, at).toEqual([]);
+            expect(ch.overlaps, at).toEqual([]);
+          }
+          // the page never scrolls sideways; the matrix's box stays inside it (scrolling within itself when wide)
+          expect(l.scrollWidth, at).toBeLessThanOrEqual(l.clientWidth);
+          expect(l.wrapRight, at).toBeLessThanOrEqual(l.clientWidth + 1);
+          const tall = l.headers.filter((h) => h.height > MAX_HEADER_PX);
+          expect(tall, at).toEqual([]);
+          if (l.cells.length > 0) expect(Math.max(...l.cells), at).toBeLessThanOrEqual(MAX_CELL_PX);
+          if (width === 1280) expect(l.height, at).toBeLessThan(c.maxHeight);
+          await page.screenshot({ path: join(OUT, `scale-${c.name}-${width}.png`) });
+          await page.evaluate(() => document.getElementById("properties")?.scrollIntoView());
+          await page.screenshot({ path: join(OUT, `scale-${c.name}-${width}-matrix.png`) });
+        }
+        await page.close();
+        expect(pages.requests.filter((u) => !u.startsWith("file://"))).toEqual([]);
+      });
+
+    test("every shipped bundle at 600 px: the far right cell of a row opens its verdict inside the matrix's visible box", async ({
       pages,
       skip,
     }) => {
-      const made = pages.pages.get(c.name) as { file: string; bytes: number };
-      expect(made.bytes, `${c.name} bundles: bytes`).toBeLessThan(c.maxBytes);
       if (!pages.context) return skip(pages.why);
       const page = await pages.context.newPage();
-      await page.goto(pathToFileURL(made.file).href);
+      await page.setViewportSize({ width: 600, height: 900 });
+      await page.goto(pathToFileURL((pages.pages.get("all") as Made).file).href);
       await page.waitForSelector("html[data-ready]");
-      for (const width of [1280, 600]) {
-        await page.setViewportSize({ width, height: 900 });
-        await page.evaluate(() => window.scrollTo(0, 0));
-        const l = await layout(page);
-        const at = `${c.name} bundles at ${width} px`;
-        console.log(`${at}: ${made.bytes} bytes, ${l.height} px tall, ${l.rows} rows × ${l.columns} columns`);
-        expect(l.first, at).toBe(c.first);
-        expect(l.columns, at).toBe(c.bundles.length);
-        expect(l.rows, at).toBe(TOPICS.flatMap((t) => t.properties).length);
-        // the page never scrolls sideways; the matrix's box stays inside it (scrolling within itself when wide)
-        expect(l.scrollWidth, at).toBeLessThanOrEqual(l.clientWidth);
-        expect(l.wrapRight, at).toBeLessThanOrEqual(l.clientWidth + 1);
-        const tall = l.headers.filter((h) => h.height > MAX_HEADER_PX);
-        expect(tall, at).toEqual([]);
-        expect(Math.max(...l.cells), at).toBeLessThanOrEqual(MAX_CELL_PX);
-        if (width === 1280) expect(l.height, at).toBeLessThan(c.maxHeight);
-        await page.screenshot({ path: join(OUT, `scale-${c.name}-${width}.png`) });
-        await page.locator("#properties").scrollIntoViewIfNeeded();
-        await page.evaluate(() => document.getElementById("properties")?.scrollIntoView());
-        await page.screenshot({ path: join(OUT, `scale-${c.name}-${width}-matrix.png`) });
-      }
+      // a known issue of 1.20.2 beside kube-proxy: in what differs, its last shown cell
+      const cells = page.locator('tbody[data-id="ghost.fails-fast"] button.m:visible');
+      const cell = cells.last();
+      const label = await cell.evaluate((b) => {
+        const i = [...(b.closest("tr") as HTMLElement).querySelectorAll("td.cell")].indexOf(
+          b.closest("td") as HTMLElement,
+        );
+        return document.querySelectorAll("table.props thead th.bh")[i]?.getAttribute("title") ?? "";
+      });
+      await cell.scrollIntoViewIfNeeded();
+      await cell.click();
+      const block = page.locator("#ev-ghost-fails-fast .vd");
+      expect(await block.isVisible()).toBe(true);
+      expect(await block.locator("h4").textContent()).toContain(`${label}: `);
+      const fit = await page.evaluate(() => {
+        const w = (document.querySelector(".matrix-wrap") as HTMLElement).getBoundingClientRect();
+        const b = (document.querySelector("#ev-ghost-fails-fast .vd") as HTMLElement).getBoundingClientRect();
+        return { left: b.left >= w.left - 1, right: b.right <= w.right + 1, width: b.width };
+      });
+      expect(fit).toEqual({ left: true, right: true, width: expect.any(Number) });
+      expect(fit.width).toBeGreaterThan(300);
+      await block.screenshot({ path: join(OUT, "scale-all-600-verdict.png") });
       await page.close();
-      expect(pages.requests.filter((u) => !u.startsWith("file://"))).toEqual([]);
     });
-
-  test("15 bundles at 600 px: a cell at the far right opens its verdict inside the matrix's visible box", async ({
-    pages,
-    skip,
-  }) => {
-    if (!pages.context) return skip(pages.why);
-    const page = await pages.context.newPage();
-    await page.setViewportSize({ width: 600, height: 900 });
-    await page.goto(pathToFileURL((pages.pages.get("15") as { file: string }).file).href);
-    await page.waitForSelector("html[data-ready]");
-    const cell = page.locator('tbody[data-id="ghost.fails-fast"] button.m').last();
-    await cell.scrollIntoViewIfNeeded();
-    await cell.click();
-    const block = page.locator("#ev-ghost-fails-fast .vd");
-    expect(await block.isVisible()).toBe(true);
-    expect(await block.locator("h4").textContent()).toMatch(/^kube-proxy · Cilium 1\.19\.7 → 1\.20\.2: /);
-    const fit = await page.evaluate(() => {
-      const w = (document.querySelector(".matrix-wrap") as HTMLElement).getBoundingClientRect();
-      const b = (document.querySelector("#ev-ghost-fails-fast .vd") as HTMLElement).getBoundingClientRect();
-      return { left: b.left >= w.left - 1, right: b.right <= w.right + 1, width: b.width };
-    });
-    expect(fit).toEqual({ left: true, right: true, width: expect.any(Number) });
-    expect(fit.width).toBeGreaterThan(300);
-    await block.screenshot({ path: join(OUT, "scale-15-600-verdict.png") });
-    await page.close();
-  });
-});
+  },
+);

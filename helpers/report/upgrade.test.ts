@@ -15,7 +15,8 @@ describe("the upgrade view (records written by us: suites/example-records.ts)", 
       "upgrade 1.19.7 → 1.20.2",
       "rollback 1.20.2 → 1.19.7",
     ]);
-    const html = renderUpgrade("kpr", u ?? (undefined as never)).text;
+    const html = renderUpgrade("kpr", u, [], "HELD").text;
+    expect(html).toContain('<span class="word v-pass">HELD</span> Upgrade under load');
     expect(html).toContain("Upgrade under load: Cilium 1.19.7 → 1.20.2");
     expect(html).toContain("<h4>Rollback: Cilium 1.20.2 → 1.19.7</h4>");
     expect(html).toContain("<dt>rollout took</dt><dd>95.2 s");
@@ -59,17 +60,32 @@ describe("the upgrade view (records written by us: suites/example-records.ts)", 
         },
       ],
     };
-    const html = renderUpgrade("kpr", upgradeView(meta, broken, []) ?? (undefined as never)).text;
+    const html = renderUpgrade("kpr", upgradeView(meta, broken, []), [], "BROKEN").text;
     expect(html).toContain("<summary>23 failed requests</summary>");
-    expect(html).toContain("<li><code>04:35:11.000</code> nodeport: ETIMEDOUT</li>");
-    expect(html.match(/<li><code>04:35/g)).toHaveLength(20);
+    // each failure at its ISO timestamp (issue 37: whole, not the time of day)
+    expect(html).toContain("<li><code>2026-12-03T04:35:11.000Z</code> nodeport: ETIMEDOUT</li>");
+    expect(html.match(/<li><code>2026-12-03T04:35/g)).toHaveLength(20);
     expect(html).toContain("… 3 more");
     expect(html).toContain("no: 1 close, 0 error");
     expect(html).toContain('<span class="changed">changed</span>');
     expect(html).toContain('w2: 3 × Policy denied <span class="muted">(ingress, bpf_lxc.c:2032)</span>');
   });
 
-  it("a bundle without an upgrade record has no view", () => {
+  it("a bundle without an upgrade record has no view; its section says so, with the verdicts that say why", () => {
     expect(upgradeView(meta, undefined, [])).toBeNull();
+    const v = {
+      id: "upgrade.connections-survive",
+      topic: "upgrade",
+      claim: "Every long-lived connection survives",
+      status: "fail",
+      expected: "true",
+      observed: "(not observed: record upgrade was not collected)",
+    } as unknown as Parameters<typeof renderUpgrade>[2][number];
+    const html = renderUpgrade("kpr", null, [v], "BROKEN", true).text;
+    expect(html).toMatch(/^<details class="upgrade"/);
+    expect(html).toContain(
+      '<span class="word v-fail">BROKEN</span> Upgrade under load: its record could not be read',
+    );
+    expect(html).toContain("observed (not observed: record upgrade was not collected)");
   });
 });

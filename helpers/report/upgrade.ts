@@ -34,7 +34,8 @@ export function upgradeView(
 }
 
 const MAX_FAILURES = 20;
-const clock = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+/** A time as an ISO timestamp (issue 37: whole, so it can be set beside another log's). */
+const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms));
 
 function renderLeg(l: UpgradeLeg): Html {
   const agents = Object.entries(l.agents_after);
@@ -46,7 +47,7 @@ function renderLeg(l: UpgradeLeg): Html {
     ],
     [
       "requests during it",
-      `${l.requests.total}, ${l.requests.failed} failed (${clock(l.window.from_ms)} – ${clock(l.window.to_ms)} UTC)`,
+      `${l.requests.total}, ${l.requests.failed} failed (${iso(l.window.from_ms)} – ${iso(l.window.to_ms)})`,
     ],
   ];
   const outage = l.requests.longest_outage;
@@ -76,12 +77,7 @@ function renderLeg(l: UpgradeLeg): Html {
   if (restarts.length > 0)
     facts.push([
       "agents restarted",
-      restarts
-        .map(
-          ([node, r]) =>
-            `${node} ${r.started?.slice(11, 19) ?? "?"} → ready ${r.ready?.slice(11, 19) ?? "?"}`,
-        )
-        .join(", "),
+      restarts.map(([node, r]) => `${node} ${r.started ?? "?"} → ready ${r.ready ?? "?"}`).join(", "),
     ]);
   const conns = html`<table class="upgrade-conns"><thead><tr><th>connection</th><th>survived</th><th>answered by, before → after</th></tr></thead><tbody>${l.connections.map(
     (c) => {
@@ -96,7 +92,7 @@ function renderLeg(l: UpgradeLeg): Html {
       ? html`<details class="upgrade-failures"><summary>${f.length} failed request${f.length === 1 ? "" : "s"}</summary><ul>${f
           .slice(0, MAX_FAILURES)
           .map(
-            (x) => html`<li><code>${clock(x.t)}</code> ${x.to}: ${x.error}</li>`,
+            (x) => html`<li><code>${iso(x.t)}</code> ${x.to}: ${x.error}</li>`,
           )}${f.length > MAX_FAILURES ? html`<li class="muted">… ${f.length - MAX_FAILURES} more</li>` : ""}</ul></details>`
       : "";
   const drops =
@@ -111,14 +107,32 @@ function renderLeg(l: UpgradeLeg): Html {
 ${conns}${failures}${drops}`;
 }
 
-/** The view as a section of the page. */
-export function renderUpgrade(label: string, u: UpgradeView): Html {
+/**
+ * The view as a section of the page, headed by the gate's word (HELD, BROKEN, INCONCLUSIVE) when it was judged;
+ * closed behind its heading when the page has several upgrades. An upgrade bundle whose record cannot be read
+ * still gets its section: its verdicts say why.
+ */
+export function renderUpgrade(
+  label: string,
+  u: UpgradeView | null,
+  all: Verdict[],
+  word: string | null,
+  collapsed = false,
+): Html {
+  const vs = u ? u.verdicts : all.filter((v) => v.topic === "upgrade");
   const verdicts =
-    u.verdicts.length > 0
-      ? html`<ul class="upgrade-verdicts">${u.verdicts.map((v) => html`<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${v.id}</code> ${v.claim}</li>`)}</ul>`
+    vs.length > 0
+      ? html`<ul class="upgrade-verdicts">${vs.map((v) => html`<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${v.id}</code> ${v.claim}${v.status === "fail" ? html` <span class="verdict fail">expected ${v.expected}, observed ${v.observed}</span>` : ""}</li>`)}</ul>`
       : "";
-  return html`<section class="upgrade" aria-label="upgrade: ${label}">
-<h3>Upgrade under load: Cilium ${u.from} → ${u.to} <span class="muted">(${label})</span></h3>
-${u.legs.map(renderLeg).map((x) => html`${x}\n`)}
-${verdicts}</section>`;
+  const cls = word === "HELD" ? "pass" : word === "BROKEN" ? "fail" : word ? "skip" : "";
+  const head = html`${word ? html`<span class="word v-${cls}">${word}</span> ` : ""}Upgrade under load: ${u ? `Cilium ${u.from} → ${u.to}` : "its record could not be read"} <span class="muted">(${label})</span>`;
+  const body = u
+    ? html`${u.legs.map(renderLeg).map((x) => html`${x}\n`)}\n${verdicts}`
+    : html`<p class="verdict fail">The bundle's upgrade record could not be derived from its raw outputs: each upgrade property below says why.</p>${verdicts}`;
+  return collapsed
+    ? html`<details class="upgrade" aria-label="upgrade: ${label}"><summary><h3>${head}</h3></summary>
+${body}</details>`
+    : html`<section class="upgrade" aria-label="upgrade: ${label}">
+<h3>${head}</h3>
+${body}</section>`;
 }

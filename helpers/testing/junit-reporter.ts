@@ -2,18 +2,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { TestModule } from "vitest/node";
 import { JUnitReporter } from "vitest/node";
-import { xmlChars } from "../output.ts";
+import { xmlText } from "../output.ts";
 
 type JUnitOptions = ConstructorParameters<typeof JUnitReporter>[0] & { outputFile: string };
 
 /** A skip reason in the report: entities, and what XML 1.0 forbids (a bundle folder's \x01, \uFFFE) as U+FFFD. */
-const escapeXml = (s: string) =>
-  xmlChars(s)
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&apos;");
+const escapeXml = xmlText;
 
 /** The skip reasons of a run, by `classname\u0000full name` as the JUnit report names its test cases. */
 export function skipNotes(modules: readonly TestModule[], root: string): Map<string, string> {

@@ -1,0 +1,73 @@
+/**
+ * `check --junit FILE` (issue 37): a bundle's re-judged verdicts as a JUnit report, offline, for a CI that reads
+ * JUnit and has only a bundle (an artifact, another team's run). One <testsuite> per bundle, one <testcase> per
+ * property, named as the conformance run names it (`id: claim`):
+ * - pass: the test case alone;
+ * - fail (and any status that is neither a pass, a skip nor a known issue): <failure> whose message is expected vs
+ *   observed, its text those two, the verdict's first evidence line and its message;
+ * - known issue: <skipped> whose message names it, the Cilium versions it is declared for, its claim and its
+ *   upstream reference (a bug the version is known to have: not a pass, and not a failure of this cluster);
+ * - skip: <skipped> with its reason.
+ * Every string from a bundle goes through `xmlText` (XML 1.0's forbidden characters as U+FFFD, then entities).
+ */
+import { hostname } from "node:os";
+import type { CheckResult } from "./check.ts";
+import { xmlText } from "./output.ts";
+import { skipReason, type Verdict } from "./properties/judge.ts";
+import { showItem } from "./records/evidence.ts";
+
+/** The verdict's first evidence line, and the first raw line it quotes when that is another item. */
+export function firstEvidence(v: Pick<Verdict, "evidence">): string {
+  const items = Array.isArray(v.evidence) ? v.evidence : [];
+  const first = items[0];
+  if (!first) return "(no evidence)";
+  const quote = items.find((e) => "quote" in e);
+  return quote && quote !== first ? `${showItem(first)}\n${showItem(quote)}` : showItem(first);
+}
+
+/** A known issue in one line: the versions, what goes wrong, its upstream reference. */
+export function knownIssueText(v: Verdict, cilium: string): string {
+  const d = v.deviation;
+  return `known issue of Cilium ${d?.versions ?? cilium}: ${d?.claim ?? v.claim}${d?.upstream ? ` (${d.upstream})` : ""} — expected ${v.expected}, observed ${v.observed}`;
+}
+
+const attr = (name: string, value: unknown) => ` ${name}="${xmlText(String(value ?? ""))}"`;
+
+function testcase(r: CheckResult, v: Verdict): string {
+  const open = `    <testcase${attr("classname", `${v.topic} [${r.mode}]`)}${attr("name", `${v.id}: ${v.claim}`)} time="0">`;
+  const property = (name: string, value: unknown) =>
+    `<property${attr("name", name)}${attr("value", value)}/>`;
+  const props = (extra = "") =>
+    `\n      <properties>${property("expected", v.expected)}${property("observed", v.observed)}${extra}</properties>`;
+  const close = "\n    </testcase>";
+  if (v.status === "pass") return `${open}${props()}${close}`;
+  if (v.status === "skip") {
+    const reason = skipReason(v);
+    return `${open}\n      <skipped${attr("message", reason)}>${xmlText(reason)}</skipped>${close}`;
+  }
+  if (v.status === "known-issue") {
+    const text = knownIssueText(v, r.cilium);
+    const known = property(
+      "known-issue",
+      `${v.deviation?.claim ?? v.claim} (${v.deviation?.upstream ?? ""})`,
+    );
+    return `${open}\n      <skipped${attr("message", text)}>${xmlText(`${text}\n${firstEvidence(v)}`)}</skipped>${props(known)}${close}`;
+  }
+  const message = `expected ${v.expected}, observed ${v.observed}`;
+  const body = `${message}\n${firstEvidence(v)}\n\n${String(v.message ?? "")}`;
+  return `${open}\n      <failure${attr("message", message)}${attr("type", v.status)}>${xmlText(body)}</failure>${props()}${close}`;
+}
+
+/** The JUnit document for bundles judged by `check`. */
+export function checkJUnit(results: CheckResult[], now: Date = new Date()): string {
+  const count = (vs: Verdict[], f: (v: Verdict) => boolean) => vs.filter(f).length;
+  const failed = (v: Verdict) => v.status !== "pass" && v.status !== "skip" && v.status !== "known-issue";
+  const skipped = (v: Verdict) => v.status === "skip" || v.status === "known-issue";
+  const all = results.flatMap((r) => r.verdicts);
+  const suites = results.map((r) => {
+    const head = `  <testsuite${attr("name", `${r.bundle} [${r.mode}, Cilium ${r.cilium}]`)}${attr("tests", r.verdicts.length)}${attr("failures", count(r.verdicts, failed))} errors="0"${attr("skipped", count(r.verdicts, skipped))} time="0"${attr("timestamp", now.toISOString())}${attr("hostname", hostname())}>`;
+    const props = `    <properties><property${attr("name", "mode")}${attr("value", r.mode)}/><property${attr("name", "cilium")}${attr("value", r.cilium)}/><property${attr("name", "origin")}${attr("value", r.origin)}/><property${attr("name", "bundle")}${attr("value", r.bundle)}/></properties>`;
+    return [head, props, ...r.verdicts.map((v) => testcase(r, v)), "  </testsuite>"].join("\n");
+  });
+  return `<?xml version="1.0" encoding="UTF-8" ?>\n<testsuites name="datapath-conformance check"${attr("tests", all.length)}${attr("failures", count(all, failed))} errors="0"${attr("skipped", count(all, skipped))} time="0">\n${suites.join("\n")}\n</testsuites>\n`;
+}

@@ -1,0 +1,155 @@
+/**
+ * The report's first screen (issue 37): the verdict, before anything else. For an upgrade bundle, the upgrade
+ * gate's answer as `datapath-conformance upgrade` gives it (helpers/upgrade-gate.ts: HELD, BROKEN or
+ * INCONCLUSIVE, what broke, what stalled, what the rollback left); for every report, how many verdicts failed and
+ * how many are known issues, the failures named in red with expected and observed, each a link to its row.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { legBundles } from "../bundle.ts";
+import { type CheckResult, checkBundle } from "../check.ts";
+import { type Html, html } from "../html.ts";
+import type { Verdict } from "../properties/judge.ts";
+import type { TopicDeclaration } from "../topic.ts";
+import { type GateResult, judgeUpgrade } from "../upgrade-gate.ts";
+
+/** One upgrade bundle's gate, by its column. */
+export interface ColumnGate {
+  column: number;
+  gate: GateResult;
+}
+
+export type GateWord = "HELD" | "BROKEN" | "INCONCLUSIVE";
+
+export function gateWord(g: Pick<GateResult, "held" | "broken">): GateWord {
+  return g.held ? "HELD" : g.broken.length > 0 ? "BROKEN" : "INCONCLUSIVE";
+}
+
+const SHIPPED = join(import.meta.dirname, "..", "..", "suites", "bundles");
+
+/**
+ * The gate of an upgrade bundle, judged as `datapath-conformance upgrade BUNDLE` judges it (without --strict): its
+ * legs' bundles, and the source version's known issues from the run's own topics before the upgrade, else the
+ * shipped fresh bundle of that minor and mode. (The comparison with a fresh install of the target, information
+ * only, is the upgrade command's.)
+ */
+export async function upgradeGate(
+  up: CheckResult,
+  meta: { mode: string; upgrade?: { fromMinor?: unknown } | undefined },
+  topics: TopicDeclaration[],
+  judge: (dir: string) => Promise<CheckResult> = (d) => checkBundle(d, topics),
+): Promise<GateResult> {
+  const legs = [];
+  for (const n of legBundles(up.bundle))
+    legs.push({ leg: n.endsWith("after-rollback") ? "rollback" : "upgrade", result: await judge(n) });
+  const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "restart" && t !== "config");
+  const fresh = join(SHIPPED, String(meta.upgrade?.fromMinor ?? ""), meta.mode);
+  const before = ranBefore
+    ? up
+    : meta.upgrade?.fromMinor && existsSync(join(fresh, "bundle.json"))
+      ? await judge(fresh)
+      : null;
+  return judgeUpgrade({ upgrade: up, legs, before, strict: false });
+}
+
+/** Epoch milliseconds in a recorded sentence (`started between 1796321262433 and …`, bundles before issue 37) as ISO. */
+export function isoTimes(s: string): string {
+  return s.replace(/\b(between )(\d{13})( and )(\d{13})\b/g, (_, a, x, b, y) => {
+    const iso = (ms: string) => new Date(Number(ms)).toISOString();
+    return `${a}${iso(x)}${b}${iso(y)}`;
+  });
+}
+
+export interface BannerColumn {
+  label: string;
+  verdicts: Verdict[];
+}
+
+const slug = (s: string) => s.replace(/[^A-Za-z0-9_-]+/g, "-");
+/** The matrix row of a property (helpers/report/matrix.ts gives each row this id). */
+export const rowId = (id: string) => `p-${slug(id)}`;
+
+const FAILURES_SHOWN = 6;
+const BROKEN_SHOWN = 4;
+
+function gateBlock(label: string, g: GateResult, many: boolean): Html {
+  const word = gateWord(g);
+  const cls =
+    word === "HELD" ? (g.newKnownIssues.length > 0 ? "known" : "pass") : word === "BROKEN" ? "fail" : "skip";
+  const broken = g.broken
+    .slice(0, BROKEN_SHOWN)
+    .map(
+      (b) =>
+        html`<li><b>${b.what}</b>: <code>${b.id}</code> expected ${b.expected}, observed ${b.observed}<span class="gate-line">${isoTimes(b.line)}</span></li>`,
+    );
+  const more =
+    g.broken.length > BROKEN_SHOWN
+      ? html`<li class="muted">… ${g.broken.length - BROKEN_SHOWN} more (the upgrade view below names each)</li>`
+      : "";
+  const stalled = g.inconclusive.map(
+    (b) =>
+      html`<li><b>${b.what}</b>: the load's own client stalled: <code>${b.id}</code> ${isoTimes(b.line)}</li>`,
+  );
+  const left = g.leftovers.map(
+    (x) =>
+      html`<li>${x.node}: ${x.maps.join(", ")} <span class="muted">(pinned maps the upgrade added, still there after the rollback; named, not a failure)</span></li>`,
+  );
+  const known = g.newKnownIssues.map((k) => html`<li><code>${k.id}</code>: ${k.detail}</li>`);
+  const details =
+    broken.length + stalled.length + left.length + known.length > 0
+      ? html`<ul class="gate-list">${broken}${more}${stalled}${known.length > 0 ? html`<li class="muted">known issues new on the target:</li>${known}` : ""}${left}</ul>`
+      : "";
+  const body = html`<span class="word v-${cls}">${word}</span> <span class="gate-head">${g.headline}</span>${many ? html` <span class="muted">(${label})</span>` : ""}`;
+  return many
+    ? html`<details class="gate v-${cls}" data-word="${word}" aria-label="upgrade verdict: ${label}"><summary>${body}</summary>${details}</details>`
+    : html`<div class="gate v-${cls}" data-word="${word}" aria-label="upgrade verdict: ${label}"><p class="gate-title">${body}</p>${details}</div>`;
+}
+
+/**
+ * The banner: each upgrade's gate, then the counts of the whole report with its failures named (those of an
+ * upgrade and of its legs' bundles are named by its gate already: `covered`, by column).
+ */
+export function renderBanner(
+  cols: BannerColumn[],
+  gates: ColumnGate[],
+  covered: Set<number> = new Set(),
+): Html {
+  const all = cols.flatMap((c, i) => c.verdicts.map((v) => ({ v, c, i })));
+  const n = (s: string) => all.filter((x) => x.v.status === s).length;
+  const failed = all.filter(
+    (x) => x.v.status !== "pass" && x.v.status !== "skip" && x.v.status !== "known-issue",
+  );
+  const known = n("known-issue");
+  const cls = failed.length > 0 ? "fail" : known > 0 ? "known" : "pass";
+  const bundles = (k: number) => `${k} bundle${k === 1 ? "" : "s"}`;
+  const withFail = new Set(failed.map((x) => x.i)).size;
+  const counts = `${failed.length} failed, ${known} known issue${known === 1 ? "" : "s"}`;
+  const where =
+    cols.length === 1
+      ? `in ${cols[0]?.label}: ${n("pass")} passed, ${n("skip")} skipped`
+      : `in ${bundles(cols.length)}${failed.length > 0 ? ` (${bundles(withFail)} with a failure)` : ""}: ${n("pass")} passed, ${n("skip")} skipped`;
+  const named = failed.filter((x) => !covered.has(x.i));
+  const byGate = failed.length - named.length;
+  const failures = named
+    .slice(0, FAILURES_SHOWN)
+    .map(
+      ({ v, c }) =>
+        html`<li><a href="#${rowId(v.id)}"><code>${v.id}</code></a> in <b>${c.label}</b>: expected ${v.expected}, observed ${v.observed}</li>`,
+    );
+  const moreFailures = html`${
+    named.length > FAILURES_SHOWN
+      ? html`<li class="muted">… ${named.length - FAILURES_SHOWN} more: the matrix below lists them first</li>`
+      : ""
+  }${byGate > 0 ? html`<li class="muted">${byGate} in the upgrade bundles and their legs: named under each upgrade's verdict above</li>` : ""}`;
+  const knownIds = [...new Set(all.filter((x) => x.v.status === "known-issue").map((x) => x.v.id))];
+  return html`<section id="verdict" class="banner" aria-label="verdict">
+${gates.map((g) => gateBlock(cols[g.column]?.label ?? "", g.gate, gates.length > 1))}
+<div class="counts v-${cls}"><p class="gate-title"><span class="word v-${cls}">${counts}</span> <span class="gate-head">${where}</span></p>${
+    failed.length > 0 ? html`<ul class="gate-list fails">${failures}${moreFailures}</ul>` : ""
+  }${
+    knownIds.length > 0
+      ? html`<p class="known-line">⚠ known issues (bugs declared for these versions, with their upstream reference; neither passed nor failed): ${knownIds.map((id, i) => html`${i > 0 ? ", " : ""}<a href="#${rowId(id)}"><code>${id}</code></a>`)}</p>`
+      : ""
+  }</div>
+</section>`;
+}
