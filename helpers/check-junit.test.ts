@@ -4,10 +4,11 @@ import { join } from "node:path";
 import { SaxesParser } from "saxes";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../cli/main.ts";
+import { summarize } from "../scripts/junit-summary.ts";
 import { TOPICS } from "../suites/topics.ts";
 import { checkBundle } from "./check.ts";
 import { checkJUnit } from "./check-junit.ts";
-import { BundleCopies, KUBE_SVC_LINE, shipped } from "./testing/tamper.ts";
+import { BundleCopies, editJson, KUBE_SVC_LINE, shipped } from "./testing/tamper.ts";
 import { parseXmlStrictly } from "./testing/xml.ts";
 
 interface Case {
@@ -91,6 +92,31 @@ describe("check --junit: a bundle's verdicts as JUnit, offline", () => {
     expect(c.failure?.text).toContain(KUBE_SVC_LINE);
     expect(c.failure?.text).toMatch(/raw\/iptables\/\d+-iptables-save\.txt(\.gz)?:\d+ {2}-A KUBE-SERVICES/);
     expect(got.filter((x) => x.failure).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it("a change in a new minor is a failure saying so, with the run's changed-in-new-minor and assumed-from properties (issue 38)", async () => {
+    // written by us: a shipped 1.20 bundle relabelled 1.21.0, its policy map under the pre-1.20 name
+    const dir = copies.tampered("1.20/kpr", "program", ["cilium-dbg", "map", "list"], (t) =>
+      t.replaceAll("cilium_policy_v3_", "cilium_policy_v2_"),
+    );
+    editJson(dir, "bundle.json", (m) => ({ ...m, cilium: "1.21.0", ciliumMinor: "1.21" }));
+    const r = await checkBundle(dir, TOPICS);
+    expect(r.verdicts.filter((v) => v.status === "changed").map((v) => v.id)).toEqual(["program.policy-map"]);
+    const xml = checkJUnit([r]);
+    const got = cases(xml);
+    const c = got.find((x) => x.name.startsWith("program.policy-map: ")) as Case;
+    expect(c.failure?.message).toBe(
+      "changed in the new minor (assumed from 1.20): expected cilium_policy_v3_<id:05>, observed cilium_policy_v2_<id:05>",
+    );
+    expect(c.properties["changed-in-new-minor"]).toMatch(/^changed in the new minor — /);
+    expect(c.properties["assumed-from"]).toBe("assumed from 1.20");
+    // every verdict says what it was judged against
+    expect(got.every((x) => x.properties["assumed-from"] === "assumed from 1.20")).toBe(true);
+    expect(xml).toMatch(/<testsuite [^>]*failures="1"/);
+    // CI's closing summary names it among the failures
+    const s = summarize(xml);
+    expect(s.changed).toEqual([c.name]);
+    expect(s.failed).toBe(1);
   });
 
   it("a bundle's markup and characters XML forbids stay text: the report parses, the line reads back", async () => {

@@ -5,15 +5,20 @@
  * - pass: the test case alone;
  * - fail (and any status that is neither a pass, a skip nor a known issue): <failure> whose message is expected vs
  *   observed, its text those two, the verdict's first evidence line and its message;
+ * - changed in the new minor (issue 38: a minor the suite has not declared, whose expectation assumed from the
+ *   newest declared minor did not hold): a <failure> of type `changed` whose message says so, with the
+ *   `changed-in-new-minor` property the conformance run's JUnit gives it (scripts/junit-summary.ts names those);
  * - known issue: <skipped> whose message names it, the Cilium versions it is declared for, its claim and its
  *   upstream reference (a bug the version is known to have: not a pass, and not a failure of this cluster);
  * - skip: <skipped> with its reason.
+ * Every verdict of such a minor carries the `assumed-from` property, as in the run's JUnit.
  * Every string from a bundle goes through `xmlText` (XML 1.0's forbidden characters as U+FFFD, then entities).
  */
 import { hostname } from "node:os";
 import type { CheckResult } from "./check.ts";
 import { xmlText } from "./output.ts";
 import { skipReason, type Verdict } from "./properties/judge.ts";
+import { assumedText, CHANGED_LABEL } from "./properties/versions.ts";
 import { showItem } from "./records/evidence.ts";
 
 /** The verdict's first evidence line, and the first raw line it quotes when that is another item. */
@@ -37,13 +42,15 @@ function testcase(r: CheckResult, v: Verdict): string {
   const open = `    <testcase${attr("classname", `${v.topic} [${r.mode}]`)}${attr("name", `${v.id}: ${v.claim}`)} time="0">`;
   const property = (name: string, value: unknown) =>
     `<property${attr("name", name)}${attr("value", value)}/>`;
+  const assumed = v.assumedFrom ? property("assumed-from", assumedText(v.assumedFrom)) : "";
   const props = (extra = "") =>
-    `\n      <properties>${property("expected", v.expected)}${property("observed", v.observed)}${extra}</properties>`;
+    `\n      <properties>${property("expected", v.expected)}${property("observed", v.observed)}${assumed}${extra}</properties>`;
   const close = "\n    </testcase>";
   if (v.status === "pass") return `${open}${props()}${close}`;
   if (v.status === "skip") {
     const reason = skipReason(v);
-    return `${open}\n      <skipped${attr("message", reason)}>${xmlText(reason)}</skipped>${close}`;
+    const marked = assumed ? `\n      <properties>${assumed}</properties>` : "";
+    return `${open}\n      <skipped${attr("message", reason)}>${xmlText(reason)}</skipped>${marked}${close}`;
   }
   if (v.status === "known-issue") {
     const text = knownIssueText(v, r.cilium);
@@ -53,9 +60,11 @@ function testcase(r: CheckResult, v: Verdict): string {
     );
     return `${open}\n      <skipped${attr("message", text)}>${xmlText(`${text}\n${firstEvidence(v)}`)}</skipped>${props(known)}${close}`;
   }
-  const message = `expected ${v.expected}, observed ${v.observed}`;
+  // a change in a new minor fails as a failure does, saying what it is
+  const changed = v.status === "changed";
+  const message = `${changed ? `changed in the new minor (${assumedText(v.assumedFrom ?? "?")}): ` : ""}expected ${v.expected}, observed ${v.observed}`;
   const body = `${message}\n${firstEvidence(v)}\n\n${String(v.message ?? "")}`;
-  return `${open}\n      <failure${attr("message", message)}${attr("type", v.status)}>${xmlText(body)}</failure>${props()}${close}`;
+  return `${open}\n      <failure${attr("message", message)}${attr("type", v.status)}>${xmlText(body)}</failure>${props(changed ? property("changed-in-new-minor", CHANGED_LABEL) : "")}${close}`;
 }
 
 /** The JUnit document for bundles judged by `check`. */

@@ -13,7 +13,9 @@ import { BUNDLES_DIR, shipped } from "../testing/tamper.ts";
 import { HEADLINE, headlineCell, modeWords } from "./headline.ts";
 import { buildReport, renderReport } from "./html.ts";
 import { columnName, columnNames, groupedOrder } from "./labels.ts";
+import { renderMatrix, rowDiffers } from "./matrix.ts";
 import { phaseRows } from "./runs-table.ts";
+import { renderUpgrade } from "./upgrade.ts";
 import { gateWord, isoTimes, renderBanner, rowId } from "./verdict.ts";
 
 describe("column labels: version, mode, profile, what the folder adds, provider", () => {
@@ -54,6 +56,18 @@ describe("column labels: version, mode, profile, what the folder adds, provider"
     expect(names.map((n) => n.label)).toEqual(["1.20.2 / kpr (run-1/kpr)", "1.20.2 / kpr (run-2/kpr)"]);
     expect(columnName(meta, "/x/kpr").head).toEqual(["1.20.2", "kpr", ""]);
   });
+
+  it("a minor the suite has not declared: the variant ends with what its verdicts assumed (issue 38)", () => {
+    const meta = { ...readMeta(shipped("1.20/kpr")), cilium: "1.21.0", ciliumMinor: "1.21" };
+    const n = columnName(meta, "/x/kpr");
+    expect(n.label).toBe("1.21.0 / kpr / assumed from 1.20");
+    expect(n.head).toEqual(["1.21.0", "kpr", "assumed from 1.20"]);
+    expect(n.group).toBe("1.21.0");
+    const dsr = readMeta(shipped("profiles/dsr-maglev/kpr"));
+    expect(columnName({ ...dsr, cilium: "1.21.0" }, "/x/profiles/dsr-maglev/kpr").label).toBe(
+      "1.21.0 / kpr / dsr-maglev · assumed from 1.20",
+    );
+  });
 });
 
 const v = (id: string, status: Verdict["status"], expected = "0", observed = "1") =>
@@ -79,6 +93,45 @@ describe("the verdict banner", () => {
     expect(out).toContain(`<a href="#${rowId("c.three")}"><code>c.three</code></a>`);
     const green = renderBanner([{ label: "x", verdicts: [v("b", "pass")] }], []).text;
     expect(green).toContain('<span class="word v-pass">0 failed, 0 known issues</span>');
+  });
+
+  it("a change in a new minor is a failure: counted, red, named with what it was assumed from (issue 38)", () => {
+    const changed = { ...v("program.policy-map", "changed", "v3", "v2"), assumedFrom: "1.20" } as Verdict;
+    const out = renderBanner(
+      [
+        {
+          label: "1.21.0 / kpr / assumed from 1.20",
+          verdicts: [changed, v("b", "pass"), v("c", "known-issue")],
+        },
+      ],
+      [],
+    ).text;
+    expect(out).toContain('<div class="counts v-fail"');
+    expect(out).toContain('<span class="word v-fail">1 failed, 1 known issue</span>');
+    expect(out).toContain("1 of the failed changed in the new minor");
+    expect(out).toContain(
+      `<a href="#${rowId("program.policy-map")}"><code>program.policy-map</code></a> in <b>1.21.0 / kpr / assumed from 1.20</b>: changed in the new minor: expected v3 (assumed from 1.20), observed v2`,
+    );
+    // the matrix: what differs and Failed list it; the upgrade view gives expected and observed as for a failure
+    expect(rowDiffers(["changed", "pass"])).toBe(true);
+    expect(rowDiffers(["changed"])).toBe(true);
+    expect(rowDiffers(["pass", "skip", "na"])).toBe(false);
+    const m = renderMatrix(
+      [
+        { label: "a", head: ["1.21.0", "kpr", ""], mode: "kpr", verdicts: new Map([[changed.id, changed]]) },
+        { label: "b", head: ["1.20.2", "kpr", ""], mode: "kpr", verdicts: new Map() },
+      ],
+      TOPICS.flatMap((t) => t.properties).filter((p) => p.id === "program.policy-map"),
+      { differsFirst: true },
+    ).html.text;
+    expect(m).toContain("Failed (1)");
+    expect(m).toContain("What differs (1)");
+    expect(m).toMatch(/<tbody class="prop"[^>]*data-differs[^>]*data-fail/);
+    expect(m).toContain("Δ changed in the new minor");
+    const up = renderUpgrade("x", null, [{ ...changed, topic: "upgrade" } as Verdict], "BROKEN").text;
+    expect(up).toContain(
+      '<span class="verdict fail">expected v3, observed v2 (changed in the new minor)</span>',
+    );
   });
 
   it("an upgrade's gate comes first with the word `upgrade` answers, HELD, BROKEN or INCONCLUSIVE", async () => {

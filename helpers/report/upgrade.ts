@@ -122,7 +122,7 @@ export function renderUpgrade(
   const vs = u ? u.verdicts : all.filter((v) => v.topic === "upgrade");
   const verdicts =
     vs.length > 0
-      ? html`<ul class="upgrade-verdicts">${vs.map((v) => html`<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${v.id}</code> ${v.claim}${v.status === "fail" ? html` <span class="verdict fail">expected ${v.expected}, observed ${v.observed}</span>` : ""}</li>`)}</ul>`
+      ? html`<ul class="upgrade-verdicts">${vs.map((v) => html`<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${v.id}</code> ${v.claim}${v.status === "fail" || v.status === "changed" ? html` <span class="verdict fail">expected ${v.expected}, observed ${v.observed}${v.status === "changed" ? " (changed in the new minor)" : ""}</span>` : ""}</li>`)}</ul>`
       : "";
   const cls = word === "HELD" ? "pass" : word === "BROKEN" ? "fail" : word ? "skip" : "";
   const head = html`${word ? html`<span class="word v-${cls}">${word}</span> ` : ""}Upgrade under load: ${u ? `Cilium ${u.from} → ${u.to}` : "its record could not be read"} <span class="muted">(${label})</span>`;

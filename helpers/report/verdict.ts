@@ -2,7 +2,9 @@
  * The report's first screen (issue 37): the verdict, before anything else. For an upgrade bundle, the upgrade
  * gate's answer as `datapath-conformance upgrade` gives it (helpers/upgrade-gate.ts: HELD, BROKEN or
  * INCONCLUSIVE, what broke, what stalled, what the rollback left); for every report, how many verdicts failed and
- * how many are known issues, the failures named in red with expected and observed, each a link to its row.
+ * how many are known issues, the failures named in red with expected and observed, each a link to its row. A
+ * change in a new minor (issue 38: an expectation assumed from the newest declared minor that did not hold) is one
+ * of the failures, counted and named as such.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -10,6 +12,7 @@ import { legBundles } from "../bundle.ts";
 import { type CheckResult, checkBundle } from "../check.ts";
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
+import { assumedText } from "../properties/versions.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import { type GateResult, judgeUpgrade } from "../upgrade-gate.ts";
 
@@ -120,6 +123,7 @@ export function renderBanner(
     (x) => x.v.status !== "pass" && x.v.status !== "skip" && x.v.status !== "known-issue",
   );
   const known = n("known-issue");
+  const changed = n("changed");
   const cls = failed.length > 0 ? "fail" : known > 0 ? "known" : "pass";
   const bundles = (k: number) => `${k} bundle${k === 1 ? "" : "s"}`;
   const withFail = new Set(failed.map((x) => x.i)).size;
@@ -128,13 +132,17 @@ export function renderBanner(
     cols.length === 1
       ? `in ${cols[0]?.label}: ${n("pass")} passed, ${n("skip")} skipped`
       : `in ${bundles(cols.length)}${failed.length > 0 ? ` (${bundles(withFail)} with a failure)` : ""}: ${n("pass")} passed, ${n("skip")} skipped`;
+  const changedNote =
+    changed > 0
+      ? `; ${changed} of the failed changed in the new minor (a regression or a new behaviour, to be declared)`
+      : "";
   const named = failed.filter((x) => !covered.has(x.i));
   const byGate = failed.length - named.length;
   const failures = named
     .slice(0, FAILURES_SHOWN)
     .map(
       ({ v, c }) =>
-        html`<li><a href="#${rowId(v.id)}"><code>${v.id}</code></a> in <b>${c.label}</b>: expected ${v.expected}, observed ${v.observed}</li>`,
+        html`<li><a href="#${rowId(v.id)}"><code>${v.id}</code></a> in <b>${c.label}</b>: ${v.status === "changed" ? "changed in the new minor: " : ""}expected ${v.expected}${v.assumedFrom ? ` (${assumedText(v.assumedFrom)})` : ""}, observed ${v.observed}</li>`,
     );
   const moreFailures = html`${
     named.length > FAILURES_SHOWN
@@ -144,7 +152,7 @@ export function renderBanner(
   const knownIds = [...new Set(all.filter((x) => x.v.status === "known-issue").map((x) => x.v.id))];
   return html`<section id="verdict" class="banner" aria-label="verdict">
 ${gates.map((g) => gateBlock(cols[g.column]?.label ?? "", g.gate, gates.length > 1))}
-<div class="counts v-${cls}"><p class="gate-title"><span class="word v-${cls}">${counts}</span> <span class="gate-head">${where}</span></p>${
+<div class="counts v-${cls}"><p class="gate-title"><span class="word v-${cls}">${counts}</span> <span class="gate-head">${where}${changedNote}</span></p>${
     failed.length > 0 ? html`<ul class="gate-list fails">${failures}${moreFailures}</ul>` : ""
   }${
     knownIds.length > 0
