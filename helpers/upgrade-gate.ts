@@ -92,7 +92,7 @@ export function judgeUpgrade(input: GateInput): GateResult {
   const legVerdicts = upgrade.verdicts.filter((v) => v.topic === "upgrade" || v.topic === "restart");
   const ups = legVerdicts.filter((v) => v.topic === "upgrade");
   for (const v of legVerdicts)
-    if (v.status === "fail")
+    if (v.status === "fail" || v.status === "changed")
       (v.id.endsWith(".client-kept-time") ? inconclusive : broken).push({
         what:
           v.topic === "restart" ? "restart" : v.id.startsWith("upgrade.rollback.") ? "rollback" : "upgrade",
@@ -114,7 +114,7 @@ export function judgeUpgrade(input: GateInput): GateResult {
   );
   for (const l of legs)
     for (const v of l.result.verdicts)
-      if (v.status === "fail")
+      if (v.status === "fail" || v.status === "changed")
         broken.push({
           what: `after the ${l.leg}`,
           id: v.id,

@@ -8,8 +8,12 @@
  * bundle (its folder under suites/bundles/) → property id → why it is kept.
  */
 export const RECORDED_FAILURES: Record<string, Record<string, string>> = {
-  "upgrade-1.19-1.20/kpr": {
-    "upgrade.no-failed-requests":
-      "run up-119-120-kpr-2 (2026-12-03, nothing else running): 2 of 570 new connections of the loop timed out (ETIMEDOUT after 2 s, one to the ClusterIP and one to the NodePort, the same 100 ms) right after worker2's agent became ready; every long-lived connection survived; no declaration names it (no upstream reference found), so it stays a failure. Every kpr upgrade run of the day saw new connections time out or a long-lived one stall during an agent restart, no kube-proxy run did (README, Status)",
+  "profiles/dual-stack/kube-proxy": {
+    "ipv6.ghost-seconds":
+      "run lab-20261205-124651 (Cilium 1.20.2, dual-stack, beside kube-proxy): the probe Pod's connect() to ghost6 (an IPv6 ClusterIP without backends) was refused only after 1.027 s, one SYN retransmission, where the IPv4 ghost is held to 0.1 s; ipv6.ghost-fails-fast passed it (exit 7) and no seconds property existed to see it (issue 35's audit). bpf_lxc's ICMPv6 reject for the first SYN is not taken and the retransmitted one's is. No upstream report names it (1.20.2's ICMP sample-length change, PR 48020 'bpf: icmp*', is the nearest suspect, unconfirmed), so it stays a failure; reproduction in the bundle's README",
+  },
+  "profiles/dual-stack/existing-kube-proxy": {
+    "ipv6.ghost-seconds":
+      "the same cluster as profiles/dual-stack/kube-proxy through the existing provider: refused after 1.024 s (one SYN retransmission); see that bundle",
   },
 };
