@@ -245,17 +245,17 @@ async function snapshot(
     const of = (pred: (e: HolderEvent) => boolean) => events.filter((x) => pred(x.event));
     const reply = of((e) => e.event === "reply" && e.status === 200).at(-1);
     const connected = of((e) => e.event === "connected").at(-1);
-    // its own node's OUT entry first; else any node's entry from its address and port (a NodePort connection
-    // translated at its socket has none on its node: the backend's node holds `TCP IN <local> -> …`)
+    // its own node's OUT entry first; else any node's entry from its port: a connection from a node's host
+    // namespace leaves with the address the route gives it (cilium_host's toward a Pod, recorded in run
+    // up-119-120-kpr-a: `TCP OUT 10.244.2.229:40420 -> …`, and `TCP IN …` on the backend's node). The load's
+    // source ports (40410–40422) are its own
     const own =
       cts.get(c.node)?.find((l) => l.startsWith(`TCP OUT ${c.localIp}:${c.sourcePort} -> `)) ?? null;
     let ct = own;
     let ctNode = own ? c.node : null;
     if (!ct)
-      for (const [node, raw] of cts) {
-        const q = raw.find(
-          (l) => /^TCP (?:IN|OUT) /.test(l) && l.includes(` ${c.localIp}:${c.sourcePort} -> `),
-        );
+      for (const [node, raw] of [...cts].sort(([a], [b]) => (a === c.node ? -1 : b === c.node ? 1 : 0))) {
+        const q = raw.find((l) => /^TCP (?:IN|OUT) \S+:(\d+) -> /.exec(l)?.[1] === String(c.sourcePort));
         if (q) {
           ct = q;
           ctNode = node;
