@@ -60,6 +60,28 @@ describe("the request loop's log: a starved client told apart from a lost packet
     expect(st.failures.map((f) => f.port)).toEqual([20002, 20003]);
   });
 
+  it("a timeout is the client's only when its stall covers the timeout's due time (written by us, after run up-119-120-kp)", () => {
+    const log = parseRequestLog(
+      [
+        '{"event":"start","targets":["lb=172.31.100.240:80"],"intervalMs":50,"timeoutMs":2000,"lagTickMs":20,"lagReportMs":100}',
+        // the stall ends 289 ms before request 1's deadline: the loop was running then and no answer had come
+        '{"event":"lag","t":1750,"ms":1322}',
+        '{"i":1,"to":"lb","t":1361,"ms":2193,"lag":20,"port":20386,"ok":false,"error":"ETIMEDOUT"}',
+        // this one's deadline (4000) falls inside the next stall: its timer fired before the loop could read
+        '{"event":"lag","t":3900,"ms":600}',
+        '{"i":2,"to":"lb","t":2000,"ms":2480,"lag":0,"port":20387,"ok":false,"error":"ETIMEDOUT"}',
+        // a reset is no stall's doing
+        '{"i":3,"to":"lb","t":3950,"ms":5,"lag":0,"port":20388,"ok":false,"error":"ECONNRESET"}',
+      ].join("\n"),
+    );
+    const why = requestStats(log).failures.map((f) => [f.i, clientStall(f, log)]);
+    expect(why).toEqual([
+      [1, null],
+      [2, "the loop stalled 600 ms across its timeout's due time (its lag line 4)"],
+      [3, null],
+    ]);
+  });
+
   it("the outage is the raw gap less only the stall the loop measured", () => {
     const st = requestStats(parseRequestLog(measured));
     // between the successes at 1100 and 4200: 3100 ms, 900 ms of it measured as the loop's own stall

@@ -92,13 +92,18 @@ describe("request loop (real sockets on loopback)", () => {
         },
       });
       let text = "";
+      let started = false;
       child.stdout.on("data", (d) => {
         text += d.toString();
+        // once it runs (its start line; a loaded machine may take a second to start node): starved as an agent
+        // restart on two cores starves it, not scheduled for 700 ms
+        if (!started && text.includes('"event":"start"')) {
+          started = true;
+          setTimeout(() => child.kill("SIGSTOP"), 300);
+          setTimeout(() => child.kill("SIGCONT"), 1000);
+          setTimeout(() => child.kill("SIGTERM"), 1400);
+        }
       });
-      // starved as an agent restart on two cores starves it: not scheduled for 700 ms
-      setTimeout(() => child.kill("SIGSTOP"), 300);
-      setTimeout(() => child.kill("SIGCONT"), 1000);
-      setTimeout(() => child.kill("SIGTERM"), 1400);
       const guard = setTimeout(() => {
         child.kill("SIGKILL");
         reject(new Error(`the loop did not end: ${text}`));

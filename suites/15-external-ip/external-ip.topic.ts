@@ -43,6 +43,9 @@ const POD_SOCKET_LB: ConfigDependence["assumes"] = {
   "kube-proxy": { socketLB: ["off"], ipFamilies: IPV4 },
 };
 
+/** Beside kube-proxy, 1.18 reflects no ExternalIPs frontend; 1.19 and later program it (external-ip.lb-map-slots). */
+const ciliumProgramsExternalIps = (minor: string) => Number(minor.split(".")[1] ?? 0) >= 19;
+
 const NO_RANGE = "no address range of ours for an externalIP on this cluster (LB_IP_RANGE unset)";
 const EXTERNAL_IPS = UP(
   "Kubernetes docs: Service externalIPs; Cilium docs network/kubernetes/kubeproxy-free.rst",
@@ -170,7 +173,13 @@ export async function observeExternalIp(ctx: RunContext): Promise<RecordSet> {
       lb: read(await ciliumDbgRaw(ctx, far, ["bpf", "lb", "list"]), parseBpfLbList),
       rules: iptables ? await iptablesSaveRaw(ctx, far) : null,
     }),
-    done: (s) => (s.rules ? kubeProxyServes(s.rules, ip) : slotCount(s.lb.parsed, `${ip}:80`) === 2),
+    // beside kube-proxy, Cilium 1.19+ programs the externalIP too: wait for both (run up-119-120-kp read the LB
+    // map 165 ms after the Service was applied, before the agent had it)
+    done: (s) =>
+      (!s.rules || kubeProxyServes(s.rules, ip)) &&
+      (ctx.mode === "kpr" || ciliumProgramsExternalIps(ctx.ciliumMinor)
+        ? slotCount(s.lb.parsed, `${ip}:80`) === 2
+        : true),
     show: (s) =>
       `LB map: ${slotCount(s.lb.parsed, `${ip}:80`)} slots${s.rules ? `; rules: ${ruleLines(s.rules, ip).length}` : ""}`,
   });
