@@ -560,7 +560,7 @@ export const lab: Command = {
       summary:
         "the whole job: build what is missing, start the engine, run both modes, write the HTML report and print where it is",
       details:
-        "Phases: images (clusters/lab/lab.sh images: finished steps are skipped; a Cilium version versions.env does not name is built too, and what the module proxy refuses of it is said in one line per module file; a cold build is estimated from $LAB_CACHE/timings.tsv or the README's measured figures), engine (lab up), conformance (LAB_IMAGES=1 CLUSTER_PROVIDER=kind, the conformance project), report (results/<run-id>/report.html). Exit 0 when every property held.",
+        "Phases: images (clusters/lab/lab.sh images: finished steps are skipped; a Cilium version versions.env does not name is built too, and what the module proxy refuses of it is said in one line per module file; a cold build is estimated from $LAB_CACHE/timings.tsv or the measured figures in docs/lab.md), engine (lab up), conformance (LAB_IMAGES=1 CLUSTER_PROVIDER=kind, the conformance project), report (results/<run-id>/report.html). Exit 0 when every property held.",
       options: {
         mode: { type: "string", value: "kpr|kube-proxy", help: "one mode only (both by default)" },
         cilium: {

@@ -365,7 +365,7 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
         // issue 36: a 30 MB cilium took report to V8's out-of-memory abort at 4.2 GB
         "a cilium version of a megabyte",
         (d) => editJson(d, "bundle.json", (m) => ({ ...m, cilium: "1".repeat(1 << 20) })),
-        /bundle\.json:\d+: "cilium": a string of 1048576 characters, over its cap of \d+ \(README "Limits"\)/,
+        /bundle\.json:\d+: "cilium": a string of 1048576 characters, over its cap of \d+ \(docs\/report-and-cli\.md "Limits"\)/,
       ],
       [
         "a stored verdict's observed value of a megabyte",

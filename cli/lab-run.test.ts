@@ -89,7 +89,7 @@ describe("lab.sh steps", () => {
 });
 
 describe("the build estimate", () => {
-  it("a stamped step costs 0, else this machine's timings.tsv, else the README's cold figure", () => {
+  it("a stamped step costs 0, else this machine's timings.tsv, else the measured cold build (docs/lab.md)", () => {
     const est = estimateBuild(
       ["tools", "kubernetes", "cilium-1.19.7"],
       new Set(["tools"]),
@@ -98,11 +98,11 @@ describe("the build estimate", () => {
     expect(est).toEqual([
       { step: "tools", seconds: 0, from: "built" },
       { step: "kubernetes", seconds: 592, from: "timings.tsv" },
-      { step: "cilium-1.19.7", seconds: coldSeconds("cilium-1.19.7"), from: "README" },
+      { step: "cilium-1.19.7", seconds: coldSeconds("cilium-1.19.7"), from: "measured" },
     ]);
     const cilium = formatDuration(coldSeconds("cilium-1.19.7"));
     expect(describeEstimate(est)).toBe(
-      `2 of 3 steps to build, about ${formatDuration(592 + coldSeconds("cilium-1.19.7"))} (cilium-1.19.7 ${cilium}, kubernetes 9 min 52 s; from timings.tsv and the measured cold build (58 min 54 s for one Cilium version, README))`,
+      `2 of 3 steps to build, about ${formatDuration(592 + coldSeconds("cilium-1.19.7"))} (cilium-1.19.7 ${cilium}, kubernetes 9 min 52 s; from timings.tsv and the measured cold build (58 min 54 s for one Cilium version, docs/lab.md))`,
     );
     expect(describeEstimate(estimateBuild(["tools"], new Set(["tools"]), new Map()))).toBe(
       "all 1 steps built earlier: nothing to build",

@@ -76,7 +76,7 @@ export interface LabRunDeps {
 /**
  * The measured cold build of one Cilium version: the images phase of `lab run` from a fresh clone with an empty
  * cache, on the 2-core development machine while other builds and test runs kept it busy (2026-12-03): 58 min
- * 54 s. The README states it (generated from this constant); `lab run --dry-run` estimates from it where this
+ * 54 s. docs/lab.md states it (generated from this constant); `lab run --dry-run` estimates from it where this
  * machine has no timings of its own.
  */
 export const COLD_BUILD = {
@@ -93,7 +93,7 @@ export const COLD_BUILD = {
 } as const;
 
 /**
- * Each step's share of that cold build: the per-step cold times of the README's table, as weights (first match
+ * Each step's share of that cold build: the per-step cold times of docs/lab.md's table, as weights (first match
  * wins). A step's cold estimate is its weight scaled so that one Cilium version's steps add up to COLD_BUILD.
  */
 export const STEP_WEIGHTS: [RegExp, number][] = [
@@ -150,7 +150,7 @@ export function coldSeconds(step: string): number {
 export interface StepEstimate {
   step: string;
   seconds: number;
-  from: "built" | "timings.tsv" | "README";
+  from: "built" | "timings.tsv" | "measured";
 }
 
 /** What each step will cost: 0 when stamped, else this machine's last time, else its share of the cold build. */
@@ -163,7 +163,7 @@ export function estimateBuild(
     if (stamped.has(step)) return { step, seconds: 0, from: "built" };
     const own = timings.get(step);
     if (own !== undefined) return { step, seconds: own, from: "timings.tsv" };
-    return { step, seconds: coldSeconds(step), from: "README" };
+    return { step, seconds: coldSeconds(step), from: "measured" };
   });
 }
 
@@ -187,8 +187,8 @@ export function describeEstimate(est: StepEstimate[]): string {
   const sources = [
     ...new Set(
       todo.map((e) =>
-        e.from === "README"
-          ? `the measured cold build (${formatDuration(COLD_BUILD.seconds)} for one Cilium version, README)`
+        e.from === "measured"
+          ? `the measured cold build (${formatDuration(COLD_BUILD.seconds)} for one Cilium version, docs/lab.md)`
           : "timings.tsv",
       ),
     ),

@@ -2,8 +2,8 @@
  * Reading an evidence bundle as untrusted input. Bundles travel (CI artifacts, tickets, other teams), so every
  * path a bundle names — a call's stdoutFile, an evidence place, its own fixed files — is resolved inside the
  * bundle's folder: a path that climbs out (`..`, absolute) or a link that leads out of it, to a FIFO or to a
- * device, is refused with one line naming the entry. Every read has a declared cap (LIMITS, listed in the
- * README's "Limits"), checked on the size before reading and, for a compressed raw output, while inflating.
+ * device, is refused with one line naming the entry. Every read has a declared cap (LIMITS, listed in
+ * docs/report-and-cli.md "Limits"), checked on the size before reading and, for a compressed raw output, while inflating.
  */
 
 import { isUtf8 } from "node:buffer";
@@ -16,7 +16,7 @@ import { jsonErrorOffset } from "./parse/json-error.ts";
 
 const MiB = 1024 * 1024;
 
-/** The caps on what is read from a bundle (the README's "Limits" lists them). */
+/** The caps on what is read from a bundle (docs/report-and-cli.md "Limits" lists them). */
 export const LIMITS = {
   /** One JSON or JSON Lines file of a bundle (bundle.json, calls/<topic>.jsonl, records/…, verdicts.jsonl, baseline/…), as stored. */
   jsonFileBytes: 32 * MiB,
@@ -169,7 +169,7 @@ export function readBundleBytes(dir: string, rel: string, cap: number, entry: st
       throw new BundleFault(
         dir,
         entry,
-        `${size} bytes, over the ${showBytes(cap)} cap for this file (README "Limits")`,
+        `${size} bytes, over the ${showBytes(cap)} cap for this file (docs/report-and-cli.md "Limits")`,
       );
     const buf = Buffer.alloc(size);
     let off = 0;
@@ -198,7 +198,7 @@ export function gunzipCapped(bytes: Buffer, onFault: (why: string) => Error): Bu
     const e = err as NodeJS.ErrnoException;
     if (e.code === "ERR_BUFFER_TOO_LARGE" || e instanceof RangeError)
       throw onFault(
-        `inflates past the ${showBytes(LIMITS.rawBytes)} cap for one raw output (README "Limits")`,
+        `inflates past the ${showBytes(LIMITS.rawBytes)} cap for one raw output (docs/report-and-cli.md "Limits")`,
       );
     throw onFault(`is not valid gzip (${e.message})`);
   }
@@ -269,7 +269,7 @@ export function readBundleJsonLines(dir: string, rel: string): { line: number; v
       throw new BundleFault(
         dir,
         entry,
-        `a line of ${l.length} characters, over the ${showBytes(LIMITS.jsonLineBytes)} cap (README "Limits")`,
+        `a line of ${l.length} characters, over the ${showBytes(LIMITS.jsonLineBytes)} cap (docs/report-and-cli.md "Limits")`,
       );
     try {
       out.push({ line: i + 1, value: JSON.parse(l) });

@@ -10,7 +10,7 @@
  * modules load in milliseconds (the CLI starts with every command), where zod's whole package is larger.
  *
  * A file that does not match is one BundleFault naming the bundle, the file and line, and the field:
- * `bundle.json:4: "cilium": a string of 1048576 characters, over its cap of 256 (README "Limits")`.
+ * `bundle.json:4: "cilium": a string of 1048576 characters, over its cap of 256 (docs/report-and-cli.md "Limits")`.
  * (records/<name>.json, the records a run derived, are not read by check, compare, report or summary: they
  * derive them again from the raw outputs; the run itself and the README's table read them.)
  */
@@ -20,7 +20,7 @@ import type { JsonPath } from "./parse/json-scan.ts";
 import { jsonScan } from "./parse/json-scan.ts";
 import { MODES } from "./properties/expectation.ts";
 
-/** The caps on one field of a bundle's JSON (the README's "Limits" lists them). */
+/** The caps on one field of a bundle's JSON (docs/report-and-cli.md "Limits" lists them). */
 export const FIELD_CAPS = {
   /** A name: a version, a mode, a property's id, a provider, a node, a time stamp, a target. */
   name: 256,
@@ -53,7 +53,7 @@ const dict = <T extends v.GenericSchema>(item: T) =>
     v.check(
       (o) => Object.keys(o).length <= FIELD_CAPS.items,
       (issue) =>
-        `an object of ${Object.keys(issue.input as object).length} keys, over its cap of ${FIELD_CAPS.items} (README "Limits")`,
+        `an object of ${Object.keys(issue.input as object).length} keys, over its cap of ${FIELD_CAPS.items} (docs/report-and-cli.md "Limits")`,
     ),
   );
 
@@ -298,7 +298,7 @@ function why(schema: v.GenericSchema, issue: v.BaseIssue<unknown>): { keys: Json
   const at = field ? `${field}: ` : "";
   if (issue.type === "max_length") {
     const n = issue.received;
-    const cap = `over its cap of ${(issue as v.MaxLengthIssue<string, number>).requirement} (README "Limits")`;
+    const cap = `over its cap of ${(issue as v.MaxLengthIssue<string, number>).requirement} (docs/report-and-cli.md "Limits")`;
     if (last?.origin === "key") return { keys, why: `${at}a key of ${n} characters, ${cap}` };
     return {
       keys,

@@ -5,7 +5,7 @@
  * Red (exit 1) when something broke, each named: an upgrade property that fails (a connection lost or moved, a
  * failed request, an outage over its bound, an agent not on the target, a property failing on the upgraded or
  * rolled-back cluster), or a nested bundle that fails when judged today. Known issues the target shows that the
- * source did not come first in the summary and fail with --strict only (check's default, README "Verdicts").
+ * source did not come first in the summary and fail with --strict only (check's default, docs/verdicts.md).
  * Beside it, what the upgraded cluster does differently from a fresh install of the same version (compare
  * against the fresh bundle), as information.
  */

@@ -1,6 +1,6 @@
 /**
- * The README is tested: every command in its `sh` code blocks runs here, as a user types it, against the
- * shipped bundles, in a sandbox folder (the repository's `suites`, `helpers` and `clusters` linked into it, so
+ * The README and the docs/ pages are tested: every command in their `sh` code blocks runs here, as a user types it,
+ * against the shipped bundles, in a sandbox folder (the repository's `suites`, `helpers` and `clusters` linked into it, so
  * what a command writes stays there). `npx datapath-conformance` is this checkout's CLI (bin/), never a download;
  * `npm run X` runs package.json's script in the repository, as npm does. A block preceded by a marker
  * `<!-- needs: … -->` cannot run here (root, a cluster, or the setup itself), and is checked instead:
@@ -9,8 +9,10 @@
  *   -- … --dry-run`, the environment of `npm run test:conformance` through the same validation and `plan`, and a
  *   `kubectl … | datapath-conformance parse FORMAT -` pipeline fed the same command's output recorded in a
  *   shipped bundle.
- * Beside them: every bundle path the README names exists, the image overrides the manifests read are documented,
- * and the fault table is the one the shipped record gives.
+ * Beside them: the README's first block is the setup `.ci/run` runs, every file a command writes goes under results/
+ * (git-ignored), every bundle path the pages name exists, every relative link and anchor between them resolves, no
+ * page names an issue of this repository, the image overrides the manifests read are documented, the Layout names
+ * every topic folder, and the fault table is the one the shipped record gives.
  */
 import { spawn, spawnSync } from "node:child_process";
 import {
@@ -24,7 +26,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseMode, parseRunProvider } from "../clusters/choices.ts";
@@ -34,11 +36,21 @@ import { SHIPPED_BUNDLES } from "../suites/environment.ts";
 import { faultsMain, faultTable } from "./faults/main.ts";
 
 const ROOT = join(import.meta.dirname, "..");
-const README = readFileSync(join(ROOT, "README.md"), "utf8");
+/** The pages whose commands run here: the README, then every docs/ page. */
+const PAGES = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .sort()
+    .map((f) => `docs/${f}`),
+].map((file) => ({ file, text: readFileSync(join(ROOT, file), "utf8") }));
+const README = (PAGES[0] as { text: string }).text;
+const ALL_TEXT = PAGES.map((p) => p.text).join("\n");
 const BIN = join(ROOT, "bin", "datapath-conformance.mjs");
 
 interface ReadmeCommand {
-  /** The README's line number of the command's first line. */
+  /** The page (README.md, docs/…) and its line number of the command's first line. */
+  file: string;
   line: number;
   text: string;
 }
@@ -51,7 +63,7 @@ interface ReadmeBlock {
 }
 
 /** The `sh` code blocks of a markdown text, each with its marker and its commands (continuations joined). */
-function shellBlocks(md: string): ReadmeBlock[] {
+function shellBlocks(md: string, file = "README.md"): ReadmeBlock[] {
   const lines = md.split("\n");
   const blocks: ReadmeBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -67,7 +79,7 @@ function shellBlocks(md: string): ReadmeBlock[] {
       const l = lines[i] as string;
       if (pending) pending.text += `\n${l}`;
       else if (l.trim() === "" || l.trim().startsWith("#")) continue;
-      else pending = { line: i + 1, text: l };
+      else pending = { file, line: i + 1, text: l };
       if (!/\\\s*$/.test(l)) {
         block.commands.push(pending);
         pending = null;
@@ -85,6 +97,41 @@ function words(text: string): string[] {
     .replace(/\s#\s.*$/gm, "")
     .trim()
     .split(/\s+/);
+}
+
+/** The relative links of a markdown text (not in code spans or fences, not URLs), with their line. */
+function relativeLinks(md: string): { target: string; line: number }[] {
+  const out: { target: string; line: number }[] = [];
+  let fenced = false;
+  for (const [i, raw] of md.split("\n").entries()) {
+    if (/^```/.test(raw)) fenced = !fenced;
+    if (fenced) continue;
+    const l = raw.replace(/`[^`]*`/g, "");
+    for (const m of l.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = m[1] as string;
+      if (!/^[a-z]+:/i.test(target)) out.push({ target, line: i + 1 });
+    }
+  }
+  return out;
+}
+
+/** A page's heading anchors as GitHub makes them: lower case, punctuation dropped, spaces to hyphens. */
+function anchors(md: string): string[] {
+  let fenced = false;
+  const out: string[] = [];
+  for (const l of md.split("\n")) {
+    if (/^```/.test(l)) fenced = !fenced;
+    const m = fenced ? null : /^#{1,6}\s+(.*)$/.exec(l);
+    if (m)
+      out.push(
+        (m[1] as string)
+          .trim()
+          .toLowerCase()
+          .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+          .replace(/\s/g, "-"),
+      );
+  }
+  return out;
 }
 
 // ── the sandbox ────────────────────────────────────────────────────────────────────────────────────
@@ -191,7 +238,7 @@ function recordedOutput(command: string[]): string | null {
 async function checkWithoutRunning(c: ReadmeCommand): Promise<void> {
   const ws = words(c.text);
   const { vars, rest } = assignments(ws);
-  const where = `README.md:${c.line}: ${c.text}`;
+  const where = `${c.file}:${c.line}: ${c.text}`;
   if (rest[0] === "npx" && rest[1] === "datapath-conformance") {
     const args = rest.slice(2);
     // the command's words: those before the first option or the first argument that is a path (a bundle a
@@ -253,7 +300,7 @@ async function checkWithoutRunning(c: ReadmeCommand): Promise<void> {
     return;
   }
   expect.fail(
-    `${where}: no way to check this command without root or a cluster (add one to the README test)`,
+    `${where}: no way to check this command without root or a cluster (add one to scripts/readme-commands.test.ts)`,
   );
 }
 
@@ -272,7 +319,7 @@ function buildsOrRuns(command: string): boolean {
 
 // ── the tests ──────────────────────────────────────────────────────────────────────────────────────
 
-const BLOCKS = shellBlocks(README);
+const BLOCKS = PAGES.flatMap((p) => shellBlocks(p.text, p.file));
 const RUNNABLE = BLOCKS.filter((b) => b.needs === null).flatMap((b) => b.commands);
 const MARKED = BLOCKS.filter((b) => b.needs !== null && !b.needs.startsWith("setup"));
 const SETUP = BLOCKS.filter((b) => b.needs?.startsWith("setup"));
@@ -301,7 +348,7 @@ describe("README.md's commands", { timeout: 180_000 }, () => {
   // several at once: each command is its own processes, and none reads what another writes (their outputs have
   // names of their own in the sandbox)
   it.concurrent.for(
-    RUNNABLE.map((c) => [`README.md:${c.line}`, c] as const),
+    RUNNABLE.map((c) => [`${c.file}:${c.line}`, c] as const),
   )("%s runs here against the shipped bundles", async ([where, c], ctx) => {
     const { expect } = ctx;
     const ws = words(c.text);
@@ -329,7 +376,7 @@ describe("README.md's commands", { timeout: 180_000 }, () => {
   });
 
   it.each(
-    MARKED.flatMap((b) => b.commands.map((c) => [`README.md:${c.line} (needs ${b.needs})`, c] as const)),
+    MARKED.flatMap((b) => b.commands.map((c) => [`${c.file}:${c.line} (needs ${b.needs})`, c] as const)),
   )("%s is checked without running it", (_where, c) => checkWithoutRunning(c));
 
   it("the test fails where the README is wrong: the commands it shipped before (bundles since moved) fail here", async () => {
@@ -342,9 +389,9 @@ describe("README.md's commands", { timeout: 180_000 }, () => {
       expect(r.code, old).toBe(2);
       expect(r.err, old).toMatch(/is not an evidence bundle/);
     }
-    await expect(checkWithoutRunning({ line: 0, text: "kind create cluster" })).rejects.toThrow(
-      /no way to check this command/,
-    );
+    await expect(
+      checkWithoutRunning({ file: "README.md", line: 0, text: "kind create cluster" }),
+    ).rejects.toThrow(/no way to check this command/);
     const unmarked = shellBlocks(
       "```sh\nnpm test\n```\n\n<!-- needs: cluster -->\n```sh\nkubectl get pods\n```\n",
     );
@@ -354,48 +401,114 @@ describe("README.md's commands", { timeout: 180_000 }, () => {
     ]);
   });
 
-  it("the setup blocks are what .ci/run runs", () => {
+  it("the setup blocks are what .ci/run runs, and the README's first block is that setup: npm ci, then npm test", () => {
     const ci = readFileSync(join(ROOT, ".ci", "run"), "utf8");
     for (const c of SETUP.flatMap((b) => b.commands)) {
       const cmd = words(c.text).slice(0, 2).join(" ");
-      expect(["npm ci", "npm test"], `README.md:${c.line}`).toContain(cmd);
-      expect(ci, `README.md:${c.line}: .ci/run runs ${cmd}`).toMatch(new RegExp(`^${cmd}\\b`, "m"));
+      expect(["npm ci", "npm test"], `${c.file}:${c.line}`).toContain(cmd);
+      expect(ci, `${c.file}:${c.line}: .ci/run runs ${cmd}`).toMatch(new RegExp(`^${cmd}\\b`, "m"));
     }
+    const first = shellBlocks(README)[0];
+    expect(first?.needs ?? "", "README.md's first code block is marked <!-- needs: setup … -->").toMatch(
+      /^setup\b/,
+    );
+    expect(first?.commands.map((c) => words(c.text).slice(0, 2).join(" "))).toEqual(["npm ci", "npm test"]);
     expect(PACKAGE.scripts.test).toBeDefined();
+  });
+
+  it("every file a command writes goes under results/ (git-ignored), never into the checkout", () => {
+    expect(readFileSync(join(ROOT, ".gitignore"), "utf8")).toMatch(/^results\/$/m);
+    const all = BLOCKS.flatMap((b) => b.commands);
+    for (const c of all) {
+      const ws = words(c.text);
+      for (const flag of ["-o", "--svg", "--junit"]) {
+        const at = ws.indexOf(flag);
+        if (at >= 0) expect(ws[at + 1] ?? "", `${c.file}:${c.line}: ${c.text}`).toMatch(/^results\//);
+      }
+    }
+    // the outputs of the commands that run here have names of their own (they run at once)
+    const outs = RUNNABLE.flatMap((c) => {
+      const ws = words(c.text);
+      return ["-o", "--svg"].flatMap((f) => (ws.includes(f) ? [ws[ws.indexOf(f) + 1] as string] : []));
+    });
+    expect(new Set(outs).size, outs.join(", ")).toBe(outs.length);
   });
 });
 
-describe("README.md's facts", () => {
-  it("every bundle path it names is there", () => {
-    const named = [...README.matchAll(/suites\/bundles\/[\w./-]*[\w]/g)].map((m) => m[0]);
+describe("the facts of README.md and docs/", () => {
+  it("every bundle path they name is there", () => {
+    const named = [...ALL_TEXT.matchAll(/suites\/bundles\/[\w./-]*[\w]/g)].map((m) => m[0]);
     expect(named.length).toBeGreaterThan(10);
     for (const p of new Set(named)) expect(existsSync(join(ROOT, p)), p).toBe(true);
+  });
+
+  it("every relative link resolves, to a file or folder and, with #anchor, to a heading of that page", () => {
+    let links = 0;
+    for (const { file, text } of PAGES)
+      for (const { target, line } of relativeLinks(text)) {
+        links++;
+        const [path, anchor] = target.split("#") as [string, string | undefined];
+        const to = path === "" ? join(ROOT, file) : resolve(dirname(join(ROOT, file)), path);
+        expect(existsSync(to), `${file}:${line}: ${target}`).toBe(true);
+        if (anchor !== undefined) {
+          expect(to.endsWith(".md"), `${file}:${line}: ${target}: an anchor into a page`).toBe(true);
+          expect(anchors(readFileSync(to, "utf8")), `${file}:${line}: ${target}`).toContain(anchor);
+        }
+      }
+    expect(links).toBeGreaterThan(20);
+    // the checker itself: a missing page and a missing anchor are seen
+    expect(relativeLinks("see [a](docs/x.md#y) and `[b](c.md)` and [web](https://example.org)")).toEqual([
+      { target: "docs/x.md#y", line: 1 },
+    ]);
+    expect(anchors("# Title\n## The CLI's start\n### `00-config`: x")).toEqual([
+      "title",
+      "the-clis-start",
+      "00-config-x",
+    ]);
+  });
+
+  it("no page names an issue of this repository (a reader cannot look one up); upstream ones name their project", () => {
+    const own = /(?<!(cilium|kubernetes|upstream) )\bissues? ?#?\d+/gi;
+    for (const { file, text } of PAGES)
+      for (const [i, l] of text.split("\n").entries())
+        expect(l.match(own), `${file}:${i + 1}: ${l.slice(0, 160)}`).toBeNull();
+    expect("(issue 24) and issue25-facts.md, Issue 35".match(own)).toHaveLength(3);
+    expect("cilium issue 45184; kubernetes issue 1".match(own)).toBeNull();
+  });
+
+  it("the Layout names every topic folder under suites/", () => {
+    const layout = readFileSync(join(ROOT, "docs", "contributing.md"), "utf8");
+    const folders = readdirSync(join(ROOT, "suites")).filter((d) => /^\d\d-/.test(d));
+    expect(folders.length).toBeGreaterThan(20);
+    for (const f of folders) expect(layout, f).toContain(`\`${f}/\``);
   });
 
   it("every image override the manifests read is documented", () => {
     const images = readFileSync(join(ROOT, "manifests", "images.ts"), "utf8");
     const vars = [...images.matchAll(/process\.env\.(\w+_IMAGE)/g)].map((m) => m[1] as string);
     expect(vars.sort()).toEqual(["AGNHOST_IMAGE", "CURL_IMAGE", "HOLDER_IMAGE", "NETSHOOT_IMAGE"]);
-    for (const v of vars) expect(README, v).toContain(`\`${v}\``);
+    for (const v of vars) expect(ALL_TEXT, v).toContain(`\`${v}\``);
   });
 
   it("the fault table is the shipped record's (npm run faults -- table suites/bundles/faults/faults.jsonl)", () => {
     const table = faultTable(readFileSync(join(ROOT, "suites", "bundles", "faults", "faults.jsonl"), "utf8"));
-    expect(README).toContain(table);
+    expect(ALL_TEXT).toContain(table);
   });
 
   it("every table's header and delimiter rows have as many cells", () => {
-    const lines = README.split("\n");
     const cells = (l: string) =>
       l
         .trim()
         .replace(/^\|/, "")
         .replace(/\|$/, "")
         .split(/(?<!\\)\|/).length;
-    for (const [i, l] of lines.entries())
-      if (/^\s*\|(\s*:?-+:?\s*\|)+\s*$/.test(l))
-        expect(cells(l), `README.md:${i + 1}: delimiter row vs the header above it`).toBe(
-          cells(lines[i - 1] as string),
-        );
+    for (const { file, text } of PAGES) {
+      const lines = text.split("\n");
+      for (const [i, l] of lines.entries())
+        if (/^\s*\|(\s*:?-+:?\s*\|)+\s*$/.test(l))
+          expect(cells(l), `${file}:${i + 1}: delimiter row vs the header above it`).toBe(
+            cells(lines[i - 1] as string),
+          );
+    }
   });
 });

@@ -80,7 +80,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
       id: `${prefix}.no-failed-requests`,
       claim: `No request of the loop (a new connection to each target in turn) fails during ${what}, other than those the client's own stall explains`,
       source: KN("clusters.md §6 (cilium-cli's conn-disrupt test: no disruption during the upgrade)"),
-      why: "a request counts against the datapath unless the loop's own lag explains it (it ran past its timeout by over 500 ms, or started late or inside a measured stall of 500 ms or more: its process was not running, issue 35); each failure is shown with where its packets were seen on the loop's node (the leg's capture, by its local port). Those the stall explains are judged by the client-kept-time property instead",
+      why: "a request counts against the datapath unless the loop's own lag explains it (it ran past its timeout by over 500 ms, or started late or inside a measured stall of 500 ms or more: its process was not running); each failure is shown with where its packets were seen on the loop's node (the leg's capture, by its local port). Those the stall explains are judged by the client-kept-time property instead",
       expect: both({ eq: 0 }),
       config: "none",
       needs: [record],
@@ -94,7 +94,9 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
     {
       id: `${prefix}.client-kept-time`,
       claim: `The load's own client kept time during ${what}: no failed request is explained by the loop's process not running`,
-      source: UP("issue 35: a failure blamed on Cilium must show the datapath lost it"),
+      source: KN(
+        "clusters.md §6 (cilium-cli's conn-disrupt test); a failure blamed on Cilium must show the datapath lost it",
+      ),
       why: "the suite's client shares two cores with three kind nodes whose agents restart and compile programs: a request that runs past its own 2 s timeout by over 500 ms, or started in a stall of 500 ms or more the loop measured itself, says the client was starved, not that the datapath lost the packet. A failure here makes the leg inconclusive (rerun on a quieter machine), never Cilium's. A loop recorded before it measured its lag is judged on the overrun alone (its start line names its timeout)",
       expect: both({ eq: 0 }),
       config: "none",
@@ -109,7 +111,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
       id: `${prefix}.longest-outage`,
       claim: `During ${what}, no target of the loop goes longer than a second without a successful request (the raw gap, less only the stall the loop measured itself)`,
       source: KN("clusters.md §6"),
-      why: `the loop starts a request to each target every ${LOOP_PERIOD_PER_TARGET_MS} ms and never waits for an answer (a hung request fails at its 2 s timeout, the next starts on time), so a target's time between successes is ${LOOP_PERIOD_PER_TARGET_MS} ms when nothing is wrong. Issue 35: the outage is judged on the raw gap; only a stall the loop measured itself (its lag sampler) is taken off, never one inferred from missing starts (both figures are in the evidence). A bundle whose loop did not measure its lag is judged on the raw gap. Over 1000 ms means the target went unanswered for five of its periods`,
+      why: `the loop starts a request to each target every ${LOOP_PERIOD_PER_TARGET_MS} ms and never waits for an answer (a hung request fails at its 2 s timeout, the next starts on time), so a target's time between successes is ${LOOP_PERIOD_PER_TARGET_MS} ms when nothing is wrong. The outage is judged on the raw gap; only a stall the loop measured itself (its lag sampler) is taken off, never one inferred from missing starts (both figures are in the evidence). A bundle whose loop did not measure its lag is judged on the raw gap. Over 1000 ms means the target went unanswered for five of its periods`,
       expect: both({ lte: 1000 }),
       config: "none",
       needs: [record],

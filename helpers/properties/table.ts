@@ -8,6 +8,8 @@ export interface TableOptions {
   mode?: Mode;
   /** Resolve per-minor expectations for this Cilium minor (e.g. "1.19"). */
   cilium?: string;
+  /** false: the table alone, without its italic title line (a page that renders one table per topic says it once). */
+  title?: boolean;
 }
 
 export interface TableRow {
@@ -81,5 +83,5 @@ export function expectationMarkdown(props: Property[], opts: TableOptions = {}):
   const title = opts.cilium
     ? `Expectations for Cilium ${opts.cilium}${assumed ? `, ${assumedText(assumed)} (a minor the suite has not declared)` : ""}`
     : "Expectations (per-minor differences in parentheses)";
-  return [`_${title}._`, "", head, sep, ...rows, ""].join("\n");
+  return [...(opts.title === false ? [] : [`_${title}._`, ""]), head, sep, ...rows, ""].join("\n");
 }

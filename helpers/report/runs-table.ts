@@ -1,7 +1,8 @@
 /**
- * The README's "what we have run for real" table, rendered from the shipped recorded bundles themselves: per
- * Cilium version × mode × provider, what ran (topics, verdict counts) and how long each phase took; per
- * upgrade leg, its duration and its traffic record. Each cell links to its bundle.
+ * The "what we have run for real" table of docs/status.md, rendered from the shipped recorded bundles themselves:
+ * per Cilium version × mode × provider, what ran (topics), what `check` makes of it today (one count per bundle:
+ * today's judgement, with how many of the verdicts the run stored differ from it) and how long each phase took;
+ * per upgrade leg, its duration and its traffic record. Each cell links to its bundle.
  */
 import { relative } from "node:path";
 import { type BundleMeta, bundleTopics, readMeta, readRecords } from "../bundle.ts";
@@ -13,19 +14,29 @@ export interface RunRow {
   dir: string;
   meta: BundleMeta;
   topics: string[];
-  counts: { pass: number; fail: number; skip: number; "known-issue": number; changed: number };
   legs: UpgradeLeg[];
 }
 
 export function readRun(dir: string): RunRow {
   const meta = readMeta(dir);
-  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0, changed: 0 };
   const stored = readStoredVerdicts(dir) ?? [];
-  for (const v of stored) counts[v.status]++;
   const up = readRecords(dir).upgrade?.record;
   // the topics that made calls, and those that ran without one (ipv6 on an IPv4-only cluster: judged n/a)
   const topics = [...new Set([...bundleTopics(dir), ...stored.map((v) => v.topic)])];
-  return { dir, meta, topics, counts, legs: up?.legs ?? [] };
+  return { dir, meta, topics, legs: up?.legs ?? [] };
+}
+
+/**
+ * What `check` says of a bundle today (the caller judges it: helpers/check.ts checkBundle): its verdicts by status,
+ * and how many of the verdicts the run stored differ from them (null: the bundle stores none).
+ */
+export interface Judged {
+  pass: number;
+  fail: number;
+  knownIssue: number;
+  skip: number;
+  changed: number;
+  differences: number | null;
 }
 
 const s = (x: number | undefined) => (x === undefined ? "–" : `${Math.round(x)} s`);
@@ -135,19 +146,32 @@ function configurationOf(r: RunRow): string {
   return `${profile}: ${v(c.routing)}${c.routing.value === "tunnel" ? `/${v(c.tunnelProtocol)}` : ""}, socket LB ${v(c.socketLB)}, kube-proxy ${v(c.kubeProxy)}, LB ${v(c.lbMode)}${families === "ipv4" ? "" : `, families ${families}`}`;
 }
 
-/** Markdown: one row per bundle, then one row per upgrade leg; links relative to `base` (the README's folder). */
-export function runsMarkdown(dirs: string[], base: string): string {
+/**
+ * Markdown: one row per bundle, then one row per upgrade leg; each bundle named by its path from `root` (the
+ * repository) and linked relative to `base` (the page's folder). The counts are `judged`'s (today's `check`), never
+ * the ones the run stored: one count per bundle.
+ */
+export function runsMarkdown(
+  dirs: string[],
+  base: string,
+  judged: (dir: string) => Judged,
+  root: string = base,
+): string {
   const runs = dirs.map(readRun);
-  const link = (r: RunRow) => `[${relative(base, r.dir)}](${relative(base, r.dir)})`;
+  const link = (r: RunRow) => `[${relative(root, r.dir)}](${relative(base, r.dir)})`;
   const out = [
-    "| Cilium | mode | configuration | provider | topics | pass / fail / known / skip | create | Cilium ready | specs | end to end | bundle |",
-    "|---|---|---|---|---|---|---|---|---|---|---|",
+    "| Cilium | mode | configuration | provider | topics | `check` today: pass / fail / known / skip | stored verdicts | create | Cilium ready | specs | end to end | bundle |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of runs) {
     const t = runTimes(r.meta);
-    const what = r.topics.length >= 15 ? `all ${r.topics.length}` : r.topics.join(", ");
+    const j = judged(r.dir);
+    const what = r.topics.length >= 15 ? `${r.topics.length} topics` : r.topics.join(", ");
+    const fail = j.changed > 0 ? `${j.fail} (+${j.changed} changed)` : String(j.fail);
+    const stored =
+      j.differences === null ? "none stored" : j.differences === 0 ? "reproduced" : `${j.differences} differ`;
     out.push(
-      `| ${r.meta.cilium.split(" ")[0]} | ${r.meta.mode} | ${configurationOf(r)} | ${r.meta.provider}${r.meta.lab ? " (lab)" : ""} | ${what} | ${r.counts.pass} / ${r.counts.fail} / ${r.counts["known-issue"]} / ${r.counts.skip} | ${s(t.create)} | ${s(t.ready)} | ${s(t.specs)} | ${s(t.total)} | ${link(r)} |`,
+      `| ${r.meta.cilium.split(" ")[0]} | ${r.meta.mode} | ${configurationOf(r)} | ${r.meta.provider}${r.meta.lab ? " (lab)" : ""} | ${what} | ${j.pass} / ${fail} / ${j.knownIssue} / ${j.skip} | ${stored} | ${s(t.create)} | ${s(t.ready)} | ${s(t.specs)} | ${s(t.total)} | ${link(r)} |`,
     );
   }
   const legs = runs.flatMap((r) => r.legs.map((l) => ({ r, l })));

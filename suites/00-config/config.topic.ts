@@ -28,7 +28,7 @@ import { defineTopic } from "../../helpers/topic.ts";
 export const topic = defineTopic({
   name: "config",
   title: "The datapath configuration this cluster runs: what every later expectation is resolved for",
-  source: KN("issue 25; status and config formats: output-formats.md §4, §5"),
+  source: KN("status and config formats: output-formats.md §4, §5"),
   deploys: [],
   steps: [
     {
@@ -54,7 +54,7 @@ export const topic = defineTopic({
       id: "config.read",
       claim:
         "Every setting that decides the datapath is read from the cluster: routing, host routing, masquerading, socket LB, LB mode and algorithm, device mode, kube-proxy mode, IP families",
-      source: KN("issue 25"),
+      source: KN("status and config formats: output-formats.md §4, §5"),
       why: "each later property resolves its expectation for these settings; one that cannot be read leaves that property on its declared assumption, said in its verdict. LB mode and algorithm do not apply beside kube-proxy (no BPF NodePort: status prints no Mode line), so they read as n/a there, not unread",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
       config: "none",

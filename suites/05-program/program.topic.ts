@@ -195,7 +195,7 @@ export const topic = defineTopic({
       claim:
         "Socket LB keeps a reverse-translation entry per translated socket (cilium_lb4_reverse_sk holds the holder's); empty with kube-proxy",
       source: KN("clusters.md §4.3"),
-      why: "sock4_update_revnat stores backend → ClusterIP per socket cookie so getpeername() can answer the VIP (bpf_sock.c); per-packet LB reverses through conntrack instead. Issue 35: only the holder's own entries are counted (those reversing web's ClusterIP:80 for the holder's backend, read from the map with bpftool): the map is the node's, and any Pod there with a translated socket open (CoreDNS's to the API server, another topic's query) adds to it, so its whole count differed between identical runs (1 and 3). A bundle recorded before the map was read counts it whole",
+      why: "sock4_update_revnat stores backend → ClusterIP per socket cookie so getpeername() can answer the VIP (bpf_sock.c); per-packet LB reverses through conntrack instead. Only the holder's own entries are counted (those reversing web's ClusterIP:80 for the holder's backend, read from the map with bpftool): the map is the node's, and any Pod there with a translated socket open (CoreDNS's to the API server, another topic's query) adds to it, so its whole count differed between identical runs (1 and 3). A bundle recorded before the map was read counts it whole",
       expect: { kpr: { eq: 1 }, "kube-proxy": { eq: 0 } },
       config: {
         assumes: { kpr: { socketLB: ["on"] }, "kube-proxy": { socketLB: ["off"] } },

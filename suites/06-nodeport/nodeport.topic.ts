@@ -225,7 +225,7 @@ export const topic = defineTopic({
       id: "nodeport.bpf-slots",
       claim: "Each NodePort frontend in the LB map holds every web backend (N slots after its slot 0)",
       source: KN("clusters.md §4.3"),
-      why: "the slots are the Service's backends whatever the LB mode or algorithm: Maglev keeps its lookup table in a map of its own (cilium_lb4_maglev), not in bpf lb list's slots (issue25-facts.md §3.5, §4)",
+      why: "the slots are the Service's backends whatever the LB mode or algorithm: Maglev keeps its lookup table in a map of its own (cilium_lb4_maglev), not in bpf lb list's slots",
       expect: {
         kpr: { eq: true },
         "kube-proxy": { na: "no NodePort frontends in the LB map with KPR=false" },

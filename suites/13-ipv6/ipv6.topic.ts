@@ -250,7 +250,7 @@ export const topic = defineTopic({
       claim:
         "The probe Pod's request to ghost6 fails in under 0.1 s, as the IPv4 ghost's do: a refusal, not a SYN retransmitted",
       source: KN("clusters.md §4.2, P12"),
-      why: "held to the IPv4 ghost's bound (ghost.seconds: every fast failure recorded took 0.06–6.5 ms; 0.1 s is 10× under TCP's 1 s initial retransmission timeout, RFC 6298 §2.1): socket LB answers in connect(), bpf_lxc's ICMPv6 reject is the node's own reply. Issue 35: ipv6.ghost-fails-fast passed at 1.03 s on the dual-stack kube-proxy bundles (one SYN retransmission), which only a seconds bound can see",
+      why: "held to the IPv4 ghost's bound (ghost.seconds: every fast failure recorded took 0.06–6.5 ms; 0.1 s is 10× under TCP's 1 s initial retransmission timeout, RFC 6298 §2.1): socket LB answers in connect(), bpf_lxc's ICMPv6 reject is the node's own reply. ipv6.ghost-fails-fast passed at 1.03 s on the dual-stack kube-proxy bundles (one SYN retransmission), which only a seconds bound can see",
       expect: { kpr: { lte: 0.1 }, "kube-proxy": { lte: 0.1 } },
       config: {
         assumes: POD_SOCKET_LB,

@@ -56,7 +56,7 @@ export const topic = defineTopic({
       claim:
         "Every node stayed Ready while the run observed it (no Ready condition changed after the run began)",
       source: KN("peers-and-pitfalls.md §0 (a verdict is only as good as the cluster it was taken on)"),
-      why: "a node that paused or restarted mid-run heals and later topics may pass, but what was observed meanwhile was observed on a broken cluster: the run must say so (issue 18's node-pause fault passed every topic before this property existed). A node's Ready condition keeps the time it last changed (lastTransitionTime); one after the run began means the node left Ready, or came back, during it",
+      why: "a node that paused or restarted mid-run heals and later topics may pass, but what was observed meanwhile was observed on a broken cluster: the run must say so (the node-pause fault run passed every topic before this property existed). A node's Ready condition keeps the time it last changed (lastTransitionTime); one after the run began means the node left Ready, or came back, during it",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
       config: "none",
       needs: ["invariants"],
@@ -83,7 +83,7 @@ export const topic = defineTopic({
       claim:
         "No kube-system Pod (the Cilium agents and operator, the control plane, CoreDNS, kube-proxy) restarted or was replaced while the run observed it",
       source: KN("peers-and-pitfalls.md §0 (cilium connectivity test checks the agents' restart counts)"),
-      why: "an agent that restarts mid-run regenerates the datapath under the topics' feet (issue 18's agent-delete fault), and an API server that restarts answers some of the run's calls from a half-started state (issue 18's apiserver-kill fault passed every topic before this property existed); a Pod created after the run began, or a container that ended after it, is one",
+      why: "an agent that restarts mid-run regenerates the datapath under the topics' feet (the agent-delete fault run), and an API server that restarts answers some of the run's calls from a half-started state (the apiserver-kill fault run passed every topic before this property existed); a Pod created after the run began, or a container that ended after it, is one",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
       config: "none",
       needs: ["invariants"],

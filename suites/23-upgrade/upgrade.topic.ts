@@ -51,8 +51,8 @@ function conformanceAfterProperty(kind: "upgrade" | "rollback"): PropertyDeclara
   return {
     id: `${prefix}.conformance-after`,
     claim: `After ${what}, every topic run again on the same cluster (not a fresh install) finds no property failing: what the ${kind === "upgrade" ? "upgraded" : "rolled-back"} cluster does is what the version's declarations say`,
-    source: KN(`${UPGRADE_GUIDE}; issue 24 (an upgrade ends in full conformance)`),
-    why: `the nested run is this suite's conformance project with the existing provider on the run's own cluster, into the bundle's after-${kind}/ folder (check judges it with this one; compare it with the fresh bundle of the same version to see what the ${kind} left behind). A known issue of the version is not a failure here (check's default, README "Verdicts"): the nested bundle lists it, and check --strict fails on it`,
+    source: KN(`${UPGRADE_GUIDE} (an upgrade ends in full conformance)`),
+    why: `the nested run is this suite's conformance project with the existing provider on the run's own cluster, into the bundle's after-${kind}/ folder (check judges it with this one; compare it with the fresh bundle of the same version to see what the ${kind} left behind). A known issue of the version is not a failure here (check's default: docs/verdicts.md): the nested bundle lists it, and check --strict fails on it`,
     expect: both({ eq: 0 }),
     config: "none",
     needs: ["upgrade"],
