@@ -255,7 +255,13 @@ async function snapshot(
     let ctNode = own ? c.node : null;
     if (!ct)
       for (const [node, raw] of [...cts].sort(([a], [b]) => (a === c.node ? -1 : b === c.node ? 1 : 0))) {
-        const q = raw.find((l) => /^TCP (?:IN|OUT) \S+:(\d+) -> /.exec(l)?.[1] === String(c.sourcePort));
+        // the same port's entries of an earlier leg's connection linger (run up-119-120-kpr-b's rollback found
+        // the upgrade leg's): the live one is the one refreshed last, with the latest expiry on that node
+        const expiry = (l: string) => Number(/\bexpires=(\d+)/.exec(l)?.[1] ?? 0);
+        const q =
+          raw
+            .quotes((l) => /^TCP (?:IN|OUT) \S+:(\d+) -> /.exec(l)?.[1] === String(c.sourcePort))
+            .sort((a, b) => expiry(b.quote) - expiry(a.quote))[0] ?? null;
         if (q) {
           ct = q;
           ctNode = node;
