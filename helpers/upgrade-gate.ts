@@ -271,7 +271,7 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">): MarkdownT
       markdown`#### What the rollback left (pinned maps the upgrade added, still there; named, not a failure)`,
       markdown``,
     );
-    for (const x of g.leftovers) out.push(markdown`- ${x.node}: ${x.maps.map((m) => code(m)).join(", ")}`);
+    for (const x of g.leftovers) out.push(markdown`- ${x.node}: ${x.maps.join(", ")}`);
     out.push(markdown``);
   }
   for (const l of input.legs) {
