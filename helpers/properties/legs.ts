@@ -16,7 +16,11 @@ const UPGRADE_GUIDE = "Cilium's upgrade guide (Documentation/operations/upgrade.
 export const LOOP_PERIOD_PER_TARGET_MS = 200;
 
 function sameBackend(c: UpgradeConnection): boolean {
-  const ct = c.ct_backend_before === null || c.ct_backend_after === c.ct_backend_before;
+  // compared where an entry was found both before and after: an entry gone (its node's agent restarted, or the
+  // connection's conntrack is the kernel's beside kube-proxy) points at no other backend (run up-118-119-kp's
+  // NodePort connection: its entry found before, none after, the same backend answering)
+  const ct =
+    c.ct_backend_before === null || c.ct_backend_after === null || c.ct_backend_after === c.ct_backend_before;
   return c.backend_before !== null && c.backend_after === c.backend_before && ct;
 }
 
@@ -63,7 +67,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
       id: `${prefix}.same-backend`,
       claim: `Every long-lived connection is answered by the same backend before and after ${what}, and where Cilium's conntrack holds its entry, the entry points at that backend`,
       source: KN("clusters.md §6"),
-      why: "the conntrack entry is looked for on every node (the client's OUT entry, or the backend node's IN entry of a connection translated at its socket) and compared where one is found, so the expectation is the same in every configuration",
+      why: "the conntrack entry is looked for on every node (the client's OUT entry, or the backend node's IN entry of a connection translated at its socket) and compared where one is found before and after, so the expectation is the same in every configuration",
       expect: both({ eq: true }),
       config: "none",
       needs: [record],
