@@ -45,7 +45,19 @@ describe("where a failed request's packets died on the loop's node (issue 35)", 
     [[SYN_IN, SYN_WIRE, SYNACK_WIRE, SYNACK_POD], /the datapath did its part, the client did not take it/],
     [
       [SYN_IN, line("lxc4f1e2d", "Out", `10.244.2.9.8080 > ${IP}.20002: Flags [R.], seq 0, ack 2, length 0`)],
-      /reset/,
+      /reset by the other end/,
+    ],
+    // as recorded in run up-119-120-kpr-b: the handshake done, the client's FIN at its timeout, then its RST
+    [
+      [
+        SYN_IN,
+        SYN_WIRE,
+        SYNACK_WIRE,
+        SYNACK_POD,
+        line("lxc4f1e2d", "In", `${IP}.20002 > 10.244.2.9.8080: Flags [F.], seq 72, ack 1, length 0`),
+        line("lxc4f1e2d", "In", `${IP}.20002 > 10.244.2.9.8080: Flags [R], seq 73, length 0`),
+      ],
+      /the handshake completed .* lost after the handshake/,
     ],
   ])("%j", (lines, words) => {
     expect(whereItDied(lines, IP, 20002)).toMatch(words);

@@ -517,8 +517,13 @@ export function whereItDied(lines: string[], ip: string, port: number): string {
   const delivered = answers.filter((l) => lxc(l) && dir(l) === "Out");
   if (out.length === 0 && back.length === 0)
     return "no packet of it was seen on the loop's node: its SYN never left the client Pod (or the capture missed it)";
-  if (back.some(rst) || out.some(rst))
-    return `reset: ${[...back, ...out].filter(rst).length} RST seen on the loop's node`;
+  if (back.some(rst))
+    return `reset by the other end: ${back.filter(rst).length} RST came back to the loop's node`;
+  const time = (l: string) => fields(l)[0] ?? "?";
+  const closed = out.filter((l) => /Flags \[(?:F|R)/.test(l) && lxc(l) && dir(l) === "In");
+  if (delivered.length > 0 && closed.length > 0)
+    return `the handshake completed (the SYN-ACK delivered to the client Pod at ${time(delivered[0] as string)}) and no answer to the request came until the client closed at its timeout (${time(closed[0] as string)}): the request or its answer was lost after the handshake (the capture holds SYN, FIN and RST only)`;
+  if (out.some(rst)) return `reset by the client: ${out.filter(rst).length} RST from the loop's Pod`;
   if (delivered.length > 0)
     return "the answer (SYN-ACK) was delivered to the client Pod: the datapath did its part, the client did not take it";
   if (answers.length > 0)
