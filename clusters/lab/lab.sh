@@ -677,7 +677,7 @@ cmd_images() {
     case "$w" in image-cilium-*) ask_cilium "${w#image-cilium-}" ;; cilium-*) ask_cilium "${w#cilium-}" ;; esac
   done
   for w in "${ONLY[@]}"; do
-    lab_steps | grep -qxF -- "$w" || die "unknown step '$w'; valid: $(lab_steps | tr '\n' ' ')"
+    lab_steps | grep -xF -- "$w" >/dev/null || die "unknown step '$w'; valid: $(lab_steps | tr '\n' ' ')"
   done
   wanted host-packages && step host-packages host_packages
   docker_up || cmd_up
