@@ -33,21 +33,20 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 // two small recorded bundles, one of them a level deeper, beside a folder that holds none
 const folder = join(tmp, "runs");
 cpSync(join(BUNDLES_ROOT, "1.19", "drop-kpr"), join(folder, "b-drop"), { recursive: true });
-cpSync(join(BUNDLES_ROOT, "1.19", "baseline-kpr"), join(folder, "a", "baseline"), { recursive: true });
+cpSync(join(BUNDLES_ROOT, "1.19", "drop-kube-proxy"), join(folder, "a", "drop-kp"), { recursive: true });
 mkdirSync(join(folder, "c-empty", "deeper"), { recursive: true });
 const empty = join(tmp, "nothing-here");
 mkdirSync(join(empty, "x"), { recursive: true });
 
 describe("a folder of bundles", () => {
   it("findBundles: every folder holding a bundle.json, in sorted path order, not looking into a bundle", () => {
-    expect(findBundles(folder)).toEqual([join(folder, "a", "baseline"), join(folder, "b-drop")]);
+    expect(findBundles(folder)).toEqual([join(folder, "a", "drop-kp"), join(folder, "b-drop")]);
     expect(findBundles(join(folder, "b-drop"))).toEqual([join(folder, "b-drop")]);
     expect(findBundles(empty)).toEqual([]);
     expect(findBundles(join(tmp, "not-there"))).toEqual([]);
     // the shipped ones: every minor's, upgrade's and existing's, none from the fault record
     expect(findBundles(BUNDLES_ROOT)).toEqual(SHIPPED_BUNDLES);
     expect(findBundles(join(BUNDLES_ROOT, "1.19")).map((b) => b.slice(BUNDLES_ROOT.length + 1))).toEqual([
-      "1.19/baseline-kpr",
       "1.19/drop-kpr",
       "1.19/drop-kube-proxy",
       "1.19/kpr",
@@ -57,7 +56,7 @@ describe("a folder of bundles", () => {
 
   it("bundlesOf: a bundle stands for itself, a folder for its bundles; a folder with none is one line", () => {
     const drop = join(folder, "b-drop");
-    expect(bundlesOf([drop, folder])).toEqual([drop, join(folder, "a", "baseline"), drop]);
+    expect(bundlesOf([drop, folder])).toEqual([drop, join(folder, "a", "drop-kp"), drop]);
     expect(() => bundlesOf([empty])).toThrow(
       `${empty} holds no evidence bundle (no bundle.json in it or in any folder below it)`,
     );
@@ -70,13 +69,13 @@ describe("a folder of bundles", () => {
     expect(r.code).toBe(0);
     const named = r.out.split("\n").filter((l) => l.startsWith(folder));
     expect(named).toEqual([
-      `${join(folder, "a", "baseline")}: mode kpr, Cilium 1.19.7 (recorded)`,
+      `${join(folder, "a", "drop-kp")}: mode kube-proxy, Cilium 1.19.7 (recorded)`,
       `${join(folder, "b-drop")}: mode kpr, Cilium 1.19.7 (recorded)`,
     ]);
     const tail = r.out.slice(r.out.lastIndexOf("2 bundles:\n"));
     expect(tail).toMatch(
       new RegExp(
-        `^2 bundles:\\n  ${join(folder, "a", "baseline")}\\s+\\d+ passed, 0 failed, \\d+ skipped\\n  ${join(folder, "b-drop")}\\s+\\d+ passed, 0 failed, \\d+ skipped\\n$`,
+        `^2 bundles:\\n  ${join(folder, "a", "drop-kp")}\\s+\\d+ passed, 0 failed, \\d+ skipped\\n  ${join(folder, "b-drop")}\\s+\\d+ passed, 0 failed, \\d+ skipped\\n$`,
       ),
     );
   });
