@@ -4,37 +4,38 @@ import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { clientStall, parseRequestLog, requestStats } from "./requests-log.ts";
 
-const SHIPPED = join(
-  import.meta.dirname,
-  "..",
-  "..",
-  "suites",
-  "bundles",
-  "upgrade-1.19-1.20",
-  "kpr",
-  "raw",
-  "upgrade",
-  "049--n-cca-dp-logs-request-loop.txt.gz",
-);
+const shippedLog = (bundle: string, leg: string, file: string) =>
+  parseRequestLog(
+    gunzipSync(
+      readFileSync(join(import.meta.dirname, "..", "..", "suites", "bundles", bundle, "raw", leg, file)),
+    ).toString(),
+  );
 
 describe("the request loop's log: a starved client told apart from a lost packet (issue 35)", () => {
-  it("the shipped kpr 1.19 → 1.20 upgrade's two failures ran ~1.9 s past their own 2 s timeout: the client's stall", () => {
-    // recorded by the lab (run up-119-120-kpr-2, 2026-12-03), read from the shipped bundle
-    const log = parseRequestLog(gunzipSync(readFileSync(SHIPPED)).toString());
+  it("the shipped kpr 1.18 → 1.19 upgrade: its one failure ran 2.9 s past its own 2 s timeout, the client's stall", () => {
+    // recorded by the lab (run up-118-119-kpr, 2026-12-06), read from the shipped bundle
+    const log = shippedLog("upgrade-1.18-1.19/kpr", "upgrade", "075--n-cca-dp-logs-request-loop.txt.gz");
     expect(log.timeoutMs).toBe(2000);
-    expect(log.lagMeasured).toBe(false);
+    expect(log.lagMeasured).toBe(true);
     const st = requestStats(log);
-    expect(st.failures.map((f) => f.i)).toEqual([471, 472]);
+    expect(st.failures.map((f) => [f.i, f.to, f.error])).toEqual([[472, "clusterip", "ETIMEDOUT"]]);
     expect(st.clientStalls.map((s) => s.why)).toEqual([
-      "ran 3913 ms against its 2000 ms timeout: 1913 ms past it, its own timer not run",
-      "ran 3815 ms against its 2000 ms timeout: 1815 ms past it, its own timer not run",
+      "ran 4873 ms against its 2000 ms timeout: 2873 ms past it, its own timer not run",
     ]);
-    // not measured: the outage is judged on the raw gap, where the stall inferred from missing starts made it small
-    const o = st.longestOutage;
-    expect(o).toMatchObject({ to: "clusterip", measuredStallMs: null });
-    expect(o?.judgedMs).toBe(o?.ms);
-    expect(o?.judgedMs).toBeGreaterThan(2000);
-    expect(o?.netMs).toBeLessThan(500);
+    // the outage around it: 5.2 s raw, of which the loop measured 4.8 s of its own stall
+    expect(st.longestOutage).toMatchObject({ to: "clusterip", ms: 5214, measuredStallMs: 4774, judgedMs: 440 });
+  });
+
+  it("the shipped kpr 1.19 restart: two requests failed on time with the loop running, not the client's", () => {
+    // recorded by the lab (run up-119-120-kpr-b, 2026-12-06): a 626 ms stall ended 1.6 s before their deadline
+    const log = shippedLog("upgrade-1.19-1.20/kpr-2", "restart", "071--n-cca-dp-logs-request-loop.txt.gz");
+    const st = requestStats(log);
+    expect(st.failures.map((f) => [f.i, f.to, f.error])).toEqual([
+      [473, "nodeport", "ETIMEDOUT"],
+      [474, "loadbalancer", "ETIMEDOUT"],
+    ]);
+    expect(st.clientStalls).toEqual([]);
+    for (const f of st.failures) expect(clientStall(f, log)).toBeNull();
   });
 
   // written by us: a loop that measured its lag (issue 35's requests.mjs), 100 ms period per target

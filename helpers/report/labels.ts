@@ -3,7 +3,7 @@
  * existing-kpr"): each bundle's Cilium version (from → to for an upgrade), its mode, and its variant — its
  * datapath profile (bundle.json's, else the folder `profiles/<profile>/<mode>` it sits in), what its folder name
  * adds beside the mode (`1.19/drop-kpr`: drop), the leg of the upgrade it was run after (an upgrade bundle's
- * `after-upgrade/`, `after-rollback/`), its provider when not kind, and for a minor the suite has not declared, what
+ * `after-upgrade/`, `after-rollback/`), a second recording's number (`kpr-2`: run 2), its provider when not kind, and for a minor the suite has not declared, what
  * its verdicts assumed (issue 38: "assumed from 1.20"). Columns are grouped by version (an upgrade with the bundles
  * of its legs).
  */
@@ -59,12 +59,13 @@ export function columnName(meta: BundleMeta, dir: string): ColumnName {
       : basename(dirname(dirname(dir))) === "profiles"
         ? basename(dirname(dir))
         : null;
-  // what the folder's name says beside the mode and the provider (`drop-kpr` → drop, `existing-kpr` → nothing)
-  const tag = leg
-    ? null
-    : folder
-        .replace(new RegExp(`-?${mode.replace(/[^A-Za-z0-9-]/g, "")}$`), "")
-        .replace(new RegExp(`^${String(meta.provider).replace(/[^A-Za-z0-9-]/g, "")}-?`), "");
+  // what the folder's name says beside the mode and the provider (`drop-kpr` → drop, `existing-kpr` → nothing,
+  // `kpr-2` → run 2: a second recording of one configuration); a leg's, what its upgrade's folder says
+  const m = mode.replace(/[^A-Za-z0-9-]/g, "");
+  const said = (parent ? basename(dirname(dir)) : folder)
+    .replace(new RegExp(`-?${m}$|^${m}-?`), "")
+    .replace(new RegExp(`^${String(meta.provider).replace(/[^A-Za-z0-9-]/g, "")}-?`), "");
+  const tag = /^\d+$/.test(said) ? `run ${said}` : leg ? null : said;
   const provider = meta.provider !== "kind" && !leg ? String(meta.provider) : null;
   // a minor the suite has not declared: its verdicts were judged on the newest declared minor's expectations
   const from = expectationBasis(String(meta.cilium)).assumedFrom;

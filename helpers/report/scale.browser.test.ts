@@ -67,7 +67,14 @@ const CASES: Case[] = [
   },
   { name: "6", bundles: SIX, maxBytes: 1_500_000, maxHeight: 9_000, next: "headline" },
   { name: "upgrade", bundles: [UPGRADE], maxBytes: 600_000, maxHeight: 9_000, next: "upgrades" },
-  { name: "all", bundles: [BUNDLES_DIR], maxBytes: 4_000_000, maxHeight: 16_000, next: "upgrades" },
+  // every shipped bundle: 120 KB a column (4.24 MB for 38; 4 MB was the limit at 35)
+  {
+    name: "all",
+    bundles: [BUNDLES_DIR],
+    maxBytes: 120_000 * bundlesOf([BUNDLES_DIR]).length,
+    maxHeight: 16_000,
+    next: "upgrades",
+  },
   {
     name: "new minor",
     bundles: [],
