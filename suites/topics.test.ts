@@ -37,13 +37,14 @@ function stdinOf(c: CallRecord & { bundle: string }): string {
 /** `agent/node-1` → agent; `kubectl` → kubectl. */
 const targetKind = (c: CallRecord) => c.target.split("/")[0] as string;
 /**
- * The calls a topic must declare: everything but the housekeeping — kubectl's apply, get, scale and delete, and
+ * The calls a topic must declare: everything but the housekeeping — kubectl's apply, get, scale and delete (its
+ * logs, rollouts and patches are steps), and
  * the API reads and waits (`api get`, `api watch`) that replaced kubectl's gets. The API's bulk writes are steps:
  * they are what measure-scale times.
  */
 const isStep = (c: CallRecord) => {
   const kind = targetKind(c);
-  if (kind === "kubectl") return c.argv.includes("logs");
+  if (kind === "kubectl") return ["logs", "rollout", "patch"].some((verb) => c.argv.includes(verb));
   if (kind === "api") return c.argv[0]?.startsWith("bulk-") === true;
   return true;
 };

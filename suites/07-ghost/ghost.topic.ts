@@ -152,6 +152,11 @@ export const topic = defineTopic({
       run: "curl -sS -v -o /dev/null --max-time 5",
       for: "probes from the node's host namespace",
     },
+    {
+      on: "node",
+      run: "curl -s --max-time 2 http://127.0.0.1:10249/metrics",
+      for: "beside kube-proxy: when it last rewrote its rules (a rewrite resets the REJECT counter mid-window)",
+    },
   ],
   builds: ["ghost", "datapath"],
   schedule: {

@@ -78,7 +78,7 @@ export const topic = defineTopic({
     { on: "api", run: "get nodes", for: "the node with edge's backends and one without" },
     { on: "local", run: "printenv LB_IP_RANGE", for: "the range of ours for the pool" },
     { on: "api", run: "get namespace", for: "the run namespace's uid (the pool's owner)" },
-    { on: "api", run: "get service edge-lb", for: "the address LB-IPAM gives edge-lb (polled)" },
+    { on: "api", run: "get service edge-lb -n <ns>", for: "the address LB-IPAM gives edge-lb (polled)" },
     {
       on: "kubectl",
       run: "-n <ns> patch service edge-proxy --subresource=status",

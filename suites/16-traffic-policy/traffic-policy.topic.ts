@@ -100,7 +100,7 @@ export const topic = defineTopic({
   steps: [
     { on: "api", run: "get nodes", for: "the node with edge's backends and one without" },
     { on: "local", run: "printenv LB_IP_RANGE", for: "the range of ours for the pool" },
-    { on: "api", run: "get service edge-local", for: "its LoadBalancer address (polled)" },
+    { on: "api", run: "get service edge-local -n <ns>", for: "its LoadBalancer address (polled)" },
     { on: "agent", run: "cilium-dbg bpf lb list", for: "the far node's Local NodePort frontends (polled)" },
     { on: "node", run: "iptables-save", for: "kube-proxy's rules for edge-local (polled)" },
     { on: "outside", run: "hostname -i", for: "the outside client's own address" },

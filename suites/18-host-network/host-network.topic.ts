@@ -54,8 +54,8 @@ export const topic = defineTopic({
   deploys: ["edge.yaml", "host-network.yaml"],
   steps: [
     { on: "api", run: "get nodes", for: "the node with edge's backends and one without" },
-    { on: "api", run: "watch pod edge-hostport", for: "the hostPort Pod and the host-network Pod ready" },
-    { on: "api", run: "get service edge-hostnet", for: "the host-network Service's ClusterIP" },
+    { on: "api", run: "watch pod edge-hostport -n <ns> --until ready", for: "the hostPort Pod and the host-network Pod ready" },
+    { on: "api", run: "get service edge-hostnet -n <ns>", for: "the host-network Service's ClusterIP" },
     {
       on: "agent",
       run: "cilium-dbg bpf lb list",
