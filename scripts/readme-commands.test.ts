@@ -365,7 +365,9 @@ describe("README.md's commands", { timeout: 180_000 }, () => {
       ws[0] === "npm" && ws[1] === "run"
         ? await npmRun(ws[2] as string, ws.slice(ws[3] === "--" ? 4 : 3))
         : await bashAsync(c.text, sandbox);
-    expect(r.code, `${where}: ${c.text}\n${r.err}`).toBe(0);
+    // a command whose comment says it `exits N` (compare on a regression) must exit N; every other, 0
+    const exits = Number(/#.*\bexits (\d+)\b/.exec(c.text)?.[1] ?? 0);
+    expect(r.code, `${where}: ${c.text}\n${r.err}`).toBe(exits);
     expect(r.out.length + r.err.length, `${where} printed nothing`).toBeGreaterThan(0);
     // what it said it writes is there
     for (const flag of ["-o", "--svg"]) {
