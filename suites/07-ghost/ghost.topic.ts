@@ -176,7 +176,8 @@ export const topic = defineTopic({
     },
     {
       id: "ghost.fails-fast",
-      claim: "curl to the ghost ClusterIP fails at once with exit 7 (refused/unreachable), not 28 (timeout)",
+      claim:
+        "curl to the ghost ClusterIP fails with exit 7 (refused/unreachable), not 28 (timeout): an answer, not a wait (how soon: ghost.seconds)",
       source: LAB(7),
       why: "socket LB answers EHOSTUNREACH at connect(); per-packet LB answers an ICMP reject (knowledge clusters.md §4.2, P12). Under the opt-in drop profile kpr still fails fast (the socket hook refuses whatever serviceNoBackendResponse says: bpf_sock.c, 1.19.7); only kube-proxy mode waits",
       expect: {
@@ -190,7 +191,7 @@ export const topic = defineTopic({
             when: HOSTNS_ONLY,
             expect: { kpr: EXIT_PER_PACKET },
             claim:
-              "curl from the probe Pod to the ghost ClusterIP fails at once with exit 7: socket LB covers only the host namespace, so bpf_lxc answers the Pod's SYN with an ICMP reject",
+              "curl from the probe Pod to the ghost ClusterIP fails with exit 7: socket LB covers only the host namespace, so bpf_lxc answers the Pod's SYN with an ICMP reject (how soon: ghost.seconds)",
             why: HOSTNS_ONLY_WHY,
           },
         ],

@@ -225,7 +225,7 @@ export const topic = defineTopic({
     {
       id: "ipv6.ghost-fails-fast",
       claim:
-        "curl from a Pod to ghost6's IPv6 ClusterIP (no backends) fails at once with exit 7 (refused/unreachable), not 28 (timeout)",
+        "curl from a Pod to ghost6's IPv6 ClusterIP (no backends) fails with exit 7 (refused/unreachable), not 28 (timeout): an answer, not a wait (how soon: ipv6.ghost-seconds)",
       source: KN("clusters.md §4.2, P12"),
       why: "socket LB refuses connect() (__sock6_xlate_fwd: no backend → -EHOSTUNREACH); per-packet LB answers an ICMPv6 destination unreachable for the Pod (tail_no_service_ipv6)",
       expect: { kpr: { eq: 7 }, "kube-proxy": GHOST_EXIT_PER_PACKET },
@@ -236,7 +236,7 @@ export const topic = defineTopic({
             when: HOSTNS_ONLY,
             expect: { kpr: GHOST_EXIT_PER_PACKET },
             claim:
-              "curl from a Pod to ghost6's IPv6 ClusterIP fails at once with exit 7: socket LB covers only the host namespace, so bpf_lxc answers the Pod's SYN with an ICMPv6 reject",
+              "curl from a Pod to ghost6's IPv6 ClusterIP fails with exit 7: socket LB covers only the host namespace, so bpf_lxc answers the Pod's SYN with an ICMPv6 reject (how soon: ipv6.ghost-seconds)",
             why: HOSTNS_ONLY_WHY,
           },
         ],
