@@ -307,8 +307,10 @@ export const topic = defineTopic({
         ],
       },
       needs: ["datapath"],
-      observe: (r, mode) => {
-        if (dropProfileWaits(r, mode)) return { value: null, evidence: [], skip: DROP_PROFILE };
+      // judged under the opt-in drop profile too: it changes only bpf_lxc's answer to a Pod's SYN, and the host's
+      // probes meet the socket hook or kube-proxy's REJECT either way (the drop profile's kube-proxy bundle: refused
+      // in 0.2–0.5 ms, where this was once skipped as "the SYN is dropped")
+      observe: (r) => {
         const host = probeSeconds(r, "node");
         return host.value.length > 0
           ? host
