@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { gunzipSync } from "node:zlib";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { checkBundle, verdictRows } from "../helpers/check.ts";
 import { BundleCopies } from "../helpers/testing/tamper.ts";

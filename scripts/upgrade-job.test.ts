@@ -57,7 +57,9 @@ describe("scripts/upgrade-job.sh (the workflow's upgrade job)", () => {
   it("gate on the shipped 1.19 → 1.20 kpr upgrade (its first recording): held, exit 0, a notice, the legs in the step summary", () => {
     const g = gate(shipped("upgrade-1.19-1.20/kpr"));
     expect(g.code, g.out).toBe(0);
-    expect(g.out).toMatch(/^::notice title=upgrade::Upgrade Cilium 1\.19\.7 → 1\.20\.2 → 1\.19\.7 \(rollback\), kpr: HELD/m);
+    expect(g.out).toMatch(
+      /^::notice title=upgrade::Upgrade Cilium 1\.19\.7 → 1\.20\.2 → 1\.19\.7 \(rollback\), kpr: HELD/m,
+    );
     expect(g.summary).toContain("#### The legs");
     expect(g.summary).toMatch(/\| upgrade 1\.19\.7 → 1\.20\.2 \| \d+ \| 0 \(0\) \|/);
     expect(g.summary).toMatch(/After the upgrade vs a fresh install \(`[^`]*1\.20\/kpr`\)/);
@@ -66,7 +68,9 @@ describe("scripts/upgrade-job.sh (the workflow's upgrade job)", () => {
   it("gate on the shipped 1.18 → 1.19 kube-proxy upgrade: one request failed during the loop's own stall, inconclusive, exit 1", () => {
     const g = gate(shipped("upgrade-1.18-1.19/kube-proxy"));
     expect(g.code, g.out).toBe(1);
-    expect(g.out).toMatch(/^::error title=upgrade::Upgrade Cilium 1\.18\.11 → 1\.19\.7, kube-proxy: INCONCLUSIVE/m);
+    expect(g.out).toMatch(
+      /^::error title=upgrade::Upgrade Cilium 1\.18\.11 → 1\.19\.7, kube-proxy: INCONCLUSIVE/m,
+    );
     expect(g.summary).toContain("#### Not conclusive: the load's own client stalled");
     expect(g.summary).toMatch(/\| upgrade 1\.18\.11 → 1\.19\.7 \| \d+ \| 1 \(1\) \|/);
   });

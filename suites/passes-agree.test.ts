@@ -20,7 +20,7 @@ import { TOPICS } from "./topics.ts";
 const SOON_S = 0.5;
 
 /** The curl times a quoted line carries: its write-out's `time_total`, its stderr's "after N ms". */
-export function quotedSeconds(line: string): number[] {
+function quotedSeconds(line: string): number[] {
   return [
     ...[...line.matchAll(/time_total[=: ]+(\d+(?:\.\d+)?)/g)].map((m) => Number(m[1])),
     ...[...line.matchAll(/\bafter (\d+) ms\b/g)].map((m) => Number(m[1]) / 1000),
@@ -28,7 +28,7 @@ export function quotedSeconds(line: string): number[] {
 }
 
 /** The passes that claim "at once" and quote a time past SOON_S: each with the quote that contradicts it. */
-export function contradictions(verdicts: Verdict[]): { id: string; quote: string; seconds: number }[] {
+function contradictions(verdicts: Verdict[]): { id: string; quote: string; seconds: number }[] {
   const out: { id: string; quote: string; seconds: number }[] = [];
   for (const v of verdicts) {
     // a claim that names a wait for this mode (kube-proxy's beside Cilium's refusal) expects or observes it

@@ -120,7 +120,12 @@ describe("check on the shipped bundles says why a verdict differs from the store
       }),
     ]);
     expect(byId("nodeport.bpf-frontends")).toContainEqual(
-      expect.objectContaining({ what: "status", was: "skip", now: "pass", reason: "follows the newer expectation" }),
+      expect.objectContaining({
+        what: "status",
+        was: "skip",
+        now: "pass",
+        reason: "follows the newer expectation",
+      }),
     );
     expect(byId("ipv6.ghost-seconds")).toEqual([
       expect.objectContaining({

@@ -23,7 +23,12 @@ describe("the request loop's log: a starved client told apart from a lost packet
       "ran 4873 ms against its 2000 ms timeout: 2873 ms past it, its own timer not run",
     ]);
     // the outage around it: 5.2 s raw, of which the loop measured 4.8 s of its own stall
-    expect(st.longestOutage).toMatchObject({ to: "clusterip", ms: 5214, measuredStallMs: 4774, judgedMs: 440 });
+    expect(st.longestOutage).toMatchObject({
+      to: "clusterip",
+      ms: 5214,
+      measuredStallMs: 4774,
+      judgedMs: 440,
+    });
   });
 
   it("the shipped kpr 1.19 restart: two requests failed on time with the loop running, not the client's", () => {

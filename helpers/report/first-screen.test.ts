@@ -46,7 +46,9 @@ describe("column labels: version, mode, profile, what the folder adds, provider"
     ]);
     // two recordings of the kpr path (the second: run 2), one beside kube-proxy, each with its two legs
     expect(order.filter((g) => g === "1.19.7 → 1.20.2")).toHaveLength(9);
-    expect(at("upgrade-1.19-1.20/kpr-2/after-upgrade")).toBe("1.20.2 / kpr / run 2 · after upgrade from 1.19.7");
+    expect(at("upgrade-1.19-1.20/kpr-2/after-upgrade")).toBe(
+      "1.20.2 / kpr / run 2 · after upgrade from 1.19.7",
+    );
   });
 
   it("two bundles of one configuration are told apart by their folder", () => {

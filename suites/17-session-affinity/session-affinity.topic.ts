@@ -40,7 +40,11 @@ export const topic = defineTopic({
   deploys: ["edge.yaml", "session-affinity.yaml"],
   steps: [
     { on: "api", run: "get nodes", for: "the node with edge's backends and one without" },
-    { on: "api", run: "get service edge-sticky -n <ns>", for: "the ClusterIPs of edge-sticky and edge-loose" },
+    {
+      on: "api",
+      run: "get service edge-sticky -n <ns>",
+      for: "the ClusterIPs of edge-sticky and edge-loose",
+    },
     { on: "agent", run: "cilium-dbg bpf lb list", for: "both Services in the far node's LB map (polled)" },
     { on: "node", run: "iptables-save", for: "kube-proxy's `-m recent` rules for edge-sticky" },
     {

@@ -54,7 +54,11 @@ export const topic = defineTopic({
   deploys: ["edge.yaml", "host-network.yaml"],
   steps: [
     { on: "api", run: "get nodes", for: "the node with edge's backends and one without" },
-    { on: "api", run: "watch pod edge-hostport -n <ns> --until ready", for: "the hostPort Pod and the host-network Pod ready" },
+    {
+      on: "api",
+      run: "watch pod edge-hostport -n <ns> --until ready",
+      for: "the hostPort Pod and the host-network Pod ready",
+    },
     { on: "api", run: "get service edge-hostnet -n <ns>", for: "the host-network Service's ClusterIP" },
     {
       on: "agent",

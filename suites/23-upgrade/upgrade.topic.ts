@@ -88,7 +88,11 @@ export const topic = defineTopic({
     "load-capture.yaml",
   ],
   steps: [
-    { on: "local", run: "printenv LB_IP_RANGE", for: "the range of ours the load's LoadBalancer targets come from" },
+    {
+      on: "local",
+      run: "printenv LB_IP_RANGE",
+      for: "the range of ours the load's LoadBalancer targets come from",
+    },
     { on: "kubectl", run: "-n <ns> logs conn-", for: "each long-lived connection: its events and backends" },
     {
       on: "agent",
