@@ -464,11 +464,15 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
   // (issue 35: "host +2 for 3", "Pod +-2", the counter reset between two readings). The sync's time is kube-proxy's
   // own metric, read on the node before and after each window.
   const counters = await newerStep(ctx, "REJECT counters", async () => {
-    const filter = async () =>
-      read(
-        RawText.stdout(await onNode(ctx, probe.node, ["iptables-save", "-c", "-t", "filter"])),
-        parseIptablesSave,
-      );
+    // the counter's reading, and when the call that read it started (ms since the epoch; null where the call was
+    // neither recorded nor replayed): a sync after that start may have reset the counter the reading holds
+    const filter = async () => {
+      const r = await onNode(ctx, probe.node, ["iptables-save", "-c", "-t", "filter"]);
+      return {
+        filter: read(RawText.stdout(r), parseIptablesSave),
+        started: r.recorded ? r.recorded.at - r.durationMs : null,
+      };
+    };
     // kube-proxy's last sync; null without kube-proxy, or in a bundle recorded before the windows were checked
     const lastSync = async () =>
       ctx.mode !== "kube-proxy"
@@ -482,7 +486,7 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
           });
     const url = `http://${cip}/`;
     const syncs: EvidenceItem[] = [];
-    type Reading = { filter: Read<IptablesSave>; sync: Awaited<ReturnType<typeof lastSync>> };
+    type Reading = Awaited<ReturnType<typeof filter>> & { sync: Awaited<ReturnType<typeof lastSync>> };
     /** Three probes from `from` between two readings; again from a fresh reading while kube-proxy synced between. */
     const window = async (from: "node" | "pod", start: Reading) => {
       let first = start;
@@ -498,14 +502,21 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
               url,
             ),
           );
-        const last: Reading = { filter: await filter(), sync: await lastSync() };
+        const last: Reading = { ...(await filter()), sync: await lastSync() };
         const s0 = first.sync;
         const s1 = last.sync;
-        const synced = s0?.at != null && s1 !== null && s1.at !== s0.at;
+        // kube-proxy synced in the window when its last sync moved, or (a window that starts from the last one's
+        // end reading, whose sync was read after it) when its last sync is not older than the start reading's
+        // call: a sync between that call and the sync read before it reset the counter the window starts from
+        // (run up-119-120-kp-c: window 2 began at a reading taken 65 ms before a sync, and its "host +0 for 3"
+        // was the reset, the probes all refused by kube-proxy's rule)
+        const syncMs = s1?.at != null ? Number(s1.at) * 1000 : Number.NaN;
+        const late = first.started !== null && Number.isFinite(syncMs) && syncMs >= first.started;
+        const synced = s0?.at != null && s1 !== null && (s1.at !== s0.at || late);
         if (s0 && s1)
           syncs.push(
             derive(
-              `${from} window ${attempt}: kube-proxy's last sync ${s0.at ?? "not read"} before, ${s1.at ?? "not read"} after${synced ? ": it rewrote its rules (the counter reset), so the window runs again" : ""}`,
+              `${from} window ${attempt}: kube-proxy's last sync ${s0.at ?? "not read"} before, ${s1.at ?? "not read"} after${synced ? `: it rewrote its rules${s1.at === s0.at ? ` at ${s1.at}, after the window's first reading began (${((first.started ?? 0) / 1000).toFixed(3)})` : ""} (the counter reset), so the window runs again` : ""}`,
               s0.quote ?? s0.raw,
               s1.quote ?? s1.raw,
             ),
@@ -515,7 +526,8 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
         first = last;
       }
     };
-    const start: Reading = { sync: await lastSync(), filter: await filter() };
+    const startSync = await lastSync();
+    const start: Reading = { sync: startSync, ...(await filter()) };
     const host = await window("node", start);
     const pod = await window("pod", host.last);
     return {
