@@ -103,7 +103,9 @@ export default defineConfig({
           ...(clusterRun(process.env, process.argv)
             ? { maxWorkers: conformanceWorkers(process.env.CONFORMANCE_WORKERS), sequence: { groupOrder: 2 } }
             : parallel),
-          testTimeout: 15 * 60_000,
+          // the upgrade topic waits for the restart leg, then runs two legs and every topic after each: 968 s on
+          // the 2-core lab (run up-119-120-kp-d, beside kube-proxy on 1.20.2, whose probes wait out 5 s)
+          testTimeout: 30 * 60_000,
           hookTimeout: 30 * 60_000,
           globalSetup: ["suites/global-setup.ts"],
         },
