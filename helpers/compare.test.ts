@@ -1,11 +1,12 @@
-import { rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../cli/main.ts";
 import { TOPICS } from "../suites/topics.ts";
 import { bundleTopics } from "./bundle.ts";
-import { compareBundles, formatComparison, moved } from "./compare.ts";
-import { BundleCopies, KUBE_SVC_LINE, shipped } from "./testing/tamper.ts";
+import { checkBundle } from "./check.ts";
+import { compareBundles, compareWithNearest, formatComparison, moved } from "./compare.ts";
+import { BundleCopies, editJson, KUBE_SVC_LINE, shipped } from "./testing/tamper.ts";
 
 const copies = new BundleCopies();
 afterAll(() => copies.cleanup());
@@ -116,6 +117,27 @@ describe("compare A B", () => {
       kind: "not checked in B",
     });
     expect(c.regressed).toBe(false);
+  });
+});
+
+describe("the comparison with the nearest shipped bundle", () => {
+  it("a run of a few topics on a patch the suite ships none of: compared over the topics it recorded", async () => {
+    // a copy of the 1.19.7 kpr bundle that kept two topics' calls and calls itself 1.19.6 (WRITTEN BY US, an
+    // edit; what the lab's run lab-1196 was: the Service-surface topics alone)
+    const dir = copies.copy("kpr");
+    for (const f of readdirSync(join(dir, "calls")))
+      if (!["config.jsonl", "loadbalancer.jsonl"].includes(f)) rmSync(join(dir, "calls", f));
+    editJson(dir, "bundle.json", (m) => ({ ...m, cilium: "1.19.6" }));
+    const near = await compareWithNearest(await checkBundle(dir, TOPICS), TOPICS);
+    expect(near?.why).toMatch(/suites\/bundles\/1\.19\/kpr .*, over the 2 topics this run recorded \(\d+ more in that bundle\)$/);
+    expect(near?.comparison.regressed).toBe(false);
+    const props = TOPICS.filter((t) => ["config", "loadbalancer"].includes(t.name)).flatMap(
+      (t) => t.properties,
+    );
+    expect(near?.comparison.unchanged).toBe(props.length);
+    // `compare A B` on the same pair: every topic the copy lacks is a regression
+    const whole = await compareBundles(shipped("kpr"), dir, TOPICS);
+    expect(whole.regressed).toBe(true);
   });
 });
 

@@ -210,7 +210,10 @@ export interface NearestComparison {
 
 /**
  * Compares a judged bundle (B) with the shipped bundle of the nearest declared version of its mode and profile
- * (A), when the suite ships none of its own version (helpers/shipped.ts); null when it does.
+ * (A), when the suite ships none of its own version (helpers/shipped.ts); null when it does. Over the topics B
+ * recorded: a run of a few topics on a new patch asks what changed in those (run lab-1196: the Service-surface
+ * topics on 1.19.6 listed 62 "regressions" for the topics it never ran); `compare A B` still counts a topic B
+ * lacks as a regression.
  */
 export async function compareWithNearest(
   r: CheckResult,
@@ -218,7 +221,17 @@ export async function compareWithNearest(
 ): Promise<NearestComparison | null> {
   const near = nearestShipped(r.bundle);
   if (!near) return null;
-  return { comparison: compareResults(await checkBundle(near.dir, topics), r, topics), why: near.why };
+  const a = await checkBundle(near.dir, topics);
+  // topics the shipped bundle recorded and this run did not: left out, and said
+  const missing = a.topics.filter((t) => !r.topics.includes(t));
+  const over = missing.length > 0 ? topics.filter((t) => r.topics.includes(t.name)) : topics;
+  return {
+    comparison: compareResults(a, r, over),
+    why:
+      missing.length > 0
+        ? `${near.why}, over the ${r.topics.length} topics this run recorded (${missing.length} more in that bundle)`
+        : near.why,
+  };
 }
 
 export function compareResults(a: CheckResult, b: CheckResult, topics: TopicDeclaration[]): Comparison {
