@@ -129,7 +129,9 @@ describe("the comparison with the nearest shipped bundle", () => {
       if (!["config.jsonl", "loadbalancer.jsonl"].includes(f)) rmSync(join(dir, "calls", f));
     editJson(dir, "bundle.json", (m) => ({ ...m, cilium: "1.19.6" }));
     const near = await compareWithNearest(await checkBundle(dir, TOPICS), TOPICS);
-    expect(near?.why).toMatch(/suites\/bundles\/1\.19\/kpr .*, over the 2 topics this run recorded \(\d+ more in that bundle\)$/);
+    expect(near?.why).toMatch(
+      /suites\/bundles\/1\.19\/kpr .*, over the 2 topics this run recorded \(\d+ more in that bundle\)$/,
+    );
     expect(near?.comparison.regressed).toBe(false);
     const props = TOPICS.filter((t) => ["config", "loadbalancer"].includes(t.name)).flatMap(
       (t) => t.properties,
