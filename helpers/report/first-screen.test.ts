@@ -39,6 +39,7 @@ describe("column labels: version, mode, profile, what the folder adds, provider"
     const order = groupedOrder(names).map((i) => names[i]?.group);
     expect([...new Set(order)]).toEqual([
       "1.18.11",
+      "1.19.6",
       "1.19.7",
       "1.20.2",
       "1.18.11 → 1.19.7",

@@ -233,7 +233,25 @@ export const topic = defineTopic({
         "externalTrafficPolicy Local does not hold inside the cluster: a Pod on a node without a backend reaches the Local Service's LoadBalancer address",
       source: CILIUM_TP,
       why: "Cilium: in-cluster lookups take the internal scope, which holds every backend (lb.h lb4_lookup_service east_west, PR 12311; kubeproxy-free.rst: 'E/W: All'); kube-proxy: `pod traffic for … external destinations` jumps to KUBE-SVC (all endpoints)",
-      expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "HTTP 200" } },
+      expect: {
+        kpr: { eq: "HTTP 200" },
+        "kube-proxy": {
+          default: { eq: "HTTP 200" },
+          byPatch: [
+            {
+              from: "1.19.0",
+              to: "1.19.6",
+              kind: "known-issue",
+              claim:
+                "Cilium holds the LoadBalancer address in its own LB map beside kube-proxy and refuses the Pod's connection: the Local Service has no backend on this node, and kube-proxy's rule (all endpoints for Pod traffic) never sees it",
+              why: "PR 43384 programmed every frontend type whatever kubeProxyReplacement says, so bpf_lxc translates the Pod's packet to the LoadBalancer address with the Local Service's node-local backends (none here) before kube-proxy; PR 47204 (backported to 1.19.7 as PR 47414) programs only ClusterIP, LocalRedirect and ExternalIPs again. Run lab-1196 (the lab's 1.19.6, beside kube-proxy): refused in 0.6 ms; 1.19.7 answers HTTP 200",
+              upstream:
+                "cilium issue 45252 ('[v1.19] LoadBalancer-Services with externalTrafficPolicy=Local are failing when internal workloads access the external LoadBalancer address'); fixed by PR 47204 (1.19.7, 1.20.0)",
+              expect: { eq: "REFUSED" },
+            },
+          ],
+        },
+      },
       config: { assumes: KP_IPTABLES },
       needs: ["trafficPolicy"],
       observe: (r) => probeObservation(r, "trafficPolicy", "local_lb_from_pod_far", NO_POOL),
