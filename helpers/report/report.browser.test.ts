@@ -37,6 +37,23 @@ const test = it.extend<{ browser: Browser }>({
   browser: [
     // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
     async ({}, use) => {
+      // no browser: every test here skips, saying why, so no page is built for them
+      if (!existsSync(CHROMIUM)) {
+        const none = async (): Promise<Page> => {
+          throw new Error("no browser");
+        };
+        await use({
+          context: null,
+          why: `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`,
+          requests: [],
+          shippedPage: "",
+          tamperedPage: "",
+          tamperedDir: "",
+          upgradePage: "",
+          open: none,
+        });
+        return;
+      }
       mkdirSync(OUT, { recursive: true });
       const copies = new BundleCopies();
       const profile = mkdtempSync(join(tmpdir(), "dpc-chromium-"));
@@ -60,12 +77,7 @@ const test = it.extend<{ browser: Browser }>({
         renderReport(await buildReport([shipped("upgrade-1.19-1.20/kpr"), shipped("drop-kpr")], TOPICS)),
       );
       const requests: string[] = [];
-      const { context, why } = existsSync(CHROMIUM)
-        ? await launchChromium(CHROMIUM, profile, requests)
-        : {
-            context: null,
-            why: `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`,
-          };
+      const { context, why } = await launchChromium(CHROMIUM, profile, requests);
       const open = async (file: string) => {
         const page = await (context as BrowserContext).newPage();
         await page.goto(pathToFileURL(file).href);
