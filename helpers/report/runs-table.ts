@@ -131,7 +131,9 @@ function configurationOf(r: RunRow): string {
       ? "as found"
       : c
         ? "default"
-        : "default (tunnel; before the config topic)");
+        : r.topics.includes("upgrade") || r.topics.includes("restart")
+          ? "default (tunnel; read in its legs' bundles)"
+          : "default (tunnel; before the config topic)");
   if (!c) return profile;
   const v = (x: { value: unknown; unknown?: string }) =>
     Array.isArray(x.value)
