@@ -98,7 +98,7 @@ describe("the shipped bundles (real status --verbose and config -a)", () => {
 });
 
 describe.skipIf(!samplesAvailable)(
-  samplesAvailable ? "real samples in ../shared/samples" : SAMPLES_SKIP_REASON,
+  samplesAvailable ? "real samples in ../shared/samples" : `real samples (skipped: ${SAMPLES_SKIP_REASON})`,
   () => {
     it("status-verbose samples: every field they print is read, with its line", () => {
       const all = samplesFor("status-verbose");

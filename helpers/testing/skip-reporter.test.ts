@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { KNOWN_ISSUES_SHOWN, SKIP_REASONS_SHOWN, skipReasonKey, skipSummary } from "./skip-reporter.ts";
+import {
+  KNOWN_ISSUES_SHOWN,
+  reasonInName,
+  SKIP_REASONS_SHOWN,
+  skipReasonKey,
+  skipSummary,
+} from "./skip-reporter.ts";
 
 const n = (note: string | undefined, times: number) => Array.from({ length: times }, () => ({ note }));
 
@@ -20,6 +26,18 @@ describe("skip reasons in npm test's default output", () => {
       "  1 × (no reason given)",
     ]);
     expect(skipSummary([])).toEqual([]);
+  });
+
+  it("a test skipped by skipIf (which takes no note) gives the reason its own or its suite's name carries", () => {
+    expect(
+      reasonInName(
+        "parsers on real samples (skipped: no ../shared/samples here) > bpf-lb-list: every sample parses",
+      ),
+    ).toBe("no ../shared/samples here");
+    expect(reasonInName("connections on the real kernel (skipped: not root) > connect() to a ghost")).toBe(
+      "not root",
+    );
+    expect(reasonInName("a test without one")).toBeUndefined();
   });
 
   it("one reason for every property and bundle it skips; a known issue once, whatever each bundle observed", () => {

@@ -63,13 +63,21 @@ export function skipSummary(
   ];
 }
 
-/** The skipped tests of a run with their notes (the reason `skip(note)` gave). */
+/**
+ * A reason a test or suite skipped by `skipIf` carries in its name (`… (skipped: no ../shared/samples here)`):
+ * `skipIf` takes no note, so those name theirs.
+ */
+export function reasonInName(fullName: string): string | undefined {
+  return /\(skipped: (.+?)\)(?: >|$)/.exec(fullName)?.[1];
+}
+
+/** The skipped tests of a run with their notes (the reason `skip(note)` gave, else the one their name gives). */
 export function skippedTests(modules: readonly TestModule[]): Skipped[] {
   const out: Skipped[] = [];
   for (const m of modules)
     for (const t of m.children.allTests()) {
       const r = t.result();
-      if (r.state === "skipped") out.push({ note: r.note });
+      if (r.state === "skipped") out.push({ note: r.note ?? reasonInName(t.fullName) });
     }
   return out;
 }
