@@ -10,22 +10,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { bundlesOf, findBundles } from "../helpers/bundle.ts";
 import { BUNDLES_ROOT, SHIPPED_BUNDLES } from "../suites/environment.ts";
-import { main } from "./main.ts";
-
-function run(argv: string[]) {
-  let out = "";
-  let err = "";
-  const io = {
-    out: (s: string) => {
-      out += s;
-    },
-    err: (s: string) => {
-      err += s;
-    },
-    readStdin: async () => "",
-  };
-  return main(argv, io).then((code) => ({ code, out, err }));
-}
+import { runCli as run } from "./run-in-process.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "dpc-bundles-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -29,7 +29,7 @@ import type { CallRecord } from "../helpers/exec/record.ts";
 import { guardLines } from "../helpers/output.ts";
 import { BundleCopies, editJson, editJsonLines } from "../helpers/testing/tamper.ts";
 import { parseXmlStrictly } from "../helpers/testing/xml.ts";
-import { main } from "./main.ts";
+import { runCli as run } from "./run-in-process.ts";
 
 const copies = new BundleCopies();
 const out = mkdtempSync(join(tmpdir(), "dpc-hostile-out-"));
@@ -39,22 +39,6 @@ afterAll(() => {
 });
 
 const SOURCE = "1.20/kpr";
-
-async function run(argv: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const io = {
-    out: (s: string) => {
-      stdout += s;
-    },
-    err: (s: string) => {
-      stderr += s;
-    },
-    readStdin: async () => "",
-  };
-  const code = await main(argv, io);
-  return { code, out: stdout, err: stderr };
-}
 
 /**
  * One copy of the bundle serves every variant (copying and removing a whole bundle per variant took most of

@@ -5,21 +5,7 @@ import { CILIUM_MINORS, CILIUM_PATCHES } from "../clusters/versions.ts";
 import { ALL_COMMANDS } from "./commands.ts";
 import { main } from "./main.ts";
 import type { Command } from "./registry.ts";
-
-function run(argv: string[], stdin = "") {
-  let out = "";
-  let err = "";
-  const io = {
-    out: (s: string) => {
-      out += s;
-    },
-    err: (s: string) => {
-      err += s;
-    },
-    readStdin: async () => stdin,
-  };
-  return main(argv, io).then((code) => ({ code, out, err }));
-}
+import { runCli as run } from "./run-in-process.ts";
 
 describe("datapath-conformance CLI", () => {
   it("parse reads stdin and prints JSON", async () => {

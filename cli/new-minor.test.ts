@@ -14,25 +14,10 @@ import { checkBundle, compareStored, formatStored, readStoredVerdicts } from "..
 import { buildReport, renderReport } from "../helpers/report/html.ts";
 import { BundleCopies, editJson } from "../helpers/testing/tamper.ts";
 import { TOPICS } from "../suites/topics.ts";
-import { main } from "./main.ts";
+import { runCli as run } from "./run-in-process.ts";
 
 const copies = new BundleCopies();
 afterAll(() => copies.cleanup());
-
-function run(argv: string[]) {
-  let out = "";
-  let err = "";
-  const io = {
-    out: (s: string) => {
-      out += s;
-    },
-    err: (s: string) => {
-      err += s;
-    },
-    readStdin: async () => "",
-  };
-  return main(argv, io).then((code) => ({ code, out, err }));
-}
 
 /** bundle.json relabelled as another Cilium version (what a run of it would have written). */
 const relabel = (dir: string, cilium: string) => {

@@ -9,22 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readLab } from "../clusters/lab.ts";
 import { CILIUM_MINORS } from "../clusters/versions.ts";
-import { main } from "./main.ts";
-
-function run(argv: string[]) {
-  let out = "";
-  let err = "";
-  const io = {
-    out: (s: string) => {
-      out += s;
-    },
-    err: (s: string) => {
-      err += s;
-    },
-    readStdin: async () => "",
-  };
-  return main(argv, io).then((code) => ({ code, out, err }));
-}
+import { runCli as run } from "./run-in-process.ts";
 
 const cache = mkdtempSync(join(tmpdir(), "dpc-lab-cache-"));
 const saved = process.env.LAB_CACHE;
