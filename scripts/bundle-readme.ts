@@ -62,7 +62,7 @@ export function generatedPart(dir: string, r: CheckResult): string {
     "",
     r.config
       ? `Datapath, as this run's config topic read it: ${formatDatapathConfig(r.config)}.`
-      : r.topics.includes("upgrade") || r.topics.includes("restart")
+      : m.upgrade
         ? "Datapath: not read here (an upgrade run holds its legs; the topics run after each leg, config among them, are in its after-upgrade/ and after-rollback/ bundles)."
         : "Datapath: not read (the bundle was recorded before the config topic).",
     "",

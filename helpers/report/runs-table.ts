@@ -131,7 +131,7 @@ function configurationOf(r: RunRow): string {
       ? "as found"
       : c
         ? "default"
-        : r.topics.includes("upgrade") || r.topics.includes("restart")
+        : r.meta.upgrade
           ? "default (tunnel; read in its legs' bundles)"
           : "default (tunnel; before the config topic)");
   if (!c) return profile;
