@@ -42,6 +42,27 @@ function gate(bundle: string, env: Record<string, string> = {}) {
 
 const shipped = (p: string) => join(BUNDLES, p);
 
+/**
+ * A copy of the shipped 1.19 → 1.20 upgrade beside kube-proxy with one line of a request loop log (`log`, in
+ * raw/upgrade/) rewritten: the line `pick` finds, as `edit` makes it.
+ */
+function withLoopLine(
+  name: string,
+  log: string,
+  pick: (lines: string[]) => string | undefined,
+  edit: (line: string) => string,
+): string {
+  const copy = join(tmp, name);
+  cpSync(shipped("upgrade-1.19-1.20/kube-proxy"), copy, { recursive: true });
+  const path = join(copy, "raw", "upgrade", log);
+  const text = readRawFile(path);
+  const line = pick(text.split("\n"));
+  expect(line, `the line to edit in ${log}`).toBeTruthy();
+  const edited = text.replace(line as string, edit(line as string));
+  writeFileSync(path, isCompressed(path) ? gzipSync(edited) : edited);
+  return copy;
+}
+
 describe("scripts/upgrade-job.sh (the workflow's upgrade job)", () => {
   it("run: the upgrade run's command, every topic and the rollback included", () => {
     const out = execFileSync("bash", [SCRIPT, "run", "1.18", "1.19", "kube-proxy", "r1"], {
@@ -82,20 +103,11 @@ describe("scripts/upgrade-job.sh (the workflow's upgrade job)", () => {
     expect(shippedGate.out).toMatch(/^::error title=upgrade::.*INCONCLUSIVE/m);
     expect(shippedGate.summary).toMatch(/Known issues new on the target/);
     // a copy whose stalled request is turned into a success (WRITTEN BY US, an edit): the upgrade held
-    const copy = join(tmp, "held");
-    cpSync(shipped("upgrade-1.19-1.20/kube-proxy"), copy, { recursive: true });
-    const path = join(copy, "raw", "upgrade", "076--n-cca-dp-logs-request-loop.txt.gz");
-    const text = readRawFile(path);
-    const stalled = text.split("\n").find((l) => l.includes('"i":640,') && l.includes('"ok":false'));
-    expect(stalled, "the stalled request's line").toBeTruthy();
-    writeFileSync(
-      path,
-      gzipSync(
-        text.replace(
-          stalled as string,
-          (stalled as string).replace('"ok":false,"error":"ETIMEDOUT"', '"ok":true,"status":200'),
-        ),
-      ),
+    const copy = withLoopLine(
+      "held",
+      "076--n-cca-dp-logs-request-loop.txt.gz",
+      (lines) => lines.find((l) => l.includes('"i":640,') && l.includes('"ok":false')),
+      (l) => l.replace('"ok":false,"error":"ETIMEDOUT"', '"ok":true,"status":200'),
     );
     const g = gate(copy);
     expect(g.code, g.out).toBe(0);
@@ -108,25 +120,21 @@ describe("scripts/upgrade-job.sh (the workflow's upgrade job)", () => {
   });
 
   it("gate on an upgrade whose request loop saw a failure: exit 1, the failed property named with expected and observed", () => {
-    const copy = join(tmp, "broken");
-    cpSync(shipped("upgrade-1.19-1.20/kube-proxy"), copy, { recursive: true });
-    const dir = join(copy, "raw", "upgrade");
     // the rollback leg's loop log (the last read of it, the one judged): one successful request turned into a failure (WRITTEN BY US, an edit)
-    const [log] = readdirSync(dir)
+    const [log] = readdirSync(join(shipped("upgrade-1.19-1.20/kube-proxy"), "raw", "upgrade"))
       .filter((f) => /logs-request-loop/.test(f))
       .sort()
       .reverse();
-    const path = join(dir, log as string);
-    const text = readRawFile(path);
-    // one from the middle of the log: inside the leg's window (the log starts before it, ends after settling)
-    const oks = text.split("\n").filter((l) => /"ok":true/.test(l));
-    const ok = oks[Math.floor(oks.length * 0.6)];
-    expect(ok, "a successful request line in the loop log").toBeTruthy();
-    const edited = text.replace(
-      ok as string,
-      (ok as string).replace('"ok":true', '"ok":false,"error":"ECONNREFUSED"'),
+    const copy = withLoopLine(
+      "broken",
+      log as string,
+      // one from the middle of the log: inside the leg's window (the log starts before it, ends after settling)
+      (lines) => {
+        const oks = lines.filter((l) => /"ok":true/.test(l));
+        return oks[Math.floor(oks.length * 0.6)];
+      },
+      (l) => l.replace('"ok":true', '"ok":false,"error":"ECONNREFUSED"'),
     );
-    writeFileSync(path, isCompressed(path) ? gzipSync(edited) : edited);
     const g = gate(copy);
     expect(g.code, g.out).toBe(1);
     expect(g.out).toMatch(/^::error title=upgrade::.*BROKEN/m);
