@@ -3,9 +3,9 @@
  * existing-kpr"): each bundle's Cilium version (from → to for an upgrade), its mode, and its variant — its
  * datapath profile (bundle.json's, else the folder `profiles/<profile>/<mode>` it sits in), what its folder name
  * adds beside the mode (`1.19/drop-kpr`: drop), the leg of the upgrade it was run after (an upgrade bundle's
- * `after-upgrade/`, `after-rollback/`), a second recording's number (`kpr-2`: run 2), its provider when not kind, and for a minor the suite has not declared, what
- * its verdicts assumed (issue 38: "assumed from 1.20"). Columns are grouped by version (an upgrade with the bundles
- * of its legs).
+ * `after-upgrade/`, `after-rollback/`), a second recording's number (`kpr-2`: run 2), its provider when not kind,
+ * and for a minor the suite has not declared, what its verdicts assumed (issue 38: "assumed from 1.20"). Columns
+ * are grouped by version (an upgrade with the bundles of its legs).
  */
 import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";

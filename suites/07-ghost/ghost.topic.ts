@@ -513,10 +513,17 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
         const syncMs = s1?.at != null ? Number(s1.at) * 1000 : Number.NaN;
         const late = first.started !== null && Number.isFinite(syncMs) && syncMs >= first.started;
         const synced = s0?.at != null && s1 !== null && (s1.at !== s0.at || late);
+        const when =
+          late && s1?.at === s0?.at
+            ? ` at ${s1?.at}, after the window's first reading began (${((first.started ?? 0) / 1000).toFixed(3)})`
+            : "";
+        const rerun = synced
+          ? `: it rewrote its rules${when} (the counter reset), so the window runs again`
+          : "";
         if (s0 && s1)
           syncs.push(
             derive(
-              `${from} window ${attempt}: kube-proxy's last sync ${s0.at ?? "not read"} before, ${s1.at ?? "not read"} after${synced ? `: it rewrote its rules${s1.at === s0.at ? ` at ${s1.at}, after the window's first reading began (${((first.started ?? 0) / 1000).toFixed(3)})` : ""} (the counter reset), so the window runs again` : ""}`,
+              `${from} window ${attempt}: kube-proxy's last sync ${s0.at ?? "not read"} before, ${s1.at ?? "not read"} after${rerun}`,
               s0.quote ?? s0.raw,
               s1.quote ?? s1.raw,
             ),
@@ -526,8 +533,8 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
         first = last;
       }
     };
-    const startSync = await lastSync();
-    const start: Reading = { sync: startSync, ...(await filter()) };
+    // the sync read before the counter: a window's start must not postdate a reset
+    const start: Reading = { sync: await lastSync(), ...(await filter()) };
     const host = await window("node", start);
     const pod = await window("pod", host.last);
     return {
