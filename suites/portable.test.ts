@@ -51,4 +51,17 @@ describe.each(BUNDLES)("bundle %s is portable", (name) => {
     );
     expect(words.filter((w) => LOCAL.some((re) => re.test(w)))).toEqual([]);
   });
+
+  it("no call's recorded stderr names one (the upgrade's nested run printed its checkout)", () => {
+    const named = readdirSync(join(dir, "calls")).flatMap((f) =>
+      readFileSync(join(dir, "calls", f), "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .flatMap(
+          (l) => (JSON.parse(l) as { stderr?: string }).stderr?.replaceAll("\u001b", " ").split(/\s+/) ?? [],
+        )
+        .filter((w) => LOCAL.some((re) => re.test(w.replace(/^\[\d+m/, "")))),
+    );
+    expect(named).toEqual([]);
+  });
 });

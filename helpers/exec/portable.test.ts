@@ -1,7 +1,14 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { UpgradePlan } from "../observe/context.ts";
-import { portableArgv, portableUpgrade, resolvePortable, resolveUpgrade, SUITE_ROOT } from "./portable.ts";
+import {
+  portableArgv,
+  portableText,
+  portableUpgrade,
+  resolvePortable,
+  resolveUpgrade,
+  SUITE_ROOT,
+} from "./portable.ts";
 
 const recording = {
   bundle: "/work/main/results/lab-upgrade/kpr",
@@ -74,6 +81,15 @@ describe("portable paths", () => {
     expect(resolvePortable("$SUITE/scripts/conformance-here.mjs", elsewhere)).toBe(script);
     // the checkout itself is never a word's whole meaning (a cwd argument stays as it is)
     expect(portableArgv([SUITE_ROOT], elsewhere)).toEqual([SUITE_ROOT]);
+  });
+
+  it("what a call printed names no folder of the machine either (the nested run's banner, WRITTEN BY US after run up-119-120-kp-d's)", () => {
+    const banner = `\n\u001b[1m RUN \u001b[22m v4.1.12 \u001b[90m${SUITE_ROOT}\u001b[39m\n\n[conformance] into ${recording.bundle}/after-upgrade; chart ${recording.labCache}/out/cilium-1.20.2/chart\n`;
+    expect(portableText(banner, recording)).toBe(
+      "\n\u001b[1m RUN \u001b[22m v4.1.12 \u001b[90m$SUITE\u001b[39m\n\n[conformance] into $BUNDLE/after-upgrade; chart $LAB_CACHE/out/cilium-1.20.2/chart\n",
+    );
+    // a longer name that only starts like a root is another folder
+    expect(portableText(`${SUITE_ROOT}-old/x and /tmp/y`, recording)).toBe(`${SUITE_ROOT}-old/x and /tmp/y`);
   });
 
   it("paths outside the roots (the cluster's, a bundle from before) stay as they are", () => {

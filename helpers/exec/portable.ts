@@ -43,6 +43,25 @@ export function portableWord(word: string, roots: PathRoots): string {
   return word;
 }
 
+/**
+ * Free text a call printed (its stderr) as a bundle records it: a folder of this machine named in it becomes its
+ * token, as in a command (the upgrade's nested run prints the checkout it runs in: vitest's `RUN v4 /work/…`).
+ */
+export function portableText(text: string, roots: PathRoots): string {
+  const named: [string | undefined, string][] = [
+    [roots.labCache, LAB_CACHE_TOKEN],
+    [roots.bundle, BUNDLE_TOKEN],
+    [SUITE_ROOT, SUITE_TOKEN],
+  ];
+  let out = text;
+  for (const [root, token] of named) {
+    if (!root) continue;
+    const path = resolve(root).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    out = out.replace(new RegExp(`${path}(?![A-Za-z0-9._-])`, "g"), token);
+  }
+  return out;
+}
+
 /** A command as a bundle records it: no folder of this machine in it. */
 export function portableArgv(argv: string[], roots: PathRoots): string[] {
   return argv.map((w) => portableWord(w, roots));

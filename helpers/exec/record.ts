@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { CallRecordJson } from "../bundle-schema.ts";
-import { type PathRoots, portableArgv } from "./portable.ts";
+import { type PathRoots, portableArgv, portableText } from "./portable.ts";
 import { RAW_COMPRESS_OVER, writeRawFile } from "./raw-file.ts";
 import { callKey, type ExecRequest, type ExecResult, type Executor, targetKey } from "./types.ts";
 
@@ -69,7 +69,7 @@ export class RecordingExecutor implements Executor {
       durationMs: Math.round(result.durationMs),
       at,
       stdoutFile,
-      stderr: result.stderr,
+      stderr: portableText(result.stderr, this.roots),
     };
     appendFileSync(join(this.bundleDir, "calls", `${this.topic}.jsonl`), `${JSON.stringify(rec)}\n`);
     return { ...result, recorded: { topic: this.topic, seq: this.seq, stdoutFile, at: atMs } };
