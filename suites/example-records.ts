@@ -481,6 +481,33 @@ function surfaceRecords(mode: "kpr" | "kube-proxy"): RecordSet {
       },
       evidence: {},
     },
+    surfaceIpv6: {
+      record: {
+        ...site,
+        edge_ip6: "fd00:ca1d:101::4",
+        far_ip6: "fd00:ca1d:101::3",
+        pool6: "fd00:ca1d:101::f0-fd00:ca1d:101::f7",
+        lb6_ip: "fd00:ca1d:101::f0",
+        lb6_slots: kpr ? 2 : 0,
+        lb6_wildcard: kpr,
+        lb6_rules: kpr ? 0 : 1,
+        lb6_from_pod_near: ok("pod near", "http://[fd00:ca1d:101::f0]:80/hostname"),
+        lb6_from_pod_far: ok("pod far", "http://[fd00:ca1d:101::f0]:80/hostname"),
+        lb6_from_node: ok("node cdc-worker", "http://[fd00:ca1d:101::f0]:80/hostname"),
+        local6_ip: "fd00:ca1d:101::f1",
+        local6_from_pod_far: ok("pod far", "http://[fd00:ca1d:101::f1]:80/hostname"),
+        local6_np_slots: kpr ? { external: 0, internal: 2 } : null,
+        ext6_ip: "fd00:ca1d:101::f8",
+        ext6_from_pod: kpr
+          ? nowhere("pod far", "http://[fd00:ca1d:101::f8]:80/hostname")
+          : ok("pod far", "http://[fd00:ca1d:101::f8]:80/hostname"),
+        sticky6_from_pod: Array(8).fill("edge-6d9f-b"),
+        hostport6_from_pod: kpr
+          ? ok("pod far", "http://[fd00:ca1d:101::4]:8090/hostname", "edge6-hostport")
+          : probe("pod far", "http://[fd00:ca1d:101::4]:8090/hostname", "REFUSED"),
+      },
+      evidence: {},
+    },
   };
 }
 

@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { TopicDeclaration } from "../helpers/topic.ts";
-import { formatSchedule, phases, Turns, waitsFor } from "./schedule.ts";
-import { specTopic } from "./sequencer.ts";
+import { formatSchedule, phases, simulatedSeconds, startOrder, Turns, waitsFor } from "./schedule.ts";
+import { recordedSeconds, specTopic } from "./sequencer.ts";
 import { TOPICS } from "./topics.ts";
 
 /** Every topic `t` waits for, directly or through those it waits for. */
@@ -128,6 +128,7 @@ describe("the topics' schedule declarations", () => {
           "traffic-policy",
           "session-affinity",
           "host-network",
+          "surface-ipv6",
         ],
         [
           "measure-scale",
@@ -224,5 +225,57 @@ describe("specTopic", () => {
         .map((f) => specTopic(join(import.meta.dirname, d, f))),
     );
     expect(named).toEqual(TOPICS.map((t) => t.name));
+  });
+});
+
+describe("startOrder (the order the cluster workers take the topics in)", () => {
+  const run = TOPICS.filter((t) => !t.runsIn?.startsWith("an upgrade") && !t.runsIn?.startsWith("a restart"));
+  const shipped = recordedSeconds();
+
+  it("keeps every topic once, each after those it follows, and the topics that run alone in their place", () => {
+    for (const workers of [2, 4, 6]) {
+      const order = startOrder(run, workers, shipped);
+      expect([...order.map((t) => t.name)].sort()).toEqual(run.map((t) => t.name).sort());
+      for (const [i, t] of order.entries()) {
+        for (const w of waitsFor(t, run)) expect(order.findIndex((x) => x.name === w.name)).toBeLessThan(i);
+        if ("alone" in t.schedule) expect(i).toBe(run.indexOf(t));
+      }
+    }
+    expect(startOrder(run, 1, shipped).map((t) => t.name)).toEqual(run.map((t) => t.name));
+  });
+
+  it("on the shipped 1.20 runs' times, takes less time than file order (the Service surface beside the chain)", () => {
+    // run lab-20261206-011154 (recorded): in file order the chain iptables → … → program held the workers
+    const fileOrder = simulatedSeconds(run, run, 4, shipped);
+    const ordered = simulatedSeconds(startOrder(run, 4, shipped), run, 4, shipped);
+    expect(ordered).toBeLessThan(fileOrder - 5);
+    const order = startOrder(run, 4, shipped).map((t) => t.name);
+    expect(order.indexOf("loadbalancer")).toBeLessThan(order.indexOf("scale"));
+  });
+
+  it("with equal times, still starts what follows nobody beside the chain rather than after it", () => {
+    const same = () => 10;
+    expect(simulatedSeconds(startOrder(run, 4, same), run, 4, same)).toBeLessThanOrEqual(
+      simulatedSeconds(run, run, 4, same),
+    );
+  });
+
+  it("recordedSeconds reads bundle.json's spec phases, the longer mode's; 10 s for a topic without one", () => {
+    const dir = mkdtempSync(join(tmpdir(), "recorded-seconds-"));
+    try {
+      for (const [m, s] of [
+        ["kpr", 3],
+        ["kube-proxy", 7],
+      ] as const) {
+        mkdirSync(join(dir, m));
+        writeFileSync(join(dir, m, "bundle.json"), JSON.stringify({ phases: { "spec ghost": s } }));
+      }
+      const est = recordedSeconds(dir);
+      expect(est("ghost")).toBe(7);
+      expect(est("holder")).toBe(10);
+      expect(recordedSeconds(join(dir, "none"))("ghost")).toBe(10);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,8 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
+import { DEFAULT_CILIUM_MINOR as DEFAULT_MINOR } from "../clusters/versions.ts";
+import { clusterRun, conformanceWorkers } from "./run-state.ts";
 
 /**
  * Files of the unit and replay projects that take seconds — they start processes, Chromium or wait on timers —
@@ -18,7 +22,7 @@ const SLOW_FIRST = [
   /suites\/(?:evidence|stored-verdicts|replay-exhausted|golden)\.test\.ts$/,
   /helpers\/exec\/deadlines\.test\.ts$/,
   /cli\/(?:hostile-bundles|bin)\.test\.ts$/,
-  /19-measure-scale\/measure-scale\.(?:test|spec)\.ts$/,
+  /20-measure-scale\/measure-scale\.(?:test|spec)\.ts$/,
   /scripts\/upgrade-job\.test\.ts$/,
   /clusters\/(?:readiness|lab-down)\.test\.ts$/,
   /helpers\/bundle-lock\.test\.ts$/,
@@ -43,8 +47,10 @@ const projectRank = (name: string) => {
 };
 
 /**
- * Project by project (above). The cluster specs run in file-name order: the lab's steps build on each other
- * (01-iptables … 12-vxlan). The other projects' files run slowest first (above), then by name.
+ * Project by project (above). The cluster specs run in file-name order, the order their schedule is declared in
+ * (the lab's steps build on each other: 01-iptables … 12-vxlan); against a cluster the workers take them in
+ * startOrder's order (suites/schedule.ts), the declared waits unchanged. The other projects' files run slowest
+ * first (above), then by name.
  */
 export class FileNameSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -58,13 +64,47 @@ export class FileNameSequencer extends BaseSequencer {
     // the cluster specs run in several workers: each topic waits for those its schedule names among the
     // topics of this run (suites/schedule.ts), so the harness is told which topics the run has
     const cluster = sorted.filter((f) => f.project.name === "conformance");
+    const topics = cluster.map((f) => specTopic(f.moduleId)).filter((t): t is string => t !== null);
     if (cluster[0])
       cluster[0].project.provide("topicsInRun", {
-        topics: cluster.map((f) => specTopic(f.moduleId)).filter((t): t is string => t !== null),
+        topics,
         filtered: Boolean(this.ctx.config.testNamePattern) || cluster.some((f) => f.testLines?.length),
       });
-    return sorted;
+    // against a cluster, the workers take the topics in the order that lets the most run at once (startOrder);
+    // which topic waits for which stays the file order's (topicsInRun, above)
+    if (cluster.length < 2 || !clusterRun(process.env, process.argv)) return sorted;
+    const { startOrder } = await import("./schedule.ts");
+    const { TOPICS } = await import("./topics.ts");
+    const run = topics.flatMap((n) => TOPICS.filter((t) => t.name === n));
+    const order = startOrder(run, conformanceWorkers(process.env.CONFORMANCE_WORKERS), recordedSeconds());
+    const at = (f: TestSpecification) => order.findIndex((t) => t.name === specTopic(f.moduleId));
+    const reordered = [...cluster].sort((a, b) => at(a) - at(b));
+    return [...sorted.filter((f) => f.project.name !== "conformance"), ...reordered];
   }
+}
+
+/**
+ * How long each topic took in the shipped bundles of the default Cilium minor (bundle.json `spec <topic>`, the
+ * longer of the two modes): startOrder's estimate. A topic they lack counts 10 s; it only orders the files.
+ */
+export function recordedSeconds(
+  bundles = join(import.meta.dirname, "bundles", DEFAULT_MINOR),
+): (topic: string) => number {
+  const phases = ["kpr", "kube-proxy"].map((m) => {
+    try {
+      const meta = JSON.parse(readFileSync(join(bundles, m, "bundle.json"), "utf8")) as { phases?: unknown };
+      return (typeof meta.phases === "object" && meta.phases !== null ? meta.phases : {}) as Record<
+        string,
+        unknown
+      >;
+    } catch {
+      return {};
+    }
+  });
+  return (topic) => {
+    const s = phases.map((p) => p[`spec ${topic}`]).filter((x): x is number => typeof x === "number");
+    return s.length > 0 ? Math.max(...s) : 10;
+  };
 }
 
 /** The topic a spec file runs: `suites/07-ghost/ghost.spec.ts` → `ghost`. */

@@ -1,6 +1,6 @@
 /**
  * Every topic, in the order a run observes them (the lab's steps, then the notebook's sections, the IPv6 family of a
- * dual-stack cluster, the Service surface beyond ClusterIP and NodePort, then the measurements, the invariants and
+ * dual-stack cluster, the Service surface beyond ClusterIP and NodePort and its IPv6 family, then the measurements, the invariants and
  * the upgrade leg). Each topic lives in one folder under suites/: its
  * `*.topic.ts` declares what it deploys, the commands it runs, the records it builds and its properties;
  * its `*.spec.ts` runs it. The CLI (`expectations`, `check`, `compare`, `summary`) and the README's table
@@ -29,11 +29,12 @@ import { topic as externalIp } from "./15-external-ip/external-ip.topic.ts";
 import { topic as trafficPolicy } from "./16-traffic-policy/traffic-policy.topic.ts";
 import { topic as sessionAffinity } from "./17-session-affinity/session-affinity.topic.ts";
 import { topic as hostNetwork } from "./18-host-network/host-network.topic.ts";
-import { topic as measureScale } from "./19-measure-scale/measure-scale.topic.ts";
-import { topic as measureLatency } from "./20-measure-latency/measure-latency.topic.ts";
-import { topic as invariants } from "./21-invariants/invariants.topic.ts";
-import { topic as restart } from "./22-restart/restart.topic.ts";
-import { topic as upgrade } from "./23-upgrade/upgrade.topic.ts";
+import { topic as surfaceIpv6 } from "./19-surface-ipv6/surface-ipv6.topic.ts";
+import { topic as measureScale } from "./20-measure-scale/measure-scale.topic.ts";
+import { topic as measureLatency } from "./21-measure-latency/measure-latency.topic.ts";
+import { topic as invariants } from "./22-invariants/invariants.topic.ts";
+import { topic as restart } from "./23-restart/restart.topic.ts";
+import { topic as upgrade } from "./24-upgrade/upgrade.topic.ts";
 
 // marked as the checkout's own: the run's shared judgements key them by name (helpers/check-cache.ts)
 export const TOPICS: TopicDeclaration[] = checkoutTopics([
@@ -56,6 +57,7 @@ export const TOPICS: TopicDeclaration[] = checkoutTopics([
   trafficPolicy,
   sessionAffinity,
   hostNetwork,
+  surfaceIpv6,
   measureScale,
   measureLatency,
   invariants,

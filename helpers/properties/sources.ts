@@ -100,7 +100,13 @@ type ProbeField<K extends keyof LabRecords> = {
  * skip with `none`.
  */
 export function probeObservation<
-  K extends "loadbalancer" | "externalIp" | "trafficPolicy" | "sessionAffinity" | "hostNetwork",
+  K extends
+    | "loadbalancer"
+    | "externalIp"
+    | "trafficPolicy"
+    | "sessionAffinity"
+    | "hostNetwork"
+    | "surfaceIpv6",
 >(r: RecordView, record: K, field: ProbeField<K>, none: string, backends?: readonly string[]): Observation {
   const rec = r.get(record);
   const p = rec[field] as Probe | null;

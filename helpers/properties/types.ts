@@ -27,7 +27,8 @@ export type Topic =
   | "external-ip"
   | "traffic-policy"
   | "session-affinity"
-  | "host-network";
+  | "host-network"
+  | "surface-ipv6";
 
 /** Where a claim comes from: a step of a field document, or a researched fact with its file and section. */
 export interface Source {

@@ -235,6 +235,39 @@ export interface HostNetworkRecord extends EdgeSite {
   hostnet_rules: number;
 }
 
+/**
+ * Ours (issue 34): the Service surface's IPv6 family on a dual-stack cluster (the surface-ipv6 topic), single-stack
+ * IPv6 Services in front of edge's Pods. Every address field is null where the run had no IPv6 range of ours.
+ */
+export interface SurfaceIpv6Record extends EdgeSite {
+  /** The IPv6 InternalIPs of the edge node and of the far node. */
+  edge_ip6: string;
+  far_ip6: string;
+  /** Our IPv6 pool's range (`start-stop`), or null when the run had no IPv6 range of ours. */
+  pool6: string | null;
+  /** edge6-lb's address; its backend slots (external scope) and `[addr]:0/ANY` entry in the far node's LB map. */
+  lb6_ip: string | null;
+  lb6_slots: number | null;
+  lb6_wildcard: boolean | null;
+  /** ip6tables-save lines on the far node with `-d <lb6_ip>/128` (kube-proxy's `loadbalancer IP` rule). */
+  lb6_rules: number | null;
+  lb6_from_pod_near: Probe | null;
+  lb6_from_pod_far: Probe | null;
+  lb6_from_node: Probe | null;
+  /** edge6-local's address (externalTrafficPolicy Local), reached from a Pod on the far node. */
+  local6_ip: string | null;
+  local6_from_pod_far: Probe | null;
+  /** The far node's IPv6 Local NodePort (`[far_ip6]:30788`): backend slots per scope; null when it has no entry. */
+  local6_np_slots: { external: number | null; internal: number | null } | null;
+  /** edge6-ext's externalIP and a Pod's request to it. */
+  ext6_ip: string | null;
+  ext6_from_pod: Probe | null;
+  /** The backends that answered a series of new connections from one Pod to edge6-sticky (ClientIP affinity). */
+  sticky6_from_pod: string[];
+  /** hostPort 8090 at the edge node's IPv6 address, from a Pod on the far node. */
+  hostport6_from_pod: Probe | null;
+}
+
 /** Lab step 8: the seven report.txt keys. */
 export interface ReportRecord {
   kube_proxy_replacement: string;
@@ -692,6 +725,7 @@ export interface LabRecords {
   trafficPolicy: TrafficPolicyRecord;
   sessionAffinity: SessionAffinityRecord;
   hostNetwork: HostNetworkRecord;
+  surfaceIpv6: SurfaceIpv6Record;
 }
 
 export type RecordName = keyof LabRecords;
@@ -735,4 +769,5 @@ export const RECORD_FILES: Record<RecordName, string> = {
   trafficPolicy: "traffic-policy.json",
   sessionAffinity: "session-affinity.json",
   hostNetwork: "host-network.json",
+  surfaceIpv6: "surface-ipv6.json",
 };

@@ -58,7 +58,7 @@ const KEP_1860 = UP("KEP-1860 (LoadBalancer ipMode, GA in Kubernetes 1.32)");
 /** Why a LoadBalancer address is kube-proxy's beside it (what 1.19.0–1.19.6 did instead is a known issue). */
 const NOT_PROGRAMMED =
   "with kubeProxyReplacement=false Cilium leaves LoadBalancer addresses to kube-proxy: 1.18 reflects only ClusterIPs (pkg/loadbalancer/reflectors/conversions.go wraps NodePort, LoadBalancer and ExternalIPs in `if extCfg.KubeProxyReplacement`); 1.19.7 and 1.20 reflect them for BGP and L2 announcements but program only ClusterIP, LocalRedirect and ExternalIPs (bpf_reconciler.go isDatapathCandidate, PR 47204)";
-const INTERCEPTED = {
+export const INTERCEPTED = {
   from: "1.19.0",
   to: "1.19.6",
   kind: "known-issue",

@@ -1,0 +1,647 @@
+/**
+ * Topic "surface-ipv6" — issue 34: the Service surface's IPv6 family on a dual-stack cluster. The surface topics
+ * (loadbalancer … host-network) put single-stack IPv4 Services in front of edge's Pods; this one asks their questions
+ * of single-stack IPv6 Services in front of the same Pods: a LoadBalancer address from an IPv6 pool of ours reached
+ * from a Pod on each node and from a node, who translates it; externalTrafficPolicy Local from a Pod on a node
+ * without a backend (the path of cilium issue 45252) and the Local NodePort's scopes; an IPv6 externalIP; ClientIP
+ * affinity; a hostPort at a node's IPv6 address. On a cluster without IPv6 (the config topic's record says its
+ * families) it deploys nothing and every property is not applicable, naming the setting.
+ *
+ * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds, then each
+ * property with its claim, source, expectation per mode, per Cilium version and per configuration, and how it is
+ * judged. The observation code and the record builder follow the declaration.
+ */
+import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
+import { apiJsonRaw } from "../../helpers/observe/cluster.ts";
+import { kubeProxyInIptables, type RunContext, waitFor, waitSettled } from "../../helpers/observe/context.ts";
+import { onNode } from "../../helpers/observe/node.ts";
+import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
+import {
+  apply,
+  type Edge,
+  ensureEdge,
+  ensureLbPool,
+  LAB_NETWORKS,
+  type LbRange,
+  renderManifest,
+  waitPodReady,
+} from "../../helpers/observe/workloads.ts";
+import { canonicalEndpoint, canonicalIp, formatEndpoint } from "../../helpers/parse/address.ts";
+import { type LbList, type LbService, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
+import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
+import { probeObservation, UP } from "../../helpers/properties/sources.ts";
+import { kubeProxyHasEndpoints, lbRows, RecordError } from "../../helpers/records/common.ts";
+import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
+import type {
+  Evidence,
+  Evidenced,
+  Probe,
+  RecordSet,
+  SurfaceIpv6Record,
+} from "../../helpers/records/types.ts";
+import { defineTopic } from "../../helpers/topic.ts";
+import { nodeIpv6s, serviceIpv6 } from "../13-ipv6/ipv6.topic.ts";
+import { INTERCEPTED } from "../14-loadbalancer/loadbalancer.topic.ts";
+import { STICKY_TRIES } from "../17-session-affinity/session-affinity.topic.ts";
+
+/** edge6-local's NodePort and health-check node port, the hostPort (manifests/surface-ipv6.yaml). */
+export const LOCAL6_NODE_PORT = 30788;
+export const HOST_PORT6 = 8090;
+
+/** Every property is about the IPv6 family: it applies where the cluster has both families. */
+const DUAL = { ipFamilies: ["ipv4+ipv6"] } as const satisfies ConfigMatch;
+const ANY: ConfigDependence["assumes"] = { kpr: DUAL, "kube-proxy": DUAL };
+/** kube-proxy's rules are counted in ip6tables: its iptables mode beside Cilium, none with kube-proxy replacement. */
+const RULES: ConfigDependence["assumes"] = {
+  kpr: { kubeProxy: ["none"], ...DUAL },
+  "kube-proxy": { kubeProxy: ["iptables"], ...DUAL },
+};
+/** What a Pod's connect() meets: socket LB (kpr, full coverage) or per-packet LB (beside kube-proxy). */
+const POD_SOCKET_LB: ConfigDependence["assumes"] = {
+  kpr: { socketLB: ["on"], ...DUAL },
+  "kube-proxy": { socketLB: ["off"], ...DUAL },
+};
+
+const NO_RANGE6 =
+  "no IPv6 address range of ours for LoadBalancer addresses and externalIPs on this cluster (LB_IP6_RANGE unset)";
+const TWIN = (id: string) =>
+  UP(`the IPv4 twin ${id} (its sources), asked of a single-stack IPv6 Service; Cilium bpf/lib/lb.h lb6_*`);
+const HOSTPORT_POD = ["edge6-hostport"];
+
+export const topic = defineTopic({
+  name: "surface-ipv6",
+  title:
+    "The Service surface's IPv6 family: an IPv6 LoadBalancer address, externalTrafficPolicy Local, an externalIP, ClientIP affinity and a hostPort, on a dual-stack cluster",
+  source: UP("Kubernetes docs: IPv4/IPv6 dual-stack (Services: ipFamilies); Cilium docs network/lb-ipam.rst"),
+  deploys: ["edge.yaml", "lb-pool.yaml", "surface-ipv6.yaml"],
+  steps: [
+    {
+      on: "api",
+      run: "get nodes",
+      for: "the node with edge's backends and one without, and their IPv6 InternalIPs",
+    },
+    {
+      on: "local",
+      run: "printenv LB_IP6_RANGE",
+      for: "the IPv6 range of ours for the pool and the externalIP",
+    },
+    { on: "api", run: "get namespace", for: "the run namespace's uid (the pool's owner)" },
+    {
+      on: "api",
+      run: "get service edge6-lb -n <ns>",
+      for: "the IPv6 addresses LB-IPAM gives edge6-lb and edge6-local (polled)",
+    },
+    { on: "api", run: "get service edge6-sticky -n <ns>", for: "edge6-sticky's IPv6 ClusterIP" },
+    {
+      on: "agent",
+      run: "cilium-dbg bpf lb list",
+      for: "the Services' IPv6 frontends in the far node's LB map (polled)",
+    },
+    { on: "node", run: "ip6tables-save", for: "kube-proxy's IPv6 rules naming them (polled)" },
+    {
+      on: "pod",
+      run: "curl -sS -v --max-time 5",
+      for: "each address from a Pod on each node; a series to edge6-sticky",
+    },
+    { on: "node", run: "curl -sS -v --max-time 5", for: "edge6-lb from the far node's host namespace" },
+  ],
+  builds: ["surfaceIpv6"],
+  schedule: {
+    after: ["iptables"],
+    why: "its Services are IPv6 ones: they add no KUBE-SVC line to the iptables (IPv4) dump iptables counts whole, but follow it as every surface topic does; its Services, pool, NodePorts (30788, 30789) and hostPort (8090) are its own (edge's Pods are shared, applied idempotently)",
+  },
+  shared: { changes: ["kube-proxy service rules"] },
+  observe: observeSurfaceIpv6,
+  properties: [
+    {
+      id: "surface-ipv6.lb-ipam-assigns",
+      claim:
+        "Cilium's LB-IPAM gives edge6-lb an IPv6 address from our IPv6 CiliumLoadBalancerIPPool, in both modes",
+      source: UP("Cilium docs network/lb-ipam.rst (IPv6 blocks; a Service's ipFamilies choose the family)"),
+      why: "LB-IPAM allocates from the pool's blocks of the families the Service asks for (operator/pkg/lbipam: ipFamilies SingleStack IPv6 takes an IPv6 address); it checks nothing of kube-proxy replacement",
+      expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
+      config: { assumes: ANY },
+      needs: ["surfaceIpv6"],
+      observe: (r) => {
+        const v = r.get("surfaceIpv6");
+        if (v.pool6 === null) return { value: null, evidence: [], skip: NO_RANGE6 };
+        return {
+          value: v.lb6_ip !== null && inRange6(v.lb6_ip, v.pool6),
+          evidence: [...r.evidence("surfaceIpv6", "pool6"), ...r.evidence("surfaceIpv6", "lb6_ip")],
+        };
+      },
+    },
+    {
+      id: "surface-ipv6.lb-from-pod-near",
+      claim:
+        "A Pod on the backends' node reaches edge6-lb's IPv6 LoadBalancer address (an edge backend answers)",
+      source: TWIN("lb.from-pod-near"),
+      why: "kpr: socket LB's connect6 hook translates the address like an IPv6 ClusterIP; beside kube-proxy its ip6tables `loadbalancer IP` rule DNATs it",
+      expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "HTTP 200" } },
+      config: { assumes: ANY },
+      needs: ["surfaceIpv6"],
+      observe: (r) => probeObservation(r, "surfaceIpv6", "lb6_from_pod_near", NO_RANGE6),
+    },
+    {
+      id: "surface-ipv6.lb-from-pod-far",
+      claim:
+        "A Pod on a node without a backend reaches edge6-lb's IPv6 LoadBalancer address (an edge backend answers)",
+      source: TWIN("lb.from-pod-far"),
+      why: "kpr: socket LB translates it on the client's node; beside kube-proxy the ip6tables `loadbalancer IP` rule sends it through KUBE-EXT (masqueraded, eTP Cluster) to a backend on another node",
+      expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "HTTP 200" } },
+      config: { assumes: ANY },
+      needs: ["surfaceIpv6"],
+      observe: (r) => probeObservation(r, "surfaceIpv6", "lb6_from_pod_far", NO_RANGE6),
+    },
+    {
+      id: "surface-ipv6.lb-from-node",
+      claim: "A node without a backend reaches edge6-lb's IPv6 LoadBalancer address from its host namespace",
+      source: TWIN("lb.from-node"),
+      why: "kpr: the host namespace's connect() is translated by socket LB; beside kube-proxy the ip6tables OUTPUT chain's KUBE-SERVICES rule DNATs it",
+      expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "HTTP 200" } },
+      config: { assumes: ANY },
+      needs: ["surfaceIpv6"],
+      observe: (r) => probeObservation(r, "surfaceIpv6", "lb6_from_node", NO_RANGE6),
+    },
+    {
+      id: "surface-ipv6.lb-map-slots",
+      claim:
+        "edge6-lb's IPv6 address is in the agent's LB map with both backends with kube-proxy replacement, and absent beside kube-proxy",
+      source: TWIN("lb.lb-map-slots"),
+      why: "the frontends are reflected and programmed whatever their family (pkg/loadbalancer/reflectors/conversions.go, reconciler/bpf_reconciler.go isDatapathCandidate: by frontend type, not family); an IPv6 frontend lives in the lb6 maps. 1.19.0–1.19.6 programmed it beside kube-proxy too (PR 43384 populated every frontend type, of either family)",
+      expect: {
+        kpr: { eq: 2 },
+        "kube-proxy": { default: { eq: 0 }, byPatch: [{ ...INTERCEPTED, expect: { eq: 2 } }] },
+      },
+      config: { assumes: ANY },
+      needs: ["surfaceIpv6"],
+      observe: (r) => {
+        const v = r.get("surfaceIpv6");
+        if (v.pool6 === null) return { value: null, evidence: [], skip: NO_RANGE6 };
+        return { value: v.lb6_slots, evidence: r.evidence("surfaceIpv6", "lb6_slots") };
+      },
+    },
+    {
+      id: "surface-ipv6.lb-wildcard-entry",
+      claim:
+        "With kube-proxy replacement, Cilium 1.19+ adds a `[address]:0/ANY` entry for edge6-lb's IPv6 address, as for IPv4",
+      source: UP("cilium PR 40684 (1.19: wildcard service entries); the IPv4 twin lb.wildcard-entry"),
+      why: "bpf_reconciler.go isWildcardCandidate picks LoadBalancer frontends by type and IPAM class, not by family; kube-proxy's addresses are not in the map at all",
+      expect: {
+        kpr: {
+          default: { eq: true },
+          byMinor: {
+            "1.18": {
+              kind: "behaviour",
+              expect: { eq: false },
+              claim: "no wildcard entry: they came with 1.19",
+              why: "cilium PR 40684 is in 1.19.0",
+            },
+          },
+        },
+        "kube-proxy": { default: { eq: false }, byPatch: [{ ...INTERCEPTED, expect: { eq: true } }] },
+      },
+      config: { assumes: ANY },
+      needs: ["surfaceIpv6"],
+      observe: (r) => {
+        const v = r.get("surfaceIpv6");
+        if (v.pool6 === null) return { value: null, evidence: [], skip: NO_RANGE6 };
+        return { value: v.lb6_wildcard, evidence: r.evidence("surfaceIpv6", "lb6_wildcard") };
+      },
+    },
+    {
+      id: "surface-ipv6.lb-kube-proxy-rule",
+      claim:
+        "kube-proxy writes one ip6tables `loadbalancer IP` rule for edge6-lb's address; none without kube-proxy",
+      source: UP(
+        "kubernetes pkg/proxy/iptables/proxier.go syncProxyRules (v1.35.5); the IPv6 proxier of a dual-stack node",
+      ),
+      why: "kube-proxy runs one proxier per family on a dual-stack node (metaproxier); the IPv6 one writes `-d <address>/128 … loadbalancer IP … -j KUBE-EXT-…` into ip6tables",
+      expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
+      config: { assumes: RULES },
+      needs: ["surfaceIpv6"],
+      observe: (r) => {
+        const v = r.get("surfaceIpv6");
+        if (v.pool6 === null) return { value: null, evidence: [], skip: NO_RANGE6 };
+        return { value: v.lb6_rules, evidence: r.evidence("surfaceIpv6", "lb6_rules") };
+      },
+    },
+    {
+      id: "surface-ipv6.local-lb-from-pod-far",
+      claim:
+        "externalTrafficPolicy Local does not hold inside the cluster: a Pod on a node without a backend reaches edge6-local's IPv6 LoadBalancer address",
+      source: TWIN("traffic-policy.local-lb-from-pod-far"),
+      why: "Cilium: in-cluster lookups take the internal scope, which holds every backend (lb6_lookup_service as lb4's); kube-proxy: `pod traffic for … external destinations` jumps to KUBE-SVC (all endpoints). 1.19.0–1.19.6 held the address in Cilium's LB map beside kube-proxy, with the node-local backends only (cilium issue 45252, not family-bound)",
+      expect: {
+        kpr: { eq: "HTTP 200" },
+        "kube-proxy": {
+          default: { eq: "HTTP 200" },
+          byPatch: [
+            {
+              ...INTERCEPTED,
+              claim:
+                "Cilium holds the IPv6 LoadBalancer address in its own LB map beside kube-proxy and refuses the Pod's connection: the Local Service has no backend on this node",
+              why: "as the IPv4 twin traffic-policy.local-lb-from-pod-far, observed on 1.19.6 for IPv4 (run lab-1196); never run here for IPv6",
+              expect: { eq: "REFUSED" },
+            },
+          ],
+        },
+      },
+      config: { assumes: RULES },
+      needs: ["surfaceIpv6"],
+      observe: (r) => probeObservation(r, "surfaceIpv6", "local6_from_pod_far", NO_RANGE6),
+    },
+    {
+      id: "surface-ipv6.local-np-scopes",
+      claim:
+        "With kube-proxy replacement the far node's IPv6 Local NodePort has two scopes in the LB map: external with no backend, internal with both",
+      source: TWIN("traffic-policy.local-np-scopes"),
+      why: "a Service whose externalTrafficPolicy differs from its internalTrafficPolicy gets a `/i` twin per frontend, of either family (writer.go shouldUseLocalBackends); with kubeProxyReplacement=false Cilium programs no NodePort (PR 41380)",
+      expect: { kpr: { eq: "external 0, internal 2" }, "kube-proxy": { eq: "no entry" } },
+      config: { assumes: ANY },
+      needs: ["surfaceIpv6"],
+      observe: (r) => {
+        const s = r.get("surfaceIpv6").local6_np_slots;
+        return {
+          value: s ? `external ${s.external ?? "none"}, internal ${s.internal ?? "none"}` : "no entry",
+          evidence: r.evidence("surfaceIpv6", "local6_np_slots"),
+        };
+      },
+    },
+    {
+      id: "surface-ipv6.external-ip-from-pod",
+      claim:
+        "A Pod reaches edge6-ext's IPv6 externalIP beside kube-proxy; with socket LB its connect() is left untranslated (no answer)",
+      source: TWIN("external-ip.from-pod"),
+      why: "socket LB refuses to translate an ExternalIPs frontend that is not an address of the client's own node (bpf_sock.c sock6_skip_xlate, as sock4_skip_xlate: the CVE-2020-8554 mitigation), so the SYN goes out to the address's owner (none here: neighbour discovery unanswered on the lab's network); beside kube-proxy, bpf_lxc (1.19+) or kube-proxy's ip6tables `external IP` rule DNATs it",
+      expect: {
+        kpr: { oneOf: ["UNREACHABLE", "TIMEOUT", "CONNECT_FAILED"] },
+        "kube-proxy": { eq: "HTTP 200" },
+      },
+      config: { assumes: POD_SOCKET_LB },
+      needs: ["surfaceIpv6"],
+      observe: (r) => probeObservation(r, "surfaceIpv6", "ext6_from_pod", NO_RANGE6),
+    },
+    {
+      id: "surface-ipv6.affinity-pod-same-backend",
+      claim: `sessionAffinity ClientIP on an IPv6 ClusterIP: ${STICKY_TRIES} new connections from one Pod all reach the same backend`,
+      source: TWIN("session-affinity.pod-same-backend"),
+      why: "kpr: socket LB keeps the affinity per network namespace in cilium_lb6_affinity (bpf_sock.c, lb6_affinity_backend_id_by_netns); beside kube-proxy bpf_lxc translates the Pod's IPv6 ClusterIP traffic and keeps it per client address (lb6_affinity_backend_id_by_addr)",
+      expect: { kpr: { eq: 1 }, "kube-proxy": { eq: 1 } },
+      config: { assumes: ANY },
+      needs: ["surfaceIpv6"],
+      observe: (r) => {
+        const v = r.get("surfaceIpv6");
+        const failed = v.sticky6_from_pod.filter((a) => !v.backends.includes(a));
+        return {
+          value:
+            failed.length > 0
+              ? `${v.sticky6_from_pod.length - failed.length} answered; ${failed.join(", ")}`
+              : new Set(v.sticky6_from_pod).size,
+          evidence: r.evidence("surfaceIpv6", "sticky6_from_pod"),
+        };
+      },
+    },
+    {
+      id: "surface-ipv6.hostport-from-pod",
+      claim:
+        "A Pod on another node reaches hostPort 8090 at the edge node's IPv6 address with kube-proxy replacement; beside kube-proxy nothing serves it (refused)",
+      source: TWIN("host-network.hostport-from-pod"),
+      why: "kpr: the agent turns the hostPort into HostPort frontends at the node's addresses of the Pod's families (reflectors/k8s.go upsertHostPort), which nodeport_lb6 on the edge node translates. Beside kube-proxy no one: Cilium's HostPort frontends need kube-proxy replacement and kind's CNI config has no portmap plugin, so the edge node's stack refuses the SYN",
+      expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "REFUSED" } },
+      config: { assumes: ANY },
+      needs: ["surfaceIpv6"],
+      observe: (r) => probeObservation(r, "surfaceIpv6", "hostport6_from_pod", "not asked", HOSTPORT_POD),
+    },
+  ],
+});
+
+// ── IPv6 ranges ─────────────────────────────────────────────────────────────────────────────────
+
+/** An IPv6 address as a number (null when it is none). */
+export function ipv6Big(ip: string): bigint | null {
+  if (!ip.includes(":") || ip.includes(".")) return null;
+  const canon = canonicalIp(ip);
+  if (canon === ip && !/^[0-9a-f:]+$/.test(ip)) return null;
+  const [head, tail, more] = canon.split("::");
+  if (more !== undefined) return null;
+  const h = head ? head.split(":") : [];
+  const t = tail !== undefined ? (tail ? tail.split(":") : []) : [];
+  if (tail === undefined && h.length !== 8) return null;
+  const groups = [...h, ...Array(8 - h.length - t.length).fill("0"), ...t];
+  if (groups.length !== 8 || groups.some((g) => !/^[0-9a-f]{1,4}$/.test(g))) return null;
+  return groups.reduce((a, g) => (a << 16n) + BigInt(Number.parseInt(g, 16)), 0n);
+}
+
+/** A number as a canonical IPv6 address. */
+export function ipv6Text(n: bigint): string {
+  const groups: string[] = [];
+  for (let i = 7; i >= 0; i--) groups.push(((n >> BigInt(i * 16)) & 0xffffn).toString(16));
+  return canonicalIp(groups.join(":"));
+}
+
+/** Whether an IPv6 address lies in `start-stop`. */
+export function inRange6(ip: string, range: string): boolean {
+  const at = range.lastIndexOf("-");
+  const [a, b, x] = [ipv6Big(range.slice(0, at)), ipv6Big(range.slice(at + 1)), ipv6Big(ip)];
+  return a !== null && b !== null && x !== null && x >= a && x <= b;
+}
+
+/**
+ * `START-STOP` (IPv6, 3 to 256 addresses): the pool is START to STOP less one, the externalIP is STOP; the reason
+ * when it is not such a range.
+ */
+export function parseLb6Range(text: string): { start: string; stop: string; externalIp: string } | string {
+  const m = /^\s*([0-9a-fA-F:]+)\s*-\s*([0-9a-fA-F:]+)\s*$/.exec(text);
+  const a = m ? ipv6Big(m[1] as string) : null;
+  const b = m ? ipv6Big(m[2] as string) : null;
+  if (a === null || b === null)
+    return `LB_IP6_RANGE=${JSON.stringify(text)} is not START-STOP (two IPv6 addresses)`;
+  if (b - a < 2n || b - a > 255n)
+    return `LB_IP6_RANGE=${JSON.stringify(text)} must hold 3 to 256 addresses (the pool, then one externalIP)`;
+  return { start: ipv6Text(a), stop: ipv6Text(b - 1n), externalIp: ipv6Text(b) };
+}
+
+/** The lab's IPv6 network (clusters/lab/lab.sh kind-dual: fd00:ca1d:101::/64). */
+const LAB_NETWORK6 = "fd00:ca1d:101:";
+
+/**
+ * The IPv6 range of ours (the network rule, as lbRange's for IPv4): LB_IP6_RANGE when set (read by a recorded call);
+ * otherwise, on a cluster this suite created or one on the lab's networks, the top of the edge node's /64 as docker
+ * hands addresses out from its bottom (`::f0`–`::f7` the pool, `::f8` the externalIP); elsewhere none.
+ */
+export async function lb6Range(
+  ctx: RunContext,
+  node: { name: string; ip6: string; evidence: EvidenceItem[]; ip4: string },
+): Promise<LbRange | { none: string }> {
+  const env = await ctx.exec.run({ target: { kind: "local" }, argv: ["printenv", "LB_IP6_RANGE"] });
+  const pool = `${ctx.namespace}-lb6`;
+  const set = env.exitCode === 0 ? env.stdout.trim() : "";
+  if (set !== "") {
+    const r = parseLb6Range(set);
+    if (typeof r === "string") throw new Error(r);
+    return { pool, ...r, why: `LB_IP6_RANGE=${set}`, evidence: [RawText.stdout(env).quote(1)] };
+  }
+  const ours =
+    ctx.provider === "kind" ||
+    ctx.provider === "k3d" ||
+    node.ip6.startsWith(LAB_NETWORK6) ||
+    LAB_NETWORKS.some((n) => node.ip4.startsWith(n));
+  const base = ipv6Big(node.ip6);
+  if (!ours || base === null)
+    return {
+      none: `no IPv6 address range of ours for LoadBalancer addresses and externalIPs on this cluster (provider ${ctx.provider ?? "unknown"}, node ${node.ip6}): set LB_IP6_RANGE=START-STOP to addresses nothing else uses on the nodes' network`,
+    };
+  const net = base - (base & 0xffffffffffffffffn);
+  return {
+    pool,
+    start: ipv6Text(net + 0xf0n),
+    stop: ipv6Text(net + 0xf7n),
+    externalIp: ipv6Text(net + 0xf8n),
+    why: `the top of ${node.name}'s IPv6 /64 (${node.ip6}), on a cluster of ours (${ctx.provider ?? "lab network"})`,
+    evidence: [derive(`LB_IP6_RANGE unset: the top of ${node.name}'s IPv6 /64`, ...node.evidence)],
+  };
+}
+
+// ── observe ─────────────────────────────────────────────────────────────────────────────────────
+
+/** A frontend's rows in `bpf lb list` by its canonical endpoint (IPv6 frontends print bracketed, maybe expanded). */
+const rowsAt = (lb: LbList, endpoint: string): LbService[] =>
+  lb.services.filter((s) => canonicalEndpoint(s.frontend) === endpoint && s.protocol !== "UDP");
+const external = (lb: LbList, endpoint: string) => rowsAt(lb, endpoint).find((s) => s.scope === "external");
+const slotsAt = (lb: LbList, endpoint: string) => external(lb, endpoint)?.backends.length ?? 0;
+
+/** A frontend's backend slots per scope; null when it has neither. */
+function scopes(lb: LbList, endpoint: string): SurfaceIpv6Record["local6_np_slots"] {
+  const rows = rowsAt(lb, endpoint);
+  const of = (scope: "external" | "internal") => rows.find((s) => s.scope === scope)?.backends.length ?? null;
+  return rows.length === 0 ? null : { external: of("external"), internal: of("internal") };
+}
+
+/** ip6tables-save lines with `-d <ip>/128` (kube-proxy's rules for an IPv6 address). */
+const rules6 = (raw: RawText, ip: string | null) =>
+  ip ? raw.quotes((l) => l.includes(` -d ${ip}/128 `)) : [];
+const serves6 = (raw: RawText, ip: string | null) =>
+  rules6(raw, ip).some((q) => /"[^"]* (?:loadbalancer IP|external IP)"/.test(q.quote));
+
+/** A Service's first ingress address (an IPv6 one here), with its line; polled until LB-IPAM gave one. */
+async function ingress6(ctx: RunContext, name: string): Promise<{ ip: string; evidence: EvidenceItem[] }> {
+  const { value } = await waitFor(ctx, {
+    what: `${name}'s IPv6 LoadBalancer address from LB-IPAM`,
+    deadlineMs: 60_000,
+    intervalMs: 1000,
+    probe: async () => {
+      const { json, raw } = await apiJsonRaw(ctx, { resource: "service", name, namespace: ctx.namespace });
+      const ip = (json.status as { loadBalancer?: { ingress?: { ip?: unknown }[] } } | undefined)
+        ?.loadBalancer?.ingress?.[0]?.ip;
+      const q = raw.jsonQuote(["status", "loadBalancer", "ingress", 0, "ip"]);
+      return typeof ip === "string" && q ? { ip: canonicalIp(ip), evidence: [q] as EvidenceItem[] } : null;
+    },
+    done: (v) => v !== null,
+    show: (v) => v?.ip ?? "pending",
+  });
+  if (!value) throw new RecordError("surfaceIpv6", "lb6_ip", `${name} has no LoadBalancer address`);
+  return value;
+}
+
+/** Issue 34: the IPv6 family of the Service surface. */
+export async function observeSurfaceIpv6(ctx: RunContext): Promise<RecordSet> {
+  const fam = ctx.earlierRecords().config?.record.ipFamilies.value ?? null;
+  if (fam !== null && !fam.includes("ipv6")) {
+    ctx.log(`the cluster has no IPv6 (IP families ${fam.join("+")}): nothing deployed, nothing observed`);
+    return {};
+  }
+  const edge = await ensureEdge(ctx);
+  const v6 = nodeIpv6s((await apiJsonRaw(ctx, { resource: "nodes" })).raw);
+  const edge6 = v6.find((n) => n.name === edge.edge.name);
+  const far6 = v6.find((n) => n.name === edge.far.name);
+  if (!edge6 || !far6)
+    throw new RecordError("surfaceIpv6", "edge_ip6", "the edge or far node has no IPv6 InternalIP");
+  const range = await lb6Range(ctx, {
+    name: edge6.name,
+    ip6: edge6.v6.ip,
+    ip4: edge.edge.internalIp,
+    evidence: edge6.v6.evidence,
+  });
+  if ("none" in range) {
+    ctx.log(range.none);
+    return { surfaceIpv6: buildSurfaceIpv6Record({ edge, edge6: edge6.v6, far6: far6.v6, range: null }) };
+  }
+  await ensureLbPool(ctx, range);
+  await apply(
+    ctx,
+    renderManifest("surface-ipv6.yaml", ctx.namespace, {
+      POOL: range.pool,
+      EXTERNAL_IP: range.externalIp,
+      EDGE_NODE: edge.edge.name,
+    }),
+  );
+  const lb = await ingress6(ctx, "edge6-lb");
+  const local = await ingress6(ctx, "edge6-local");
+  const sticky = serviceIpv6(
+    (await apiJsonRaw(ctx, { resource: "service", name: "edge6-sticky", namespace: ctx.namespace })).raw,
+    "edge6-sticky",
+  ).v6.ip;
+  const far = edge.far.name;
+  const ep = (ip: string, port = 80) => formatEndpoint(ip, port);
+  const npFar = ep(far6.v6.ip, LOCAL6_NODE_PORT);
+  const iptables = kubeProxyInIptables(ctx);
+  const ip6tablesSave = async () => RawText.stdout(await onNode(ctx, far, ["ip6tables-save"]));
+  // settled: kpr programs edge6-lb, the Local NodePort's internal scope and edge6-sticky; kube-proxy writes its rules
+  const { value: seen } = await waitSettled(ctx, {
+    what: `edge6-lb, edge6-local and edge6-sticky settled in ${far}'s ${iptables ? "ip6tables" : "LB map"}`,
+    deadlineMs: 30_000,
+    intervalMs: 1000,
+    probe: async () => ({
+      lb: read(await ciliumDbgRaw(ctx, far, ["bpf", "lb", "list"]), parseBpfLbList),
+      rules: iptables ? await ip6tablesSave() : null,
+    }),
+    done: (s) =>
+      slotsAt(s.lb.parsed, ep(sticky)) === 2 &&
+      (s.rules
+        ? serves6(s.rules, lb.ip) &&
+          serves6(s.rules, range.externalIp) &&
+          kubeProxyHasEndpoints(s.rules, `${ctx.namespace}/edge6-local:http`)
+        : slotsAt(s.lb.parsed, ep(lb.ip)) === 2 && scopes(s.lb.parsed, npFar)?.internal === 2),
+    show: (s) =>
+      `LB map: edge6-lb ${slotsAt(s.lb.parsed, ep(lb.ip))} slots, edge6-sticky ${slotsAt(s.lb.parsed, ep(sticky))}, ${npFar} ${JSON.stringify(scopes(s.lb.parsed, npFar))}${s.rules ? `; ip6tables: edge6-lb ${rules6(s.rules, lb.ip).length} lines` : ""}`,
+  });
+  const rules = seen.rules ?? (await ip6tablesSave());
+  await waitPodReady(ctx, "edge6-hostport");
+  const onNear = { kind: "pod" as const, namespace: ctx.namespace, pod: edge.near.name };
+  const onFar = { kind: "pod" as const, namespace: ctx.namespace, pod: edge.client.name };
+  const url = (ip: string, port = 80) => `http://${ep(ip, port)}/hostname`;
+  const [fromNear, fromFar, fromNode, localFar, extFar, hostportFar] = await Promise.all([
+    probeFrom(ctx, onNear, "pod near", url(lb.ip)),
+    probeFrom(ctx, onFar, "pod far", url(lb.ip)),
+    probeFrom(ctx, { kind: "node", node: far }, `node ${far}`, url(lb.ip)),
+    probeFrom(ctx, onFar, "pod far", url(local.ip)),
+    probeFrom(ctx, onFar, "pod far", url(range.externalIp)),
+    probeFrom(ctx, onFar, "pod far", url(edge6.v6.ip, HOST_PORT6)),
+  ]);
+  const stickySeries: ProbeRead[] = [];
+  for (let i = 0; i < STICKY_TRIES; i++)
+    stickySeries.push(await probeFrom(ctx, onFar, "pod far", url(sticky)));
+  return {
+    surfaceIpv6: buildSurfaceIpv6Record({
+      edge,
+      edge6: edge6.v6,
+      far6: far6.v6,
+      range: { text: `${range.start}-${range.stop}`, externalIp: range.externalIp, evidence: range.evidence },
+      lb,
+      local,
+      lbList: seen.lb,
+      rules,
+      probes: {
+        lb6_from_pod_near: fromNear,
+        lb6_from_pod_far: fromFar,
+        lb6_from_node: fromNode,
+        local6_from_pod_far: localFar,
+        ext6_from_pod: extFar,
+        hostport6_from_pod: hostportFar,
+      },
+      sticky: stickySeries,
+    }),
+  };
+}
+
+type ProbeFields = {
+  [K in keyof SurfaceIpv6Record]: SurfaceIpv6Record[K] extends Probe | null ? K : never;
+}[keyof SurfaceIpv6Record];
+
+interface V6 {
+  ip: string;
+  evidence: EvidenceItem[];
+}
+
+/** Issue 34: the surface-ipv6 record from what the topic read; no range: every address field null. */
+export function buildSurfaceIpv6Record(input: {
+  edge: Pick<Edge, "site" | "siteEvidence">;
+  edge6: V6;
+  far6: V6;
+  range: { text: string; externalIp: string; evidence: EvidenceItem[] } | null;
+  lb?: V6;
+  local?: V6;
+  lbList?: Read<LbList>;
+  rules?: RawText;
+  probes?: Record<ProbeFields, ProbeRead>;
+  sticky?: ProbeRead[];
+}): Evidenced<SurfaceIpv6Record> {
+  const { range, lb, local, lbList, rules, probes, sticky } = input;
+  const base = { ...input.edge.site, edge_ip6: input.edge6.ip, far_ip6: input.far6.ip };
+  const baseEvidence = {
+    ...input.edge.siteEvidence,
+    edge_ip6: input.edge6.evidence,
+    far_ip6: input.far6.evidence,
+  };
+  if (!range || !lb || !local || !lbList || !rules || !probes || !sticky) {
+    return {
+      record: {
+        ...base,
+        pool6: null,
+        lb6_ip: null,
+        lb6_slots: null,
+        lb6_wildcard: null,
+        lb6_rules: null,
+        lb6_from_pod_near: null,
+        lb6_from_pod_far: null,
+        lb6_from_node: null,
+        local6_ip: null,
+        local6_from_pod_far: null,
+        local6_np_slots: null,
+        ext6_ip: null,
+        ext6_from_pod: null,
+        sticky6_from_pod: [],
+        hostport6_from_pod: null,
+      },
+      evidence: baseEvidence,
+    };
+  }
+  const list = lbList.parsed;
+  const lbEp = formatEndpoint(lb.ip, 80);
+  const npFar = formatEndpoint(input.far6.ip, LOCAL6_NODE_PORT);
+  const lbRow = external(list, lbEp);
+  const wildcard = list.services.find((s) => canonicalEndpoint(s.frontend) === formatEndpoint(lb.ip, 0));
+  const npRows = rowsAt(list, npFar);
+  const lbRules = rules6(rules, lb.ip);
+  const answers = sticky.map((p) => (p.probe.http === 200 ? (p.probe.body ?? "(no body)") : p.probe.verdict));
+  const record: SurfaceIpv6Record = {
+    ...base,
+    pool6: range.text,
+    lb6_ip: lb.ip,
+    lb6_slots: slotsAt(list, lbEp),
+    lb6_wildcard: wildcard !== undefined,
+    lb6_rules: lbRules.length,
+    lb6_from_pod_near: probes.lb6_from_pod_near.probe,
+    lb6_from_pod_far: probes.lb6_from_pod_far.probe,
+    lb6_from_node: probes.lb6_from_node.probe,
+    local6_ip: local.ip,
+    local6_from_pod_far: probes.local6_from_pod_far.probe,
+    local6_np_slots: scopes(list, npFar),
+    ext6_ip: range.externalIp,
+    ext6_from_pod: probes.ext6_from_pod.probe,
+    sticky6_from_pod: answers,
+    hostport6_from_pod: probes.hostport6_from_pod.probe,
+  };
+  const evidence: Evidence<SurfaceIpv6Record> = {
+    ...baseEvidence,
+    pool6: range.evidence,
+    lb6_ip: lb.evidence,
+    lb6_slots: lbRow
+      ? lbRows(lbList.raw, lbRow)
+      : [derive(`no ${lbEp}/TCP entry (edge6-lb) in bpf lb list`, lbList.raw)],
+    lb6_wildcard: wildcard
+      ? lbRows(lbList.raw, wildcard)
+      : [derive(`no ${formatEndpoint(lb.ip, 0)}/ANY entry in bpf lb list`, lbList.raw)],
+    lb6_rules: lbRules.length > 0 ? lbRules : [derive(`no line names -d ${lb.ip}/128`, rules)],
+    local6_ip: local.evidence,
+    local6_np_slots:
+      npRows.length > 0
+        ? npRows.flatMap((s) => lbRows(lbList.raw, s))
+        : [derive(`no ${npFar}/TCP entry in bpf lb list`, lbList.raw)],
+    ext6_ip: range.evidence,
+    sticky6_from_pod: sticky.flatMap((p) => p.evidence),
+  };
+  for (const [k, p] of Object.entries(probes)) evidence[k as ProbeFields] = p.evidence;
+  return { record, evidence };
+}
