@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -26,14 +26,23 @@ const overlap = (a: TopicDeclaration, b: TopicDeclaration) =>
   !settledBefore(a, TOPICS).has(b.name) && !settledBefore(b, TOPICS).has(a.name);
 
 describe("the topics' schedule declarations", () => {
-  it("name only earlier topics (a worker never waits for a file that starts after it: no deadlock)", () => {
-    for (const [i, t] of TOPICS.entries())
+  it("name only topics of their own stretch or earlier, without a cycle (the workers take each after them: no deadlock)", () => {
+    const group = (name: string) => phases(TOPICS).findIndex((g) => g.some((t) => t.name === name));
+    for (const t of TOPICS)
       if ("after" in t.schedule)
         for (const a of t.schedule.after) {
-          const j = TOPICS.findIndex((x) => x.name === a);
-          expect(j, `${t.name} follows ${a}, which is not a topic`).toBeGreaterThanOrEqual(0);
-          expect(j, `${t.name} follows ${a}, which comes after it`).toBeLessThan(i);
+          expect(
+            TOPICS.some((x) => x.name === a),
+            `${t.name} follows ${a}, which is not a topic`,
+          ).toBe(true);
+          expect(
+            group(a),
+            `${t.name} follows ${a}, which comes after a topic that runs alone after it`,
+          ).toBeLessThanOrEqual(group(t.name));
         }
+    for (const t of TOPICS)
+      expect(settledBefore(t, TOPICS).has(t.name), `${t.name} waits for itself`).toBe(false);
+    for (const workers of [1, 4]) expect(startOrder(TOPICS, workers, () => 10)).toHaveLength(TOPICS.length);
   });
 
   it("give a reason, and name no topic twice", () => {
@@ -241,14 +250,29 @@ describe("startOrder (the order the cluster workers take the topics in)", () => 
         if ("alone" in t.schedule) expect(i).toBe(run.indexOf(t));
       }
     }
-    expect(startOrder(run, 1, shipped).map((t) => t.name)).toEqual(run.map((t) => t.name));
+    // one worker: file order but for ghost, which follows the Service-surface topics filed after it, and report,
+    // which follows ghost
+    const one = startOrder(run, 1, shipped).map((t) => t.name);
+    const moved = (n: string) => n === "ghost" || n === "report";
+    expect(one.filter((n) => !moved(n))).toEqual(run.map((t) => t.name).filter((n) => !moved(n)));
+    expect(one.indexOf("ghost")).toBeGreaterThan(one.indexOf("host-network"));
+    expect(one.indexOf("report")).toBeGreaterThan(one.indexOf("ghost"));
   });
 
   it("on the shipped 1.20 runs' times, takes less time than file order (the Service surface beside the chain)", () => {
     // run lab-20261206-011154 (recorded): in file order the chain iptables → … → program held the workers
     const fileOrder = simulatedSeconds(run, run, 4, shipped);
     const ordered = simulatedSeconds(startOrder(run, 4, shipped), run, 4, shipped);
-    expect(ordered).toBeLessThan(fileOrder - 5);
+    // beside kube-proxy ghost's 84.6 s (windows spoiled by the surface topics' Services, which it follows now) set
+    // the time either way; kpr's alone shows the gain
+    expect(ordered).toBeLessThanOrEqual(fileOrder);
+    const kpr = JSON.parse(
+      readFileSync(join(import.meta.dirname, "bundles", "1.20", "kpr", "bundle.json"), "utf8"),
+    ) as { phases: Record<string, number> };
+    const kprTimes = (t: string) => kpr.phases[`spec ${t}`] ?? 10;
+    expect(simulatedSeconds(startOrder(run, 4, kprTimes), run, 4, kprTimes)).toBeLessThan(
+      simulatedSeconds(run, run, 4, kprTimes) - 10,
+    );
     const order = startOrder(run, 4, shipped).map((t) => t.name);
     expect(order.indexOf("loadbalancer")).toBeLessThan(order.indexOf("scale"));
   });

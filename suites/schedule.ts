@@ -13,15 +13,19 @@ import { join } from "node:path";
 import type { TopicDeclaration } from "../helpers/topic.ts";
 
 /**
- * The earlier topics of a run that `topic` waits for, `run` in file order: all of them when it runs alone;
- * otherwise those it names and every earlier topic that runs alone (what those waited for is settled with them).
+ * The topics of a run that `topic` waits for, `run` in file order: every earlier one when it runs alone;
+ * otherwise every earlier topic that runs alone (what those waited for is settled with them) and those it names,
+ * which are earlier or in its own stretch between two topics that run alone (suites/schedule.test.ts holds the
+ * declarations to that, without cycles: ghost follows the Service-surface topics filed after it).
  */
 export function waitsFor(topic: TopicDeclaration, run: readonly TopicDeclaration[]): TopicDeclaration[] {
   const i = run.findIndex((t) => t.name === topic.name);
   const earlier = i < 0 ? [] : run.slice(0, i);
   const s = topic.schedule;
   if ("alone" in s) return earlier;
-  return earlier.filter((t) => "alone" in t.schedule || s.after.includes(t.name));
+  return run.filter(
+    (t, j) => t.name !== topic.name && ((j < i && "alone" in t.schedule) || s.after.includes(t.name)),
+  );
 }
 
 /** The groups a run's topics form, in order: each either one topic alone or topics that may overlap. */
@@ -140,9 +144,7 @@ export function startOrder(
   workers: number,
   estimate: Estimate,
 ): TopicDeclaration[] {
-  return phases(run).flatMap((group) =>
-    group.length === 1 || workers <= 1 ? group : orderGroup(group, workers, estimate),
-  );
+  return phases(run).flatMap((group) => (group.length === 1 ? group : orderGroup(group, workers, estimate)));
 }
 
 function orderGroup(group: TopicDeclaration[], workers: number, estimate: Estimate): TopicDeclaration[] {
@@ -150,6 +152,18 @@ function orderGroup(group: TopicDeclaration[], workers: number, estimate: Estima
   const preds = new Map(
     group.map((t) => [t.name, "after" in t.schedule ? t.schedule.after.filter((a) => names.has(a)) : []]),
   );
+  if (workers <= 1) {
+    // one at a time: file order, each topic once those it follows are done
+    const order: TopicDeclaration[] = [];
+    while (order.length < group.length) {
+      const next = group.find(
+        (t) => !order.includes(t) && (preds.get(t.name) ?? []).every((p) => order.some((o) => o.name === p)),
+      );
+      if (!next) throw new Error(`the schedule of ${group.map((t) => t.name).join(", ")} has a cycle`);
+      order.push(next);
+    }
+    return order;
+  }
   // the longest path of estimated seconds from a topic through the topics that follow it
   const level = new Map<string, number>();
   for (const t of [...group].reverse()) {

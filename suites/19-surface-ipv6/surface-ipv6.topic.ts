@@ -108,9 +108,8 @@ export const topic = defineTopic({
   builds: ["surfaceIpv6"],
   schedule: {
     after: ["iptables"],
-    why: "its Services are IPv6 ones: they add no KUBE-SVC line to the iptables (IPv4) dump iptables counts whole, but follow it as every surface topic does; its Services, pool, NodePorts (30788, 30789) and hostPort (8090) are its own (edge's Pods are shared, applied idempotently)",
+    why: "it follows iptables as every surface topic does (edge's Pods, shared and applied idempotently, are on web's nodes); its Services are IPv6 ones, which kube-proxy's IPv6 proxier writes into ip6tables: they change none of the IPv4 rules iptables and ghost count whole. Its Services, pool, NodePorts (30788, 30789) and hostPort (8090) are its own",
   },
-  shared: { changes: ["kube-proxy service rules"] },
   observe: observeSurfaceIpv6,
   properties: [
     {
