@@ -129,7 +129,18 @@ export const topic = defineTopic({
       source: HOSTPORT,
       why: "a hostPort without hostIP becomes 0.0.0.0:<port>, expanded to every node address in the map (bpf_reconciler.go; bpf lb list `[HostPort, non-routable]` and `[HostPort]`)",
       expect: { kpr: { eq: 2 }, "kube-proxy": { eq: 0 } },
-      config: { assumes: ANY },
+      config: {
+        assumes: ANY,
+        cases: [
+          {
+            when: { ipFamilies: ["ipv4+ipv6"] },
+            expect: { kpr: { eq: 4 } },
+            claim:
+              "On a dual-stack cluster the edge node's LB map holds the hostPort as four HostPort frontends: each family's zero address and the node's address of that family ([::]:8089 and the node's IPv6 address beside the IPv4 two)",
+            why: "upsertHostPort (pkg/loadbalancer/reflectors/k8s.go) adds the IPv6 zero address beside the IPv4 one when the Pod has an IPv6 address, and the reconciler expands each to the node's addresses of its family; seen so in run lab-20261206-060804 (profile dual-stack, 1.20.2: 0.0.0.0:8089, 172.31.101.4:8089, [::]:8089, [fd00:ca1d:101::4]:8089)",
+          },
+        ],
+      },
       needs: ["hostNetwork"],
       observe: (r) => ({
         value: r.get("hostNetwork").hostport_frontends.length,
@@ -231,13 +242,17 @@ export async function observeHostNetwork(ctx: RunContext): Promise<RecordSet> {
   const svc = await clusterIp(ctx, ctx.namespace, "edge-hostnet");
   const backend = formatEndpoint(edge.far.internalIp, HOSTNET_PORT);
   const kpr = ctx.mode === "kpr";
+  // a HostPort frontend per family the cluster has, at the zero address and at the node's address
+  const families = ctx.earlierRecords().config?.record.ipFamilies.value ?? ["ipv4"];
+  const frontends = 2 * families.length;
   const { value: lb } = await waitSettled(ctx, {
     what: `edge-hostnet's slot${kpr ? " and the HostPort frontends" : ""} in ${edge.edge.name}'s LB map`,
     deadlineMs: 30_000,
     intervalMs: 1000,
     probe: async () => read(await ciliumDbgRaw(ctx, edge.edge.name, ["bpf", "lb", "list"]), parseBpfLbList),
     done: (l) =>
-      slotAddresses(l.parsed, `${svc}:80`).join() === backend && (!kpr || hostPorts(l.parsed).length === 2),
+      slotAddresses(l.parsed, `${svc}:80`).join() === backend &&
+      (!kpr || hostPorts(l.parsed).length === frontends),
     show: (l) =>
       `slots [${slotAddresses(l.parsed, `${svc}:80`).join(", ")}], HostPort [${hostPorts(l.parsed).join(", ")}]`,
   });
