@@ -39,10 +39,22 @@ export const topic = defineTopic({
   ],
   builds: ["translation"],
   schedule: {
-    after: ["program", "host-routing"],
-    why: "its host-namespace queries are host connections program's reverse socket map must not see; only it sends host traffic to kube-dns, so its counter windows are its own (Pods' queries beside it are translated in eBPF); dns-client after host-routing made it",
+    after: [
+      "program",
+      "host-routing",
+      "nodeport",
+      "loadbalancer",
+      "external-ip",
+      "traffic-policy",
+      "session-affinity",
+      "host-network",
+    ],
+    why: "its host-namespace queries are host connections program's reverse socket map must not see; only it sends host traffic to kube-dns, so its counter windows are its own (Pods' queries beside it are translated in eBPF); dns-client after host-routing made it. Beside kube-proxy it counts the kube-dns rule's packets in the nat table, which kube-proxy rewrites (counters reset) whenever a Service or its endpoints change: it follows every topic that adds Services or moves web's backends (run lab-20261206-061327, dual-stack beside kube-proxy, with the surface topics beside it: counter +9 for 10 answered queries)",
   },
-  shared: { counts: ["host dns traffic"], changes: ["host dns traffic"] },
+  shared: {
+    counts: ["host dns traffic", "kube-proxy service rules", "web backends"],
+    changes: ["host dns traffic"],
+  },
   observe: observeTranslation,
   properties: [
     {
