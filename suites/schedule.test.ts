@@ -250,12 +250,13 @@ describe("startOrder (the order the cluster workers take the topics in)", () => 
         if ("alone" in t.schedule) expect(i).toBe(run.indexOf(t));
       }
     }
-    // one worker: file order but for ghost, which follows the Service-surface topics filed after it, and report,
-    // which follows ghost
+    // one worker: file order but for ghost and translation, which follow the Service-surface topics filed after
+    // them, and report, which follows ghost
     const one = startOrder(run, 1, shipped).map((t) => t.name);
-    const moved = (n: string) => n === "ghost" || n === "report";
+    const moved = (n: string) => n === "ghost" || n === "report" || n === "translation";
     expect(one.filter((n) => !moved(n))).toEqual(run.map((t) => t.name).filter((n) => !moved(n)));
     expect(one.indexOf("ghost")).toBeGreaterThan(one.indexOf("host-network"));
+    expect(one.indexOf("translation")).toBeGreaterThan(one.indexOf("host-network"));
     expect(one.indexOf("report")).toBeGreaterThan(one.indexOf("ghost"));
   });
 
