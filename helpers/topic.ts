@@ -58,8 +58,9 @@ export interface TopicDeclaration {
 
 /**
  * State several topics touch: kube-proxy's Service rules (the KUBE-SVC lines iptables counts: any Service with
- * endpoints adds some), web's backends (its Pods, so its slots and endpoints), the host's DNS traffic to kube-dns
- * (the translation topic's counter windows).
+ * endpoints adds some; and any Service or endpoint change makes kube-proxy rewrite its chains, which resets the
+ * counters ghost's and translation's windows count), web's backends (its Pods, so its slots and endpoints), the
+ * host's DNS traffic to kube-dns (the translation topic's counter windows).
  */
 export type SharedState = "kube-proxy service rules" | "web backends" | "host dns traffic";
 
