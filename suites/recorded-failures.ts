@@ -28,7 +28,7 @@ export const RECORDED_FAILURES: Record<string, Record<string, string>> = {
   },
   "profiles/dual-stack/kube-proxy": {
     "ipv6.ghost-seconds":
-      "run lab-20261205-124651 (Cilium 1.20.2, dual-stack, beside kube-proxy): the probe Pod's connect() to ghost6 (an IPv6 ClusterIP without backends) was refused only after 1.027 s, one SYN retransmission, where the IPv4 ghost is held to 0.1 s; ipv6.ghost-fails-fast passed it (exit 7) and no seconds property existed to see it (issue 35's audit). bpf_lxc's ICMPv6 reject for the first SYN is not taken and the retransmitted one's is. No upstream report names it (1.20.2's ICMP sample-length change, PR 48020 'bpf: icmp*', is the nearest suspect, unconfirmed), so it stays a failure; reproduction in the bundle's README. Its run stored no verdict for it (the property is newer than the recording)",
+      "run lab-20261206-062211 (Cilium 1.20.2, dual-stack, beside kube-proxy, one mode alone): the probe Pod's connect() to ghost6 (an IPv6 ClusterIP without backends) was refused only after 1.019 s, one SYN retransmission, where the IPv4 ghost is held to 0.1 s; ipv6.ghost-fails-fast passes it (exit 7). Every dual-stack run beside kube-proxy on 1.20.2 showed it: lab-20261205-124651 (1.027 s, the bundle this one replaced), its existing-provider run (1.024 s), lab-20261206-061327 and lab-20261206-061801 (1.001 s). bpf_lxc's ICMPv6 reject for the first SYN is not taken and the retransmitted one's is. No upstream report names it (1.20.2's ICMP sample-length change, PR 48020 'bpf: icmp*', is the nearest suspect, unconfirmed), so it stays a failure; the smallest reproduction is in the bundle's README",
   },
   "profiles/dual-stack/existing-kube-proxy": {
     "ipv6.ghost-seconds":

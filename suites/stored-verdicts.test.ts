@@ -108,8 +108,8 @@ describe("check on the shipped bundles says why a verdict differs from the store
     expect(formatCheck(r)).toContain("stored verdicts.jsonl:");
   });
 
-  it("an older bundle (the dual-stack profile's kpr, recorded before two declarations changed and a property was added): each difference named", async () => {
-    const r = await checkBundle(shipped("profiles/dual-stack/kpr"), TOPICS);
+  it("an older bundle (the dual-stack profile's kpr through the existing provider, recorded before two declarations changed and a property was added): each difference named", async () => {
+    const r = await checkBundle(shipped("profiles/dual-stack/existing-kpr"), TOPICS);
     const byId = (id: string) => r.stored.differences.filter((d) => d.id === id);
     expect(byId("program.reverse-sk-entry")).toEqual([
       expect.objectContaining({
