@@ -39,7 +39,7 @@ import {
   read,
 } from "../../helpers/records/evidence.ts";
 import type { Evidence, Evidenced, LoadBalancerRecord, RecordSet } from "../../helpers/records/types.ts";
-import { defineTopic } from "../../helpers/topic.ts";
+import { defineTopic, type PropertyDeclaration } from "../../helpers/topic.ts";
 
 /** edge-lb, edge-proxy and edge-ext are single-stack IPv4 Services; kube-proxy's rules are counted in iptables. */
 const IPV4 = ["ipv4", "ipv4+ipv6"] as const;
@@ -67,6 +67,29 @@ export const INTERCEPTED = {
   why: "PR 43384 populated every frontend type whatever KPR says; PR 47204 limited the map again (backported to 1.19.7 as PR 47414)",
   upstream: "cilium issue 45252; fixed by PR 47204 (1.19.7, 1.20.0)",
 } as const;
+
+/**
+ * A LoadBalancer address's slots in the agent's LB map (both backends) and its wildcard entry, by mode and version:
+ * the same for either family (the reconciler picks frontends by type, not family), so surface-ipv6 declares them too.
+ */
+export const LB_MAP_SLOTS: PropertyDeclaration["expect"] = {
+  kpr: { eq: 2 },
+  "kube-proxy": { default: { eq: 0 }, byPatch: [{ ...INTERCEPTED, expect: { eq: 2 } }] },
+};
+export const WILDCARD_ENTRY: PropertyDeclaration["expect"] = {
+  kpr: {
+    default: { eq: true },
+    byMinor: {
+      "1.18": {
+        kind: "behaviour",
+        expect: { eq: false },
+        claim: "no wildcard entry: they came with 1.19",
+        why: "cilium PR 40684 is in 1.19.0; 1.18.11's bpf lb list has no `:0/ANY` row (the shipped 1.18 bundles)",
+      },
+    },
+  },
+  "kube-proxy": { default: { eq: false }, byPatch: [{ ...INTERCEPTED, expect: { eq: true } }] },
+};
 
 export const topic = defineTopic({
   name: "loadbalancer",
@@ -171,10 +194,7 @@ export const topic = defineTopic({
         "cilium pkg/loadbalancer/reflectors/conversions.go, reconciler/bpf_reconciler.go (v1.18.11–v1.20.2)",
       ),
       why: NOT_PROGRAMMED,
-      expect: {
-        kpr: { eq: 2 },
-        "kube-proxy": { default: { eq: 0 }, byPatch: [{ ...INTERCEPTED, expect: { eq: 2 } }] },
-      },
+      expect: LB_MAP_SLOTS,
       config: { assumes: ANY_LB },
       needs: ["loadbalancer"],
       observe: (r) => {
@@ -191,20 +211,7 @@ export const topic = defineTopic({
         "cilium PR 40684 (1.19: wildcard service entries); Documentation/operations/upgrade.rst 1.19",
       ),
       why: "LoadBalancer addresses of class-less Services under default-lb-service-ipam=lbipam get one (bpf_reconciler.go isWildcardCandidate, isWildcardClass); kube-proxy's addresses are not in the map at all",
-      expect: {
-        kpr: {
-          default: { eq: true },
-          byMinor: {
-            "1.18": {
-              kind: "behaviour",
-              expect: { eq: false },
-              claim: "no wildcard entry: they came with 1.19",
-              why: "cilium PR 40684 is in 1.19.0; 1.18.11's bpf lb list has no `:0/ANY` row (the shipped 1.18 bundles)",
-            },
-          },
-        },
-        "kube-proxy": { default: { eq: false }, byPatch: [{ ...INTERCEPTED, expect: { eq: true } }] },
-      },
+      expect: WILDCARD_ENTRY,
       config: { assumes: ANY_LB },
       needs: ["loadbalancer"],
       observe: (r) => {

@@ -41,7 +41,7 @@ import type {
 } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 import { nodeIpv6s, serviceIpv6 } from "../13-ipv6/ipv6.topic.ts";
-import { INTERCEPTED } from "../14-loadbalancer/loadbalancer.topic.ts";
+import { INTERCEPTED, LB_MAP_SLOTS, WILDCARD_ENTRY } from "../14-loadbalancer/loadbalancer.topic.ts";
 import { STICKY_TRIES } from "../17-session-affinity/session-affinity.topic.ts";
 
 /** edge6-local's NodePort and health-check node port, the hostPort (manifests/surface-ipv6.yaml). */
@@ -168,10 +168,7 @@ export const topic = defineTopic({
         "edge6-lb's IPv6 address is in the agent's LB map with both backends with kube-proxy replacement, and absent beside kube-proxy",
       source: TWIN("lb.lb-map-slots"),
       why: "the frontends are reflected and programmed whatever their family (pkg/loadbalancer/reflectors/conversions.go, reconciler/bpf_reconciler.go isDatapathCandidate: by frontend type, not family); an IPv6 frontend lives in the lb6 maps. 1.19.0–1.19.6 programmed it beside kube-proxy too (PR 43384 populated every frontend type, of either family)",
-      expect: {
-        kpr: { eq: 2 },
-        "kube-proxy": { default: { eq: 0 }, byPatch: [{ ...INTERCEPTED, expect: { eq: 2 } }] },
-      },
+      expect: LB_MAP_SLOTS,
       config: { assumes: ANY },
       needs: ["surfaceIpv6"],
       observe: (r) => {
@@ -186,20 +183,7 @@ export const topic = defineTopic({
         "With kube-proxy replacement, Cilium 1.19+ adds a `[address]:0/ANY` entry for edge6-lb's IPv6 address, as for IPv4",
       source: UP("cilium PR 40684 (1.19: wildcard service entries); the IPv4 twin lb.wildcard-entry"),
       why: "bpf_reconciler.go isWildcardCandidate picks LoadBalancer frontends by type and IPAM class, not by family; kube-proxy's addresses are not in the map at all",
-      expect: {
-        kpr: {
-          default: { eq: true },
-          byMinor: {
-            "1.18": {
-              kind: "behaviour",
-              expect: { eq: false },
-              claim: "no wildcard entry: they came with 1.19",
-              why: "cilium PR 40684 is in 1.19.0",
-            },
-          },
-        },
-        "kube-proxy": { default: { eq: false }, byPatch: [{ ...INTERCEPTED, expect: { eq: true } }] },
-      },
+      expect: WILDCARD_ENTRY,
       config: { assumes: ANY },
       needs: ["surfaceIpv6"],
       observe: (r) => {
