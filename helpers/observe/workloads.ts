@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IMAGES } from "../../manifests/images.ts";
 import { ExecError } from "../exec/types.ts";
+import { canonicalIp, ipv6Big, ipv6Text } from "../parse/address.ts";
 import { lastHolderConnection } from "../parse/holder-log.ts";
 import { DeadlineError } from "../poll.ts";
 import { derive, type EvidenceItem, RawText } from "../records/evidence.ts";
@@ -401,6 +402,94 @@ export async function lbRangeFor(ctx: RunContext, node: NodeInfo): Promise<LbRan
     why: `the top of ${node.name}'s /24 (${ip}), on a cluster of ours (${ctx.provider ?? "lab network"})`,
     evidence: [derive(`LB_IP_RANGE unset: the top of ${node.name}'s /24`, ...node.evidence)],
   };
+}
+
+/** Whether an IPv6 address lies in `start-stop`. */
+export function inRange6(ip: string, range: string): boolean {
+  const at = range.lastIndexOf("-");
+  const [a, b, x] = [ipv6Big(range.slice(0, at)), ipv6Big(range.slice(at + 1)), ipv6Big(ip)];
+  return a !== null && b !== null && x !== null && x >= a && x <= b;
+}
+
+/**
+ * `START-STOP` (IPv6, 3 to 256 addresses): the pool is START to STOP less one, the externalIP is STOP; the reason
+ * when it is not such a range.
+ */
+export function parseLb6Range(text: string): { start: string; stop: string; externalIp: string } | string {
+  const m = /^\s*([0-9a-fA-F:]+)\s*-\s*([0-9a-fA-F:]+)\s*$/.exec(text);
+  const a = m ? ipv6Big(m[1] as string) : null;
+  const b = m ? ipv6Big(m[2] as string) : null;
+  if (a === null || b === null)
+    return `LB_IP6_RANGE=${JSON.stringify(text)} is not START-STOP (two IPv6 addresses)`;
+  if (b - a < 2n || b - a > 255n)
+    return `LB_IP6_RANGE=${JSON.stringify(text)} must hold 3 to 256 addresses (the pool, then one externalIP)`;
+  return { start: ipv6Text(a), stop: ipv6Text(b - 1n), externalIp: ipv6Text(b) };
+}
+
+/** The lab's IPv6 network (clusters/lab/lab.sh kind-dual: fd00:ca1d:101::/64). */
+const LAB_NETWORK6 = "fd00:ca1d:101:";
+
+/**
+ * The IPv6 range of ours (the network rule, as lbRange's for IPv4; the surface-ipv6 topic's): LB_IP6_RANGE when set (read by a recorded call);
+ * otherwise, on a cluster this suite created or one on the lab's networks, the top of the edge node's /64 as docker
+ * hands addresses out from its bottom (`::f0`–`::f7` the pool, `::f8` the externalIP); elsewhere none.
+ */
+export async function lb6Range(
+  ctx: RunContext,
+  node: { name: string; ip6: string; evidence: EvidenceItem[]; ip4: string },
+): Promise<LbRange | { none: string }> {
+  const env = await ctx.exec.run({ target: { kind: "local" }, argv: ["printenv", "LB_IP6_RANGE"] });
+  const pool = `${ctx.namespace}-lb6`;
+  const set = env.exitCode === 0 ? env.stdout.trim() : "";
+  if (set !== "") {
+    const r = parseLb6Range(set);
+    if (typeof r === "string") throw new Error(r);
+    return { pool, ...r, why: `LB_IP6_RANGE=${set}`, evidence: [RawText.stdout(env).quote(1)] };
+  }
+  const ours =
+    ctx.provider === "kind" ||
+    ctx.provider === "k3d" ||
+    node.ip6.startsWith(LAB_NETWORK6) ||
+    LAB_NETWORKS.some((n) => node.ip4.startsWith(n));
+  const base = ipv6Big(node.ip6);
+  if (!ours || base === null)
+    return {
+      none: `no IPv6 address range of ours for LoadBalancer addresses and externalIPs on this cluster (provider ${ctx.provider ?? "unknown"}, node ${node.ip6}): set LB_IP6_RANGE=START-STOP to addresses nothing else uses on the nodes' network`,
+    };
+  const net = base - (base & 0xffffffffffffffffn);
+  return {
+    pool,
+    start: ipv6Text(net + 0xf0n),
+    stop: ipv6Text(net + 0xf7n),
+    externalIp: ipv6Text(net + 0xf8n),
+    why: `the top of ${node.name}'s IPv6 /64 (${node.ip6}), on a cluster of ours (${ctx.provider ?? "lab network"})`,
+    evidence: [derive(`LB_IP6_RANGE unset: the top of ${node.name}'s IPv6 /64`, ...node.evidence)],
+  };
+}
+
+/** A LoadBalancer Service's first ingress address as LB-IPAM gives it (canonical form) and its line, polled. */
+export async function waitLbAddress(
+  ctx: RunContext,
+  name: string,
+): Promise<{ ip: string; evidence: EvidenceItem[] }> {
+  const { value } = await waitFor(ctx, {
+    what: `${name}'s LoadBalancer address from LB-IPAM`,
+    deadlineMs: 60_000,
+    intervalMs: 1000,
+    probe: async () => {
+      const { json, raw } = await apiJsonRaw(ctx, { resource: "service", name, namespace: ctx.namespace });
+      const ip = (json.status as { loadBalancer?: { ingress?: { ip?: unknown }[] } } | undefined)
+        ?.loadBalancer?.ingress?.[0]?.ip;
+      const q = raw.jsonQuote(["status", "loadBalancer", "ingress", 0, "ip"]);
+      return typeof ip === "string"
+        ? { ip: canonicalIp(ip), evidence: q ? [q] : [derive(`${name}'s ingress`, raw)] }
+        : null;
+    },
+    done: (v) => v !== null,
+    show: (v) => v?.ip ?? "pending",
+  });
+  if (!value) throw new Error(`${name} has no LoadBalancer address`);
+  return value;
 }
 
 /**

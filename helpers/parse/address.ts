@@ -108,3 +108,25 @@ export function parseServiceAddress(text: string): ServiceAddress | null {
   if (!ep) return null;
   return { ...ep, protocol, scope };
 }
+
+/** An IPv6 address as a number (null when it is none). */
+export function ipv6Big(ip: string): bigint | null {
+  if (!ip.includes(":") || ip.includes(".")) return null;
+  const canon = canonicalIp(ip);
+  if (canon === ip && !/^[0-9a-f:]+$/.test(ip)) return null;
+  const [head, tail, more] = canon.split("::");
+  if (more !== undefined) return null;
+  const h = head ? head.split(":") : [];
+  const t = tail !== undefined ? (tail ? tail.split(":") : []) : [];
+  if (tail === undefined && h.length !== 8) return null;
+  const groups = [...h, ...Array(8 - h.length - t.length).fill("0"), ...t];
+  if (groups.length !== 8 || groups.some((g) => !/^[0-9a-f]{1,4}$/.test(g))) return null;
+  return groups.reduce((a, g) => (a << 16n) + BigInt(Number.parseInt(g, 16)), 0n);
+}
+
+/** A number as a canonical IPv6 address. */
+export function ipv6Text(n: bigint): string {
+  const groups: string[] = [];
+  for (let i = 7; i >= 0; i--) groups.push(((n >> BigInt(i * 16)) & 0xffffn).toString(16));
+  return canonicalIp(groups.join(":"));
+}

@@ -1,3 +1,4 @@
+import { canonicalEndpoint } from "../parse/address.ts";
 import { type CtEntry, parseCtLine } from "../parse/bpf-ct-list.ts";
 import type { LbList, LbService } from "../parse/bpf-lb-list.ts";
 import type { EndpointSlices } from "../parse/endpointslice-json.ts";
@@ -114,9 +115,27 @@ export function slotCount(lb: LbList, frontend: string): number {
   return findLbService(lb, frontend)?.backends.length ?? 0;
 }
 
-/** iptables-save lines with `-d <ip>/32` (kube-proxy's rules for an address); none for no address. */
+/**
+ * iptables-save (or ip6tables-save) lines with `-d <ip>/32` (`/128` for an IPv6 address): kube-proxy's rules for an
+ * address; none for no address.
+ */
 export function ruleLines(raw: RawText, ip: string | null): Quote[] {
-  return ip ? raw.quotes((l) => l.includes(` -d ${ip}/32 `)) : [];
+  return ip ? raw.quotes((l) => l.includes(` -d ${ip}/${ip.includes(":") ? 128 : 32} `)) : [];
+}
+
+/** A frontend's rows in `bpf lb list` but UDP's, by its endpoint in canonical form (IPv6 ones print bracketed). */
+export function lbRowsAt(lb: LbList, endpoint: string): LbService[] {
+  return lb.services.filter((s) => canonicalEndpoint(s.frontend) === endpoint && s.protocol !== "UDP");
+}
+
+/** A frontend's backend slots per scope in `bpf lb list` (external, and internal for a two-scope Service); null when it has neither. */
+export function lbScopes(
+  lb: LbList,
+  endpoint: string,
+): { external: number | null; internal: number | null } | null {
+  const rows = lbRowsAt(lb, endpoint);
+  const of = (scope: "external" | "internal") => rows.find((s) => s.scope === scope)?.backends.length ?? null;
+  return rows.length === 0 ? null : { external: of("external"), internal: of("internal") };
 }
 
 /**

@@ -10,8 +10,8 @@
  * judged. The observation code and the record builder follow the declaration.
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { apiJsonRaw, clusterIp } from "../../helpers/observe/cluster.ts";
-import { kubeProxyInIptables, type RunContext, waitFor, waitSettled } from "../../helpers/observe/context.ts";
+import { clusterIp } from "../../helpers/observe/cluster.ts";
+import { kubeProxyInIptables, type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import {
@@ -21,6 +21,7 @@ import {
   ensureLbPool,
   lbRange,
   renderManifest,
+  waitLbAddress,
 } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
@@ -35,7 +36,7 @@ import {
   UP,
 } from "../../helpers/properties/sources.ts";
 import type { Observation, RecordView } from "../../helpers/properties/types.ts";
-import { ipOf, kubeProxyHasEndpoints, lbRows } from "../../helpers/records/common.ts";
+import { ipOf, kubeProxyHasEndpoints, lbRows, lbScopes } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type {
   Evidence,
@@ -369,28 +370,7 @@ export async function observeTrafficPolicy(ctx: RunContext): Promise<RecordSet> 
   if ("none" in range) ctx.log(range.none);
   else await ensureLbPool(ctx, range);
   await apply(ctx, renderManifest("traffic-policy.yaml", ctx.namespace, { POOL: `${ctx.namespace}-lb` }));
-  const lbIp =
-    "none" in range
-      ? null
-      : (
-          await waitFor(ctx, {
-            what: "edge-local's LoadBalancer address from LB-IPAM",
-            deadlineMs: 60_000,
-            intervalMs: 1000,
-            probe: async () => {
-              const { json } = await apiJsonRaw(ctx, {
-                resource: "service",
-                name: "edge-local",
-                namespace: ctx.namespace,
-              });
-              const ing = (json.status as { loadBalancer?: { ingress?: { ip?: unknown }[] } } | undefined)
-                ?.loadBalancer?.ingress?.[0]?.ip;
-              return typeof ing === "string" ? ing : null;
-            },
-            done: (ip) => ip !== null,
-            show: (ip) => ip ?? "pending",
-          })
-        ).value;
+  const lbIp = "none" in range ? null : (await waitLbAddress(ctx, "edge-local")).ip;
   const itpIp = await clusterIp(ctx, ctx.namespace, "edge-itp");
   const far = edge.far.name;
   const npFar = formatEndpoint(edge.far.internalIp, LOCAL_NODE_PORT);
@@ -407,8 +387,8 @@ export async function observeTrafficPolicy(ctx: RunContext): Promise<RecordSet> 
       s.rules
         ? kubeProxyHasEndpoints(s.rules, `${ctx.namespace}/edge-local:http`) &&
           kubeProxyHasEndpoints(s.rules, `${ctx.namespace}/edge-cluster:http`)
-        : scopes(s.lb.parsed, npFar)?.internal === 2,
-    show: (s) => JSON.stringify(scopes(s.lb.parsed, npFar)),
+        : lbScopes(s.lb.parsed, npFar)?.internal === 2,
+    show: (s) => JSON.stringify(lbScopes(s.lb.parsed, npFar)),
   });
   const outside = await outsideAddress(ctx);
   const fromOutside = (host: string, port: number) =>
@@ -473,16 +453,6 @@ type ProbeFields = {
   [K in keyof TrafficPolicyRecord]: TrafficPolicyRecord[K] extends Probe | null ? K : never;
 }[keyof TrafficPolicyRecord];
 
-/** A frontend's backend slots per scope in `bpf lb list`; null when it has neither. */
-function scopes(lb: LbList, frontend: string): { external: number | null; internal: number | null } | null {
-  const of = (scope: "external" | "internal") =>
-    lb.services.find((s) => s.frontend === frontend && s.scope === scope && s.protocol !== "UDP") ?? null;
-  const e = of("external");
-  const i = of("internal");
-  if (!e && !i) return null;
-  return { external: e ? e.backends.length : null, internal: i ? i.backends.length : null };
-}
-
 /** Issue 34: the traffic-policy record from what the topic read. */
 export function buildTrafficPolicyRecord(input: {
   edge: Pick<Edge, "site" | "siteEvidence">;
@@ -493,7 +463,7 @@ export function buildTrafficPolicyRecord(input: {
 }): Evidenced<TrafficPolicyRecord> {
   const { probes, lbList } = input;
   const npFar = formatEndpoint(input.edge.site.far_ip, LOCAL_NODE_PORT);
-  const slots = scopes(lbList.parsed, npFar);
+  const slots = lbScopes(lbList.parsed, npFar);
   const rows = lbList.parsed.services.filter((s) => s.frontend === npFar && s.protocol !== "UDP");
   const probeFields = Object.fromEntries(
     Object.entries(probes).map(([k, p]) => [k, p?.probe ?? null]),

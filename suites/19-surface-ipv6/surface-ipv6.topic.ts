@@ -13,7 +13,7 @@
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { apiJsonRaw } from "../../helpers/observe/cluster.ts";
-import { kubeProxyInIptables, type RunContext, waitFor, waitSettled } from "../../helpers/observe/context.ts";
+import { kubeProxyInIptables, type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { onNode } from "../../helpers/observe/node.ts";
 import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import {
@@ -21,16 +21,25 @@ import {
   type Edge,
   ensureEdge,
   ensureLbPool,
-  LAB_NETWORKS,
-  type LbRange,
+  inRange6,
+  lb6Range,
   renderManifest,
+  waitLbAddress,
   waitPodReady,
 } from "../../helpers/observe/workloads.ts";
-import { canonicalEndpoint, canonicalIp, formatEndpoint } from "../../helpers/parse/address.ts";
-import { type LbList, type LbService, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
+import { canonicalEndpoint, formatEndpoint } from "../../helpers/parse/address.ts";
+import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
 import { probeObservation, UP } from "../../helpers/properties/sources.ts";
-import { kubeProxyHasEndpoints, lbRows, RecordError } from "../../helpers/records/common.ts";
+import {
+  kubeProxyHasEndpoints,
+  kubeProxyServes,
+  lbRows,
+  lbRowsAt,
+  lbScopes,
+  RecordError,
+  ruleLines,
+} from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type {
   Evidence,
@@ -299,133 +308,10 @@ export const topic = defineTopic({
   ],
 });
 
-// ── IPv6 ranges ─────────────────────────────────────────────────────────────────────────────────
-
-/** An IPv6 address as a number (null when it is none). */
-export function ipv6Big(ip: string): bigint | null {
-  if (!ip.includes(":") || ip.includes(".")) return null;
-  const canon = canonicalIp(ip);
-  if (canon === ip && !/^[0-9a-f:]+$/.test(ip)) return null;
-  const [head, tail, more] = canon.split("::");
-  if (more !== undefined) return null;
-  const h = head ? head.split(":") : [];
-  const t = tail !== undefined ? (tail ? tail.split(":") : []) : [];
-  if (tail === undefined && h.length !== 8) return null;
-  const groups = [...h, ...Array(8 - h.length - t.length).fill("0"), ...t];
-  if (groups.length !== 8 || groups.some((g) => !/^[0-9a-f]{1,4}$/.test(g))) return null;
-  return groups.reduce((a, g) => (a << 16n) + BigInt(Number.parseInt(g, 16)), 0n);
-}
-
-/** A number as a canonical IPv6 address. */
-export function ipv6Text(n: bigint): string {
-  const groups: string[] = [];
-  for (let i = 7; i >= 0; i--) groups.push(((n >> BigInt(i * 16)) & 0xffffn).toString(16));
-  return canonicalIp(groups.join(":"));
-}
-
-/** Whether an IPv6 address lies in `start-stop`. */
-export function inRange6(ip: string, range: string): boolean {
-  const at = range.lastIndexOf("-");
-  const [a, b, x] = [ipv6Big(range.slice(0, at)), ipv6Big(range.slice(at + 1)), ipv6Big(ip)];
-  return a !== null && b !== null && x !== null && x >= a && x <= b;
-}
-
-/**
- * `START-STOP` (IPv6, 3 to 256 addresses): the pool is START to STOP less one, the externalIP is STOP; the reason
- * when it is not such a range.
- */
-export function parseLb6Range(text: string): { start: string; stop: string; externalIp: string } | string {
-  const m = /^\s*([0-9a-fA-F:]+)\s*-\s*([0-9a-fA-F:]+)\s*$/.exec(text);
-  const a = m ? ipv6Big(m[1] as string) : null;
-  const b = m ? ipv6Big(m[2] as string) : null;
-  if (a === null || b === null)
-    return `LB_IP6_RANGE=${JSON.stringify(text)} is not START-STOP (two IPv6 addresses)`;
-  if (b - a < 2n || b - a > 255n)
-    return `LB_IP6_RANGE=${JSON.stringify(text)} must hold 3 to 256 addresses (the pool, then one externalIP)`;
-  return { start: ipv6Text(a), stop: ipv6Text(b - 1n), externalIp: ipv6Text(b) };
-}
-
-/** The lab's IPv6 network (clusters/lab/lab.sh kind-dual: fd00:ca1d:101::/64). */
-const LAB_NETWORK6 = "fd00:ca1d:101:";
-
-/**
- * The IPv6 range of ours (the network rule, as lbRange's for IPv4): LB_IP6_RANGE when set (read by a recorded call);
- * otherwise, on a cluster this suite created or one on the lab's networks, the top of the edge node's /64 as docker
- * hands addresses out from its bottom (`::f0`–`::f7` the pool, `::f8` the externalIP); elsewhere none.
- */
-export async function lb6Range(
-  ctx: RunContext,
-  node: { name: string; ip6: string; evidence: EvidenceItem[]; ip4: string },
-): Promise<LbRange | { none: string }> {
-  const env = await ctx.exec.run({ target: { kind: "local" }, argv: ["printenv", "LB_IP6_RANGE"] });
-  const pool = `${ctx.namespace}-lb6`;
-  const set = env.exitCode === 0 ? env.stdout.trim() : "";
-  if (set !== "") {
-    const r = parseLb6Range(set);
-    if (typeof r === "string") throw new Error(r);
-    return { pool, ...r, why: `LB_IP6_RANGE=${set}`, evidence: [RawText.stdout(env).quote(1)] };
-  }
-  const ours =
-    ctx.provider === "kind" ||
-    ctx.provider === "k3d" ||
-    node.ip6.startsWith(LAB_NETWORK6) ||
-    LAB_NETWORKS.some((n) => node.ip4.startsWith(n));
-  const base = ipv6Big(node.ip6);
-  if (!ours || base === null)
-    return {
-      none: `no IPv6 address range of ours for LoadBalancer addresses and externalIPs on this cluster (provider ${ctx.provider ?? "unknown"}, node ${node.ip6}): set LB_IP6_RANGE=START-STOP to addresses nothing else uses on the nodes' network`,
-    };
-  const net = base - (base & 0xffffffffffffffffn);
-  return {
-    pool,
-    start: ipv6Text(net + 0xf0n),
-    stop: ipv6Text(net + 0xf7n),
-    externalIp: ipv6Text(net + 0xf8n),
-    why: `the top of ${node.name}'s IPv6 /64 (${node.ip6}), on a cluster of ours (${ctx.provider ?? "lab network"})`,
-    evidence: [derive(`LB_IP6_RANGE unset: the top of ${node.name}'s IPv6 /64`, ...node.evidence)],
-  };
-}
-
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
-/** A frontend's rows in `bpf lb list` by its canonical endpoint (IPv6 frontends print bracketed, maybe expanded). */
-const rowsAt = (lb: LbList, endpoint: string): LbService[] =>
-  lb.services.filter((s) => canonicalEndpoint(s.frontend) === endpoint && s.protocol !== "UDP");
-const external = (lb: LbList, endpoint: string) => rowsAt(lb, endpoint).find((s) => s.scope === "external");
+const external = (lb: LbList, endpoint: string) => lbRowsAt(lb, endpoint).find((s) => s.scope === "external");
 const slotsAt = (lb: LbList, endpoint: string) => external(lb, endpoint)?.backends.length ?? 0;
-
-/** A frontend's backend slots per scope; null when it has neither. */
-function scopes(lb: LbList, endpoint: string): SurfaceIpv6Record["local6_np_slots"] {
-  const rows = rowsAt(lb, endpoint);
-  const of = (scope: "external" | "internal") => rows.find((s) => s.scope === scope)?.backends.length ?? null;
-  return rows.length === 0 ? null : { external: of("external"), internal: of("internal") };
-}
-
-/** ip6tables-save lines with `-d <ip>/128` (kube-proxy's rules for an IPv6 address). */
-const rules6 = (raw: RawText, ip: string | null) =>
-  ip ? raw.quotes((l) => l.includes(` -d ${ip}/128 `)) : [];
-const serves6 = (raw: RawText, ip: string | null) =>
-  rules6(raw, ip).some((q) => /"[^"]* (?:loadbalancer IP|external IP)"/.test(q.quote));
-
-/** A Service's first ingress address (an IPv6 one here), with its line; polled until LB-IPAM gave one. */
-async function ingress6(ctx: RunContext, name: string): Promise<{ ip: string; evidence: EvidenceItem[] }> {
-  const { value } = await waitFor(ctx, {
-    what: `${name}'s IPv6 LoadBalancer address from LB-IPAM`,
-    deadlineMs: 60_000,
-    intervalMs: 1000,
-    probe: async () => {
-      const { json, raw } = await apiJsonRaw(ctx, { resource: "service", name, namespace: ctx.namespace });
-      const ip = (json.status as { loadBalancer?: { ingress?: { ip?: unknown }[] } } | undefined)
-        ?.loadBalancer?.ingress?.[0]?.ip;
-      const q = raw.jsonQuote(["status", "loadBalancer", "ingress", 0, "ip"]);
-      return typeof ip === "string" && q ? { ip: canonicalIp(ip), evidence: [q] as EvidenceItem[] } : null;
-    },
-    done: (v) => v !== null,
-    show: (v) => v?.ip ?? "pending",
-  });
-  if (!value) throw new RecordError("surfaceIpv6", "lb6_ip", `${name} has no LoadBalancer address`);
-  return value;
-}
 
 /** Issue 34: the IPv6 family of the Service surface. */
 export async function observeSurfaceIpv6(ctx: RunContext): Promise<RecordSet> {
@@ -459,8 +345,8 @@ export async function observeSurfaceIpv6(ctx: RunContext): Promise<RecordSet> {
       EDGE_NODE: edge.edge.name,
     }),
   );
-  const lb = await ingress6(ctx, "edge6-lb");
-  const local = await ingress6(ctx, "edge6-local");
+  const lb = await waitLbAddress(ctx, "edge6-lb");
+  const local = await waitLbAddress(ctx, "edge6-local");
   const sticky = serviceIpv6(
     (await apiJsonRaw(ctx, { resource: "service", name: "edge6-sticky", namespace: ctx.namespace })).raw,
     "edge6-sticky",
@@ -482,12 +368,12 @@ export async function observeSurfaceIpv6(ctx: RunContext): Promise<RecordSet> {
     done: (s) =>
       slotsAt(s.lb.parsed, ep(sticky)) === 2 &&
       (s.rules
-        ? serves6(s.rules, lb.ip) &&
-          serves6(s.rules, range.externalIp) &&
+        ? kubeProxyServes(s.rules, lb.ip) &&
+          kubeProxyServes(s.rules, range.externalIp) &&
           kubeProxyHasEndpoints(s.rules, `${ctx.namespace}/edge6-local:http`)
-        : slotsAt(s.lb.parsed, ep(lb.ip)) === 2 && scopes(s.lb.parsed, npFar)?.internal === 2),
+        : slotsAt(s.lb.parsed, ep(lb.ip)) === 2 && lbScopes(s.lb.parsed, npFar)?.internal === 2),
     show: (s) =>
-      `LB map: edge6-lb ${slotsAt(s.lb.parsed, ep(lb.ip))} slots, edge6-sticky ${slotsAt(s.lb.parsed, ep(sticky))}, ${npFar} ${JSON.stringify(scopes(s.lb.parsed, npFar))}${s.rules ? `; ip6tables: edge6-lb ${rules6(s.rules, lb.ip).length} lines` : ""}`,
+      `LB map: edge6-lb ${slotsAt(s.lb.parsed, ep(lb.ip))} slots, edge6-sticky ${slotsAt(s.lb.parsed, ep(sticky))}, ${npFar} ${JSON.stringify(lbScopes(s.lb.parsed, npFar))}${s.rules ? `; ip6tables: edge6-lb ${ruleLines(s.rules, lb.ip).length} lines` : ""}`,
   });
   const rules = seen.rules ?? (await ip6tablesSave());
   await waitPodReady(ctx, "edge6-hostport");
@@ -585,8 +471,8 @@ export function buildSurfaceIpv6Record(input: {
   const npFar = formatEndpoint(input.far6.ip, LOCAL6_NODE_PORT);
   const lbRow = external(list, lbEp);
   const wildcard = list.services.find((s) => canonicalEndpoint(s.frontend) === formatEndpoint(lb.ip, 0));
-  const npRows = rowsAt(list, npFar);
-  const lbRules = rules6(rules, lb.ip);
+  const npRows = lbRowsAt(list, npFar);
+  const lbRules = ruleLines(rules, lb.ip);
   const answers = sticky.map((p) => (p.probe.http === 200 ? (p.probe.body ?? "(no body)") : p.probe.verdict));
   const record: SurfaceIpv6Record = {
     ...base,
@@ -600,7 +486,7 @@ export function buildSurfaceIpv6Record(input: {
     lb6_from_node: probes.lb6_from_node.probe,
     local6_ip: local.ip,
     local6_from_pod_far: probes.local6_from_pod_far.probe,
-    local6_np_slots: scopes(list, npFar),
+    local6_np_slots: lbScopes(list, npFar),
     ext6_ip: range.externalIp,
     ext6_from_pod: probes.ext6_from_pod.probe,
     sticky6_from_pod: answers,
