@@ -10,6 +10,8 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEFAULT_CILIUM_MINOR } from "../clusters/versions.ts";
+import { readMeta } from "../helpers/bundle.ts";
 import type { TopicDeclaration } from "../helpers/topic.ts";
 
 /**
@@ -124,6 +126,27 @@ export function formatSchedule(run: readonly TopicDeclaration[], workers: number
 
 /** A topic's expected observation time (s), for ordering the files the workers take: see startOrder. */
 export type Estimate = (topic: string) => number;
+
+/**
+ * How long each topic took in the shipped bundles of the default Cilium minor (bundle.json `spec <topic>`, the
+ * longer of the two modes): startOrder's estimate. A topic they lack, or a bundle that cannot be read, counts 10 s;
+ * it only orders the files.
+ */
+export function recordedSeconds(
+  bundles = join(import.meta.dirname, "bundles", DEFAULT_CILIUM_MINOR),
+): Estimate {
+  const phases = ["kpr", "kube-proxy"].map((m): Record<string, number> => {
+    try {
+      return readMeta(join(bundles, m)).phases;
+    } catch {
+      return {};
+    }
+  });
+  return (topic) => {
+    const s = phases.map((p) => p[`spec ${topic}`]).filter((x): x is number => typeof x === "number");
+    return s.length > 0 ? Math.max(...s) : 10;
+  };
+}
 
 /**
  * The order the cluster project's workers should take the topics in (issue 34/37: a mode's specs in ≤ 90 s). A

@@ -1,7 +1,4 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
-import { DEFAULT_CILIUM_MINOR as DEFAULT_MINOR } from "../clusters/versions.ts";
 import { clusterRun, conformanceWorkers } from "./run-state.ts";
 
 /**
@@ -73,7 +70,7 @@ export class FileNameSequencer extends BaseSequencer {
     // against a cluster, the workers take the topics in the order that lets the most run at once (startOrder);
     // which topic waits for which stays the file order's (topicsInRun, above)
     if (cluster.length < 2 || !clusterRun(process.env, process.argv)) return sorted;
-    const { startOrder } = await import("./schedule.ts");
+    const { recordedSeconds, startOrder } = await import("./schedule.ts");
     const { TOPICS } = await import("./topics.ts");
     const run = topics.flatMap((n) => TOPICS.filter((t) => t.name === n));
     const order = startOrder(run, conformanceWorkers(process.env.CONFORMANCE_WORKERS), recordedSeconds());
@@ -81,30 +78,6 @@ export class FileNameSequencer extends BaseSequencer {
     const reordered = [...cluster].sort((a, b) => at(a) - at(b));
     return [...sorted.filter((f) => f.project.name !== "conformance"), ...reordered];
   }
-}
-
-/**
- * How long each topic took in the shipped bundles of the default Cilium minor (bundle.json `spec <topic>`, the
- * longer of the two modes): startOrder's estimate. A topic they lack counts 10 s; it only orders the files.
- */
-export function recordedSeconds(
-  bundles = join(import.meta.dirname, "bundles", DEFAULT_MINOR),
-): (topic: string) => number {
-  const phases = ["kpr", "kube-proxy"].map((m) => {
-    try {
-      const meta = JSON.parse(readFileSync(join(bundles, m, "bundle.json"), "utf8")) as { phases?: unknown };
-      return (typeof meta.phases === "object" && meta.phases !== null ? meta.phases : {}) as Record<
-        string,
-        unknown
-      >;
-    } catch {
-      return {};
-    }
-  });
-  return (topic) => {
-    const s = phases.map((p) => p[`spec ${topic}`]).filter((x): x is number => typeof x === "number");
-    return s.length > 0 ? Math.max(...s) : 10;
-  };
 }
 
 /** The topic a spec file runs: `suites/07-ghost/ghost.spec.ts` → `ghost`. */
