@@ -112,9 +112,7 @@ export function parseServiceAddress(text: string): ServiceAddress | null {
 /** An IPv6 address as a number (null when it is none). */
 export function ipv6Big(ip: string): bigint | null {
   if (!ip.includes(":") || ip.includes(".")) return null;
-  const canon = canonicalIp(ip);
-  if (canon === ip && !/^[0-9a-f:]+$/.test(ip)) return null;
-  const [head, tail, more] = canon.split("::");
+  const [head, tail, more] = canonicalIp(ip).split("::");
   if (more !== undefined) return null;
   const h = head ? head.split(":") : [];
   const t = tail !== undefined ? (tail ? tail.split(":") : []) : [];

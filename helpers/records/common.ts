@@ -66,11 +66,18 @@ export function findAgentService(
   );
 }
 
+/** Whether a `bpf lb list` row is at `endpoint`, in whatever form either prints an IPv6 address. */
+function atEndpoint(s: LbService, endpoint: string): boolean {
+  return (
+    s.frontend === endpoint || canonicalEndpoint(s.frontend) === (canonicalEndpoint(endpoint) ?? endpoint)
+  );
+}
+
 export function findLbService(lb: LbList, frontend: string, protocol = "TCP"): LbService | null {
   return (
     lb.services.find(
       (s) =>
-        s.frontend === frontend && s.scope === "external" && (s.protocol === null || s.protocol === protocol),
+        atEndpoint(s, frontend) && s.scope === "external" && (s.protocol === null || s.protocol === protocol),
     ) ?? null
   );
 }
@@ -125,7 +132,7 @@ export function ruleLines(raw: RawText, ip: string | null): Quote[] {
 
 /** A frontend's rows in `bpf lb list` but UDP's, by its endpoint in canonical form (IPv6 ones print bracketed). */
 export function lbRowsAt(lb: LbList, endpoint: string): LbService[] {
-  return lb.services.filter((s) => canonicalEndpoint(s.frontend) === endpoint && s.protocol !== "UDP");
+  return lb.services.filter((s) => atEndpoint(s, endpoint) && s.protocol !== "UDP");
 }
 
 /** A frontend's backend slots per scope in `bpf lb list` (external, and internal for a two-scope Service); null when it has neither. */

@@ -150,8 +150,8 @@ function distinct(
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
-/** `n` new connections one after the other (curl opens one per run). */
-async function series(
+/** `n` new connections one after the other (curl opens one per run); surface-ipv6's series too. */
+export async function series(
   ctx: RunContext,
   target: Parameters<typeof probeFrom>[1],
   from: string,

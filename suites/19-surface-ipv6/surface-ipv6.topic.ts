@@ -32,6 +32,7 @@ import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts"
 import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
 import { probeObservation, UP } from "../../helpers/properties/sources.ts";
 import {
+  findLbService,
   kubeProxyHasEndpoints,
   kubeProxyServes,
   lbRows,
@@ -39,6 +40,7 @@ import {
   lbScopes,
   RecordError,
   ruleLines,
+  slotCount,
 } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type {
@@ -51,7 +53,7 @@ import type {
 import { defineTopic } from "../../helpers/topic.ts";
 import { nodeIpv6s, serviceIpv6 } from "../13-ipv6/ipv6.topic.ts";
 import { INTERCEPTED, LB_MAP_SLOTS, WILDCARD_ENTRY } from "../14-loadbalancer/loadbalancer.topic.ts";
-import { STICKY_TRIES } from "../17-session-affinity/session-affinity.topic.ts";
+import { STICKY_TRIES, series } from "../17-session-affinity/session-affinity.topic.ts";
 
 /** edge6-local's NodePort and health-check node port, the hostPort (manifests/surface-ipv6.yaml). */
 export const LOCAL6_NODE_PORT = 30788;
@@ -310,9 +312,6 @@ export const topic = defineTopic({
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
-const external = (lb: LbList, endpoint: string) => lbRowsAt(lb, endpoint).find((s) => s.scope === "external");
-const slotsAt = (lb: LbList, endpoint: string) => external(lb, endpoint)?.backends.length ?? 0;
-
 /** Issue 34: the IPv6 family of the Service surface. */
 export async function observeSurfaceIpv6(ctx: RunContext): Promise<RecordSet> {
   const fam = ctx.earlierRecords().config?.record.ipFamilies.value ?? null;
@@ -366,14 +365,14 @@ export async function observeSurfaceIpv6(ctx: RunContext): Promise<RecordSet> {
       rules: iptables ? await ip6tablesSave() : null,
     }),
     done: (s) =>
-      slotsAt(s.lb.parsed, ep(sticky)) === 2 &&
+      slotCount(s.lb.parsed, ep(sticky)) === 2 &&
       (s.rules
         ? kubeProxyServes(s.rules, lb.ip) &&
           kubeProxyServes(s.rules, range.externalIp) &&
           kubeProxyHasEndpoints(s.rules, `${ctx.namespace}/edge6-local:http`)
-        : slotsAt(s.lb.parsed, ep(lb.ip)) === 2 && lbScopes(s.lb.parsed, npFar)?.internal === 2),
+        : slotCount(s.lb.parsed, ep(lb.ip)) === 2 && lbScopes(s.lb.parsed, npFar)?.internal === 2),
     show: (s) =>
-      `LB map: edge6-lb ${slotsAt(s.lb.parsed, ep(lb.ip))} slots, edge6-sticky ${slotsAt(s.lb.parsed, ep(sticky))}, ${npFar} ${JSON.stringify(lbScopes(s.lb.parsed, npFar))}${s.rules ? `; ip6tables: edge6-lb ${ruleLines(s.rules, lb.ip).length} lines` : ""}`,
+      `LB map: edge6-lb ${slotCount(s.lb.parsed, ep(lb.ip))} slots, edge6-sticky ${slotCount(s.lb.parsed, ep(sticky))}, ${npFar} ${JSON.stringify(lbScopes(s.lb.parsed, npFar))}${s.rules ? `; ip6tables: edge6-lb ${ruleLines(s.rules, lb.ip).length} lines` : ""}`,
   });
   const rules = seen.rules ?? (await ip6tablesSave());
   await waitPodReady(ctx, "edge6-hostport");
@@ -388,9 +387,7 @@ export async function observeSurfaceIpv6(ctx: RunContext): Promise<RecordSet> {
     probeFrom(ctx, onFar, "pod far", url(range.externalIp)),
     probeFrom(ctx, onFar, "pod far", url(edge6.v6.ip, HOST_PORT6)),
   ]);
-  const stickySeries: ProbeRead[] = [];
-  for (let i = 0; i < STICKY_TRIES; i++)
-    stickySeries.push(await probeFrom(ctx, onFar, "pod far", url(sticky)));
+  const stickySeries = await series(ctx, onFar, "pod far", url(sticky), STICKY_TRIES);
   return {
     surfaceIpv6: buildSurfaceIpv6Record({
       edge,
@@ -469,7 +466,7 @@ export function buildSurfaceIpv6Record(input: {
   const list = lbList.parsed;
   const lbEp = formatEndpoint(lb.ip, 80);
   const npFar = formatEndpoint(input.far6.ip, LOCAL6_NODE_PORT);
-  const lbRow = external(list, lbEp);
+  const lbRow = findLbService(list, lbEp);
   const wildcard = list.services.find((s) => canonicalEndpoint(s.frontend) === formatEndpoint(lb.ip, 0));
   const npRows = lbRowsAt(list, npFar);
   const lbRules = ruleLines(rules, lb.ip);
@@ -478,7 +475,7 @@ export function buildSurfaceIpv6Record(input: {
     ...base,
     pool6: range.text,
     lb6_ip: lb.ip,
-    lb6_slots: slotsAt(list, lbEp),
+    lb6_slots: slotCount(list, lbEp),
     lb6_wildcard: wildcard !== undefined,
     lb6_rules: lbRules.length,
     lb6_from_pod_near: probes.lb6_from_pod_near.probe,
