@@ -12,7 +12,15 @@ import { DeadlineError } from "../poll.ts";
 import { clusterIp } from "./cluster.ts";
 import { nothingSpent, type RunContext } from "./context.ts";
 import * as F from "./pod-status.fixtures.ts";
-import { apply, inRange6, parseLb6Range, waitPodReady, waitPodsReady, withWeb } from "./workloads.ts";
+import {
+  apply,
+  inRange6,
+  parseLb6Range,
+  parseLbRange,
+  waitPodReady,
+  waitPodsReady,
+  withWeb,
+} from "./workloads.ts";
 
 function scriptedCtx(answer: (argv: string[]) => ExecResult, replay = false) {
   const calls: string[] = [];
@@ -207,6 +215,19 @@ describe("the IPv6 range of ours", () => {
     );
     expect(parseLb6Range("fd00::1-fd00::2")).toMatch(/must hold 3 to 256 addresses/);
     expect(parseLb6Range("fd00::1-fd00::1:0")).toMatch(/must hold 3 to 256 addresses/);
+  });
+
+  it("LB_IP_RANGE, its IPv4 twin, the same way", () => {
+    expect(parseLbRange("172.31.100.240-172.31.100.248")).toEqual({
+      start: "172.31.100.240",
+      stop: "172.31.100.247",
+      externalIp: "172.31.100.248",
+    });
+    expect(parseLbRange("fd00::1-fd00::9")).toMatch(
+      /^LB_IP_RANGE=.* is not START-STOP \(two IPv4 addresses\)$/,
+    );
+    expect(parseLbRange("172.31.100.1-172.31.101.1")).toMatch(/must hold 3 to 256 addresses/);
+    expect(parseLbRange("10.0.0.1-10.0.0.300")).toMatch(/is not START-STOP/);
   });
 
   it("inRange6 holds the pool's ends and nothing past them", () => {

@@ -350,26 +350,113 @@ const ipv4Int = (ip: string): number | null => {
 const ipv4Text = (n: number) => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join(".");
 
 /**
- * `START-STOP` (IPv4, at least 3 addresses, at most 256): the pool is START to STOP less one, the externalIP is STOP.
- * Null with the reason when it is not such a range.
+ * What differs between the two families' ranges of ours: the variable that sets one, the address arithmetic, the
+ * block a node's address is in (docker hands addresses out from its bottom, so the range is at its top).
  */
-export function parseLbRange(text: string): { start: string; stop: string; externalIp: string } | string {
+interface RangeFamily {
+  env: "LB_IP_RANGE" | "LB_IP6_RANGE";
+  family: "IPv4" | "IPv6";
+  num(ip: string): bigint | null;
+  text(n: bigint): string;
+  /** The node's block: its host bits and how it is named (`/24`, `IPv6 /64`); the pool's first address in it. */
+  hostBits: bigint;
+  block: string;
+  first: bigint;
+  poolSuffix: string;
+}
+const V4: RangeFamily = {
+  env: "LB_IP_RANGE",
+  family: "IPv4",
+  num: (ip) => {
+    const n = ipv4Int(ip);
+    return n === null ? null : BigInt(n);
+  },
+  text: (n) => ipv4Text(Number(n)),
+  hostBits: 8n,
+  block: "/24",
+  first: 240n,
+  poolSuffix: "lb",
+};
+const V6: RangeFamily = {
+  env: "LB_IP6_RANGE",
+  family: "IPv6",
+  num: ipv6Big,
+  text: ipv6Text,
+  hostBits: 64n,
+  block: "IPv6 /64",
+  first: 0xf0n,
+  poolSuffix: "lb6",
+};
+
+/** `START-STOP` of `f`'s family, 3 to 256 addresses: the pool is START to STOP less one, the externalIP is STOP. */
+function parseRange(
+  f: RangeFamily,
+  text: string,
+): { start: string; stop: string; externalIp: string } | string {
   const m = /^\s*(\S+?)\s*-\s*(\S+?)\s*$/.exec(text);
-  const a = m ? ipv4Int(m[1] as string) : null;
-  const b = m ? ipv4Int(m[2] as string) : null;
+  const a = m ? f.num(m[1] as string) : null;
+  const b = m ? f.num(m[2] as string) : null;
   if (a === null || b === null)
-    return `LB_IP_RANGE=${JSON.stringify(text)} is not START-STOP (two IPv4 addresses)`;
-  if (b - a < 2 || b - a > 255)
-    return `LB_IP_RANGE=${JSON.stringify(text)} must hold 3 to 256 addresses (the pool, then one externalIP)`;
-  return { start: ipv4Text(a), stop: ipv4Text(b - 1), externalIp: ipv4Text(b) };
+    return `${f.env}=${JSON.stringify(text)} is not START-STOP (two ${f.family} addresses)`;
+  if (b - a < 2n || b - a > 255n)
+    return `${f.env}=${JSON.stringify(text)} must hold 3 to 256 addresses (the pool, then one externalIP)`;
+  return { start: f.text(a), stop: f.text(b - 1n), externalIp: f.text(b) };
 }
 
 /**
- * The range the Service-surface topics give LoadBalancer addresses and an externalIP from (issue 34's network
- * rule: a range of ours, on the nodes' own network, nothing else's). LB_IP_RANGE when set (read by a recorded call,
- * so a replay decides the same); otherwise, on a cluster this suite created (kind, k3d) or one on the lab's networks,
- * the top of the edge node's /24 (.240–.247 for the pool, .248 the externalIP: docker hands out addresses from
- * the bottom); elsewhere none, with the reason.
+ * `START-STOP` (IPv4, at least 3 addresses, at most 256): the pool is START to STOP less one, the externalIP is STOP.
+ * The reason when it is not such a range.
+ */
+export const parseLbRange = (text: string) => parseRange(V4, text);
+/** parseLbRange's IPv6 twin (LB_IP6_RANGE). */
+export const parseLb6Range = (text: string) => parseRange(V6, text);
+
+/** The lab's IPv6 network (clusters/lab/lab.sh kind-dual: fd00:ca1d:101::/64). */
+const LAB_NETWORK6 = "fd00:ca1d:101:";
+
+/**
+ * A range of ours of `f`'s family (issue 34's network rule: on the nodes' own network, nothing else's): `f.env` when
+ * set (read by a recorded call, so a replay decides the same); otherwise, on a cluster this suite created (kind, k3d)
+ * or one on the lab's networks, the top of `node`'s block (`ip`, its address of that family); elsewhere none, with
+ * the reason.
+ */
+async function rangeOfOurs(
+  ctx: RunContext,
+  f: RangeFamily,
+  node: { name: string; ip: string; ip4: string; evidence: EvidenceItem[] },
+): Promise<LbRange | { none: string }> {
+  const env = await ctx.exec.run({ target: { kind: "local" }, argv: ["printenv", f.env] });
+  const pool = `${ctx.namespace}-${f.poolSuffix}`;
+  const set = env.exitCode === 0 ? env.stdout.trim() : "";
+  if (set !== "") {
+    const r = parseRange(f, set);
+    if (typeof r === "string") throw new Error(r);
+    return { pool, ...r, why: `${f.env}=${set}`, evidence: [RawText.stdout(env).quote(1)] };
+  }
+  const ours =
+    ctx.provider === "kind" ||
+    ctx.provider === "k3d" ||
+    LAB_NETWORKS.some((n) => node.ip4.startsWith(n)) ||
+    node.ip.startsWith(LAB_NETWORK6);
+  const base = f.num(node.ip);
+  if (!ours || base === null)
+    return {
+      none: `no ${f.family === "IPv6" ? "IPv6 " : ""}address range of ours for LoadBalancer addresses and externalIPs on this cluster (provider ${ctx.provider ?? "unknown"}, node ${node.ip}): set ${f.env}=START-STOP to addresses nothing else uses on the nodes' network`,
+    };
+  const net = base - (base % (1n << f.hostBits));
+  return {
+    pool,
+    start: f.text(net + f.first),
+    stop: f.text(net + f.first + 7n),
+    externalIp: f.text(net + f.first + 8n),
+    why: `the top of ${node.name}'s ${f.block} (${node.ip}), on a cluster of ours (${ctx.provider ?? "lab network"})`,
+    evidence: [derive(`${f.env} unset: the top of ${node.name}'s ${f.block}`, ...node.evidence)],
+  };
+}
+
+/**
+ * The range the Service-surface topics give LoadBalancer addresses and an externalIP from: LB_IP_RANGE, or the top
+ * of the edge node's /24 (.240–.247 for the pool, .248 the externalIP) on a cluster of ours (rangeOfOurs).
  */
 export async function lbRange(ctx: RunContext, edge: Edge): Promise<LbRange | { none: string }> {
   return lbRangeFor(ctx, edge.edge);
@@ -377,31 +464,20 @@ export async function lbRange(ctx: RunContext, edge: Edge): Promise<LbRange | { 
 
 /** lbRange for the network of `node` (the upgrade's load: the NodePort's node). */
 export async function lbRangeFor(ctx: RunContext, node: NodeInfo): Promise<LbRange | { none: string }> {
-  const env = await ctx.exec.run({ target: { kind: "local" }, argv: ["printenv", "LB_IP_RANGE"] });
-  const pool = `${ctx.namespace}-lb`;
-  const set = env.exitCode === 0 ? env.stdout.trim() : "";
-  if (set !== "") {
-    const r = parseLbRange(set);
-    if (typeof r === "string") throw new Error(r);
-    return { pool, ...r, why: `LB_IP_RANGE=${set}`, evidence: [RawText.stdout(env).quote(1)] };
-  }
-  const ip = node.internalIp;
-  const ours =
-    ctx.provider === "kind" || ctx.provider === "k3d" || LAB_NETWORKS.some((n) => ip.startsWith(n));
-  const base = ipv4Int(ip);
-  if (!ours || base === null)
-    return {
-      none: `no address range of ours for LoadBalancer addresses and externalIPs on this cluster (provider ${ctx.provider ?? "unknown"}, node ${ip}): set LB_IP_RANGE=START-STOP to addresses nothing else uses on the nodes' network`,
-    };
-  const net = base - (base % 256);
-  return {
-    pool,
-    start: ipv4Text(net + 240),
-    stop: ipv4Text(net + 247),
-    externalIp: ipv4Text(net + 248),
-    why: `the top of ${node.name}'s /24 (${ip}), on a cluster of ours (${ctx.provider ?? "lab network"})`,
-    evidence: [derive(`LB_IP_RANGE unset: the top of ${node.name}'s /24`, ...node.evidence)],
-  };
+  return rangeOfOurs(ctx, V4, {
+    name: node.name,
+    ip: node.internalIp,
+    ip4: node.internalIp,
+    evidence: node.evidence,
+  });
+}
+
+/** The IPv6 range of ours (the surface-ipv6 topic's): LB_IP6_RANGE, or `::f0`–`::f7` and `::f8` atop the node's /64. */
+export async function lb6Range(
+  ctx: RunContext,
+  node: { name: string; ip6: string; evidence: EvidenceItem[]; ip4: string },
+): Promise<LbRange | { none: string }> {
+  return rangeOfOurs(ctx, V6, { name: node.name, ip: node.ip6, ip4: node.ip4, evidence: node.evidence });
 }
 
 /** Whether an IPv6 address lies in `start-stop`. */
@@ -411,85 +487,48 @@ export function inRange6(ip: string, range: string): boolean {
   return a !== null && b !== null && x !== null && x >= a && x <= b;
 }
 
-/**
- * `START-STOP` (IPv6, 3 to 256 addresses): the pool is START to STOP less one, the externalIP is STOP; the reason
- * when it is not such a range.
- */
-export function parseLb6Range(text: string): { start: string; stop: string; externalIp: string } | string {
-  const m = /^\s*([0-9a-fA-F:]+)\s*-\s*([0-9a-fA-F:]+)\s*$/.exec(text);
-  const a = m ? ipv6Big(m[1] as string) : null;
-  const b = m ? ipv6Big(m[2] as string) : null;
-  if (a === null || b === null)
-    return `LB_IP6_RANGE=${JSON.stringify(text)} is not START-STOP (two IPv6 addresses)`;
-  if (b - a < 2n || b - a > 255n)
-    return `LB_IP6_RANGE=${JSON.stringify(text)} must hold 3 to 256 addresses (the pool, then one externalIP)`;
-  return { start: ipv6Text(a), stop: ipv6Text(b - 1n), externalIp: ipv6Text(b) };
+/** A LoadBalancer Service's first ingress address and its ipMode, with their lines. */
+export interface LbIngress {
+  ip: string | null;
+  mode: string | null;
+  evidence: { ip: EvidenceItem[]; mode: EvidenceItem[] };
 }
 
-/** The lab's IPv6 network (clusters/lab/lab.sh kind-dual: fd00:ca1d:101::/64). */
-const LAB_NETWORK6 = "fd00:ca1d:101:";
-
-/**
- * The IPv6 range of ours (the network rule, as lbRange's for IPv4; the surface-ipv6 topic's): LB_IP6_RANGE when set (read by a recorded call);
- * otherwise, on a cluster this suite created or one on the lab's networks, the top of the edge node's /64 as docker
- * hands addresses out from its bottom (`::f0`–`::f7` the pool, `::f8` the externalIP); elsewhere none.
- */
-export async function lb6Range(
-  ctx: RunContext,
-  node: { name: string; ip6: string; evidence: EvidenceItem[]; ip4: string },
-): Promise<LbRange | { none: string }> {
-  const env = await ctx.exec.run({ target: { kind: "local" }, argv: ["printenv", "LB_IP6_RANGE"] });
-  const pool = `${ctx.namespace}-lb6`;
-  const set = env.exitCode === 0 ? env.stdout.trim() : "";
-  if (set !== "") {
-    const r = parseLb6Range(set);
-    if (typeof r === "string") throw new Error(r);
-    return { pool, ...r, why: `LB_IP6_RANGE=${set}`, evidence: [RawText.stdout(env).quote(1)] };
-  }
-  const ours =
-    ctx.provider === "kind" ||
-    ctx.provider === "k3d" ||
-    node.ip6.startsWith(LAB_NETWORK6) ||
-    LAB_NETWORKS.some((n) => node.ip4.startsWith(n));
-  const base = ipv6Big(node.ip6);
-  if (!ours || base === null)
-    return {
-      none: `no IPv6 address range of ours for LoadBalancer addresses and externalIPs on this cluster (provider ${ctx.provider ?? "unknown"}, node ${node.ip6}): set LB_IP6_RANGE=START-STOP to addresses nothing else uses on the nodes' network`,
-    };
-  const net = base - (base & 0xffffffffffffffffn);
-  return {
-    pool,
-    start: ipv6Text(net + 0xf0n),
-    stop: ipv6Text(net + 0xf7n),
-    externalIp: ipv6Text(net + 0xf8n),
-    why: `the top of ${node.name}'s IPv6 /64 (${node.ip6}), on a cluster of ours (${ctx.provider ?? "lab network"})`,
-    evidence: [derive(`LB_IP6_RANGE unset: the top of ${node.name}'s IPv6 /64`, ...node.evidence)],
+export async function lbIngress(ctx: RunContext, name: string): Promise<LbIngress> {
+  const { json, raw } = await apiJsonRaw(ctx, { resource: "service", name, namespace: ctx.namespace });
+  const at = ["status", "loadBalancer", "ingress", 0];
+  const first = ((json.status as { loadBalancer?: { ingress?: { ip?: unknown; ipMode?: unknown }[] } })
+    ?.loadBalancer?.ingress ?? [])[0];
+  const ip = typeof first?.ip === "string" ? first.ip : null;
+  const mode = typeof first?.ipMode === "string" ? first.ipMode : null;
+  const q = (k: string): EvidenceItem[] => {
+    const x = raw.jsonQuote([...at, k]);
+    return x ? [x] : [derive(`${name} has no ingress ${k} in its status`, raw)];
   };
+  return { ip, mode, evidence: { ip: q("ip"), mode: q("ipMode") } };
 }
 
-/** A LoadBalancer Service's first ingress address as LB-IPAM gives it (canonical form) and its line, polled. */
+/** lbIngress polled until LB-IPAM gave the Service an address (and, when `mode` is set, that ipMode). */
+export async function waitLbIngress(ctx: RunContext, name: string, mode: string | null): Promise<LbIngress> {
+  const { value } = await waitFor(ctx, {
+    what: `${name}'s LoadBalancer address from LB-IPAM${mode ? ` with ipMode ${mode}` : ""}`,
+    deadlineMs: 60_000,
+    intervalMs: 1000,
+    probe: () => lbIngress(ctx, name),
+    done: (i) => i.ip !== null && (mode === null || i.mode === mode),
+    show: (i) => `ingress ${i.ip ?? "none"} ipMode ${i.mode ?? "unset"}`,
+  });
+  return value;
+}
+
+/** A LoadBalancer Service's address (canonical form) and its line, once LB-IPAM gave one. */
 export async function waitLbAddress(
   ctx: RunContext,
   name: string,
 ): Promise<{ ip: string; evidence: EvidenceItem[] }> {
-  const { value } = await waitFor(ctx, {
-    what: `${name}'s LoadBalancer address from LB-IPAM`,
-    deadlineMs: 60_000,
-    intervalMs: 1000,
-    probe: async () => {
-      const { json, raw } = await apiJsonRaw(ctx, { resource: "service", name, namespace: ctx.namespace });
-      const ip = (json.status as { loadBalancer?: { ingress?: { ip?: unknown }[] } } | undefined)
-        ?.loadBalancer?.ingress?.[0]?.ip;
-      const q = raw.jsonQuote(["status", "loadBalancer", "ingress", 0, "ip"]);
-      return typeof ip === "string"
-        ? { ip: canonicalIp(ip), evidence: q ? [q] : [derive(`${name}'s ingress`, raw)] }
-        : null;
-    },
-    done: (v) => v !== null,
-    show: (v) => v?.ip ?? "pending",
-  });
-  if (!value) throw new Error(`${name} has no LoadBalancer address`);
-  return value;
+  const i = await waitLbIngress(ctx, name, null);
+  if (i.ip === null) throw new Error(`${name} has no LoadBalancer address`);
+  return { ip: canonicalIp(i.ip), evidence: i.evidence.ip };
 }
 
 /**

@@ -8,8 +8,8 @@
  * judged. The observation code and the record builder follow the declaration.
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { apiJsonRaw, kubectl } from "../../helpers/observe/cluster.ts";
-import { kubeProxyInIptables, type RunContext, waitFor, waitSettled } from "../../helpers/observe/context.ts";
+import { kubectl } from "../../helpers/observe/cluster.ts";
+import { kubeProxyInIptables, type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import {
@@ -17,8 +17,11 @@ import {
   type Edge,
   ensureEdge,
   ensureLbPool,
+  type LbIngress,
+  lbIngress,
   lbRange,
   renderManifest,
+  waitLbIngress,
 } from "../../helpers/observe/workloads.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import type { ConfigDependence } from "../../helpers/properties/config.ts";
@@ -297,39 +300,6 @@ export function inRange(ip: string, range: string): boolean {
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
-/** A LoadBalancer Service's first ingress address and its ipMode, with their lines. */
-interface Ingress {
-  ip: string | null;
-  mode: string | null;
-  evidence: { ip: EvidenceItem[]; mode: EvidenceItem[] };
-}
-
-async function ingress(ctx: RunContext, name: string): Promise<Ingress> {
-  const { json, raw } = await apiJsonRaw(ctx, { resource: "service", name, namespace: ctx.namespace });
-  const at = ["status", "loadBalancer", "ingress", 0];
-  const first = ((json.status as { loadBalancer?: { ingress?: { ip?: unknown; ipMode?: unknown }[] } })
-    ?.loadBalancer?.ingress ?? [])[0];
-  const ip = typeof first?.ip === "string" ? first.ip : null;
-  const mode = typeof first?.ipMode === "string" ? first.ipMode : null;
-  const q = (k: string): EvidenceItem[] => {
-    const x = raw.jsonQuote([...at, k]);
-    return x ? [x] : [derive(`${name} has no ingress ${k} in its status`, raw)];
-  };
-  return { ip, mode, evidence: { ip: q("ip"), mode: q("ipMode") } };
-}
-
-async function waitIngress(ctx: RunContext, name: string, mode: string | null): Promise<Ingress> {
-  const { value } = await waitFor(ctx, {
-    what: `${name}'s LoadBalancer address from LB-IPAM${mode ? ` with ipMode ${mode}` : ""}`,
-    deadlineMs: 60_000,
-    intervalMs: 1000,
-    probe: () => ingress(ctx, name),
-    done: (i) => i.ip !== null && (mode === null || i.mode === mode),
-    show: (i) => `ingress ${i.ip ?? "none"} ipMode ${i.mode ?? "unset"}`,
-  });
-  return value;
-}
-
 /** Issue 34: LB-IPAM's addresses and ipMode Proxy, translated (or not) and reached. */
 export async function observeLoadBalancer(ctx: RunContext): Promise<RecordSet> {
   const edge = await ensureEdge(ctx);
@@ -340,8 +310,8 @@ export async function observeLoadBalancer(ctx: RunContext): Promise<RecordSet> {
   }
   await ensureLbPool(ctx, range);
   await apply(ctx, renderManifest("loadbalancer.yaml", ctx.namespace, { POOL: range.pool }));
-  const lb = await waitIngress(ctx, "edge-lb", null);
-  const proxyVip = await waitIngress(ctx, "edge-proxy", null);
+  const lb = await waitLbIngress(ctx, "edge-lb", null);
+  const proxyVip = await waitLbIngress(ctx, "edge-proxy", null);
   await kubectl(ctx, [
     "-n",
     ctx.namespace,
@@ -353,7 +323,7 @@ export async function observeLoadBalancer(ctx: RunContext): Promise<RecordSet> {
     "-p",
     JSON.stringify({ status: { loadBalancer: { ingress: [{ ip: proxyVip.ip, ipMode: "Proxy" }] } } }),
   ]);
-  await waitIngress(ctx, "edge-proxy", "Proxy");
+  await waitLbIngress(ctx, "edge-proxy", "Proxy");
   const far = edge.far.name;
   const iptables = kubeProxyInIptables(ctx);
   // the datapath settled: kpr programs edge-lb and drops edge-proxy's entry; kube-proxy writes edge-lb's rule
@@ -384,7 +354,7 @@ export async function observeLoadBalancer(ctx: RunContext): Promise<RecordSet> {
     probeFrom(ctx, onFar, "pod far", url(proxyVip.ip)),
   ]);
   // read again after the probes: an ipMode put back by a controller shows here
-  const proxy = await ingress(ctx, "edge-proxy");
+  const proxy = await lbIngress(ctx, "edge-proxy");
   return {
     loadbalancer: buildLoadBalancerRecord({
       edge,
@@ -407,8 +377,8 @@ const entries = (lb: LbList, ip: string | null) =>
 export function buildLoadBalancerRecord(input: {
   edge: Pick<Edge, "site" | "siteEvidence">;
   range: { text: string; evidence: EvidenceItem[] } | null;
-  lb?: Ingress;
-  proxy?: Ingress;
+  lb?: LbIngress;
+  proxy?: LbIngress;
   lbList?: Read<LbList>;
   rules?: RawText;
   probes?: Record<"fromNear" | "fromFar" | "fromNode" | "proxyFromPod", ProbeRead>;
