@@ -46,6 +46,30 @@ export const NODE_SHELL_LABELS = {
   "app.kubernetes.io/component": "node-shell",
 };
 
+/**
+ * The client outside the nodes an existing cluster may have (issue 42: the upgrade's nested runs judge what a fresh
+ * install judges, the NodePort and traffic-policy probes from outside included): `OUTSIDE_CONTAINER` names a
+ * running container on the nodes' network, which the run uses as it is and never stops. Unset: none, and the
+ * properties that need one are skipped with that reason. Set to a container that does not run: refused in one line.
+ */
+export async function outsideContainer(h: Host, log: (l: string) => void): Promise<string | null> {
+  const name = process.env.OUTSIDE_CONTAINER?.trim();
+  if (!name) return null;
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name))
+    throw new UserError(`OUTSIDE_CONTAINER ${JSON.stringify(name)} is not a container name`);
+  const r = await h.exec.run({
+    target: { kind: "local" },
+    argv: ["docker", "inspect", "-f", "{{.State.Running}}", name],
+    timeoutMs: 60_000,
+  });
+  if (r.exitCode !== 0 || r.stdout.trim() !== "true")
+    throw new UserError(
+      `OUTSIDE_CONTAINER ${name}: no running container of that name (docker inspect: ${(r.stderr || r.stdout).trim().split("\n")[0] ?? ""})`,
+    );
+  log(`the client outside the nodes: container ${name} (OUTSIDE_CONTAINER)`);
+  return name;
+}
+
 /** Linux nodes that run a Cilium agent: the only ones that get a node shell and an agent gate. */
 export async function ciliumNodes(kubectl: Kubectl): Promise<string[]> {
   const linux = (
@@ -278,6 +302,7 @@ export async function provisionExisting(o: ProvisionOptions, plain: Host): Promi
       ...(never.length > 0 ? { neverRunHere: never } : {}),
     });
     await recordBaseline(g, nodes, dir);
+    const outside = await outsideContainer(h, o.log);
     return {
       targets: [
         {
@@ -288,6 +313,7 @@ export async function provisionExisting(o: ProvisionOptions, plain: Host): Promi
           namespace: ns,
           nodeShell: "pod",
           nodeShellNamespace: ns,
+          ...(outside ? { outsideContainer: outside } : {}),
           bundleDir: dir,
         },
       ],

@@ -55,7 +55,25 @@ export function nestedEnv(env, o) {
     RUN_ID: o.label,
     KUBECONFIG: o.kubeconfig,
     CONFORMANCE_RESULTS: o.results,
+    ...(o.outside ? { OUTSIDE_CONTAINER: o.outside } : {}),
   };
+}
+
+/** The label the calling run's client outside the nodes carries, its value the cluster's name (clusters/leftovers.ts). */
+const OUTSIDE_LABEL = "cilium-datapath-conformance/outside-client";
+
+/**
+ * The calling run's client outside the nodes, from `docker ps` lines `<name> <label value>`: the container whose
+ * label names the context's cluster (`kind-<cluster>`, `k3d-<cluster>`), so the nested run probes from outside as
+ * the fresh install did (issue 42: a property judged fresh is judged after each leg). Null when there is none.
+ */
+export function outsideOf(psLines, context) {
+  const cluster = context.replace(/^(?:kind|k3d)-/, "");
+  for (const line of psLines.split("\n")) {
+    const [name, value] = line.trim().split(/\s+/);
+    if (name && value === cluster) return name;
+  }
+  return null;
 }
 
 /** verdicts.jsonl → one compact JSON line per verdict (what the upgrade record keeps of the nested run). */
@@ -132,12 +150,21 @@ async function main(argv) {
       { encoding: "utf8" },
     );
     const holder = lease.status === 0 ? lease.stdout.trim() : "";
+    const ps = spawnSync(
+      "docker",
+      ["ps", "--filter", `label=${OUTSIDE_LABEL}`, "--format", `{{.Names}} {{.Label "${OUTSIDE_LABEL}"}}`],
+      { encoding: "utf8" },
+    );
+    const outside = ps.status === 0 ? outsideOf(ps.stdout, context) : null;
+    process.stderr.write(
+      `conformance-here: the client outside the nodes: ${outside ?? "none found (its properties are skipped)"}\n`,
+    );
     const results = join(work, "results");
     const vitest = join(ROOT, "node_modules", "vitest", "vitest.mjs");
     const child = spawn(process.execPath, [vitest, "run", "--project", "conformance"], {
       cwd: ROOT,
       env: {
-        ...nestedEnv(process.env, { mode, label, kubeconfig, results }),
+        ...nestedEnv(process.env, { mode, label, kubeconfig, results, outside }),
         ...(holder ? { CONFORMANCE_LEASE_HELD_BY: holder } : {}),
       },
       stdio: ["ignore", process.stderr, process.stderr],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 // @ts-expect-error: a plain JavaScript script (it runs under node without a build step), no declarations
-import { nestedEnv, summaryLines } from "../../scripts/conformance-here.mjs";
+import { nestedEnv, outsideOf, summaryLines } from "../../scripts/conformance-here.mjs";
 import { parseNestedRun } from "./nested-run.ts";
 
 /** Two verdict lines as a nested run writes them to verdicts.jsonl (WRITTEN BY US, shortened). */
@@ -76,5 +76,18 @@ describe("the nested run after a leg (scripts/conformance-here.mjs)", () => {
       KUBECONFIG: "/tmp/k",
       CONFORMANCE_RESULTS: "/tmp/r",
     });
+  });
+
+  it("the nested run probes from outside with the calling run's client, found by its label's cluster (issue 42)", () => {
+    const env = nestedEnv(
+      { PATH: "/usr/bin", OUTSIDE_CONTAINER: "set-by-the-user" },
+      { mode: "kpr", label: "after-upgrade", kubeconfig: "/tmp/k", results: "/tmp/r", outside: "eager_turing" },
+    );
+    expect(env.OUTSIDE_CONTAINER).toBe("eager_turing");
+    const ps = "tender_lamport cdc-kube-proxy\neager_turing cdc-kpr\n";
+    expect(outsideOf(ps, "kind-cdc-kpr")).toBe("eager_turing");
+    expect(outsideOf(ps, "kind-cdc-kube-proxy")).toBe("tender_lamport");
+    expect(outsideOf(ps, "kind-other")).toBeNull();
+    expect(outsideOf("", "kind-cdc-kpr")).toBeNull();
   });
 });
