@@ -10,17 +10,20 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { mustRun } from "../exec/types.ts";
 import { dropDeltas, parseBpfMetrics } from "../parse/bpf-metrics.ts";
-import { type HolderEvent, holderEventLines } from "../parse/holder-log.ts";
+import { HOLDER_STALL_MS, type HolderEvent, holderEventLines, holderStall } from "../parse/holder-log.ts";
 import { errorLines } from "../parse/metrics-json.ts";
+import type { Attribution } from "../parse/packets.ts";
 import { clientStall, parseRequestLog, type RequestResult, requestStats } from "../parse/requests-log.ts";
 import { parseStatus } from "../parse/status.ts";
 import { EXPECTED_DROP_REASONS, EXPECTED_ERROR_LINES } from "../properties/sources.ts";
 import { statusQuote } from "../records/common.ts";
 import { derive, type EvidenceItem, type Quote, RawText } from "../records/evidence.ts";
 import type { UpgradeConnection, UpgradeLeg } from "../records/types.ts";
+import { connectionSurvived } from "../records/upgrade.ts";
 import { ciliumDbgRaw } from "./agent.ts";
 import { apiJsonRaw, clusterIp, kubectlRaw, type NodeInfo, nodes, watchUntil } from "./cluster.ts";
 import { type RunContext, waitFor } from "./context.ts";
+import { attributeLeg, startPcap } from "./leg-capture.ts";
 import { onNode } from "./node.ts";
 import {
   apply,
@@ -277,7 +280,10 @@ async function snapshot(
       backend: typeof reply?.event.body === "string" ? reply.event.body : null,
       lastReply: reply ? log.quote(reply.line) : null,
       lastConnected: connected ? log.quote(connected.line) : null,
-      breaks: of((e) => e.event !== "reply" && e.event !== "start").map((x) => log.quote(x.line)),
+      // the holder's own lag is not a break of the connection (issue 42: it says whether the holder kept time)
+      breaks: of((e) => e.event !== "reply" && e.event !== "start" && e.event !== "lag").map((x) =>
+        log.quote(x.line),
+      ),
       ct,
       ctNode,
       ctRaw: [...cts.values()],
@@ -551,6 +557,12 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
   const metricsBefore = await bpfMetrics(ctx, nodeList);
   const mapsBefore = await pinnedMaps(ctx, nodeList);
   const capture = await startCapture(ctx, load, kind);
+  const pcap = await startPcap(
+    ctx,
+    nodeList.map((n) => n.name),
+    load.loopIp,
+    kind,
+  );
   ctx.log(`${kind} ${from} → ${to}: ${clients.length} connections held, the request loop running`);
   const start = await loopClock(ctx);
   const startIso = new Date(start.ms).toISOString();
@@ -600,6 +612,16 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
     const b = before.get(c.name) as Snapshot;
     const a = after.get(c.name) as Snapshot;
     const breaks = a.breaks.slice(b.breaks.length);
+    // the holder's own lag during the leg (issue 42), and whether it explains the first break
+    const during = a.events.slice(b.events.length).map((x) => x.event);
+    const lags = during.filter((e) => e.event === "lag" && typeof e.ms === "number");
+    const lagMeasured = a.events.some(
+      (x) => x.event.event === "start" && typeof x.event.lagTickMs === "number",
+    );
+    const firstBreak = during.find(
+      (e) => e.event !== "reply" && e.event !== "lag" && typeof e.t === "string",
+    );
+    const stall = firstBreak ? holderStall(during, Date.parse(String(firstBreak.t))) : null;
     connections.push({
       name: c.name,
       node: c.node,
@@ -621,6 +643,14 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
         b.events.filter((e) => e.event.event === "reply").length,
       break_lines: breaks.map((q) => q.quote),
       last_line_after: a.log.lines.filter((l) => l.trim()).at(-1) ?? "(empty log)",
+      ...(lagMeasured
+        ? {
+            lag_measured: true,
+            lag_max_ms: Math.max(0, ...lags.map((e) => Number(e.ms))),
+            client_stall: stall,
+          }
+        : {}),
+      ...(firstBreak ? { broke_at: String(firstBreak.t) } : {}),
     });
     evConnections.push(
       ...(a.lastConnected ? [a.lastConnected] : []),
@@ -728,6 +758,7 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
     rolledOut: rolled,
     end,
     capture: captured,
+    pcap,
   };
 }
 
@@ -739,6 +770,7 @@ export function legRequests(
   end: Clock,
   capture: RawText | null,
   loopIp: string,
+  attributions: Map<number, Attribution> = new Map(),
 ) {
   const log = parseRequestLog(loop.text);
   const st = requestStats(log, { from: start.ms, to: end.ms });
@@ -771,6 +803,9 @@ export function legRequests(
       port: f.port ?? null,
       where,
       packets: packets.map((p) => p.quote),
+      ...(f.port !== undefined && attributions.has(f.port)
+        ? { attribution: attributions.get(f.port) as Attribution }
+        : {}),
     })),
     client_stalls: st.clientStalls.length,
     lag_measured: log.lagMeasured,
@@ -822,7 +857,7 @@ export function legRequests(
         .flatMap(({ f, stall, packets, where }) => [
           loop.quote(f.line),
           derive(
-            `request ${f.i} (${f.to}, local port ${f.port ?? "?"}): ${stall ? `client stalled — ${stall}` : "no client stall measured"}; ${where}`,
+            `request ${f.i} (${f.to}, local port ${f.port ?? "?"}): ${stall ? `client stalled — ${stall}` : "no client stall explains it"}; ${where}${f.port !== undefined && attributions.has(f.port) ? `; on every node: ${attributions.get(f.port)?.kind}: ${attributions.get(f.port)?.why}` : ""}`,
             loop,
             ...(capture ? [capture] : []),
           ),
@@ -920,4 +955,56 @@ export async function removeLoad(ctx: RunContext, load: Load | null): Promise<vo
       argv: ["delete", "ciliumloadbalancerippool", load.range.pool, "--ignore-not-found", "--wait=true"],
       timeoutMs: 120_000,
     });
+}
+
+/**
+ * One leg whole, as the restart and upgrade topics run it: the load deployed and connected, the change under it,
+ * the loop ended, each failure and broken connection attributed from every node's capture and drop monitor (issue
+ * 42), the load removed. Returns the leg's record (without the nested run, which the upgrade adds) and how many
+ * requests the loop made.
+ */
+export async function legUnderLoad(
+  ctx: RunContext,
+  plan: LegPlan,
+): Promise<{ leg: UpgradeLeg; loopTotal: number }> {
+  const load = await deployLoad(ctx);
+  await waitConnected(ctx, load.clients);
+  const l = await runLeg(ctx, plan, load);
+  const loop = await stopLoop(ctx);
+  const nodes = load.nodeList.map((n) => n.name);
+  const who = await attributeLeg(
+    ctx,
+    l.pcap,
+    nodes,
+    { text: loop.text, ip: load.loopIp, node: load.loopNode, from: l.start.ms, to: l.end.ms },
+    l.leg.connections.map((c) => ({
+      name: c.name,
+      node: c.node,
+      port: load.clients.find((x) => x.name === c.name)?.sourcePort ?? 0,
+      brokeAt: connectionSurvived(c) ? null : (c.broke_at ?? null),
+    })),
+  );
+  const r = legRequests(loop, l.start, l.rolledOut, l.end, l.capture, load.loopIp, who.requests);
+  await removeLoad(ctx, load);
+  const connections = l.leg.connections.map((c) =>
+    who.connections.has(c.name) ? { ...c, attribution: who.connections.get(c.name) as Attribution } : c,
+  );
+  const attributed: EvidenceItem[] = [...who.connections].map(([name, a]) =>
+    derive(`${name} broke: on every node: ${a.kind}: ${a.why}`, ...who.raws),
+  );
+  return {
+    leg: {
+      ...l.leg,
+      connections,
+      window: r.window,
+      requests: r.requests,
+      ...(l.pcap ? { datapath_evidence: who.summary } : {}),
+      evidence: {
+        ...l.evidence,
+        connections: [...l.evidence.connections, ...attributed],
+        ...r.evidence,
+      },
+    },
+    loopTotal: parseRequestLog(loop.text).requests.length,
+  };
 }

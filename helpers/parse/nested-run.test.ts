@@ -81,7 +81,13 @@ describe("the nested run after a leg (scripts/conformance-here.mjs)", () => {
   it("the nested run probes from outside with the calling run's client, found by its label's cluster (issue 42)", () => {
     const env = nestedEnv(
       { PATH: "/usr/bin", OUTSIDE_CONTAINER: "set-by-the-user" },
-      { mode: "kpr", label: "after-upgrade", kubeconfig: "/tmp/k", results: "/tmp/r", outside: "eager_turing" },
+      {
+        mode: "kpr",
+        label: "after-upgrade",
+        kubeconfig: "/tmp/k",
+        results: "/tmp/r",
+        outside: "eager_turing",
+      },
     );
     expect(env.OUTSIDE_CONTAINER).toBe("eager_turing");
     const ps = "tender_lamport cdc-kube-proxy\neager_turing cdc-kpr\n";

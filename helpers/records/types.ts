@@ -1,3 +1,4 @@
+import type { Attribution } from "../parse/packets.ts";
 import type { U64 } from "../parse/u64.ts";
 import type { DatapathConfig } from "./datapath-config.ts";
 import type { EvidenceItem } from "./evidence.ts";
@@ -467,6 +468,16 @@ export interface UpgradeConnection {
   break_lines: string[];
   /** The holder log's last line after the leg. */
   last_line_after: string;
+  /** The holder measured its own lag (issue 42); absent in bundles recorded before. */
+  lag_measured?: boolean;
+  /** Its longest lag during the leg (ms). */
+  lag_max_ms?: number;
+  /** Why the holder's own stall explains the break (it was not running just before it), or null. */
+  client_stall?: string | null;
+  /** When the connection first broke (the holder's first close, error or stall event's time, ISO). */
+  broke_at?: string;
+  /** Whose loss the break was, from the leg's captures and drop monitors (issue 42); absent before. */
+  attribution?: Attribution;
 }
 
 /** The request loop's requests inside one leg's window. */
@@ -487,6 +498,8 @@ export interface UpgradeRequests {
     port?: number | null;
     where?: string;
     packets?: string[];
+    /** Whose loss it was, from the leg's captures on every node and drop monitors (issue 42); absent before. */
+    attribution?: Attribution;
   }[];
   /** Failed requests the client's own stall explains (issue 35); absent in bundles recorded before it. */
   client_stalls?: number;
@@ -567,6 +580,11 @@ export interface UpgradeLeg {
    * provider, into the nested bundle `after-<leg>/`), as that run judged it. Absent in bundles recorded before.
    */
   conformance?: LegConformance;
+  /**
+   * What the leg recorded to attribute a failure (issue 42): the nodes whose capture of data packets was read and
+   * those whose drop monitor was; absent in bundles recorded before (their failures are then unattributed).
+   */
+  datapath_evidence?: { captured: string[]; monitored: string[]; drops: number };
   /** The lines behind the leg's properties, quoted at their places (or derived from named outputs). */
   evidence: {
     /** The nested run's verdict lines (its failures and known issues), or the line saying it left no bundle. */

@@ -1,6 +1,9 @@
 // holder: binds source port SOURCE_PORT, connects to TARGET_HOST:TARGET_PORT, logs the peer address the
 // socket API reports (getpeername), holds the connection with a periodic HTTP request so a dead connection
-// is noticed, and logs every reconnect. One JSON object per line on stdout.
+// is noticed, and logs every reconnect. One JSON object per line on stdout. It measures its own lag as the
+// request loop does (issue 42: a starved holder is not a broken datapath): a sampler ticks every LAG_TICK_MS and
+// logs {"event":"lag","due":<ISO, when the tick was due: the stall's start>,"ms":<how late it fired>} whenever it
+// fired over LAG_REPORT_MS late.
 import net from "node:net";
 
 const host = process.env.TARGET_HOST ?? "127.0.0.1";
@@ -8,6 +11,8 @@ const port = Number(process.env.TARGET_PORT ?? "80");
 const localPort = Number(process.env.SOURCE_PORT ?? "40404");
 const intervalMs = Number(process.env.INTERVAL_MS ?? "2000");
 const paths = (process.env.PATHS ?? "/clientip,/hostname").split(",");
+const lagTickMs = Number(process.env.LAG_TICK_MS ?? "20");
+const lagReportMs = Number(process.env.LAG_REPORT_MS ?? "100");
 
 const log = (event, fields = {}) =>
   process.stdout.write(`${JSON.stringify({ event, t: new Date().toISOString(), ...fields })}\n`);
@@ -70,6 +75,15 @@ function connect() {
   });
 }
 
+let due = performance.now() + lagTickMs;
+setInterval(() => {
+  const now = performance.now();
+  const late = now - due;
+  if (late > lagReportMs)
+    log("lag", { due: new Date(Date.now() - late).toISOString(), ms: Math.round(late) });
+  due = now + lagTickMs;
+}, lagTickMs);
+
 process.on("SIGTERM", () => process.exit(0));
-log("start", { target: addr(host, port), localPort });
+log("start", { target: addr(host, port), localPort, lagTickMs, lagReportMs });
 connect();

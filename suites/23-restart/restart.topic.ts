@@ -9,15 +9,7 @@
  */
 import { mustRun } from "../../helpers/exec/types.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
-import {
-  deployLoad,
-  legRequests,
-  removeLoad,
-  runLeg,
-  stopLoop,
-  waitConnected,
-} from "../../helpers/observe/load.ts";
-import { parseRequestLog } from "../../helpers/parse/requests-log.ts";
+import { legUnderLoad } from "../../helpers/observe/load.ts";
 import { legProperties } from "../../helpers/properties/legs.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import type { RecordSet, RestartRecord } from "../../helpers/records/types.ts";
@@ -37,6 +29,7 @@ export const topic = defineTopic({
     "conn-client.yaml",
     "request-loop.yaml",
     "load-capture.yaml",
+    "load-pcap.yaml",
   ],
   steps: [
     {
@@ -65,6 +58,16 @@ export const topic = defineTopic({
       for: "each agent's error lines during the leg",
     },
     { on: "kubectl", run: "-n <ns> logs capture-", for: "the leg's capture of the loop's connections" },
+    {
+      on: "pod",
+      run: "tcpdump -r /cap/leg.pcap",
+      for: "each failed request and broken connection read back from every node's capture, data packets and the tunnel included",
+    },
+    {
+      on: "kubectl",
+      run: "-n <ns> logs pcap-",
+      for: "every node's drop monitor during the leg (cilium-dbg monitor --type drop)",
+    },
     { on: "pod", run: "kill -TERM 1", for: "ending the request loop" },
     {
       on: "kubectl",
@@ -88,37 +91,17 @@ export async function observeRestart(ctx: RunContext): Promise<RecordSet> {
   const plan = ctx.upgrade;
   if (!plan)
     throw new Error("no upgrade planned (UPGRADE_TO is unset): the restart leg runs in an upgrade run");
-  const load = await deployLoad(ctx);
-  await waitConnected(ctx, load.clients);
-  const l = await runLeg(
-    ctx,
-    {
-      kind: "restart",
-      from: plan.from,
-      to: plan.from,
-      change: async () => {
-        await mustRun(ctx.exec, {
-          target: { kind: "kubectl" },
-          argv: ["-n", "kube-system", "rollout", "restart", "daemonset/cilium", "deployment/cilium-operator"],
-        });
-      },
+  const l = await legUnderLoad(ctx, {
+    kind: "restart",
+    from: plan.from,
+    to: plan.from,
+    change: async () => {
+      await mustRun(ctx.exec, {
+        target: { kind: "kubectl" },
+        argv: ["-n", "kube-system", "rollout", "restart", "daemonset/cilium", "deployment/cilium-operator"],
+      });
     },
-    load,
-  );
-  const loop = await stopLoop(ctx);
-  const r = legRequests(loop, l.start, l.rolledOut, l.end, l.capture, load.loopIp);
-  await removeLoad(ctx, load);
-  const record: RestartRecord = {
-    version: plan.from,
-    legs: [
-      {
-        ...l.leg,
-        window: r.window,
-        requests: r.requests,
-        evidence: { ...l.evidence, ...r.evidence },
-      },
-    ],
-    loop_total: parseRequestLog(loop.text).requests.length,
-  };
+  });
+  const record: RestartRecord = { version: plan.from, legs: [l.leg], loop_total: l.loopTotal };
   return { restart: { record, evidence: {} } };
 }

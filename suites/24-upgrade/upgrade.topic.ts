@@ -13,16 +13,8 @@ import { CILIUM_CHART } from "../../clusters/versions.ts";
 import { mustRun } from "../../helpers/exec/types.ts";
 import { watchUntil } from "../../helpers/observe/cluster.ts";
 import type { RunContext, UpgradePlan } from "../../helpers/observe/context.ts";
-import {
-  deployLoad,
-  legRequests,
-  removeLoad,
-  runLeg,
-  stopLoop,
-  waitConnected,
-} from "../../helpers/observe/load.ts";
+import { legUnderLoad } from "../../helpers/observe/load.ts";
 import { parseNestedRun } from "../../helpers/parse/nested-run.ts";
-import { parseRequestLog } from "../../helpers/parse/requests-log.ts";
 import type { Expect } from "../../helpers/properties/expectation.ts";
 import { legProperties } from "../../helpers/properties/legs.ts";
 import { KN } from "../../helpers/properties/sources.ts";
@@ -86,6 +78,7 @@ export const topic = defineTopic({
     "conn-client.yaml",
     "request-loop.yaml",
     "load-capture.yaml",
+    "load-pcap.yaml",
   ],
   steps: [
     {
@@ -122,6 +115,16 @@ export const topic = defineTopic({
       for: "each agent's error lines during the leg",
     },
     { on: "kubectl", run: "-n <ns> logs capture-", for: "the leg's capture of the loop's connections" },
+    {
+      on: "pod",
+      run: "tcpdump -r /cap/leg.pcap",
+      for: "each failed request and broken connection read back from every node's capture, data packets and the tunnel included",
+    },
+    {
+      on: "kubectl",
+      run: "-n <ns> logs pcap-",
+      for: "every node's drop monitor during the leg (cilium-dbg monitor --type drop)",
+    },
     { on: "pod", run: "kill -TERM 1", for: "ending the request loop (after each leg)" },
     {
       on: "kubectl",
@@ -289,20 +292,13 @@ export async function observeUpgrade(ctx: RunContext): Promise<RecordSet> {
   const legs: UpgradeLeg[] = [];
   let loopTotal = 0;
   const leg = async (kind: "upgrade" | "rollback", from: string, to: string, change: () => Promise<void>) => {
-    const load = await deployLoad(ctx);
-    await waitConnected(ctx, load.clients);
-    const l = await runLeg(ctx, { kind, from, to, change }, load);
-    const loop = await stopLoop(ctx);
-    loopTotal += parseRequestLog(loop.text).requests.length;
-    const r = legRequests(loop, l.start, l.rolledOut, l.end, l.capture, load.loopIp);
-    await removeLoad(ctx, load);
+    const l = await legUnderLoad(ctx, { kind, from, to, change });
+    loopTotal += l.loopTotal;
     const after = await conformanceAfter(ctx, kind);
     legs.push({
       ...l.leg,
-      window: r.window,
-      requests: r.requests,
       conformance: after.conformance,
-      evidence: { ...l.evidence, ...r.evidence, conformance: after.evidence },
+      evidence: { ...l.leg.evidence, conformance: after.evidence },
     });
   };
   await leg("upgrade", plan.from, plan.to, async () => {
