@@ -310,60 +310,76 @@ export const declareMinor: Command = {
 
 export const upgrade: Command = {
   name: "upgrade",
-  synopsis: "BUNDLE [--fresh-from DIR] [--fresh-to DIR] [--strict]",
+  synopsis: "BUNDLE|DIR… [--fresh-from DIR] [--fresh-to DIR] [--allow-known]",
   summary:
-    "is this upgrade safe? an upgrade bundle's legs and every topic after each, judged; exit 1 naming what broke",
+    "is this upgrade safe? HELD, BROKEN, REGRESSED or INCONCLUSIVE for an upgrade bundle, or for several runs of a path",
   details:
-    "BUNDLE is what a run with UPGRADE_TO (and ROLLBACK=1) wrote: the legs under load, and every topic run again on the same cluster after each leg (its after-upgrade/ and after-rollback/ bundles). Exit 1 when something broke: an upgrade property failing (a connection lost or moved, a failed request, an outage over its bound, an agent not on the target, a property failing after a leg), or a nested bundle failing when judged today; each is named with expected and observed. Known issues the target shows that the source version did not (its bundle: the run's own topics before the upgrade, else --fresh-from, else the shipped fresh bundle of that minor and mode) are listed first and fail only with --strict, as in check. What the upgraded cluster does differently from a fresh install of the target (--fresh-to, else the shipped one) is listed too, as information. The workflow's upgrade job runs this (scripts/upgrade-job.sh).",
+    "BUNDLE is what a run with UPGRADE_TO (and ROLLBACK=1) wrote: the legs under load, and every topic run again on the same cluster after each leg (its after-upgrade/ and after-rollback/ bundles). One word, exit 0 only for HELD. BROKEN: something broke and the bundle proves it — an agent not on the target, a connection answered by another backend, a drop of an unexpected reason, a property failing after a leg, or a failed request, broken connection or outage with datapath evidence at its time (from the leg's captures of data packets on every node and its drop monitors: a packet that left one node and never reached the next, one held there, an RST no backend sent, a drop). REGRESSED: the target shows a known issue the source did not (what compare calls a new known issue; --allow-known accepts them). INCONCLUSIVE: a failure without datapath evidence (what is missing is named), the load's own client stalled, or a property the fresh install of that version judges was skipped after a leg. The source's known issues come from the run's own topics before the upgrade, else --fresh-from, else the shipped fresh bundle of that minor and mode; the fresh install of each leg's version is --fresh-to (and --fresh-from for the rollback), else the shipped one. Several bundles of one path and mode (or a DIR holding them) are answered together: the worst word any run earned, and each finding as a rate over the runs. The workflow's upgrade job runs this (scripts/upgrade-job.sh).",
   options: {
     "fresh-from": { type: "string", value: "DIR", help: "a fresh bundle of the source version" },
     "fresh-to": { type: "string", value: "DIR", help: "a fresh bundle of the target version" },
-    strict: { type: "boolean", help: "exit 1 on a known issue new on the target, too" },
+    "allow-known": {
+      type: "boolean",
+      help: "accept known issues new on the target: HELD with them listed (exit 0) instead of REGRESSED",
+    },
+    strict: {
+      type: "boolean",
+      help: "kept for older jobs: known issues new on the target fail by default now",
+    },
   },
-  maxPositionals: 1,
   run: async ({ positionals, values }, io) => {
-    const [dir] = positionals;
-    if (!dir) throw new UserError("which upgrade bundle? e.g. upgrade suites/bundles/upgrade-1.19-1.20/kpr");
-    const { readMeta, legBundles } = await import("../helpers/bundle.ts");
-    const { checkBundle } = await import("../helpers/check.ts");
-    const { judgeUpgrade, againstFresh } = await import("../helpers/upgrade-gate.ts");
-    const meta = readMeta(dir);
-    if (!meta.upgrade)
-      throw new UserError(
-        `${dir} is not an upgrade bundle (its bundle.json has no upgrade: a run with UPGRADE_TO)`,
-      );
+    if (positionals.length === 0)
+      throw new UserError("which upgrade bundle? e.g. upgrade suites/bundles/upgrade-1.19-1.20/kpr");
+    const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
+    const { gateBundles, gateOf, pathKey } = await import("../helpers/upgrade-inputs.ts");
+    const { judgePath } = await import("../helpers/upgrade-gate.ts");
+    // a folder stands for the upgrade bundles in it (their legs' nested bundles are theirs, not runs)
+    const dirs = bundlesOf(positionals).filter(
+      (d, _i, all) => readMeta(d).upgrade || !all.some((u) => u !== d && d.startsWith(`${u}/`)),
+    );
     const all = await topics();
-    const shipped = (minor: string) => {
-      const d = join(import.meta.dirname, "..", "suites", "bundles", minor, meta.mode);
-      return existsSync(join(d, "bundle.json")) ? d : null;
+    const options = {
+      freshFrom: stringOption(values, "fresh-from") ?? null,
+      freshTo: stringOption(values, "fresh-to") ?? null,
+      allowKnown: values["allow-known"] === true,
     };
-    const freshTo = stringOption(values, "fresh-to") ?? shipped(meta.upgrade.toMinor);
-    const freshFrom = stringOption(values, "fresh-from") ?? shipped(meta.upgrade.fromMinor);
-    const nested = legBundles(dir);
-    const named = [dir, ...nested, ...(freshTo ? [freshTo] : []), ...(freshFrom ? [freshFrom] : [])];
-    const g = await readingBundles(named, async () => {
-      const up = await checkBundle(dir, all);
-      const legs = [];
-      for (const n of nested) {
-        const leg = n.endsWith("after-rollback") ? "rollback" : "upgrade";
-        const result = await checkBundle(n, all);
-        const freshDir = leg === "upgrade" ? freshTo : freshFrom;
-        legs.push({
-          leg,
-          result,
-          ...(freshDir ? { fresh: againstFresh(await checkBundle(freshDir, all), result, all) } : {}),
+    const paths = new Map<string, string[]>();
+    for (const d of dirs) {
+      const key = pathKey(d);
+      paths.set(key, [...(paths.get(key) ?? []), d]);
+    }
+    let exit: 0 | 1 = 0;
+    const notes: { kind: "error" | "warning" | "notice"; text: string }[] = [];
+    for (const [key, group] of paths) {
+      const gates = await readingBundles(
+        group.flatMap((d) => gateBundles(d, options)),
+        async () => {
+          const out = [];
+          for (const d of group) out.push({ bundle: d, gate: await gateOf(d, all, options) });
+          return out;
+        },
+      );
+      if (gates.length === 1) {
+        const g = (gates[0] as (typeof gates)[number]).gate;
+        printMarkdown(io, markdownLines([g.summary, markdown``]));
+        if (g.exitCode !== 0) exit = 1;
+        notes.push({
+          kind: g.exitCode !== 0 ? "error" : g.newKnownIssues.length > 0 ? "warning" : "notice",
+          text: g.headline,
         });
+      } else {
+        const p = judgePath(key, gates);
+        printMarkdown(io, markdownLines([p.summary, markdown``]));
+        if (p.exitCode !== 0) exit = 1;
+        notes.push({ kind: p.exitCode !== 0 ? "error" : "notice", text: p.headline });
       }
-      // the source's known issues: the run's own topics before the upgrade, else a fresh bundle of it
-      const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "restart" && t !== "config");
-      const before = ranBefore ? up : freshFrom ? await checkBundle(freshFrom, all) : null;
-      return judgeUpgrade({ upgrade: up, legs, before, strict: values.strict === true });
-    });
-    printMarkdown(io, markdownLines([g.summary, markdown``]));
-    // in a GitHub Actions step (the upgrade job's gate), the outcome is one annotation
-    const kind = g.exitCode !== 0 ? "error" : g.newKnownIssues.length > 0 ? "warning" : "notice";
-    printAnnotations(io, [annotation(kind, "upgrade", g.headline)]);
-    return g.exitCode;
+    }
+    // in a GitHub Actions step (the upgrade job's gate), the outcome is one annotation per path
+    printAnnotations(
+      io,
+      notes.map((n) => annotation(n.kind, "upgrade", n.text)),
+    );
+    return exit;
   },
 };
 

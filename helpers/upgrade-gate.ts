@@ -1,13 +1,21 @@
 /**
  * "Is this upgrade safe?" from one upgrade bundle: what the workflow's upgrade job answers and a person runs as
  * `datapath-conformance upgrade BUNDLE`. Pure over re-judged bundles (check), so a test feeds it the shipped ones.
+ * One word (issue 42), the same in the CLI, the step summary, the report's banner and JUnit:
  *
- * Red (exit 1) when something broke, each named: an upgrade property that fails (a connection lost or moved, a
- * failed request, an outage over its bound, an agent not on the target, a property failing on the upgraded or
- * rolled-back cluster), or a nested bundle that fails when judged today. Known issues the target shows that the
- * source did not come first in the summary and fail with --strict only (check's default, docs/verdicts.md).
+ * - BROKEN: something broke and the bundle proves it: an agent not on the target, a connection answered by
+ *   another backend, a drop of an unexpected reason, a property failing on the upgraded or rolled-back cluster,
+ *   or a failed request, a broken connection or an outage with datapath evidence at its time (a packet that left
+ *   one node and never reached the next, one held there, an RST no backend sent, a drop the monitor saw);
+ * - REGRESSED: nothing broke, but the target shows a known issue (declared, with its upstream reference) that the
+ *   source did not: what `compare` calls a new known issue, exit 1 the same; `--allow-known` accepts them;
+ * - INCONCLUSIVE: a failure without such evidence (named: what is missing), the load's own client stalled, or a
+ *   property a fresh install of the version judges was skipped after a leg: never HELD over what was not seen;
+ * - HELD: every leg held and every property the fresh install judges was judged after each leg.
+ *
  * Beside it, what the upgraded cluster does differently from a fresh install of the same version (compare
- * against the fresh bundle), as information.
+ * against the fresh bundle), as information. Several runs of one path answer together (judgePath): a disruption
+ * seen in some runs is said as a rate over the runs.
  */
 import { isAbsolute, relative } from "node:path";
 import { type CheckResult, countLine } from "./check.ts";
@@ -15,7 +23,8 @@ import { type Comparison, compareResults } from "./compare.ts";
 import { code, type MarkdownText, markdown, markdownLines, markdownRow } from "./output.ts";
 import type { Verdict } from "./properties/judge.ts";
 import type { EvidenceItem } from "./records/evidence.ts";
-import { connectionSurvived } from "./records/upgrade.ts";
+import type { UpgradeLeg } from "./records/types.ts";
+import { connectionSurvived, legOutageMs } from "./records/upgrade.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
 export interface LegBundle {
@@ -32,8 +41,12 @@ export interface GateInput {
   /** Where the source version's verdicts come from (known issues it already had): the bundle's own topics
    * before the upgrade, else a fresh bundle of the source version, else none. */
   before: CheckResult | null;
-  strict: boolean;
+  /** Accept known issues new on the target (HELD with them listed, exit 0): `--allow-known`. */
+  allowKnown?: boolean;
 }
+
+/** The gate's one word (see the module comment). */
+export type GateWord = "HELD" | "BROKEN" | "REGRESSED" | "INCONCLUSIVE";
 
 export interface Broken {
   what: string;
@@ -44,6 +57,7 @@ export interface Broken {
 }
 
 export interface GateResult {
+  word: GateWord;
   held: boolean;
   broken: Broken[];
   /**
@@ -51,6 +65,11 @@ export interface GateResult {
    * fails), so the failures it explains are neither Cilium's nor proof of safety; never HELD then.
    */
   inconclusive: Broken[];
+  /**
+   * Properties a fresh install of the version judges that were skipped after a leg (issue 42): each makes the
+   * answer INCONCLUSIVE, named with the skip's reason.
+   */
+  unjudged: Broken[];
   /**
    * Pinned maps the upgrade leg added that are still there after the rollback, per node (issue 35: what a rollback
    * leaves; named, not a failure).
@@ -91,16 +110,24 @@ export function judgeUpgrade(input: GateInput): GateResult {
   // the legs: the restart on the source version (issue 35), the upgrade, the rollback
   const legVerdicts = upgrade.verdicts.filter((v) => v.topic === "upgrade" || v.topic === "restart");
   const ups = legVerdicts.filter((v) => v.topic === "upgrade");
-  for (const v of legVerdicts)
-    if (v.status === "fail" || v.status === "changed")
-      (v.id.endsWith(".client-kept-time") ? inconclusive : broken).push({
-        what:
-          v.topic === "restart" ? "restart" : v.id.startsWith("upgrade.rollback.") ? "rollback" : "upgrade",
-        id: v.id,
-        expected: v.expected,
-        observed: v.observed,
-        line: firstLine(v),
+  for (const v of legVerdicts) {
+    if (v.status !== "fail" && v.status !== "changed") continue;
+    const what =
+      v.topic === "restart" ? "restart" : v.id.startsWith("upgrade.rollback.") ? "rollback" : "upgrade";
+    const item = { what, id: v.id, expected: v.expected, observed: v.observed, line: firstLine(v) };
+    if (v.id.endsWith(".client-kept-time")) {
+      inconclusive.push(item);
+      continue;
+    }
+    const proof = needsProof(v.id) ? datapathProof(v.id, legOf(upgrade, v.id)) : null;
+    if (proof === null || proof.lines.length > 0)
+      broken.push(proof ? { ...item, line: `${v.id}: ${proof.lines[0]}` } : item);
+    else
+      inconclusive.push({
+        ...item,
+        line: `${v.id}: no datapath evidence at the failure's time: ${proof.missing}`,
       });
+  }
   if (!ups.some((v) => v.status === "pass"))
     broken.push({
       what: "upgrade",
@@ -150,8 +177,17 @@ export function judgeUpgrade(input: GateInput): GateResult {
     afterUp && input.before
       ? [...had].filter((id) => afterUp.result.verdicts.some((v) => v.id === id && v.status === "pass"))
       : [];
-  const held = broken.length === 0 && inconclusive.length === 0;
-  const exitCode: 0 | 1 = !held || (input.strict && newKnownIssues.length > 0) ? 1 : 0;
+  const unjudged = legs.flatMap((l) => (l.fresh ? unjudgedAfter(l.leg, l.fresh.result, l.result) : []));
+  const word: GateWord =
+    broken.length > 0
+      ? "BROKEN"
+      : newKnownIssues.length > 0 && !input.allowKnown
+        ? "REGRESSED"
+        : inconclusive.length + unjudged.length > 0
+          ? "INCONCLUSIVE"
+          : "HELD";
+  const held = word === "HELD";
+  const exitCode: 0 | 1 = held ? 0 : 1;
   const upLegs = upgrade.records.upgrade?.record.legs ?? [];
   const added = upLegs.find((l) => l.kind === "upgrade")?.maps ?? [];
   const back = upLegs.find((l) => l.kind === "rollback")?.maps ?? [];
@@ -161,7 +197,17 @@ export function judgeUpgrade(input: GateInput): GateResult {
       maps: (added.find((a) => a.node === b.node)?.added ?? []).filter((m) => b.after.includes(m)),
     }))
     .filter((x) => x.maps.length > 0);
-  const judged = { held, broken, inconclusive, leftovers, newKnownIssues, goneKnownIssues, exitCode };
+  const judged = {
+    word,
+    held,
+    broken,
+    inconclusive,
+    unjudged,
+    leftovers,
+    newKnownIssues,
+    goneKnownIssues,
+    exitCode,
+  };
   const headline = headlineOf(input, judged);
   return { ...judged, headline, summary: formatGate(input, { ...judged, headline }) };
 }
@@ -179,13 +225,27 @@ function headlineOf(input: GateInput, g: Omit<GateResult, "summary" | "headline"
   const path = up
     ? `Cilium ${up.from} → ${up.to}${up.legs.length > 1 ? ` → ${up.from} (rollback)` : ""}`
     : "?";
-  const head = g.held
-    ? g.newKnownIssues.length > 0
-      ? `HELD, with ${g.newKnownIssues.length} known issue(s) new on the target${input.strict ? " (--strict: exit 1)" : ""}`
-      : "HELD: every connection survived, no request failed, every topic passes after each leg"
-    : g.broken.length > 0
-      ? `BROKEN: ${g.broken.length} thing(s) broke${g.inconclusive.length > 0 ? ` (and the load's client stalled in ${g.inconclusive.length} leg(s))` : ""}`
-      : `INCONCLUSIVE: the load's own client stalled in ${g.inconclusive.length} leg(s), nothing else broke: rerun on a quieter machine`;
+  const known = g.newKnownIssues.length;
+  const unseen = g.inconclusive.length + g.unjudged.length;
+  const head =
+    g.word === "BROKEN"
+      ? `BROKEN: ${g.broken.length} thing(s) broke, with the evidence${unseen > 0 ? `; and ${unseen} not conclusive` : ""}`
+      : g.word === "REGRESSED"
+        ? `REGRESSED: ${known} known issue(s) new on the target (--allow-known accepts them)${unseen > 0 ? `; and ${unseen} not conclusive` : ""}`
+        : g.word === "INCONCLUSIVE"
+          ? `INCONCLUSIVE: ${[
+              g.inconclusive.length > 0
+                ? `${g.inconclusive.length} failure(s) without datapath evidence or in the load's own stall`
+                : "",
+              g.unjudged.length > 0
+                ? `${g.unjudged.length} propert(ies) the fresh install judges skipped after a leg`
+                : "",
+            ]
+              .filter(Boolean)
+              .join(", ")}: nothing proven broken, nothing proven held`
+          : known > 0
+            ? `HELD, with ${known} known issue(s) new on the target accepted (--allow-known)`
+            : "HELD: every connection survived, no request failed, every topic passes after each leg";
   return `Upgrade ${path}, ${u.mode}: ${head}`;
 }
 
@@ -219,8 +279,19 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">): MarkdownT
     out.push(markdown``);
   }
   if (g.inconclusive.length > 0) {
-    out.push(markdown`#### Not conclusive: the load's own client stalled`, markdown``);
+    out.push(
+      markdown`#### Not conclusive: failures without datapath evidence, or in the load's own stall`,
+      markdown``,
+    );
     for (const b of g.inconclusive) out.push(markdown`- ${b.what}: ${b.line}`);
+    out.push(markdown``);
+  }
+  if (g.unjudged.length > 0) {
+    out.push(
+      markdown`#### Not judged after a leg, though a fresh install judges them (${g.unjudged.length})`,
+      markdown``,
+    );
+    for (const b of g.unjudged) out.push(markdown`- ${b.what}: ${code(b.id)}: ${b.line}`);
     out.push(markdown``);
   }
   if (g.newKnownIssues.length > 0) {
@@ -258,7 +329,7 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">): MarkdownT
           markdown`${l.kind} ${l.from} → ${l.to}`,
           markdown`${l.requests.total}`,
           markdown`${l.requests.failed}${l.requests.client_stalls !== undefined ? ` (${l.requests.client_stalls})` : ""}`,
-          markdown`${o ? `${o.judged_ms ?? o.ms} ms (${o.to})` : "-"}`,
+          markdown`${o ? `${legOutageMs(l)} ms (${o.to})` : "-"}`,
           markdown`${ok}/${l.connections.length} survived`,
           markdown`${l.kind === "restart" ? "-" : nested ? countLine(nested.result.verdicts) : "not run again"}`,
         ]),
@@ -306,4 +377,192 @@ export function againstFresh(
   topics: TopicDeclaration[],
 ): { result: CheckResult; comparison: Comparison } {
   return { result: fresh, comparison: compareResults(fresh, after, topics) };
+}
+
+/** The traffic properties whose failure is Cilium's only with datapath evidence at its time (issue 42). */
+const PROVEN = [".no-failed-requests", ".connections-survive", ".longest-outage"];
+const needsProof = (id: string) => PROVEN.some((p) => id.endsWith(p));
+
+/** The leg a leg property is about, from the upgrade bundle's records. */
+function legOf(r: CheckResult, id: string): UpgradeLeg | null {
+  const kind = id.startsWith("restart.")
+    ? "restart"
+    : id.startsWith("upgrade.rollback.")
+      ? "rollback"
+      : "upgrade";
+  const legs = [...(r.records.restart?.record.legs ?? []), ...(r.records.upgrade?.record.legs ?? [])];
+  return legs.find((l) => l.kind === kind) ?? null;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * The datapath evidence behind a failed traffic property of a leg: the attributed failures' lines, or what is
+ * missing. A failed request or a broken connection is proven when the leg's captures and drop monitors attribute it
+ * to the datapath (helpers/parse/packets.ts); an outage when a failure inside the leg is, or a drop of an
+ * unexpected reason was counted.
+ */
+export function datapathProof(id: string, leg: UpgradeLeg | null): { lines: string[]; missing: string } {
+  if (!leg) return { lines: [], missing: "the leg's record is not in the bundle" };
+  const noCapture = leg.datapath_evidence
+    ? null
+    : "the leg recorded no capture of data packets on every node and no drop monitor (a bundle recorded before they existed)";
+  const requests = leg.requests.failures
+    .filter((f) => !f.stall)
+    .map((f) => ({
+      what: `request at ${iso(f.t)} to ${f.to} (local port ${f.port ?? "?"}, ${f.error})`,
+      a: f.attribution,
+    }));
+  const connections = leg.connections
+    .filter((c) => !connectionSurvived(c) && !c.client_stall)
+    .map((c) => ({
+      what: `${c.name} (${c.via}, from ${c.node}) broke${c.broke_at ? ` at ${c.broke_at}` : ""}`,
+      a: c.attribution,
+    }));
+  const pool = id.endsWith(".connections-survive")
+    ? connections
+    : id.endsWith(".no-failed-requests")
+      ? requests
+      : [...requests, ...connections];
+  const proven = pool.filter((x) => x.a?.kind === "datapath");
+  const lines = proven.map((x) => `${x.what}: ${x.a?.why}${x.a?.lines[0] ? ` — ${x.a.lines[0]}` : ""}`);
+  if (id.endsWith(".longest-outage") && lines.length === 0 && (leg.unexpected_drops ?? []).length > 0)
+    lines.push(`drops of an unexpected reason during the leg: ${(leg.unexpected_drops ?? []).join(", ")}`);
+  const missing =
+    noCapture ??
+    (pool.length === 0
+      ? "no failed request or broken connection inside the leg to attribute it to"
+      : pool
+          .slice(0, 3)
+          .map((x) => `${x.what}: ${x.a ? `${x.a.kind}: ${x.a.why}` : "not read back from the captures"}`)
+          .join("; "));
+  return { lines, missing };
+}
+
+/** What a fresh install of the version judged that the nested run after a leg skipped, each with its reason. */
+export function unjudgedAfter(leg: string, fresh: CheckResult, after: CheckResult): Broken[] {
+  const out: Broken[] = [];
+  for (const v of fresh.verdicts) {
+    if (v.status === "skip") continue;
+    const a = after.verdicts.find((x) => x.id === v.id);
+    if (a && a.status !== "skip") continue;
+    out.push({
+      what: `after the ${leg}`,
+      id: v.id,
+      expected: `judged, as the fresh install judged it (${v.status})`,
+      observed: a ? "skipped" : "absent",
+      line: a
+        ? `skipped after the ${leg}: ${a.reason ?? "(no reason)"}; the fresh install ${shown(fresh.bundle)} judged it ${v.status}`
+        : `not in the nested bundle after the ${leg}; the fresh install judged it ${v.status}`,
+    });
+  }
+  return out;
+}
+
+export interface PathRun {
+  bundle: string;
+  gate: GateResult;
+}
+
+export interface PathAnswer {
+  /** The path and mode (`1.19 → 1.20 and back, kpr`). */
+  path: string;
+  word: GateWord;
+  runs: PathRun[];
+  /** Each thing that broke or was not conclusive, with how many runs showed it: a rate, never a coin flip. */
+  rates: {
+    word: "BROKEN" | "INCONCLUSIVE";
+    what: string;
+    id: string;
+    runs: number;
+    of: number;
+    line: string;
+  }[];
+  exitCode: 0 | 1;
+  headline: string;
+  summary: MarkdownText;
+}
+
+const WORST: GateWord[] = ["BROKEN", "REGRESSED", "INCONCLUSIVE", "HELD"];
+
+/**
+ * Several runs of one upgrade path and mode, answered together (issue 42): the worst word any run earned (a BROKEN
+ * is proven, so one proven run is enough), and each finding as a rate over the runs, so a disruption seen in some
+ * runs reads "2 of 3 runs", the same however many times the command is run on the same bundles.
+ */
+export function judgePath(path: string, runs: PathRun[]): PathAnswer {
+  const word = WORST.find((w) => runs.some((r) => r.gate.word === w)) ?? "HELD";
+  const seen = new Map<
+    string,
+    { word: "BROKEN" | "INCONCLUSIVE"; what: string; id: string; bundles: Set<string>; line: string }
+  >();
+  for (const r of runs)
+    for (const [w, list] of [
+      ["BROKEN", r.gate.broken],
+      ["INCONCLUSIVE", [...r.gate.inconclusive, ...r.gate.unjudged]],
+    ] as const)
+      for (const b of list) {
+        const key = `${w} ${b.what} ${b.id}`;
+        const e = seen.get(key) ?? {
+          word: w,
+          what: b.what,
+          id: b.id,
+          bundles: new Set<string>(),
+          line: b.line,
+        };
+        e.bundles.add(r.bundle);
+        seen.set(key, e);
+      }
+  const rates = [...seen.values()]
+    .map((e) => ({
+      word: e.word,
+      what: e.what,
+      id: e.id,
+      runs: e.bundles.size,
+      of: runs.length,
+      line: e.line,
+    }))
+    .sort(
+      (a, b) => WORST.indexOf(a.word) - WORST.indexOf(b.word) || b.runs - a.runs || a.id.localeCompare(b.id),
+    );
+  const count = (w: GateWord) => runs.filter((r) => r.gate.word === w).length;
+  const tally = WORST.filter((w) => count(w) > 0)
+    .map((w) => `${w} in ${count(w)} of ${runs.length}`)
+    .join(", ");
+  const top = rates[0];
+  const headline = `Upgrade ${path}, ${runs.length} run(s): ${word}${top ? ` — ${top.what}: ${top.id} in ${top.runs} of ${top.of} runs` : ""} (${tally})`;
+  const out: MarkdownText[] = [markdown`### ${headline}`, markdown``];
+  out.push(markdown`| run | answer | headline |`, markdown`|---|---|---|`);
+  for (const r of runs)
+    out.push(
+      markdownRow([
+        markdown`${code(shown(r.bundle))}`,
+        markdown`**${r.gate.word}**`,
+        markdown`${r.gate.headline}`,
+      ]),
+    );
+  out.push(markdown``);
+  if (rates.length > 0) {
+    out.push(markdown`#### Over the runs`, markdown``);
+    for (const x of rates)
+      out.push(
+        markdown`- **${x.word}** ${x.what}: ${code(x.id)} in ${x.runs} of ${x.of} runs — e.g. ${x.line}`,
+      );
+    out.push(markdown``);
+  }
+  const known = [...new Set(runs.flatMap((r) => r.gate.newKnownIssues.map((k) => `${k.id}: ${k.detail}`)))];
+  if (known.length > 0) {
+    out.push(markdown`#### Known issues new on the target`, markdown``);
+    for (const k of known) out.push(markdown`- ${k}`);
+    out.push(markdown``);
+  }
+  return {
+    path,
+    word,
+    runs,
+    rates,
+    exitCode: word === "HELD" ? 0 : 1,
+    headline,
+    summary: markdownLines(out),
+  };
 }

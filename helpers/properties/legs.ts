@@ -4,6 +4,7 @@
  * request fails, the load's own client kept time (issue 35: a starved client is not a lost packet), no target goes a
  * second without an answer, no drop of a reason not expected, every agent runs the version asked for.
  */
+import type { EvidenceItem } from "../records/evidence.ts";
 import type { LabRecords, UpgradeConnection, UpgradeLeg } from "../records/types.ts";
 import { connectionSurvived } from "../records/upgrade.ts";
 import type { Expect } from "./expectation.ts";
@@ -25,6 +26,16 @@ function sameBackend(c: UpgradeConnection): boolean {
 }
 
 type LegRecord = "upgrade" | "restart";
+
+/**
+ * A leg's connection evidence with the named connections' items first (their holder log's lines, found by the
+ * log's file, `…-logs-<name>.txt`, and the sentences that start with their name), in their order otherwise.
+ */
+function brokenFirst(items: EvidenceItem[], names: string[]): EvidenceItem[] {
+  const of = (e: EvidenceItem) =>
+    names.some((n) => ("quote" in e ? e.at.file.includes(`-logs-${n}.`) : e.derived.startsWith(`${n} (`)));
+  return [...items.filter(of), ...items.filter((e) => !of(e))];
+}
 
 /** The properties of the legs of `kind` in the `record` record (upgrade: upgrade and rollback; restart: restart). */
 export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit<Property, "topic">[] {
@@ -57,9 +68,14 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
       observe: (r) => {
         const l = leg(r);
         if (!l) return { value: null, evidence: [], skip: noLeg };
+        // a break the holder's own stall explains (it measured its lag, issue 42) is client-kept-time's
+        const broken = l.connections
+          .filter((c) => !connectionSurvived(c) && !c.client_stall)
+          .map((c) => c.name);
         return {
-          value: l.connections.length > 0 && l.connections.every(connectionSurvived),
-          evidence: [...l.evidence.connections, ...l.evidence.context],
+          value: l.connections.length > 0 && broken.length === 0,
+          // the broken connections' lines first: the line a reader checks is the one that broke
+          evidence: [...brokenFirst(l.evidence.connections, broken), ...l.evidence.context],
         };
       },
     },
@@ -97,7 +113,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
     },
     {
       id: `${prefix}.client-kept-time`,
-      claim: `The load's own client kept time during ${what}: no failed request is explained by the loop's process not running`,
+      claim: `The load's own clients kept time during ${what}: no failed request is explained by the loop's process not running, no broken connection by its holder's`,
       source: KN(
         "clusters.md §6 (cilium-cli's conn-disrupt test); a failure blamed on Cilium must show the datapath lost it",
       ),
@@ -108,7 +124,17 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
       observe: (r) => {
         const l = leg(r);
         if (!l) return { value: null, evidence: [], skip: noLeg };
-        return { value: l.requests.failures.filter((f) => f.stall).length, evidence: l.evidence.requests };
+        const stalled = l.connections.filter((c) => !connectionSurvived(c) && c.client_stall);
+        return {
+          value: l.requests.failures.filter((f) => f.stall).length + stalled.length,
+          evidence: [
+            ...l.evidence.requests,
+            ...brokenFirst(
+              l.evidence.connections,
+              stalled.map((c) => c.name),
+            ).slice(0, stalled.length > 0 ? 3 : 0),
+          ],
+        };
       },
     },
     {

@@ -1,4 +1,4 @@
-import type { UpgradeConnection } from "./types.ts";
+import type { UpgradeConnection, UpgradeLeg } from "./types.ts";
 
 /**
  * A long-lived connection survived a leg: it had connected, and after the leg it is the same connection, with no
@@ -12,4 +12,14 @@ export function connectionSurvived(c: UpgradeConnection): boolean {
     c.closed_events === 0 &&
     c.error_events === 0
   );
+}
+
+/**
+ * A leg's longest outage (ms): the longest a target of the loop went without a successful request, less only the
+ * stall the loop measured itself (`judged_ms`; the raw gap in bundles whose loop did not measure its lag). One
+ * figure for the verdict (upgrade.longest-outage), the gate's table, the report and docs/status.md (issue 42).
+ */
+export function legOutageMs(l: Pick<UpgradeLeg, "requests">): number | null {
+  const o = l.requests.longest_outage;
+  return o ? (o.judged_ms ?? o.ms) : null;
 }

@@ -162,15 +162,17 @@ describe("the verdict banner", () => {
     expect(out.split("\n")[0]).toBe(`### ${g?.headline}`);
     expect(page.indexOf('id="verdict"')).toBeLessThan(page.indexOf('id="upgrades"'));
     expect(page.indexOf('id="upgrades"')).toBeLessThan(page.indexOf('id="headline"'));
-    expect(gateWord({ held: false, broken: [] })).toBe("INCONCLUSIVE");
-    expect(gateWord({ held: true, broken: [] })).toBe("HELD");
+    expect(gateWord({ word: "INCONCLUSIVE" })).toBe("INCONCLUSIVE");
+    expect(gateWord({ word: "REGRESSED" })).toBe("REGRESSED");
   });
 
   it("a gate that held says HELD, names the known issues new on the target and what the rollback left; BROKEN names what broke", () => {
     const held = {
+      word: "HELD" as const,
       held: true,
       broken: [],
       inconclusive: [],
+      unjudged: [],
       leftovers: [{ node: "w1", maps: ["cilium_lb4_new"] }],
       newKnownIssues: [{ id: "ghost.fails-fast", detail: "curl hangs (PR 48578)" }],
       goneKnownIssues: [],
@@ -188,6 +190,7 @@ describe("the verdict banner", () => {
     expect(out).toContain("w1: cilium_lb4_new");
     const broken = {
       ...held,
+      word: "BROKEN" as const,
       held: false,
       leftovers: [],
       newKnownIssues: [],

@@ -103,7 +103,7 @@ export async function buildReport(
   // each upgrade bundle's answer, as the upgrade command gives it (its legs' bundles judged once with the columns)
   const gates: ColumnGate[] = [];
   for (const [i, c] of columns.entries())
-    if (c.meta.upgrade) gates.push({ column: i, gate: await upgradeGate(c.check, c.meta, topics, judge) });
+    if (c.meta.upgrade) gates.push({ column: i, gate: await upgradeGate(c.check, topics, judge) });
   return {
     columns,
     properties: topics.flatMap((t) => t.properties),

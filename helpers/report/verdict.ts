@@ -14,7 +14,8 @@ import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
 import { assumedText } from "../properties/versions.ts";
 import type { TopicDeclaration } from "../topic.ts";
-import { type GateResult, judgeUpgrade } from "../upgrade-gate.ts";
+import type { GateResult, GateWord } from "../upgrade-gate.ts";
+import { gateOf } from "../upgrade-inputs.ts";
 
 /** One upgrade bundle's gate, by its column. */
 export interface ColumnGate {
@@ -22,37 +23,23 @@ export interface ColumnGate {
   gate: GateResult;
 }
 
-export type GateWord = "HELD" | "BROKEN" | "INCONCLUSIVE";
+export type { GateWord };
 
-export function gateWord(g: Pick<GateResult, "held" | "broken">): GateWord {
-  return g.held ? "HELD" : g.broken.length > 0 ? "BROKEN" : "INCONCLUSIVE";
+/** The gate's word, as the gate decided it (one place: helpers/upgrade-gate.ts). */
+export function gateWord(g: Pick<GateResult, "word">): GateWord {
+  return g.word;
 }
 
-const SHIPPED = join(import.meta.dirname, "..", "..", "suites", "bundles");
-
 /**
- * The gate of an upgrade bundle, judged as `datapath-conformance upgrade BUNDLE` judges it (without --strict): its
- * legs' bundles, and the source version's known issues from the run's own topics before the upgrade, else the
- * shipped fresh bundle of that minor and mode. (The comparison with a fresh install of the target, information
- * only, is the upgrade command's.)
+ * The gate of an upgrade bundle, judged as `datapath-conformance upgrade BUNDLE` judges it (helpers/upgrade-inputs.ts:
+ * the same legs, fresh installs and source of known issues, so the banner and the CLI say the same word).
  */
 export async function upgradeGate(
   up: CheckResult,
-  meta: { mode: string; upgrade?: { fromMinor?: unknown } | undefined },
   topics: TopicDeclaration[],
   judge: (dir: string) => Promise<CheckResult> = (d) => checkBundle(d, topics),
 ): Promise<GateResult> {
-  const legs = [];
-  for (const n of legBundles(up.bundle))
-    legs.push({ leg: n.endsWith("after-rollback") ? "rollback" : "upgrade", result: await judge(n) });
-  const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "restart" && t !== "config");
-  const fresh = join(SHIPPED, String(meta.upgrade?.fromMinor ?? ""), meta.mode);
-  const before = ranBefore
-    ? up
-    : meta.upgrade?.fromMinor && existsSync(join(fresh, "bundle.json"))
-      ? await judge(fresh)
-      : null;
-  return judgeUpgrade({ upgrade: up, legs, before, strict: false });
+  return gateOf(up.bundle, topics, { judge: (d) => (d === up.bundle ? Promise.resolve(up) : judge(d)) });
 }
 
 /** Epoch milliseconds in a recorded sentence (`started between 1796321262433 and …`, bundles before issue 37) as ISO. */
@@ -78,7 +65,13 @@ const BROKEN_SHOWN = 4;
 function gateBlock(label: string, g: GateResult, many: boolean): Html {
   const word = gateWord(g);
   const cls =
-    word === "HELD" ? (g.newKnownIssues.length > 0 ? "known" : "pass") : word === "BROKEN" ? "fail" : "skip";
+    word === "HELD"
+      ? g.newKnownIssues.length > 0
+        ? "known"
+        : "pass"
+      : word === "BROKEN" || word === "REGRESSED"
+        ? "fail"
+        : "skip";
   const broken = g.broken
     .slice(0, BROKEN_SHOWN)
     .map(
@@ -89,9 +82,8 @@ function gateBlock(label: string, g: GateResult, many: boolean): Html {
     g.broken.length > BROKEN_SHOWN
       ? html`<li class="muted">… ${g.broken.length - BROKEN_SHOWN} more (the upgrade view below names each)</li>`
       : "";
-  const stalled = g.inconclusive.map(
-    (b) =>
-      html`<li><b>${b.what}</b>: the load's own client stalled: <code>${b.id}</code> ${isoTimes(b.line)}</li>`,
+  const stalled = [...g.inconclusive, ...g.unjudged].map(
+    (b) => html`<li><b>${b.what}</b>: not conclusive: <code>${b.id}</code> ${isoTimes(b.line)}</li>`,
   );
   const left = g.leftovers.map(
     (x) =>

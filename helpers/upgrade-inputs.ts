@@ -1,0 +1,85 @@
+/**
+ * The upgrade gate's inputs read from disk, once for every reader (issue 42: the CLI's `upgrade`, the report's
+ * banner and the workflow's gate give the same word): the upgrade bundle re-judged, its legs' nested bundles, the
+ * fresh installs of the source and the target (given, else the shipped ones of that minor and mode), and where the
+ * source's known issues come from. Several bundles of one path are answered together (upgrade-gate.ts judgePath).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { legBundles, readMeta } from "./bundle.ts";
+import { type CheckResult, checkBundle } from "./check.ts";
+import { UserError } from "./errors.ts";
+import type { TopicDeclaration } from "./topic.ts";
+import { againstFresh, type GateResult, judgeUpgrade } from "./upgrade-gate.ts";
+
+/** The shipped bundles (a fresh install of a minor is `<minor>/<mode>` there). */
+export const SHIPPED_DIR = join(import.meta.dirname, "..", "suites", "bundles");
+
+/**
+ * The shipped fresh bundle of a minor and mode, or null. A minor is `X.Y` and a mode one of the two, checked
+ * here: a bundle's fields never name another folder (`../` in a minor).
+ */
+export function shippedFresh(minor: unknown, mode: unknown): string | null {
+  if (typeof minor !== "string" || !/^\d{1,3}\.\d{1,3}$/.test(minor)) return null;
+  if (mode !== "kpr" && mode !== "kube-proxy") return null;
+  const d = join(SHIPPED_DIR, minor, mode);
+  return existsSync(join(d, "bundle.json")) ? d : null;
+}
+
+export interface GateOptions {
+  freshFrom?: string | null;
+  freshTo?: string | null;
+  allowKnown?: boolean;
+  /** How a bundle is judged (the check cache's in the report); checkBundle by default. */
+  judge?: (dir: string) => Promise<CheckResult>;
+}
+
+/** The path an upgrade bundle took, as its bundle.json says: runs with the same key answer together. */
+export function pathKey(dir: string): string {
+  const m = readMeta(dir);
+  if (!m.upgrade)
+    throw new UserError(
+      `${dir} is not an upgrade bundle (its bundle.json has no upgrade: a run with UPGRADE_TO)`,
+    );
+  return `${m.upgrade.fromMinor} → ${m.upgrade.toMinor}${m.upgrade.rollback ? " and back" : ""}, ${m.mode}`;
+}
+
+/** Every bundle the gate of `dir` reads (for readingBundles' messages). */
+export function gateBundles(dir: string, o: GateOptions = {}): string[] {
+  const m = readMeta(dir);
+  const to = o.freshTo ?? shippedFresh(m.upgrade?.toMinor, m.mode);
+  const from = o.freshFrom ?? shippedFresh(m.upgrade?.fromMinor, m.mode);
+  return [dir, ...legBundles(dir), ...(to ? [to] : []), ...(from ? [from] : [])];
+}
+
+/** One upgrade bundle's gate, as every reader gives it. */
+export async function gateOf(
+  dir: string,
+  topics: TopicDeclaration[],
+  o: GateOptions = {},
+): Promise<GateResult> {
+  const judge = o.judge ?? ((d: string) => checkBundle(d, topics));
+  const meta = readMeta(dir);
+  if (!meta.upgrade)
+    throw new UserError(
+      `${dir} is not an upgrade bundle (its bundle.json has no upgrade: a run with UPGRADE_TO)`,
+    );
+  const freshTo = o.freshTo ?? shippedFresh(meta.upgrade.toMinor, meta.mode);
+  const freshFrom = o.freshFrom ?? shippedFresh(meta.upgrade.fromMinor, meta.mode);
+  const up = await judge(dir);
+  const legs = [];
+  for (const n of legBundles(dir)) {
+    const leg = n.endsWith("after-rollback") ? "rollback" : "upgrade";
+    const result = await judge(n);
+    const freshDir = leg === "upgrade" ? freshTo : freshFrom;
+    legs.push({
+      leg,
+      result,
+      ...(freshDir ? { fresh: againstFresh(await judge(freshDir), result, topics) } : {}),
+    });
+  }
+  // the source's known issues: the run's own topics before the upgrade, else a fresh bundle of it
+  const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "restart" && t !== "config");
+  const before = ranBefore ? up : freshFrom ? await judge(freshFrom) : null;
+  return judgeUpgrade({ upgrade: up, legs, before, allowKnown: o.allowKnown === true });
+}
