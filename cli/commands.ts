@@ -5,7 +5,6 @@
 import {
   closeSync,
   createReadStream,
-  existsSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -310,7 +309,7 @@ export const declareMinor: Command = {
 
 export const upgrade: Command = {
   name: "upgrade",
-  synopsis: "BUNDLE|DIR… [--fresh-from DIR] [--fresh-to DIR] [--allow-known]",
+  synopsis: "BUNDLE|DIR… [--fresh-from DIR] [--fresh-to DIR] [--allow-known] [--junit FILE]",
   summary:
     "is this upgrade safe? HELD, BROKEN, REGRESSED or INCONCLUSIVE for an upgrade bundle, or for several runs of a path",
   details:
@@ -326,13 +325,22 @@ export const upgrade: Command = {
       type: "boolean",
       help: "kept for older jobs: known issues new on the target fail by default now",
     },
+    junit: {
+      type: "string",
+      value: "FILE",
+      help: "also write the answer as a JUnit report: a test case per run",
+    },
   },
   run: async ({ positionals, values }, io) => {
     if (positionals.length === 0)
       throw new UserError("which upgrade bundle? e.g. upgrade suites/bundles/upgrade-1.19-1.20/kpr");
+    const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
+    const junit = stringOption(values, "junit");
+    if (junit !== undefined) checkOutputPath(junit, positionals, "--junit");
     const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
     const { gateBundles, gateOf, pathKey } = await import("../helpers/upgrade-inputs.ts");
     const { judgePath } = await import("../helpers/upgrade-gate.ts");
+    const { upgradeJUnit } = await import("../helpers/check-junit.ts");
     // a folder stands for the upgrade bundles in it (their legs' nested bundles are theirs, not runs)
     const dirs = bundlesOf(positionals).filter(
       (d, _i, all) => readMeta(d).upgrade || !all.some((u) => u !== d && d.startsWith(`${u}/`)),
@@ -350,6 +358,11 @@ export const upgrade: Command = {
     }
     let exit: 0 | 1 = 0;
     const notes: { kind: "error" | "warning" | "notice"; text: string }[] = [];
+    const cases: Parameters<typeof upgradeJUnit>[0] = [];
+    const itemsOf = (g: import("../helpers/upgrade-gate.ts").GateResult) =>
+      [...g.broken, ...g.inconclusive, ...g.unjudged]
+        .map((b) => `${b.what}: ${b.line}`)
+        .concat(g.newKnownIssues.map((k) => `known issue new on the target: ${k.id}: ${k.detail}`));
     for (const [key, group] of paths) {
       const gates = await readingBundles(
         group.flatMap((d) => gateBundles(d, options)),
@@ -359,6 +372,15 @@ export const upgrade: Command = {
           return out;
         },
       );
+      cases.push({
+        path: key,
+        runs: gates.map((x) => ({
+          bundle: x.bundle,
+          word: x.gate.word,
+          headline: x.gate.headline,
+          items: itemsOf(x.gate),
+        })),
+      });
       if (gates.length === 1) {
         const g = (gates[0] as (typeof gates)[number]).gate;
         printMarkdown(io, markdownLines([g.summary, markdown``]));
@@ -369,6 +391,11 @@ export const upgrade: Command = {
         });
       } else {
         const p = judgePath(key, gates);
+        (cases.at(-1) as (typeof cases)[number]).answer = {
+          word: p.word,
+          headline: p.headline,
+          items: p.rates.map((x) => `${x.word} ${x.what}: ${x.id} in ${x.runs} of ${x.of} runs`),
+        };
         printMarkdown(io, markdownLines([p.summary, markdown``]));
         if (p.exitCode !== 0) exit = 1;
         notes.push({ kind: p.exitCode !== 0 ? "error" : "notice", text: p.headline });
@@ -379,6 +406,10 @@ export const upgrade: Command = {
       io,
       notes.map((n) => annotation(n.kind, "upgrade", n.text)),
     );
+    if (junit !== undefined) {
+      writeOutput(junit, upgradeJUnit(cases), positionals, "--junit");
+      printErr(io, terminal`wrote ${junit}\n`);
+    }
     return exit;
   },
 };

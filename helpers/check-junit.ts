@@ -80,3 +80,31 @@ export function checkJUnit(results: CheckResult[], now: Date = new Date()): stri
   });
   return `<?xml version="1.0" encoding="UTF-8" ?>\n<testsuites name="datapath-conformance check"${attr("tests", all.length)}${attr("failures", count(all, failed))} errors="0"${attr("skipped", count(all, skipped))} time="0">\n${suites.join("\n")}\n</testsuites>\n`;
 }
+
+/**
+ * `upgrade --junit FILE` (issue 42: the CLI, the step summary, the report and JUnit say the same word): one
+ * <testsuite> per path and mode, one <testcase> per run named by its bundle, and, for several runs, one for the
+ * path's answer. HELD passes; BROKEN, REGRESSED and INCONCLUSIVE are <failure>s of that type, the word first in the
+ * message, the gate's headline and each named item in the text.
+ */
+export function upgradeJUnit(
+  paths: {
+    path: string;
+    runs: { bundle: string; word: string; headline: string; items: string[] }[];
+    answer?: { word: string; headline: string; items: string[] };
+  }[],
+): string {
+  const testcase = (name: string, c: { word: string; headline: string; items: string[] }) =>
+    c.word === "HELD"
+      ? `    <testcase${attr("classname", "upgrade")}${attr("name", name)}/>`
+      : `    <testcase${attr("classname", "upgrade")}${attr("name", name)}>\n      <failure${attr("type", c.word)}${attr("message", `${c.word}: ${c.headline}`)}>${xmlText([c.headline, ...c.items].join("\n"))}</failure>\n    </testcase>`;
+  const suites = paths.map((p) => {
+    const cases = [
+      ...p.runs.map((r) => testcase(r.bundle, r)),
+      ...(p.answer ? [testcase(`${p.path} (${p.runs.length} runs)`, p.answer)] : []),
+    ];
+    const failures = [...p.runs, ...(p.answer ? [p.answer] : [])].filter((x) => x.word !== "HELD").length;
+    return `  <testsuite${attr("name", `upgrade ${p.path}`)}${attr("tests", cases.length)}${attr("failures", failures)}${attr("hostname", hostname())}>\n${cases.join("\n")}\n  </testsuite>`;
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>\n${suites.join("\n")}\n</testsuites>\n`;
+}

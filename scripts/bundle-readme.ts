@@ -16,6 +16,7 @@ import { pathToFileURL } from "node:url";
 import { readMeta } from "../helpers/bundle.ts";
 import { type CheckResult, checkBundle, countLine } from "../helpers/check.ts";
 import { formatDatapathConfig } from "../helpers/records/datapath-config.ts";
+import { legFailureFacts, podNodes } from "../helpers/records/leg-facts.ts";
 import { SHIPPED_BUNDLES } from "../suites/environment.ts";
 import { TOPICS } from "../suites/topics.ts";
 
@@ -29,6 +30,22 @@ export function notesOf(readme: string): string {
   const a = readme.indexOf(NOTES_BEGIN);
   const b = readme.indexOf(NOTES_END);
   return a >= 0 && b > a ? readme.slice(a + NOTES_BEGIN.length, b).trim() : "";
+}
+
+/**
+ * An upgrade bundle's failures, each fact generated from its records and raw outputs (issue 42: the notes below
+ * name no node, address or time of their own: scripts/bundle-readme.test.ts holds them to it).
+ */
+function failureFacts(dir: string, r: CheckResult): string[] {
+  const lines: string[] = [];
+  for (const topic of ["restart", "upgrade"] as const) {
+    const legs = r.records[topic]?.record.legs ?? [];
+    const nodes = podNodes(dir, topic);
+    for (const l of legs) lines.push(...legFailureFacts(l, nodes).map((x) => `- ${x}`));
+  }
+  return lines.length > 0
+    ? ["", "What failed in the legs, from the bundle's records and raw outputs:", "", ...lines]
+    : [];
 }
 
 const seconds = (x: number) => `${Math.round(x * 10) / 10} s`;
@@ -69,6 +86,7 @@ export function generatedPart(dir: string, r: CheckResult): string {
     `Topics: ${r.topics.join(", ")}.`,
     "",
     `\`check\` with the shipped code: ${countLine(r.verdicts)}; ${storedCounts}.`,
+    ...failureFacts(dir, r),
     ...(phases ? ["", `Phase timings: ${phases}.`] : []),
     "",
     `Re-judge with \`npx datapath-conformance check ${rel}\`; replay with \`CLUSTER_PROVIDER=replay BUNDLE=${rel} npm run test:conformance\`.`,

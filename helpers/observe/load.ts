@@ -525,7 +525,11 @@ export function whereItDied(lines: string[], ip: string, port: number): string {
     return "no packet of it was seen on the loop's node: its SYN never left the client Pod (or the capture missed it)";
   if (back.some(rst))
     return `reset by the other end: ${back.filter(rst).length} RST came back to the loop's node`;
-  const time = (l: string) => fields(l)[0] ?? "?";
+  // tcpdump -tt's epoch seconds, said as an ISO time (issue 42: one way to write a time)
+  const time = (l: string) => {
+    const t = Number(fields(l)[0]);
+    return Number.isFinite(t) ? new Date(Math.round(t * 1000)).toISOString() : "?";
+  };
   const closed = out.filter((l) => /Flags \[(?:F|R)/.test(l) && lxc(l) && dir(l) === "In");
   if (delivered.length > 0 && closed.length > 0)
     return `the handshake completed (the SYN-ACK delivered to the client Pod at ${time(delivered[0] as string)}) and no answer to the request came until the client closed at its timeout (${time(closed[0] as string)}): the request or its answer was lost after the handshake (the capture holds SYN, FIN and RST only)`;

@@ -8,7 +8,7 @@ import { relative } from "node:path";
 import { type BundleMeta, bundleTopics, readMeta, readRecords } from "../bundle.ts";
 import { readStoredVerdicts } from "../check.ts";
 import type { UpgradeLeg } from "../records/types.ts";
-import { connectionSurvived } from "../records/upgrade.ts";
+import { connectionSurvived, legOutageMs } from "../records/upgrade.ts";
 
 export interface RunRow {
   dir: string;
@@ -180,14 +180,14 @@ export function runsMarkdown(
   if (legs.length > 0) {
     out.push(
       "",
-      "| leg | mode | duration | requests (failed) | longest gap | connections survived | agents after | bundle |",
+      "| leg | mode | duration | requests (failed) | longest outage | connections survived | agents after | bundle |",
       "|---|---|---|---|---|---|---|---|",
     );
     for (const { r, l } of legs) {
       const survived = l.connections.filter(connectionSurvived).length;
       const agents = Object.values(l.agents_after);
       out.push(
-        `| ${l.kind} ${l.from} → ${l.to} | ${r.meta.mode} | ${l.duration_s} s | ${l.requests.total} (${l.requests.failed}) | ${l.requests.longest_gap ? `${l.requests.longest_gap.ms} ms` : "–"} | ${survived}/${l.connections.length} | ${agents.filter((a) => a.version === l.to && a.ok).length}/${agents.length} on ${l.to} | ${link(r)} |`,
+        `| ${l.kind} ${l.from} → ${l.to} | ${r.meta.mode} | ${l.duration_s} s | ${l.requests.total} (${l.requests.failed}) | ${legOutageMs(l) !== null ? `${legOutageMs(l)} ms` : "–"} | ${survived}/${l.connections.length} | ${agents.filter((a) => a.version === l.to && a.ok).length}/${agents.length} on ${l.to} | ${link(r)} |`,
       );
     }
   }

@@ -8,7 +8,7 @@ import type { BundleMeta } from "../bundle.ts";
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
 import type { UpgradeLeg, UpgradeRecord } from "../records/types.ts";
-import { connectionSurvived } from "../records/upgrade.ts";
+import { connectionSurvived, legOutageMs } from "../records/upgrade.ts";
 import { MARK } from "./assets.ts";
 
 export interface UpgradeView {
@@ -51,23 +51,17 @@ function renderLeg(l: UpgradeLeg): Html {
     ],
   ];
   const outage = l.requests.longest_outage;
+  const ms = legOutageMs(l);
   facts.push([
     "longest outage",
-    outage
-      ? outage.net_ms !== undefined
-        ? `${outage.net_ms} ms without a success to ${outage.to} (${outage.ms} ms less ${outage.stall_ms ?? 0} ms in which the loop started no request)`
-        : `${outage.ms} ms without a success to ${outage.to}, its requests failing (recorded before the net figure)`
+    outage && ms !== null
+      ? `${ms} ms without a success to ${outage.to} (the figure upgrade.longest-outage judges: ${outage.ms} ms between successes${outage.measured_stall_ms ? ` less ${outage.measured_stall_ms} ms the loop measured itself stalled` : ""})`
       : "none: no request failed",
   ]);
   for (const [to, d] of Object.entries(l.requests.gaps ?? {}))
     facts.push([
       `gaps to ${to}`,
       `${d.n} between successes: p50 ${d.p50} ms, p90 ${d.p90} ms, p99 ${d.p99} ms, max ${d.max} ms (net of the loop's stall; ${d.over500} over 500 ms)`,
-    ]);
-  if (l.requests.longest_gap)
-    facts.push([
-      "longest gap",
-      `${l.requests.longest_gap.ms} ms between successes to ${l.requests.longest_gap.to} (the loop's own longest stall: ${l.requests.loop_stall_ms} ms)`,
     ]);
   facts.push([
     "agents after",
