@@ -58,7 +58,8 @@ const FILES: [string, Record<string, string>][] = [
       NAME: "pcap-upgrade-0",
       LEG: "upgrade",
       NODE: "cdc-kpr-worker",
-      FILTER: "(tcp and (host 10.244.1.7 or portrange 40410-40422)) or (udp port 8472 and udp[42:4] = 0x0af40107)",
+      FILTER:
+        "(tcp and (host 10.244.1.7 or portrange 40410-40422)) or (udp port 8472 and udp[42:4] = 0x0af40107)",
       COUNT: "2000000",
       CILIUM_IMAGE: "localhost/lab/cilium:v1.20.2",
     },

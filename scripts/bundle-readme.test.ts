@@ -6,8 +6,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkBundle } from "../helpers/check.ts";
 import { readMeta } from "../helpers/bundle.ts";
+import { checkBundle } from "../helpers/check.ts";
 import { bundleName, SHIPPED_BUNDLES } from "../suites/environment.ts";
 import { RECORDED_FAILURES } from "../suites/recorded-failures.ts";
 import { TOPICS } from "../suites/topics.ts";

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { mustRun } from "../exec/types.ts";
 import { dropDeltas, parseBpfMetrics } from "../parse/bpf-metrics.ts";
-import { HOLDER_STALL_MS, type HolderEvent, holderEventLines, holderStall } from "../parse/holder-log.ts";
+import { type HolderEvent, holderEventLines, holderStall } from "../parse/holder-log.ts";
 import { errorLines } from "../parse/metrics-json.ts";
 import type { Attribution } from "../parse/packets.ts";
 import { clientStall, parseRequestLog, type RequestResult, requestStats } from "../parse/requests-log.ts";

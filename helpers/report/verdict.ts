@@ -1,14 +1,3 @@
-/**
- * The report's first screen (issue 37): the verdict, before anything else. For an upgrade bundle, the upgrade
- * gate's answer as `datapath-conformance upgrade` gives it (helpers/upgrade-gate.ts: HELD, BROKEN or
- * INCONCLUSIVE, what broke, what stalled, what the rollback left); for every report, how many verdicts failed and
- * how many are known issues, the failures named in red with expected and observed, each a link to its row. A
- * change in a new minor (issue 38: an expectation assumed from the newest declared minor that did not hold) is one
- * of the failures, counted and named as such.
- */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { legBundles } from "../bundle.ts";
 import { type CheckResult, checkBundle } from "../check.ts";
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
