@@ -13,6 +13,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { createGunzip, gunzipSync } from "node:zlib";
+import { OTHER_RUN_VARIABLES, RUN_INPUTS } from "../clusters/run-input-list.ts";
 import type { BundleMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import type { MeasuredBundle } from "../helpers/measure/summary.ts";
@@ -26,6 +27,7 @@ import {
   terminal,
   terminalLines,
 } from "../helpers/output.ts";
+import type { Mode } from "../helpers/properties/expectation.ts";
 import { oneOf, stringOption } from "./args.ts";
 import {
   printAnnotations,
@@ -36,7 +38,7 @@ import {
   printOut,
   writeJsonLines,
 } from "./print.ts";
-import type { Command } from "./registry.ts";
+import type { Command, OptionSpec, OptionValues } from "./registry.ts";
 
 const topics = async () => (await import("../suites/topics.ts")).TOPICS;
 
@@ -324,40 +326,10 @@ export const upgrade: Command = {
   run: async ({ positionals, values }, io) => {
     const [dir] = positionals;
     if (!dir) throw new UserError("which upgrade bundle? e.g. upgrade suites/bundles/upgrade-1.19-1.20/kpr");
-    const { readMeta, legBundles } = await import("../helpers/bundle.ts");
-    const { checkBundle } = await import("../helpers/check.ts");
-    const { judgeUpgrade, againstFresh } = await import("../helpers/upgrade-gate.ts");
-    const meta = readMeta(dir);
-    if (!meta.upgrade)
-      throw new UserError(
-        `${dir} is not an upgrade bundle (its bundle.json has no upgrade: a run with UPGRADE_TO)`,
-      );
-    const all = await topics();
-    const shipped = (minor: string) => {
-      const d = join(import.meta.dirname, "..", "suites", "bundles", minor, meta.mode);
-      return existsSync(join(d, "bundle.json")) ? d : null;
-    };
-    const freshTo = stringOption(values, "fresh-to") ?? shipped(meta.upgrade.toMinor);
-    const freshFrom = stringOption(values, "fresh-from") ?? shipped(meta.upgrade.fromMinor);
-    const nested = legBundles(dir);
-    const named = [dir, ...nested, ...(freshTo ? [freshTo] : []), ...(freshFrom ? [freshFrom] : [])];
-    const g = await readingBundles(named, async () => {
-      const up = await checkBundle(dir, all);
-      const legs = [];
-      for (const n of nested) {
-        const leg = n.endsWith("after-rollback") ? "rollback" : "upgrade";
-        const result = await checkBundle(n, all);
-        const freshDir = leg === "upgrade" ? freshTo : freshFrom;
-        legs.push({
-          leg,
-          result,
-          ...(freshDir ? { fresh: againstFresh(await checkBundle(freshDir, all), result, all) } : {}),
-        });
-      }
-      // the source's known issues: the run's own topics before the upgrade, else a fresh bundle of it
-      const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "restart" && t !== "config");
-      const before = ranBefore ? up : freshFrom ? await checkBundle(freshFrom, all) : null;
-      return judgeUpgrade({ upgrade: up, legs, before, strict: values.strict === true });
+    const g = await gateUpgrade(dir, {
+      freshTo: stringOption(values, "fresh-to"),
+      freshFrom: stringOption(values, "fresh-from"),
+      strict: values.strict === true,
     });
     printMarkdown(io, markdownLines([g.summary, markdown``]));
     // in a GitHub Actions step (the upgrade job's gate), the outcome is one annotation
@@ -366,6 +338,51 @@ export const upgrade: Command = {
     return g.exitCode;
   },
 };
+
+/**
+ * `upgrade BUNDLE`'s judgement (helpers/upgrade-gate.ts): the upgrade bundle, every topic after each leg, the
+ * source's known issues; `run` gives its upgrade runs the same gate.
+ */
+export async function gateUpgrade(
+  dir: string,
+  opts: { freshTo?: string | undefined; freshFrom?: string | undefined; strict: boolean },
+): Promise<import("../helpers/upgrade-gate.ts").GateResult> {
+  const { readMeta, legBundles } = await import("../helpers/bundle.ts");
+  const { checkBundle } = await import("../helpers/check.ts");
+  const { judgeUpgrade, againstFresh } = await import("../helpers/upgrade-gate.ts");
+  const meta = readMeta(dir);
+  if (!meta.upgrade)
+    throw new UserError(
+      `${dir} is not an upgrade bundle (its bundle.json has no upgrade: a run with UPGRADE_TO)`,
+    );
+  const all = await topics();
+  const shipped = (minor: string) => {
+    const d = join(import.meta.dirname, "..", "suites", "bundles", minor, meta.mode);
+    return existsSync(join(d, "bundle.json")) ? d : null;
+  };
+  const freshTo = opts.freshTo ?? shipped(meta.upgrade.toMinor);
+  const freshFrom = opts.freshFrom ?? shipped(meta.upgrade.fromMinor);
+  const nested = legBundles(dir);
+  const named = [dir, ...nested, ...(freshTo ? [freshTo] : []), ...(freshFrom ? [freshFrom] : [])];
+  return readingBundles(named, async () => {
+    const up = await checkBundle(dir, all);
+    const legs = [];
+    for (const n of nested) {
+      const leg = n.endsWith("after-rollback") ? "rollback" : "upgrade";
+      const result = await checkBundle(n, all);
+      const freshDir = leg === "upgrade" ? freshTo : freshFrom;
+      legs.push({
+        leg,
+        result,
+        ...(freshDir ? { fresh: againstFresh(await checkBundle(freshDir, all), result, all) } : {}),
+      });
+    }
+    // the source's known issues: the run's own topics before the upgrade, else a fresh bundle of it
+    const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "restart" && t !== "config");
+    const before = ranBefore ? up : freshFrom ? await checkBundle(freshFrom, all) : null;
+    return judgeUpgrade({ upgrade: up, legs, before, strict: opts.strict });
+  });
+}
 
 export const summary: Command = {
   name: "summary",
@@ -443,63 +460,53 @@ export const report: Command = {
   },
 };
 
+/** `plan` and `run` take the same options, from clusters/run-inputs.ts (each naming its environment variable). */
+const RUN_OPTIONS: Record<string, OptionSpec> = Object.fromEntries(
+  RUN_INPUTS.map((i) => [
+    i.flag,
+    {
+      type: i.type,
+      ...(i.value ? { value: i.value } : {}),
+      help: `${i.help}${i.env ? `; env ${i.env}${i.type === "boolean" ? "=1" : ""}` : ""}`,
+    },
+  ]),
+);
+
+const RUN_SYNOPSIS =
+  "[--provider kind|k3d|existing|replay] [--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--profile NAME] [--values FILE] [--upgrade-to X.Y[.Z] [--rollback]] [--test REGEX] [--skip REGEX] [--junit FILE] [--keep]";
+
+/** The inputs of `plan` and `run`: their flags over the environment, through the one parser. */
+async function runInputs(values: OptionValues, env: NodeJS.ProcessEnv) {
+  const { parseRunInputs } = await import("../clusters/run-inputs.ts");
+  return parseRunInputs(values, env);
+}
+
 export const plan: Command = {
   name: "plan",
-  synopsis:
-    "[--provider kind|k3d|existing|replay] [--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--profile NAME] [--values FILE]",
+  synopsis: RUN_SYNOPSIS,
   summary:
     "what a run would do: every command, the kind config / k3d arguments and the Helm values; runs nothing",
   details:
-    "Without --mode, kind and k3d plan both modes (a run's default); existing reads the mode and the Cilium version from the cluster's agents and replay from the bundle, so --mode only names the one the run must find there. With LAB_IMAGES=1 the plan uses the offline lab's images and chart (a minor maps to the lab's build of it).",
-  options: {
-    provider: { type: "string", value: "kind|k3d|existing|replay", help: "the cluster provider (kind)" },
-    mode: { type: "string", value: "kpr|kube-proxy", help: "one mode (both by default)" },
-    cilium: {
-      type: "string",
-      value: "X.Y[.Z]",
-      help: "the Cilium minor or patch (the newest minor's pinned patch)",
-    },
-    profile: {
-      type: "string",
-      value: "NAME",
-      help: "a datapath profile beside the mode (clusters/datapath-profiles.ts; none by default)",
-    },
-    values: { type: "string", value: "FILE", help: "your Helm values, merged under what the suite sets" },
-  },
+    "Takes exactly `run`'s inputs, flags over the environment variables each names (CILIUM_VERSION=1.19 plan plans 1.19), through the same parser: what plan refuses, run refuses with the same line. A version the suite has never run is said (never run here: …). Without --mode, kind and k3d plan both modes (a run's default) or the profile's; existing reads the mode and the Cilium version from the cluster's agents and replay from the bundle, so --mode only names the one the run must find there. With LAB_IMAGES=1 the plan uses the offline lab's images and chart (a minor maps to the lab's build of it).",
+  options: RUN_OPTIONS,
   maxPositionals: 0,
   run: async ({ values }, io) => {
-    const { formatPlan, makeProfile, parseOptionalMode, parseProvider } = await import(
-      "../clusters/profile.ts"
-    );
-    const { loadUserValues, parseDatapathProfile } = await import("../clusters/datapath-profiles.ts");
+    const { formatPlan, makeProfile } = await import("../clusters/profile.ts");
     const { labEnabled, readLab } = await import("../clusters/lab.ts");
-    const { MODES } = await import("../helpers/properties/expectation.ts");
-    const provider = parseProvider(stringOption(values, "provider"));
-    const mode = parseOptionalMode(stringOption(values, "mode"));
-    const cilium = stringOption(values, "cilium");
-    const datapath = parseDatapathProfile(stringOption(values, "profile"));
-    const valuesFile = stringOption(values, "values");
-    const userValues = valuesFile ? { file: valuesFile, values: loadUserValues(valuesFile) } : undefined;
-    const reads = provider === "existing" || provider === "replay";
-    if (reads && cilium !== undefined)
-      throw new UserError(
-        `--cilium does not apply to provider ${provider}: the version is the one ${provider === "existing" ? "the cluster's agents run" : "the bundle recorded"}`,
-      );
-    if (reads && datapath !== undefined)
-      throw new UserError(
-        `--profile does not apply to provider ${provider}: the datapath is the one ${provider === "existing" ? "the cluster runs" : "the bundle recorded"}`,
-      );
-    const lab = labEnabled() ? readLab() : undefined;
-    const profileOf = (m: (typeof MODES)[number]) =>
+    const inputs = await runInputs(values, io.env);
+    const { provider, mode } = inputs;
+    const lab = labEnabled(io.env) ? readLab(io.env) : undefined;
+    const profileOf = (m: Mode) =>
       makeProfile({
         provider,
         mode: m,
-        ...(cilium !== undefined ? { cilium } : {}),
+        ...(inputs.cilium !== undefined ? { cilium: inputs.cilium } : {}),
         ...(lab ? { lab } : {}),
-        ...(datapath ? { datapath } : {}),
-        ...(userValues ? { userValues } : {}),
+        ...(inputs.profile ? { datapath: inputs.profile } : {}),
+        ...(inputs.values ? { userValues: inputs.values } : {}),
       });
-    if (reads) {
+    const also = alsoText(inputs);
+    if (provider === "existing" || provider === "replay") {
       const from = provider === "existing" ? "its agents report" : "the bundle recorded";
       printOut(
         io,
@@ -507,7 +514,9 @@ export const plan: Command = {
           formatPlan(profileOf(mode ?? "kpr"), {
             mode: mode ? `${mode} (must be the mode ${from})` : `the mode ${from}`,
             cilium: `the Cilium version ${from}`,
-          }) + (provider === "existing" ? await scheduleText() : ""),
+          }) +
+            also +
+            (provider === "existing" ? await scheduleText(io.env) : ""),
         ),
       );
       return 0;
@@ -515,19 +524,66 @@ export const plan: Command = {
     printOut(
       io,
       ownLines(
-        (mode ? [mode] : [...MODES]).map((m) => formatPlan(profileOf(m))).join("\n") + (await scheduleText()),
+        inputs.modes.map((m) => formatPlan(profileOf(m))).join("\n") + also + (await scheduleText(io.env)),
       ),
     );
     return 0;
   },
 };
 
+/** What else the run is asked for, under its plan: the upgrade leg, the test filter, the JUnit report. */
+function alsoText(i: import("../clusters/run-inputs.ts").RunInputs): string {
+  const lines = [
+    ...(i.upgradeTo
+      ? [
+          `# then: restart under load, upgrade to Cilium ${i.upgradeTo} under load (preflight, helm upgrade with the run's values, rollout), every topic again${i.rollback ? "; helm rollback under load, every topic again" : ""}`,
+        ]
+      : []),
+    ...i.notes.filter((n) => n.startsWith("upgrade target: ")).map((n) => `# ${n}`),
+    ...(i.test !== undefined ? [`# only the tests whose name matches /${i.test}/`] : []),
+    ...(i.skip !== undefined ? [`# without the tests whose name matches /${i.skip}/`] : []),
+    ...(i.junit ? [`# JUnit report: ${i.junit}`] : []),
+    ...(i.keep ? ["# the clusters are kept (KEEP_CLUSTER=1): no teardown"] : []),
+  ];
+  return lines.length ? `\n## the run\n${lines.join("\n")}\n` : "";
+}
+
+export const run: Command = {
+  name: "run",
+  synopsis: `${RUN_SYNOPSIS} [--dry-run]`,
+  summary:
+    "the main job: provision, install Cilium, run every topic, judge the bundles; ends on a summary naming each failure and known issue",
+  details: [
+    "Runs what `npm run test:conformance` runs (vitest, the conformance project) with the environment its flags give, then judges every bundle the run wrote as `check` does (an upgrade run: as `upgrade` does too), and ends on a summary: each bundle's counts, each failure and known issue with its first raw line, where the bundles are and the report command. Progress by phase on stderr ([run 1/2] conformance, [run 2/2] check; [run 3/3] upgrade with --upgrade-to), the conformance project's own lines between them. Exit 0 when every property held (known issues are listed, not failures, as in check), 1 when one failed, the conformance project's code when it could not run, 130 on Ctrl-C (after the teardown). `plan` takes the same inputs and prints what this would do.",
+    "",
+    "environment: each flag's variable above is read when the flag is not given (a flag wins). And:",
+    ...OTHER_RUN_VARIABLES.map(([k, v]) => `  ${k}: ${v}`),
+  ].join("\n"),
+  options: {
+    ...RUN_OPTIONS,
+    "dry-run": { type: "boolean", help: "print the phases and the command; run nothing" },
+  },
+  maxPositionals: 0,
+  run: async ({ values }, io) => {
+    const inputs = await runInputs(values, io.env);
+    const { run: runJob, realRunDeps } = await import("./run.ts");
+    return runJob(
+      { inputs, dryRun: values["dry-run"] === true },
+      await realRunDeps({
+        env: io.env,
+        log: (line) => printErr(io, ownLines(`${line}\n`)),
+        say: (text) => printOut(io, text),
+      }),
+    );
+  },
+};
+
 /** The topics' schedule, under a cluster run's plan (suites/schedule.ts). */
-async function scheduleText(): Promise<string> {
+async function scheduleText(env: NodeJS.ProcessEnv): Promise<string> {
   const { formatSchedule } = await import("../suites/schedule.ts");
   const { TOPICS } = await import("../suites/topics.ts");
   const { conformanceWorkers } = await import("../suites/run-state.ts");
-  return `\n${formatSchedule(TOPICS, conformanceWorkers(process.env.CONFORMANCE_WORKERS))}\n`;
+  return `\n${formatSchedule(TOPICS, conformanceWorkers(env.CONFORMANCE_WORKERS))}\n`;
 }
 
 /** `lab images|up|down|status`: clusters/lab/lab.sh does the work (root, Linux). */
@@ -618,6 +674,7 @@ export const ALL_COMMANDS: Command[] = [
   summary,
   report,
   plan,
+  run,
   lab,
 ];
 

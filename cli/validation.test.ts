@@ -1,6 +1,6 @@
 /**
  * One validation for what every subcommand takes: a Cilium version, a mode, a provider, a datapath profile is
- * accepted or refused the same way by `expectations`, `plan` and `lab run` (its --dry-run: it runs nothing),
+ * accepted or refused the same way by `expectations`, `plan`, `run` and `lab run` (their --dry-run: it runs nothing),
  * in the same words. The lab's cache is an empty folder of the test's (nothing of this machine's lab is read).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -27,6 +27,7 @@ const COMMANDS: { name: string; argv: (extra: string[]) => string[] }[] = [
   { name: "expectations", argv: (x) => ["expectations", ...x] },
   { name: "plan", argv: (x) => ["plan", ...x] },
   { name: "lab run", argv: (x) => ["lab", "run", "--dry-run", ...x] },
+  { name: "run", argv: (x) => ["run", "--dry-run", ...x] },
 ];
 
 /** The refusal without its `datapath-conformance <command>: ` prefix. */
