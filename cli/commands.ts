@@ -136,25 +136,32 @@ export const formats: Command = {
 
 export const expectations: Command = {
   name: "expectations",
-  synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--format md|json]",
+  synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--format text|md|json]",
   summary: "the expectation table: every property's expected value per mode (and per Cilium version)",
   options: {
     mode: { type: "string", value: "kpr|kube-proxy", help: "one mode's column only" },
     cilium: { type: "string", value: "X.Y[.Z]", help: "resolve expectations for this Cilium minor or patch" },
-    format: { type: "string", value: "md|json", help: "markdown (default) or JSON" },
+    format: {
+      type: "string",
+      value: "text|md|json",
+      help: "plain text for a terminal (default), a markdown table, or JSON",
+    },
   },
   maxPositionals: 0,
   run: async ({ values }, io) => {
-    const { expectationMarkdown, expectationRows } = await import("../helpers/properties/table.ts");
+    const { expectationMarkdown, expectationRows, expectationText } = await import(
+      "../helpers/properties/table.ts"
+    );
     const { PROPERTIES } = await import("../suites/topics.ts");
     const mode = (await import("../clusters/choices.ts")).parseOptionalMode(stringOption(values, "mode"));
-    const format = oneOf("format", stringOption(values, "format"), ["md", "json"] as const) ?? "md";
+    const format = oneOf("format", stringOption(values, "format"), ["text", "md", "json"] as const) ?? "text";
     const given = stringOption(values, "cilium");
     // the same validation as plan, lab run and CILIUM_VERSION: a supported minor or a patch of one
     if (given !== undefined) (await import("../clusters/versions.ts")).resolveCilium(given);
     const cilium = given?.replace(/^v/, "");
     if (format === "json") printJson(io, expectationRows(PROPERTIES, { mode, cilium }));
-    else printOut(io, ownLines(expectationMarkdown(PROPERTIES, { mode, cilium })));
+    else if (format === "md") printOut(io, ownLines(expectationMarkdown(PROPERTIES, { mode, cilium })));
+    else printOut(io, ownLines(expectationText(PROPERTIES, { mode, cilium })));
     return 0;
   },
 };
@@ -252,19 +259,29 @@ export const check: Command = {
   },
 };
 
+/** `--markdown`: what a command that prints a document on a terminal prints for a step summary instead. */
+const MARKDOWN: OptionSpec = {
+  type: "boolean",
+  help: "markdown instead of terminal text (a CI step summary: >> $GITHUB_STEP_SUMMARY)",
+};
+
 export const compare: Command = {
   name: "compare",
-  synopsis: "BUNDLE_A BUNDLE_B",
+  synopsis: "BUNDLE_A BUNDLE_B [--markdown]",
   summary:
-    "property-by-property comparison (markdown), worst first; exit 1 on a verdict regression, a new known issue or a behaviour change",
+    "property-by-property comparison, worst first; exit 1 on a verdict regression, a new known issue or a behaviour change",
+  options: { markdown: MARKDOWN },
   maxPositionals: 2,
-  run: async ({ positionals }, io) => {
+  run: async ({ positionals, values }, io) => {
     const [a, b] = positionals;
     if (!a || !b) throw new UserError("needs two bundles: compare BUNDLE_A BUNDLE_B");
-    const { compareBundles, formatComparison } = await import("../helpers/compare.ts");
+    const { compareBundles, formatComparison, formatComparisonTerminal } = await import(
+      "../helpers/compare.ts"
+    );
     const all = await topics();
     const c = await readingBundles([a, b], () => compareBundles(a, b, all));
-    printMarkdown(io, formatComparison(c));
+    if (values.markdown) printMarkdown(io, formatComparison(c));
+    else printOut(io, formatComparisonTerminal(c));
     return c.regressed ? 1 : 0;
   },
 };
@@ -312,7 +329,7 @@ export const declareMinor: Command = {
 
 export const upgrade: Command = {
   name: "upgrade",
-  synopsis: "BUNDLE [--fresh-from DIR] [--fresh-to DIR] [--strict]",
+  synopsis: "BUNDLE [--fresh-from DIR] [--fresh-to DIR] [--strict] [--markdown]",
   summary:
     "is this upgrade safe? an upgrade bundle's legs and every topic after each, judged; exit 1 naming what broke",
   details:
@@ -321,6 +338,7 @@ export const upgrade: Command = {
     "fresh-from": { type: "string", value: "DIR", help: "a fresh bundle of the source version" },
     "fresh-to": { type: "string", value: "DIR", help: "a fresh bundle of the target version" },
     strict: { type: "boolean", help: "exit 1 on a known issue new on the target, too" },
+    markdown: MARKDOWN,
   },
   maxPositionals: 1,
   run: async ({ positionals, values }, io) => {
@@ -331,7 +349,8 @@ export const upgrade: Command = {
       freshFrom: stringOption(values, "fresh-from"),
       strict: values.strict === true,
     });
-    printMarkdown(io, markdownLines([g.summary, markdown``]));
+    if (values.markdown) printMarkdown(io, markdownLines([g.summary, markdown``]));
+    else printOut(io, g.text);
     // in a GitHub Actions step (the upgrade job's gate), the outcome is one annotation
     const kind = g.exitCode !== 0 ? "error" : g.newKnownIssues.length > 0 ? "warning" : "notice";
     printAnnotations(io, [annotation(kind, "upgrade", g.headline)]);
