@@ -334,3 +334,27 @@ describe("a terminal gets text, a step summary markdown (--markdown)", { timeout
     }
   });
 });
+
+describe("plan's words are ones a reader can open", { timeout: 120_000 }, () => {
+  it("no internal run id (lab-20261206-011154) unless it is the run of a shipped bundle", async () => {
+    const { SHIPPED_BUNDLES } = await import("../suites/environment.ts");
+    const { readMeta } = await import("../helpers/bundle.ts");
+    const shipped = new Set(SHIPPED_BUNDLES.map((d) => readMeta(d).runId));
+    const ids = new Set<string>();
+    for (const argv of [
+      [],
+      ["--provider", "k3d"],
+      ["--provider", "existing"],
+      ["--provider", "replay"],
+      ["--profile", "dual-stack"],
+      ["--profile", "kp-nftables"],
+      ["--cilium", "1.18", "--upgrade-to", "1.19", "--rollback"],
+    ]) {
+      const r = await run(["plan", ...argv]);
+      expect(r.code, r.err).toBe(0);
+      for (const m of r.out.matchAll(/\b(?:lab|up)-[a-z0-9.]+(?:-[a-z0-9.]+)*/g)) ids.add(m[0]);
+    }
+    for (const id of ids)
+      expect(shipped, `plan names the run ${id}, which no shipped bundle is`).toContain(id);
+  });
+});
