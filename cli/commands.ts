@@ -405,15 +405,18 @@ export async function gateUpgrade(
 
 export const summary: Command = {
   name: "summary",
-  synopsis: "BUNDLE|DIR… [--svg FILE]",
-  summary: "measurements as a markdown table, and an SVG chart (rules vs Services, latencies)",
-  options: { svg: { type: "string", value: "FILE", help: "also write the chart to FILE" } },
+  synopsis: "BUNDLE|DIR… [--svg FILE] [--markdown]",
+  summary: "measurements as tables, and an SVG chart (rules vs Services, latencies)",
+  options: {
+    svg: { type: "string", value: "FILE", help: "also write the chart to FILE" },
+    markdown: MARKDOWN,
+  },
   run: async ({ positionals, values }, io) => {
     if (positionals.length === 0)
       throw new UserError("which bundle(s)? e.g. summary results/<run-id>/kpr results/<run-id>/kube-proxy");
     const { checkBundle } = await import("../helpers/check.ts");
     const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
-    const { summaryMarkdown, summarySvg } = await import("../helpers/measure/summary.ts");
+    const { summaryMarkdown, summarySvg, summaryText } = await import("../helpers/measure/summary.ts");
     const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
     const all = await topics();
     const svg = stringOption(values, "svg");
@@ -433,7 +436,8 @@ export const summary: Command = {
         ...(r.records.latency ? { latency: r.records.latency.record } : {}),
       });
     }
-    printMarkdown(io, summaryMarkdown(measured));
+    if (values.markdown) printMarkdown(io, summaryMarkdown(measured));
+    else printOut(io, summaryText(measured));
     if (svg !== undefined) {
       writeOutput(svg, summarySvg(measured), dirs, "--svg");
       printErr(io, terminal`wrote ${svg}\n`);

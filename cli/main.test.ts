@@ -321,6 +321,15 @@ describe("a terminal gets text, a step summary markdown (--markdown)", { timeout
     expect(md.out).toContain("#### The legs");
   });
 
+  it("summary: aligned tables; --markdown: the markdown tables", async () => {
+    const text = await run(["summary", `${B}/1.20`]);
+    expect(text.code, text.err).toBe(0);
+    expect(text.out).toMatch(/^Measurements\n\n {2}bundle +mode +Cilium +kube-proxy lines \/ Service/);
+    expect(text.out).not.toMatch(/^\||^#/m);
+    const md = await run(["summary", `${B}/1.20`, "--markdown"]);
+    expect(md.out).toMatch(/^### Measurements\n\n\| bundle \| mode \| Cilium \|/);
+  });
+
   it("no other command prints a markdown escape on a terminal", async () => {
     for (const argv of [
       ["check", `${B}/1.20`],
