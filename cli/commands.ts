@@ -751,7 +751,7 @@ function readStream(file: string): AsyncIterable<Buffer | string> {
  * Runs what reads bundles; an error no check foresaw (a bug, or a bundle shaped in a way nothing anticipated)
  * is one line naming the bundles, never a stack trace (DATAPATH_CONFORMANCE_DEBUG=1 prints it).
  */
-async function readingBundles<T>(dirs: string[], run: () => Promise<T>): Promise<T> {
+export async function readingBundles<T>(dirs: string[], run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {

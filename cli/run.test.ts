@@ -221,6 +221,23 @@ describe("run: the summary, from the bundles the run wrote", { timeout: 120_000 
     expect(out()).toContain(`: ${g.headline}`);
   });
 
+  it("a bundle that cannot be read is one line; the others are still judged; exit 1", async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const broken = mkdtempSync(join(tmpdir(), "dpc-run-broken-"));
+    writeFileSync(join(broken, "bundle.json"), "{ not json");
+    try {
+      const { d, log, out } = deps({ written: [broken, FAILING] });
+      expect(await run({ inputs: parseRunInputs({}, {}), dryRun: false }, d)).toBe(1);
+      const line = log.find((l) => l.startsWith(`[run 2/2] check: ${broken}`));
+      expect(line).toMatch(/^\[run 2\/2\] check: \S+: [^\n]+$/);
+      expect(log.some((l) => /profiles\/dual-stack\/kube-proxy: \d+ passed/.test(l))).toBe(true);
+      expect(out()).toMatch(/^failures \(\d+\):$/m);
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
+  });
+
   it("Ctrl-C: the conformance project's 130, nothing judged", async () => {
     const { d, log, out } = deps({ written: [FAILING], code: 130 });
     expect(await run({ inputs: parseRunInputs({}, {}), dryRun: false }, d)).toBe(130);

@@ -10,6 +10,7 @@ import { join, relative } from "node:path";
 import type { Provider } from "../clusters/choices.ts";
 import { type RunInputs, runEnv, testNamePattern } from "../clusters/run-inputs.ts";
 import type { CheckResult } from "../helpers/check.ts";
+import { UserError } from "../helpers/errors.ts";
 import { type TerminalText, terminal, terminalLines } from "../helpers/output.ts";
 import type { Verdict } from "../helpers/properties/judge.ts";
 import { showItem } from "../helpers/records/evidence.ts";
@@ -195,15 +196,33 @@ export async function run(opts: RunOptions, deps: RunDeps): Promise<number> {
     return code || 1;
   }
   const judged: { dir: string; result: CheckResult }[] = [];
+  let unread = 0;
   for (const dir of dirs) {
-    const result = await deps.check(dir);
+    // a bundle that cannot be read is one line, and the others are still judged
+    let result: CheckResult;
+    try {
+      result = await deps.check(dir);
+    } catch (err) {
+      if (!(err instanceof UserError)) throw err;
+      unread++;
+      say(2, `check: ${shown(dir)}: ${err.message}`);
+      continue;
+    }
     judged.push({ dir: shown(dir), result });
     say(2, `check: ${shown(dir)}: ${counts(result)}`);
   }
   const gates: { dir: string; headline: string; exitCode: number }[] = [];
   if (phases === 3)
     for (const dir of dirs) {
-      const g = await deps.gate(dir);
+      let g: Awaited<ReturnType<RunDeps["gate"]>>;
+      try {
+        g = await deps.gate(dir);
+      } catch (err) {
+        if (!(err instanceof UserError)) throw err;
+        gates.push({ dir: shown(dir), headline: `not judged: ${err.message}`, exitCode: 1 });
+        say(3, `upgrade: ${shown(dir)}: not judged: ${err.message}`);
+        continue;
+      }
       if (!g) continue;
       gates.push({ dir: shown(dir), ...g });
       say(3, `upgrade: ${shown(dir)}: ${g.headline}`);
@@ -214,7 +233,7 @@ export async function run(opts: RunOptions, deps: RunDeps): Promise<number> {
   const failed = judged.some((j) =>
     j.result.verdicts.some((v) => v.status === "fail" || v.status === "changed"),
   );
-  return Math.max(code, failed ? 1 : 0, ...gates.map((g) => g.exitCode));
+  return Math.max(code, failed || unread > 0 ? 1 : 0, ...gates.map((g) => g.exitCode));
 }
 
 /** The real dependencies: vitest started in the repository, the bundles read with `check` and `upgrade`. */
@@ -228,7 +247,7 @@ export async function realRunDeps(io: {
   const { findBundles } = await import("../helpers/bundle.ts");
   const { checkBundle } = await import("../helpers/check.ts");
   const { TOPICS } = await import("../suites/topics.ts");
-  const { gateUpgrade } = await import("./commands.ts");
+  const { gateUpgrade, readingBundles } = await import("./commands.ts");
   const { readMeta } = await import("../helpers/bundle.ts");
   const root = join(import.meta.dirname, "..");
   return {
@@ -264,9 +283,9 @@ export async function realRunDeps(io: {
         : [];
       return mine.length ? findBundles(join(results, mine.at(-1) as string)) : [];
     },
-    check: (dir) => checkBundle(dir, TOPICS),
+    check: (dir) => readingBundles([dir], () => checkBundle(dir, TOPICS)),
     gate: async (dir) => {
-      if (!readMeta(dir).upgrade) return null;
+      if (!(await readingBundles([dir], async () => readMeta(dir))).upgrade) return null;
       const g = await gateUpgrade(dir, { strict: false });
       return { headline: g.headline, exitCode: g.exitCode };
     },
