@@ -132,7 +132,7 @@ describe("plan and run: one parser", { timeout: 300_000 }, () => {
     expect(accepted).toBeGreaterThan(25);
   });
 
-  it("the environment run starts vitest with reads back as the same inputs", () => {
+  it("the environment run starts vitest with reads back as the same inputs (the setup parses it so)", () => {
     fc.assert(
       fc.property(CASES, ({ argv, env }) => {
         const flags: Record<string, string | boolean> = {};

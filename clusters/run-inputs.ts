@@ -1,9 +1,10 @@
 /**
- * What a cluster run is asked for, read ONCE for `plan` and `run` (cli/run.ts): each input is a flag and, for
- * most, the environment variable `npm run test:conformance` reads (suites/global-setup.ts). A flag wins over its
- * variable. Both commands call `parseRunInputs`, so they accept and refuse the same inputs with the same line;
- * `runEnv` turns the inputs back into the environment the conformance project is started with, and parsing that
- * environment gives the same inputs again (cli/run-inputs.test.ts proves both on every input it generates).
+ * What a cluster run is asked for, read by ONE parser for `plan`, `run` (cli/run.ts) and the conformance project's
+ * setup (suites/global-setup.ts, which `npm run test:conformance` and `run` start): each input is a flag and, for
+ * most, the environment variable the setup reads. A flag wins over its variable. So the three accept and refuse
+ * the same inputs with the same line; `runEnv` turns the inputs into the environment `run` starts the conformance
+ * project with, and parsing that environment gives the same inputs again (cli/run-inputs.test.ts proves both on
+ * every input it tries).
  */
 import { resolve as resolvePath } from "node:path";
 import { UserError } from "../helpers/errors.ts";
