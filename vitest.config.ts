@@ -42,13 +42,18 @@ export default defineConfig({
     // why tests were skipped, each reason once with its count (vitest's default reporter only counts them), printed
     // before vitest's totals; JUnit in CI, with each skip's reason in its <skipped> element (vitest's own leaves it
     // empty)
-    reporters: process.env.CI
-      ? [
-          "./helpers/testing/skip-reporter.ts",
-          "default",
-          ["./helpers/testing/junit-reporter.ts", { outputFile: "results/junit.xml" }],
-        ]
-      : ["./helpers/testing/skip-reporter.ts", "default"],
+    // (CONFORMANCE_JUNIT=FILE, which `datapath-conformance run --junit FILE` sets, writes it anywhere, CI or not)
+    reporters:
+      process.env.CI || process.env.CONFORMANCE_JUNIT
+        ? [
+            "./helpers/testing/skip-reporter.ts",
+            "default",
+            [
+              "./helpers/testing/junit-reporter.ts",
+              { outputFile: process.env.CONFORMANCE_JUNIT || "results/junit.xml" },
+            ],
+          ]
+        : ["./helpers/testing/skip-reporter.ts", "default"],
     projects: [
       {
         test: {

@@ -5,6 +5,7 @@
 import { closeSync, createReadStream, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { createGunzip, gunzipSync } from "node:zlib";
+import { OTHER_RUN_VARIABLES, RUN_INPUTS } from "../clusters/run-input-list.ts";
 import type { BundleMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import type { MeasuredBundle } from "../helpers/measure/summary.ts";
@@ -18,6 +19,7 @@ import {
   terminal,
   terminalLines,
 } from "../helpers/output.ts";
+import type { Mode } from "../helpers/properties/expectation.ts";
 import { oneOf, stringOption } from "./args.ts";
 import {
   printAnnotations,
@@ -28,7 +30,7 @@ import {
   printOut,
   writeJsonLines,
 } from "./print.ts";
-import type { Command } from "./registry.ts";
+import type { Command, OptionSpec, OptionValues } from "./registry.ts";
 
 const topics = async () => (await import("../suites/topics.ts")).TOPICS;
 
@@ -126,25 +128,32 @@ export const formats: Command = {
 
 export const expectations: Command = {
   name: "expectations",
-  synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--format md|json]",
+  synopsis: "[--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--format text|md|json]",
   summary: "the expectation table: every property's expected value per mode (and per Cilium version)",
   options: {
     mode: { type: "string", value: "kpr|kube-proxy", help: "one mode's column only" },
     cilium: { type: "string", value: "X.Y[.Z]", help: "resolve expectations for this Cilium minor or patch" },
-    format: { type: "string", value: "md|json", help: "markdown (default) or JSON" },
+    format: {
+      type: "string",
+      value: "text|md|json",
+      help: "plain text for a terminal (default), a markdown table, or JSON",
+    },
   },
   maxPositionals: 0,
   run: async ({ values }, io) => {
-    const { expectationMarkdown, expectationRows } = await import("../helpers/properties/table.ts");
+    const { expectationMarkdown, expectationRows, expectationText } = await import(
+      "../helpers/properties/table.ts"
+    );
     const { PROPERTIES } = await import("../suites/topics.ts");
     const mode = (await import("../clusters/choices.ts")).parseOptionalMode(stringOption(values, "mode"));
-    const format = oneOf("format", stringOption(values, "format"), ["md", "json"] as const) ?? "md";
+    const format = oneOf("format", stringOption(values, "format"), ["text", "md", "json"] as const) ?? "text";
     const given = stringOption(values, "cilium");
     // the same validation as plan, lab run and CILIUM_VERSION: a supported minor or a patch of one
     if (given !== undefined) (await import("../clusters/versions.ts")).resolveCilium(given);
     const cilium = given?.replace(/^v/, "");
     if (format === "json") printJson(io, expectationRows(PROPERTIES, { mode, cilium }));
-    else printOut(io, ownLines(expectationMarkdown(PROPERTIES, { mode, cilium })));
+    else if (format === "md") printOut(io, ownLines(expectationMarkdown(PROPERTIES, { mode, cilium })));
+    else printOut(io, ownLines(expectationText(PROPERTIES, { mode, cilium })));
     return 0;
   },
 };
@@ -242,19 +251,29 @@ export const check: Command = {
   },
 };
 
+/** `--markdown`: what a command that prints a document on a terminal prints for a step summary instead. */
+const MARKDOWN: OptionSpec = {
+  type: "boolean",
+  help: "markdown instead of terminal text (a CI step summary: >> $GITHUB_STEP_SUMMARY)",
+};
+
 export const compare: Command = {
   name: "compare",
-  synopsis: "BUNDLE_A BUNDLE_B",
+  synopsis: "BUNDLE_A BUNDLE_B [--markdown]",
   summary:
-    "property-by-property comparison (markdown), worst first; exit 1 on a verdict regression, a new known issue or a behaviour change",
+    "property-by-property comparison, worst first; exit 1 on a verdict regression, a new known issue or a behaviour change",
+  options: { markdown: MARKDOWN },
   maxPositionals: 2,
-  run: async ({ positionals }, io) => {
+  run: async ({ positionals, values }, io) => {
     const [a, b] = positionals;
     if (!a || !b) throw new UserError("needs two bundles: compare BUNDLE_A BUNDLE_B");
-    const { compareBundles, formatComparison } = await import("../helpers/compare.ts");
+    const { compareBundles, formatComparison, formatComparisonTerminal } = await import(
+      "../helpers/compare.ts"
+    );
     const all = await topics();
     const c = await readingBundles([a, b], () => compareBundles(a, b, all));
-    printMarkdown(io, formatComparison(c));
+    if (values.markdown) printMarkdown(io, formatComparison(c));
+    else printOut(io, formatComparisonTerminal(c));
     return c.regressed ? 1 : 0;
   },
 };
@@ -302,7 +321,7 @@ export const declareMinor: Command = {
 
 export const upgrade: Command = {
   name: "upgrade",
-  synopsis: "BUNDLE|DIR… [--fresh-from DIR] [--fresh-to DIR] [--allow-known] [--junit FILE]",
+  synopsis: "BUNDLE|DIR… [--fresh-from DIR] [--fresh-to DIR] [--allow-known] [--junit FILE] [--markdown]",
   summary:
     "is this upgrade safe? HELD, BROKEN, REGRESSED or INCONCLUSIVE for an upgrade bundle, or for several runs of a path",
   details:
@@ -323,6 +342,7 @@ export const upgrade: Command = {
       value: "FILE",
       help: "also write the answer as a JUnit report: a test case per run",
     },
+    markdown: MARKDOWN,
   },
   run: async ({ positionals, values }, io) => {
     if (positionals.length === 0)
@@ -376,7 +396,8 @@ export const upgrade: Command = {
       });
       if (gates.length === 1) {
         const g = (gates[0] as (typeof gates)[number]).gate;
-        printMarkdown(io, markdownLines([g.summary, markdown``]));
+        if (values.markdown) printMarkdown(io, markdownLines([g.summary, markdown``]));
+        else printOut(io, g.text);
         if (g.exitCode !== 0) exit = 1;
         notes.push({
           kind: g.exitCode !== 0 ? "error" : g.newKnownIssues.length > 0 ? "warning" : "notice",
@@ -389,7 +410,8 @@ export const upgrade: Command = {
           headline: p.headline,
           items: p.rates.map((x) => `${x.word} ${x.what}: ${x.id} in ${x.runs} of ${x.of} runs`),
         };
-        printMarkdown(io, markdownLines([p.summary, markdown``]));
+        if (values.markdown) printMarkdown(io, markdownLines([p.summary, markdown``]));
+        else printOut(io, p.text);
         if (p.exitCode !== 0) exit = 1;
         notes.push({ kind: p.exitCode !== 0 ? "error" : "notice", text: p.headline });
       }
@@ -407,17 +429,38 @@ export const upgrade: Command = {
   },
 };
 
+/**
+ * `upgrade BUNDLE`'s judgement (helpers/upgrade-gate.ts): the upgrade bundle, every topic after each leg, the
+ * source's known issues; `run` gives its upgrade runs the same gate.
+ */
+export async function gateUpgrade(
+  dir: string,
+  opts: { freshTo?: string | undefined; freshFrom?: string | undefined; allowKnown?: boolean },
+): Promise<import("../helpers/upgrade-gate.ts").GateResult> {
+  const { gateBundles, gateOf } = await import("../helpers/upgrade-inputs.ts");
+  const options = {
+    freshTo: opts.freshTo ?? null,
+    freshFrom: opts.freshFrom ?? null,
+    allowKnown: opts.allowKnown === true,
+  };
+  const all = await topics();
+  return readingBundles(gateBundles(dir, options), () => gateOf(dir, all, options));
+}
+
 export const summary: Command = {
   name: "summary",
-  synopsis: "BUNDLE|DIR… [--svg FILE]",
-  summary: "measurements as a markdown table, and an SVG chart (rules vs Services, latencies)",
-  options: { svg: { type: "string", value: "FILE", help: "also write the chart to FILE" } },
+  synopsis: "BUNDLE|DIR… [--svg FILE] [--markdown]",
+  summary: "measurements as tables, and an SVG chart (rules vs Services, latencies)",
+  options: {
+    svg: { type: "string", value: "FILE", help: "also write the chart to FILE" },
+    markdown: MARKDOWN,
+  },
   run: async ({ positionals, values }, io) => {
     if (positionals.length === 0)
       throw new UserError("which bundle(s)? e.g. summary results/<run-id>/kpr results/<run-id>/kube-proxy");
     const { checkBundle } = await import("../helpers/check.ts");
     const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
-    const { summaryMarkdown, summarySvg } = await import("../helpers/measure/summary.ts");
+    const { summaryMarkdown, summarySvg, summaryText } = await import("../helpers/measure/summary.ts");
     const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
     const all = await topics();
     const svg = stringOption(values, "svg");
@@ -437,7 +480,8 @@ export const summary: Command = {
         ...(r.records.latency ? { latency: r.records.latency.record } : {}),
       });
     }
-    printMarkdown(io, summaryMarkdown(measured));
+    if (values.markdown) printMarkdown(io, summaryMarkdown(measured));
+    else printOut(io, summaryText(measured));
     if (svg !== undefined) {
       writeOutput(svg, summarySvg(measured), dirs, "--svg");
       printErr(io, terminal`wrote ${svg}\n`);
@@ -483,63 +527,53 @@ export const report: Command = {
   },
 };
 
+/** `plan` and `run` take the same options, from clusters/run-inputs.ts (each naming its environment variable). */
+const RUN_OPTIONS: Record<string, OptionSpec> = Object.fromEntries(
+  RUN_INPUTS.map((i) => [
+    i.flag,
+    {
+      type: i.type,
+      ...(i.value ? { value: i.value } : {}),
+      help: `${i.help}${i.env ? `; env ${i.env}${i.type === "boolean" ? "=1" : ""}` : ""}`,
+    },
+  ]),
+);
+
+const RUN_SYNOPSIS =
+  "[--provider kind|k3d|existing|replay] [--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--profile NAME] [--values FILE] [--upgrade-to X.Y[.Z] [--rollback]] [--test REGEX] [--skip REGEX] [--junit FILE] [--keep]";
+
+/** The inputs of `plan` and `run`: their flags over the environment, through the one parser. */
+async function runInputs(values: OptionValues, env: NodeJS.ProcessEnv) {
+  const { parseRunInputs } = await import("../clusters/run-inputs.ts");
+  return parseRunInputs(values, env);
+}
+
 export const plan: Command = {
   name: "plan",
-  synopsis:
-    "[--provider kind|k3d|existing|replay] [--mode kpr|kube-proxy] [--cilium X.Y[.Z]] [--profile NAME] [--values FILE]",
+  synopsis: RUN_SYNOPSIS,
   summary:
     "what a run would do: every command, the kind config / k3d arguments and the Helm values; runs nothing",
   details:
-    "Without --mode, kind and k3d plan both modes (a run's default); existing reads the mode and the Cilium version from the cluster's agents and replay from the bundle, so --mode only names the one the run must find there. With LAB_IMAGES=1 the plan uses the offline lab's images and chart (a minor maps to the lab's build of it).",
-  options: {
-    provider: { type: "string", value: "kind|k3d|existing|replay", help: "the cluster provider (kind)" },
-    mode: { type: "string", value: "kpr|kube-proxy", help: "one mode (both by default)" },
-    cilium: {
-      type: "string",
-      value: "X.Y[.Z]",
-      help: "the Cilium minor or patch (the newest minor's pinned patch)",
-    },
-    profile: {
-      type: "string",
-      value: "NAME",
-      help: "a datapath profile beside the mode (clusters/datapath-profiles.ts; none by default)",
-    },
-    values: { type: "string", value: "FILE", help: "your Helm values, merged under what the suite sets" },
-  },
+    "Takes exactly `run`'s inputs, flags over the environment variables each names (CILIUM_VERSION=1.19 plan plans 1.19), through the same parser: what plan refuses, run refuses with the same line. A version the suite has never run is said (never run here: …). Without --mode, kind and k3d plan both modes (a run's default) or the profile's; existing reads the mode and the Cilium version from the cluster's agents and replay from the bundle, so --mode only names the one the run must find there. With LAB_IMAGES=1 the plan uses the offline lab's images and chart (a minor maps to the lab's build of it).",
+  options: RUN_OPTIONS,
   maxPositionals: 0,
   run: async ({ values }, io) => {
-    const { formatPlan, makeProfile, parseOptionalMode, parseProvider } = await import(
-      "../clusters/profile.ts"
-    );
-    const { loadUserValues, parseDatapathProfile } = await import("../clusters/datapath-profiles.ts");
+    const { formatPlan, makeProfile } = await import("../clusters/profile.ts");
     const { labEnabled, readLab } = await import("../clusters/lab.ts");
-    const { MODES } = await import("../helpers/properties/expectation.ts");
-    const provider = parseProvider(stringOption(values, "provider"));
-    const mode = parseOptionalMode(stringOption(values, "mode"));
-    const cilium = stringOption(values, "cilium");
-    const datapath = parseDatapathProfile(stringOption(values, "profile"));
-    const valuesFile = stringOption(values, "values");
-    const userValues = valuesFile ? { file: valuesFile, values: loadUserValues(valuesFile) } : undefined;
-    const reads = provider === "existing" || provider === "replay";
-    if (reads && cilium !== undefined)
-      throw new UserError(
-        `--cilium does not apply to provider ${provider}: the version is the one ${provider === "existing" ? "the cluster's agents run" : "the bundle recorded"}`,
-      );
-    if (reads && datapath !== undefined)
-      throw new UserError(
-        `--profile does not apply to provider ${provider}: the datapath is the one ${provider === "existing" ? "the cluster runs" : "the bundle recorded"}`,
-      );
-    const lab = labEnabled() ? readLab() : undefined;
-    const profileOf = (m: (typeof MODES)[number]) =>
+    const inputs = await runInputs(values, io.env);
+    const { provider, mode } = inputs;
+    const lab = labEnabled(io.env) ? readLab(io.env) : undefined;
+    const profileOf = (m: Mode) =>
       makeProfile({
         provider,
         mode: m,
-        ...(cilium !== undefined ? { cilium } : {}),
+        ...(inputs.cilium !== undefined ? { cilium: inputs.cilium } : {}),
         ...(lab ? { lab } : {}),
-        ...(datapath ? { datapath } : {}),
-        ...(userValues ? { userValues } : {}),
+        ...(inputs.profile ? { datapath: inputs.profile } : {}),
+        ...(inputs.values ? { userValues: inputs.values } : {}),
       });
-    if (reads) {
+    const also = alsoText(inputs);
+    if (provider === "existing" || provider === "replay") {
       const from = provider === "existing" ? "its agents report" : "the bundle recorded";
       printOut(
         io,
@@ -547,7 +581,9 @@ export const plan: Command = {
           formatPlan(profileOf(mode ?? "kpr"), {
             mode: mode ? `${mode} (must be the mode ${from})` : `the mode ${from}`,
             cilium: `the Cilium version ${from}`,
-          }) + (provider === "existing" ? await scheduleText() : ""),
+          }) +
+            also +
+            (provider === "existing" ? await scheduleText(io.env) : ""),
         ),
       );
       return 0;
@@ -555,19 +591,66 @@ export const plan: Command = {
     printOut(
       io,
       ownLines(
-        (mode ? [mode] : [...MODES]).map((m) => formatPlan(profileOf(m))).join("\n") + (await scheduleText()),
+        inputs.modes.map((m) => formatPlan(profileOf(m))).join("\n") + also + (await scheduleText(io.env)),
       ),
     );
     return 0;
   },
 };
 
+/** What else the run is asked for, under its plan: the upgrade leg, the test filter, the JUnit report. */
+function alsoText(i: import("../clusters/run-inputs.ts").RunInputs): string {
+  const lines = [
+    ...(i.upgradeTo
+      ? [
+          `# then: restart under load, upgrade to Cilium ${i.upgradeTo} under load (preflight, helm upgrade with the run's values, rollout), every topic again${i.rollback ? "; helm rollback under load, every topic again" : ""}`,
+        ]
+      : []),
+    ...i.notes.filter((n) => n.startsWith("upgrade target: ")).map((n) => `# ${n}`),
+    ...(i.test !== undefined ? [`# only the tests whose name matches /${i.test}/`] : []),
+    ...(i.skip !== undefined ? [`# without the tests whose name matches /${i.skip}/`] : []),
+    ...(i.junit ? [`# JUnit report: ${i.junit}`] : []),
+    ...(i.keep ? ["# the clusters are kept (KEEP_CLUSTER=1): no teardown"] : []),
+  ];
+  return lines.length ? `\n## the run\n${lines.join("\n")}\n` : "";
+}
+
+export const run: Command = {
+  name: "run",
+  synopsis: `${RUN_SYNOPSIS} [--dry-run]`,
+  summary:
+    "the main job: provision, install Cilium, run every topic, judge the bundles; ends on a summary naming each failure and known issue",
+  details: [
+    "Runs what `npm run test:conformance` runs (vitest, the conformance project) with the environment its flags give, then judges every bundle the run wrote as `check` does (an upgrade run: as `upgrade` does too), and ends on a summary: each bundle's counts, each failure and known issue with its first raw line, where the bundles are and the report command. Progress by phase on stderr ([run 1/2] conformance, [run 2/2] check; [run 3/3] upgrade with --upgrade-to), the conformance project's own lines between them. Exit 0 when every property held (known issues are listed, not failures, as in check), 1 when one failed, the conformance project's code when it could not run, 130 on Ctrl-C (after the teardown). `plan` takes the same inputs and prints what this would do.",
+    "",
+    "environment: each flag's variable above is read when the flag is not given (a flag wins). And:",
+    ...OTHER_RUN_VARIABLES.map(([k, v]) => `  ${k}: ${v}`),
+  ].join("\n"),
+  options: {
+    ...RUN_OPTIONS,
+    "dry-run": { type: "boolean", help: "print the phases and the command; run nothing" },
+  },
+  maxPositionals: 0,
+  run: async ({ values }, io) => {
+    const inputs = await runInputs(values, io.env);
+    const { run: runJob, realRunDeps } = await import("./run.ts");
+    return runJob(
+      { inputs, dryRun: values["dry-run"] === true },
+      await realRunDeps({
+        env: io.env,
+        log: (line) => printErr(io, ownLines(`${line}\n`)),
+        say: (text) => printOut(io, text),
+      }),
+    );
+  },
+};
+
 /** The topics' schedule, under a cluster run's plan (suites/schedule.ts). */
-async function scheduleText(): Promise<string> {
+async function scheduleText(env: NodeJS.ProcessEnv): Promise<string> {
   const { formatSchedule } = await import("../suites/schedule.ts");
   const { TOPICS } = await import("../suites/topics.ts");
   const { conformanceWorkers } = await import("../suites/run-state.ts");
-  return `\n${formatSchedule(TOPICS, conformanceWorkers(process.env.CONFORMANCE_WORKERS))}\n`;
+  return `\n${formatSchedule(TOPICS, conformanceWorkers(env.CONFORMANCE_WORKERS))}\n`;
 }
 
 /** `lab images|up|down|status`: clusters/lab/lab.sh does the work (root, Linux). */
@@ -658,6 +741,7 @@ export const ALL_COMMANDS: Command[] = [
   summary,
   report,
   plan,
+  run,
   lab,
 ];
 
@@ -711,7 +795,7 @@ function readStream(file: string): AsyncIterable<Buffer | string> {
  * Runs what reads bundles; an error no check foresaw (a bug, or a bundle shaped in a way nothing anticipated)
  * is one line naming the bundles, never a stack trace (DATAPATH_CONFORMANCE_DEBUG=1 prints it).
  */
-async function readingBundles<T>(dirs: string[], run: () => Promise<T>): Promise<T> {
+export async function readingBundles<T>(dirs: string[], run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {

@@ -12,6 +12,8 @@ export interface Io {
    * bundle is one too (cli/print.ts). A test's Io leaves it out.
    */
   githubActions?: boolean;
+  /** The environment a command reads (`plan`, `run`): the process's, or a test's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** An Io with the streamed parts filled in from the plain ones (tests pass only out/err/readStdin). */
@@ -19,6 +21,7 @@ export function withStreams(io: Io): Required<Io> {
   return {
     ...io,
     githubActions: io.githubActions ?? false,
+    env: io.env ?? process.env,
     write: io.write ?? (async (s) => io.out(typeof s === "string" ? s : Buffer.from(s).toString("utf8"))),
     stdin:
       io.stdin ??
@@ -31,6 +34,7 @@ export function withStreams(io: Io): Required<Io> {
 /** The process's own streams: the only place the CLI writes to them (cli/print.ts decides what). */
 export const processIo: Io = {
   githubActions: process.env.GITHUB_ACTIONS === "true",
+  env: process.env,
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
   readStdin: async () => {

@@ -173,9 +173,14 @@ describe("datapath-conformance CLI", () => {
   });
 
   it("expectations: markdown for both modes, json per mode and minor, bad values rejected", async () => {
-    const md = await run(["expectations"]);
+    const md = await run(["expectations", "--format", "md"]);
     expect(md.out).toContain("| `iptables.kube-svc-lines` |");
     expect(md.out).toContain("`kpr` | `kube-proxy`");
+    // on a terminal by default: plain text, values as they are (no markdown escape)
+    const text = (await run(["expectations"])).out;
+    expect(text).toMatch(/^iptables\.kube-svc-lines: .*\n {2}kpr: .*\n {2}kube-proxy: /m);
+    expect(text).toContain("/^translated by kube-proxy \\((iptables|nftables)\\): kube-system/kube-dns/");
+    expect(text).not.toMatch(/\\\||&lt;|&gt;|&amp;/);
     const json = JSON.parse(
       (await run(["expectations", "--mode", "kube-proxy", "--cilium", "1.18", "--format", "json"])).out,
     );
@@ -253,7 +258,7 @@ describe("datapath-conformance CLI", () => {
       [["formats", "extra"], 'datapath-conformance formats: unexpected argument "extra" (usage: formats)'],
       [
         ["compare", "a", "b", "c"],
-        'datapath-conformance compare: unexpected argument "c" (usage: compare BUNDLE_A BUNDLE_B)',
+        'datapath-conformance compare: unexpected argument "c" (usage: compare BUNDLE_A BUNDLE_B [--markdown])',
       ],
       [["compare", "a"], "datapath-conformance compare: needs two bundles: compare BUNDLE_A BUNDLE_B"],
       [
@@ -284,5 +289,81 @@ describe("datapath-conformance CLI", () => {
     const r = await run(["expectations", "--mode=kpr", "--format=json"]);
     expect(JSON.parse(r.out)[0].expected).toHaveProperty("kpr");
     expect((await run(["parse", "ss", "-"], "LISTEN 0 128 0.0.0.0:1 0.0.0.0:*\n")).code).toBe(0);
+  });
+});
+
+describe("a terminal gets text, a step summary markdown (--markdown)", { timeout: 120_000 }, () => {
+  /** What markdown escapes a value with: entities, backslashes before its punctuation. */
+  const ESCAPES = /&lt;|&gt;|&amp;|&#\d+;|\\[[\]|_*`<>#]/;
+  const B = "suites/bundles";
+
+  it("compare: cilium_policy_v3_<id:05> as it is; --markdown: the markdown document", async () => {
+    const text = await run(["compare", `${B}/1.19/kpr`, `${B}/1.20/kpr`]);
+    expect(text.code).toBe(1);
+    expect(text.out).toContain("cilium_policy_v3_<id:05>");
+    expect(text.out).not.toMatch(ESCAPES);
+    expect(text.out).not.toMatch(/^#|^\|/m);
+    const md = await run(["compare", `${B}/1.19/kpr`, `${B}/1.20/kpr`, "--markdown"]);
+    expect(md.code).toBe(1);
+    expect(md.out).toMatch(/^### Compare /);
+    expect(md.out).toContain("cilium_policy_v3_&lt;id:05&gt;");
+  });
+
+  it("upgrade: the headline first, the legs as aligned text; --markdown: the step summary", async () => {
+    const text = await run(["upgrade", `${B}/upgrade-1.19-1.20/kpr-2`]);
+    expect(text.code).toBe(1);
+    expect(text.out).toMatch(/^Upgrade Cilium 1\.19\.7 → 1\.20\.2 → 1\.19\.7 \(rollback\), kpr: BROKEN/);
+    expect(text.out).toMatch(/^ {2}restart 1\.19\.7 → 1\.19\.7 +883 +2 \(0\)/m);
+    expect(text.out).not.toMatch(ESCAPES);
+    expect(text.out).not.toMatch(/^#|^\|/m);
+    const md = await run(["upgrade", `${B}/upgrade-1.19-1.20/kpr-2`, "--markdown"]);
+    expect(md.out).toMatch(/^### Upgrade Cilium /);
+    expect(md.out).toContain("#### The legs");
+  });
+
+  it("summary: aligned tables; --markdown: the markdown tables", async () => {
+    const text = await run(["summary", `${B}/1.20`]);
+    expect(text.code, text.err).toBe(0);
+    expect(text.out).toMatch(/^Measurements\n\n {2}bundle +mode +Cilium +kube-proxy lines \/ Service/);
+    expect(text.out).not.toMatch(/^\||^#/m);
+    const md = await run(["summary", `${B}/1.20`, "--markdown"]);
+    expect(md.out).toMatch(/^### Measurements\n\n\| bundle \| mode \| Cilium \|/);
+  });
+
+  it("no other command prints a markdown escape on a terminal", async () => {
+    for (const argv of [
+      ["check", `${B}/1.20`],
+      ["expectations"],
+      ["summary", `${B}/1.20`],
+      ["declare-minor", `${B}/1.20/kpr`],
+      ["plan"],
+    ]) {
+      const r = await run(argv);
+      expect(`${r.out}${r.err}`, argv.join(" ")).not.toMatch(ESCAPES);
+    }
+  });
+});
+
+describe("plan's words are ones a reader can open", { timeout: 120_000 }, () => {
+  it("no internal run id (lab-20261206-011154) unless it is the run of a shipped bundle", async () => {
+    const { SHIPPED_BUNDLES } = await import("../suites/environment.ts");
+    const { readMeta } = await import("../helpers/bundle.ts");
+    const shipped = new Set(SHIPPED_BUNDLES.map((d) => readMeta(d).runId));
+    const ids = new Set<string>();
+    for (const argv of [
+      [],
+      ["--provider", "k3d"],
+      ["--provider", "existing"],
+      ["--provider", "replay"],
+      ["--profile", "dual-stack"],
+      ["--profile", "kp-nftables"],
+      ["--cilium", "1.18", "--upgrade-to", "1.19", "--rollback"],
+    ]) {
+      const r = await run(["plan", ...argv]);
+      expect(r.code, r.err).toBe(0);
+      for (const m of r.out.matchAll(/\b(?:lab|up)-[a-z0-9.]+(?:-[a-z0-9.]+)*/g)) ids.add(m[0]);
+    }
+    for (const id of ids)
+      expect(shipped, `plan names the run ${id}, which no shipped bundle is`).toContain(id);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * One validation for what every subcommand takes: a Cilium version, a mode, a provider, a datapath profile is
- * accepted or refused the same way by `expectations`, `plan` and `lab run` (its --dry-run: it runs nothing),
+ * accepted or refused the same way by `expectations`, `plan`, `run` and `lab run` (their --dry-run: it runs nothing),
  * in the same words. The lab's cache is an empty folder of the test's (nothing of this machine's lab is read).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -27,6 +27,7 @@ const COMMANDS: { name: string; argv: (extra: string[]) => string[] }[] = [
   { name: "expectations", argv: (x) => ["expectations", ...x] },
   { name: "plan", argv: (x) => ["plan", ...x] },
   { name: "lab run", argv: (x) => ["lab", "run", "--dry-run", ...x] },
+  { name: "run", argv: (x) => ["run", "--dry-run", ...x] },
 ];
 
 /** The refusal without its `datapath-conformance <command>: ` prefix. */
@@ -93,7 +94,7 @@ describe("one validation, every subcommand", { timeout: 60_000 }, () => {
     const e = await run(["expectations", "--cilium", newer]);
     expect(e.code).toBe(0);
     expect(e.out.split("\n")[0]).toBe(
-      `_Expectations for Cilium ${newer}, assumed from ${newest} (a minor the suite has not declared)._`,
+      `Expectations for Cilium ${newer}, assumed from ${newest} (a minor the suite has not declared).`,
     );
     const p = await run(["plan", "--cilium", newer, "--mode", "kpr"]);
     expect(p.code).toBe(0);
@@ -115,7 +116,7 @@ describe("one validation, every subcommand", { timeout: 60_000 }, () => {
       expect(said(r.err, c.name)).toBe('unknown mode "kpr-ish"; valid: kpr, kube-proxy\n');
     }
     // without --mode: both columns, both modes' plans, both modes run
-    expect((await run(["expectations"])).out).toContain("`kpr` | `kube-proxy`");
+    expect((await run(["expectations", "--format", "md"])).out).toContain("`kpr` | `kube-proxy`");
     const both = await run(["plan"]);
     expect(both.code).toBe(0);
     expect(both.out.match(/^# kind × \S+ × Cilium/gm)).toEqual([

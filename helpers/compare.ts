@@ -7,6 +7,7 @@ import {
   markdownRow,
   type TerminalText,
   terminal,
+  terminalLines,
 } from "./output.ts";
 import { resolve } from "./properties/expectation.ts";
 import type { Verdict } from "./properties/judge.ts";
@@ -343,4 +344,36 @@ export function formatComparisonLines(c: Comparison): MarkdownText[] {
 
 export function formatComparison(c: Comparison): MarkdownText {
   return markdownLines(formatComparisonLines(c));
+}
+
+/**
+ * `compare A B` on a terminal: the same sections as the markdown, as plain text (no table, no escape: a value
+ * such as `cilium_policy_v3_<id:05>` reads as it is), each change on its own lines with its whole detail.
+ */
+export function formatComparisonTerminal(c: Comparison): TerminalText {
+  const head = (r: CheckResult) => `${r.mode}, Cilium ${r.cilium}`;
+  const out: TerminalText[] = [
+    terminal`Compare ${c.a.bundle} (${head(c.a)}) → ${c.b.bundle} (${head(c.b)})`,
+    terminal`${verdictLine(c)}`,
+  ];
+  if (c.a.mode !== c.b.mode)
+    out.push(
+      terminal`The bundles are of different modes (${c.a.mode} vs ${c.b.mode}); each verdict is judged against its own mode's expectation.`,
+    );
+  for (const s of SEVERITIES) {
+    const rows = c.changes.filter((x) => x.severity === s);
+    if (rows.length === 0 && s === "other") continue;
+    out.push(
+      terminal``,
+      terminal`${SEVERITY_TITLES[s]} (${rows.length})${rows.length === 0 ? ": none" : ""}`,
+    );
+    for (const r of rows)
+      out.push(terminal`  ${r.id}: ${r.a} → ${r.b}`, terminal`      ${r.kind}: ${r.detail}`);
+  }
+  out.push(
+    terminal``,
+    terminal`(${c.unchanged} properties unchanged: same verdict, value within its tolerance)`,
+    terminal``,
+  );
+  return terminalLines(out);
 }

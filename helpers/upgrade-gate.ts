@@ -20,7 +20,16 @@
 import { isAbsolute, relative } from "node:path";
 import { type CheckResult, countLine } from "./check.ts";
 import { type Comparison, compareResults } from "./compare.ts";
-import { code, type MarkdownText, markdown, markdownLines, markdownRow } from "./output.ts";
+import {
+  code,
+  type MarkdownText,
+  markdown,
+  markdownLines,
+  markdownRow,
+  type TerminalText,
+  terminal,
+  terminalLines,
+} from "./output.ts";
 import type { Verdict } from "./properties/judge.ts";
 import type { EvidenceItem } from "./records/evidence.ts";
 import type { UpgradeLeg } from "./records/types.ts";
@@ -82,8 +91,10 @@ export interface GateResult {
   exitCode: 0 | 1;
   /** The verdict in one line of plain text (`Upgrade Cilium 1.19.7 → 1.20.2 …, kpr: HELD…`): the annotation's. */
   headline: string;
-  /** The whole answer as markdown (a step summary). */
+  /** The whole answer as markdown (a step summary: `upgrade --markdown`). */
   summary: MarkdownText;
+  /** The same answer as terminal text (`upgrade` on a terminal): no table, no markdown escape. */
+  text: TerminalText;
 }
 
 /**
@@ -209,7 +220,12 @@ export function judgeUpgrade(input: GateInput): GateResult {
     exitCode,
   };
   const headline = headlineOf(input, judged);
-  return { ...judged, headline, summary: formatGate(input, { ...judged, headline }) };
+  return {
+    ...judged,
+    headline,
+    summary: formatGate(input, { ...judged, headline }),
+    text: formatGateText(input, { ...judged, headline }),
+  };
 }
 
 /** A path as the user would type it: relative to the working folder when inside it. */
@@ -219,7 +235,7 @@ const shown = (p: string) => {
 };
 
 /** The verdict line, as plain text (the annotation's message; the summary's heading shows it as markdown). */
-function headlineOf(input: GateInput, g: Omit<GateResult, "summary" | "headline">): string {
+function headlineOf(input: GateInput, g: Omit<GateResult, "summary" | "headline" | "text">): string {
   const u = input.upgrade;
   const up = u.records.upgrade?.record;
   const path = up
@@ -249,7 +265,90 @@ function headlineOf(input: GateInput, g: Omit<GateResult, "summary" | "headline"
   return `Upgrade ${path}, ${u.mode}: ${head}`;
 }
 
-function formatGate(input: GateInput, g: Omit<GateResult, "summary">): MarkdownText {
+/** One line per leg: what it carried and what it cost, and the topics' counts after it. */
+function legRows(input: GateInput): string[][] {
+  const u = input.upgrade;
+  const restart = u.records.restart?.record.legs ?? [];
+  const up = u.records.upgrade?.record.legs ?? [];
+  return [...restart, ...up].map((l) => {
+    const o = l.requests.longest_outage;
+    const ok = l.connections.filter(connectionSurvived).length;
+    const nested = input.legs.find((x) => x.leg === l.kind);
+    return [
+      `${l.kind} ${l.from} → ${l.to}`,
+      `${l.requests.total}`,
+      `${l.requests.failed}${l.requests.client_stalls !== undefined ? ` (${l.requests.client_stalls})` : ""}`,
+      o ? `${legOutageMs(l)} ms (${o.to})` : "-",
+      `${ok}/${l.connections.length} survived`,
+      l.kind === "restart" ? "-" : nested ? countLine(nested.result.verdicts) : "not run again",
+    ];
+  });
+}
+
+/** The gate's answer on a terminal: formatGate's sections as plain lines, values as they are. */
+function formatGateText(input: GateInput, g: Omit<GateResult, "summary" | "text">): TerminalText {
+  const u = input.upgrade;
+  const out: TerminalText[] = [terminal`${g.headline}`, terminal`bundle ${shown(u.bundle)}`];
+  const section = (title: string, lines: string[]) => {
+    if (lines.length === 0) return;
+    out.push(terminal``, terminal`${title}`, ...lines.map((l) => terminal`  ${l}`));
+  };
+  section(
+    "What broke",
+    g.broken.flatMap((b) => [
+      `${b.what}: ${b.id}: expected ${b.expected}, observed ${b.observed}`,
+      `    ${b.line}`,
+    ]),
+  );
+  section(
+    "Not conclusive: failures without datapath evidence, or in the load's own stall",
+    g.inconclusive.map((b) => `${b.what}: ${b.line}`),
+  );
+  section(
+    `Not judged after a leg, though a fresh install judges them (${g.unjudged.length})`,
+    g.unjudged.map((b) => `${b.what}: ${b.id}: ${b.line}`),
+  );
+  section(
+    input.before
+      ? `Known issues new on the target (not shown by ${shown(input.before.bundle)})`
+      : "Known issues new on the target (no bundle of the source version to tell which are new)",
+    g.newKnownIssues.map((k) => `${k.id}: ${k.detail}`),
+  );
+  section(
+    `Known issues of the source that the upgraded cluster no longer shows (${shown(input.before?.bundle ?? "")} showed them)`,
+    g.goneKnownIssues,
+  );
+  const rows = legRows(input);
+  if (rows.length > 0) {
+    const head = ["leg", "requests", "failed (stalls)", "longest without success", "connections", "after it"];
+    const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+    const line = (r: string[]) =>
+      r
+        .map((c, i) => c.padEnd(width[i] ?? 0))
+        .join("  ")
+        .trimEnd();
+    section("The legs", [line(head), ...rows.map(line)]);
+  }
+  section(
+    "What the rollback left (pinned maps the upgrade added, still there; named, not a failure)",
+    g.leftovers.map((x) => `${x.node}: ${x.maps.join(", ")}`),
+  );
+  for (const l of input.legs) {
+    if (!l.fresh) continue;
+    const moved = l.fresh.comparison.changes.filter((x) => x.severity !== "other");
+    out.push(
+      terminal``,
+      terminal`After the ${l.leg} vs a fresh install (${shown(l.fresh.result.bundle)}): ${moved.length === 0 ? "nothing the fresh install does differently" : `${moved.length} difference(s)`}`,
+      ...moved.flatMap((x) => [
+        terminal`  ${x.id}: fresh ${x.a}, after the leg ${x.b}`,
+        terminal`      ${x.kind}: ${x.detail}`,
+      ]),
+    );
+  }
+  return terminalLines([...out, terminal``]);
+}
+
+function formatGate(input: GateInput, g: Omit<GateResult, "summary" | "text">): MarkdownText {
   const u = input.upgrade;
   const up = u.records.upgrade?.record;
   const out: MarkdownText[] = [
@@ -319,22 +418,7 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary">): MarkdownT
       markdown`| leg | requests | failed (client stalls) | longest without success | connections | after it |`,
       markdown`|---|---|---|---|---|---|`,
     );
-    const restart = u.records.restart?.record.legs ?? [];
-    for (const l of [...restart, ...up.legs]) {
-      const o = l.requests.longest_outage;
-      const ok = l.connections.filter(connectionSurvived).length;
-      const nested = input.legs.find((x) => x.leg === l.kind);
-      out.push(
-        markdownRow([
-          markdown`${l.kind} ${l.from} → ${l.to}`,
-          markdown`${l.requests.total}`,
-          markdown`${l.requests.failed}${l.requests.client_stalls !== undefined ? ` (${l.requests.client_stalls})` : ""}`,
-          markdown`${o ? `${legOutageMs(l)} ms (${o.to})` : "-"}`,
-          markdown`${ok}/${l.connections.length} survived`,
-          markdown`${l.kind === "restart" ? "-" : nested ? countLine(nested.result.verdicts) : "not run again"}`,
-        ]),
-      );
-    }
+    for (const r of legRows(input)) out.push(markdownRow(r.map((c) => markdown`${c}`)));
     out.push(markdown``);
   }
   if (g.leftovers.length > 0) {
@@ -481,6 +565,8 @@ export interface PathAnswer {
   exitCode: 0 | 1;
   headline: string;
   summary: MarkdownText;
+  /** The same answer as terminal text. */
+  text: TerminalText;
 }
 
 const WORST: GateWord[] = ["BROKEN", "REGRESSED", "INCONCLUSIVE", "HELD"];
@@ -556,6 +642,20 @@ export function judgePath(path: string, runs: PathRun[]): PathAnswer {
     for (const k of known) out.push(markdown`- ${k}`);
     out.push(markdown``);
   }
+  const text: TerminalText[] = [terminal`${headline}`, terminal``];
+  for (const r of runs) text.push(terminal`  ${r.gate.word.padEnd(12)} ${shown(r.bundle)}`);
+  if (rates.length > 0) {
+    text.push(terminal``, terminal`Over the runs`);
+    for (const x of rates)
+      text.push(
+        terminal`  ${x.word} ${x.what}: ${x.id} in ${x.runs} of ${x.of} runs`,
+        terminal`      e.g. ${x.line}`,
+      );
+  }
+  if (known.length > 0) {
+    text.push(terminal``, terminal`Known issues new on the target`);
+    for (const k of known) text.push(terminal`  ${k}`);
+  }
   return {
     path,
     word,
@@ -564,5 +664,6 @@ export function judgePath(path: string, runs: PathRun[]): PathAnswer {
     exitCode: word === "HELD" ? 0 : 1,
     headline,
     summary: markdownLines(out),
+    text: terminalLines([...text, terminal``]),
   };
 }

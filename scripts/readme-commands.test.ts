@@ -253,6 +253,14 @@ async function checkWithoutRunning(c: ReadmeCommand): Promise<void> {
       expect(dry.code, `${where}\n${dry.err}`).toBe(0);
       expect(dry.err, where).toMatch(/^\[lab run 1\/4\] images: /);
     }
+    // a cluster run: its inputs through the parser plan shares, the phases and the vitest command it would start
+    if (path.join(" ") === "run") {
+      const dry = bash(`npx datapath-conformance ${args.join(" ")} --dry-run`, sandbox, vars);
+      expect(dry.code, `${where}\n${dry.err}`).toBe(0);
+      expect(dry.err, where).toMatch(/^\[run 1\/[23]\] conformance: /m);
+      const plan = bash(`npx datapath-conformance plan ${args.slice(1).join(" ")}`, sandbox, vars);
+      expect(plan.code, `${where}\n${plan.err}`).toBe(0);
+    }
     return;
   }
   if (rest[0] === "npm" && rest[1] === "run") {
@@ -314,6 +322,8 @@ function buildsOrRuns(command: string): boolean {
   if (/\blab\.sh\s+(images|up|down)\b/.test(text)) return true;
   if (/\blab (images|up|down)\b/.test(text)) return true;
   if (/\b(lab run|lab:run)\b/.test(text) && !/--dry-run\b/.test(text)) return true;
+  if (/\bdatapath-conformance run\b/.test(text) && !/--dry-run\b/.test(text) && !/--help\b/.test(text))
+    return true;
   return /\btest:conformance\b/.test(text) && !/CLUSTER_PROVIDER=(none|replay)\b/.test(text);
 }
 
@@ -336,6 +346,8 @@ describe("README.md's commands", { timeout: 180_000 }, () => {
     expect(buildsOrRuns("npm run lab:run")).toBe(true);
     expect(buildsOrRuns("CLUSTER_PROVIDER=replay npm run test:conformance")).toBe(false);
     expect(buildsOrRuns("CILIUM_VERSION=1.19 npm run test:conformance")).toBe(true);
+    expect(buildsOrRuns("npx datapath-conformance run --provider kind")).toBe(true);
+    expect(buildsOrRuns("npx datapath-conformance run --provider kind --dry-run")).toBe(false);
     expect(buildsOrRuns("npx datapath-conformance check suites/bundles")).toBe(false);
   });
 

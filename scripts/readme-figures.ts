@@ -6,7 +6,7 @@
  * and these disagree.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { COLD_BUILD, formatDuration } from "../cli/lab-run.ts";
 import { readMeta } from "../helpers/bundle.ts";
 import { checkBundle } from "../helpers/check.ts";
@@ -86,9 +86,28 @@ export async function judgeShipped(): Promise<Map<string, Judged>> {
       skip: n("skip"),
       changed: n("changed"),
       differences: r.stored.format === "none" ? null : r.stored.differences.length,
+      failing: r.verdicts.filter((v) => v.status === "fail" || v.status === "changed").map((v) => v.id),
     });
   }
   return out;
+}
+
+/**
+ * docs/status.md's "what the recorded runs found" opens on this: which shipped bundles fail a property today and
+ * which, from the same `check` as the runs table beside it (it had said "no property failed" beside a table
+ * with failures).
+ */
+export function foundLine(judged: Map<string, Judged>): string {
+  const name = (dir: string) => relative(BUNDLES_ROOT, dir);
+  const fresh = SHIPPED_BUNDLES.filter((d) => /^\d+\.\d+(\.\d+)?\/(kpr|kube-proxy)$/.test(name(d)));
+  const failing = SHIPPED_BUNDLES.filter((d) => (judged.get(d)?.failing?.length ?? 0) > 0);
+  const freshFailing = fresh.filter((d) => failing.includes(d));
+  const listed = failing.map(
+    (d) => `\`${name(d)}\` (${(judged.get(d)?.failing ?? []).map((id) => `\`${id}\``).join(", ")})`,
+  );
+  return [
+    `Today's \`check\` of the ${SHIPPED_BUNDLES.length} shipped bundles (the table above): ${freshFailing.length === 0 ? `in the ${fresh.length} fresh installs of a declared version in either mode (${fresh.map((d) => `\`${name(d)}\``).join(", ")}) no property failed: each held as declared, or showed the bug its version is known for, declared with its upstream reference (a known issue)` : `${freshFailing.length} of the ${fresh.length} fresh installs of a declared version fail a property`}. ${failing.length === 0 ? "No bundle fails a property." : `${failing.length} bundle${failing.length === 1 ? "" : "s"} fail${failing.length === 1 ? "s" : ""} a property (\`check BUNDLE\` names each with expected, observed and its raw lines): ${listed.join("; ")}.`}`,
+  ].join("\n");
 }
 
 /** The runs table's caption: where its counts come from (one count per bundle: today's `check`). */

@@ -35,6 +35,33 @@ describe("the generated sections of README.md and docs/", () => {
     }
   });
 
+  it("outside the generated sections no page states a count of the shipped bundles or their verdicts by hand", () => {
+    // what once drifted: speed.md counted 40 shipped bundles where README (generated) said 39, and status.md said
+    // "no property failed" beside a table with failures; such counts live in a generated section now
+    const stated = /\b\d+ (shipped|evidence|recorded) bundles\b|\bno property failed\b/;
+    for (const file of ALL) {
+      const text = readFileSync(join(ROOT, file), "utf8");
+      const hand = text.replace(/<!-- ([\w-]+):begin \(generated[\s\S]*?<!-- \1:end -->/g, "");
+      for (const [i, line] of hand.split("\n").entries())
+        expect(
+          line,
+          `${file}: a count stated by hand (${i + 1}th line outside the generated sections)`,
+        ).not.toMatch(stated);
+    }
+    expect("39 shipped bundles").toMatch(stated);
+  });
+
+  it("status.md names every bundle that fails a property today, beside the table that counts them", async () => {
+    const status = readFileSync(join(DOCS, "status.md"), "utf8");
+    const found = status.slice(status.indexOf("<!-- found:begin"), status.indexOf("<!-- found:end"));
+    const table = status.slice(status.indexOf("<!-- runs:begin"), status.indexOf("<!-- runs:end"));
+    // every row whose `check` counts show a failure names a bundle the paragraph names
+    for (const row of table.split("\n").filter((l) => /\| \d+ \/ [1-9]\d* \/ \d+ \/ \d+ \|/.test(l))) {
+      const bundle = /\[suites\/bundles\/([^\]]+)\]/.exec(row)?.[1];
+      expect(found, `${bundle} fails a property in the table`).toContain(`\`${bundle}\``);
+    }
+  });
+
   it("a section edited by hand is seen (the drift test is not vacuous)", async () => {
     const page = pages().find((p) => p.file === "README.md");
     if (!page) throw new Error("README.md is not among the generated pages");

@@ -14,6 +14,7 @@ import {
   countsLine,
   expectationsByTopic,
   faultsTable,
+  foundLine,
   judgeShipped,
   runsCaption,
 } from "./readme-figures.ts";
@@ -70,6 +71,7 @@ export function pages(): Page[] {
           );
           return `${runsCaption()}\n\n${table}`;
         }),
+        section("found", "`check` of each bundle in suites/bundles/", async () => foundLine(await judge())),
       ],
     },
     {

@@ -6,7 +6,7 @@
 #                                                    load, every topic again, the rollback, every topic again:
 #                                                    one bundle, results/RUN_ID/MODE (its after-upgrade/ and
 #                                                    after-rollback/ inside). DRY_RUN=1 prints the command only.
-#   scripts/upgrade-job.sh gate BUNDLE               is this upgrade safe? `datapath-conformance upgrade BUNDLE`:
+#   scripts/upgrade-job.sh gate BUNDLE               is this upgrade safe? `datapath-conformance upgrade BUNDLE --markdown`:
 #                                                    its markdown to stdout and to $GITHUB_STEP_SUMMARY when set, one
 #                                                    annotation line (::error:: broke, ::warning:: held with known
 #                                                    issues new on the target, ::notice:: held); exit 1 when broken
@@ -34,7 +34,7 @@ case "${1:-}" in
   gate)
     [ $# -eq 2 ] || usage
     bundle=$2
-    args=(upgrade "$bundle")
+    args=(upgrade "$bundle" --markdown)
     [ "${STRICT:-}" = 1 ] && args+=(--strict)
     # the command writes the annotation itself (GITHUB_ACTIONS=true: error when broken or refused, warning when
     # held with new known issues, notice when held), its data escaped as the runner's toolkit escapes it; no line

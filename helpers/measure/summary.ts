@@ -1,6 +1,15 @@
 import type { BundleMeta } from "../bundle.ts";
 import { type Html, html } from "../html.ts";
-import { type MarkdownText, markdown, markdownLines, markdownRow, markdownSeparator } from "../output.ts";
+import {
+  type MarkdownText,
+  markdown,
+  markdownLines,
+  markdownRow,
+  markdownSeparator,
+  type TerminalText,
+  terminal,
+  terminalLines,
+} from "../output.ts";
 import type { MeasureLatencyRecord, MeasureScaleRecord } from "../records/types.ts";
 import { dotBoxChart, type LineSeries, lineChart, SERIES_COLORS } from "./charts.ts";
 
@@ -14,66 +23,99 @@ export interface MeasuredBundle {
 const num = (v: number | null | undefined, unit = "") =>
   v === null || v === undefined || !Number.isFinite(v) ? "–" : `${v}${unit}`;
 
-/** The measurements of one or more bundles as markdown (for a step summary). */
-export function summaryMarkdown(bundles: MeasuredBundle[]): MarkdownText {
-  const out: MarkdownText[] = [markdown`### Measurements`, markdown``];
-  out.push(
-    markdown`| bundle | mode | Cilium | kube-proxy lines / Service | LB entries / Service | map p50 / p90 | KUBE-SEP p50 / p90 | ghost p50 / p90 |`,
-    markdown`|---|---|---|---|---|---|---|---|`,
-  );
-  for (const b of bundles) {
-    const s = b.scaling;
-    const l = b.latency;
-    out.push(
-      markdownRow([
-        markdown`${b.label}`,
-        markdown`${b.meta.mode}`,
-        markdown`${b.meta.cilium}`,
-        markdown`${s ? `${s.kube_proxy_per_service} (r² ${s.kube_proxy_r2})` : "–"}`,
-        markdown`${s ? `${s.lb_per_service} (r² ${s.lb_r2})` : "–"}`,
-        markdown`${l ? `${num(l.map_p50_ms, " ms")} / ${num(l.map_p90_ms, " ms")}` : "–"}`,
-        markdown`${l ? `${num(l.kube_proxy_p50_ms, " ms")} / ${num(l.kube_proxy_p90_ms, " ms")}` : "–"}`,
-        markdown`${l ? `${num(l.ghost_p50_s, " s")} / ${num(l.ghost_p90_s, " s")}` : "–"}`,
-      ]),
-    );
-  }
+/** One table of the measurements: its header and rows, as plain strings (each renderer escapes for its channel). */
+interface Table {
+  head: string[];
+  rows: string[][];
+}
+
+/** The measurements' tables: per bundle, rules and entries per Service point, and the phase timings. */
+function summaryTables(bundles: MeasuredBundle[]): Table[] {
+  const tables: Table[] = [
+    {
+      head: [
+        "bundle",
+        "mode",
+        "Cilium",
+        "kube-proxy lines / Service",
+        "LB entries / Service",
+        "map p50 / p90",
+        "KUBE-SEP p50 / p90",
+        "ghost p50 / p90",
+      ],
+      rows: bundles.map((b) => {
+        const s = b.scaling;
+        const l = b.latency;
+        return [
+          b.label,
+          b.meta.mode,
+          b.meta.cilium,
+          s ? `${s.kube_proxy_per_service} (r² ${s.kube_proxy_r2})` : "–",
+          s ? `${s.lb_per_service} (r² ${s.lb_r2})` : "–",
+          l ? `${num(l.map_p50_ms, " ms")} / ${num(l.map_p90_ms, " ms")}` : "–",
+          l ? `${num(l.kube_proxy_p50_ms, " ms")} / ${num(l.kube_proxy_p90_ms, " ms")}` : "–",
+          l ? `${num(l.ghost_p50_s, " s")} / ${num(l.ghost_p90_s, " s")}` : "–",
+        ];
+      }),
+    },
+  ];
   const scaled = bundles.filter((b) => b.scaling);
   if (scaled.length > 0) {
-    out.push(
-      markdown``,
-      markdownRow([
-        markdown`Services`,
-        markdown`endpoints`,
-        ...scaled.flatMap((b) => [
-          markdown`${b.meta.mode} kube-proxy lines`,
-          markdown`${b.meta.mode} LB entries`,
-        ]),
-      ]),
-      markdownSeparator(2 + 2 * scaled.length),
-    );
     const first = scaled[0]?.scaling as MeasureScaleRecord;
-    first.points.forEach((p, i) => {
-      const cols = scaled.flatMap((b) => {
-        const q = b.scaling?.points[i];
-        const lb = q ? Object.values(q.lb_entries)[0] : undefined;
-        return [markdown`${q?.kube_proxy_lines ?? "–"}`, markdown`${lb ?? "–"}`];
-      });
-      out.push(markdownRow([markdown`${p.services}`, markdown`${p.endpoints}`, ...cols]));
+    tables.push({
+      head: [
+        "Services",
+        "endpoints",
+        ...scaled.flatMap((b) => [`${b.meta.mode} kube-proxy lines`, `${b.meta.mode} LB entries`]),
+      ],
+      rows: first.points.map((p, i) => [
+        `${p.services}`,
+        `${p.endpoints}`,
+        ...scaled.flatMap((b) => {
+          const q = b.scaling?.points[i];
+          const lb = q ? Object.values(q.lb_entries)[0] : undefined;
+          return [`${q?.kube_proxy_lines ?? "–"}`, `${lb ?? "–"}`];
+        }),
+      ]),
     });
   }
   const phases = bundles.filter((b) => Object.keys(b.meta.phases).length > 0);
   if (phases.length > 0) {
     const names = [...new Set(phases.flatMap((b) => Object.keys(b.meta.phases)))];
-    out.push(
-      markdown``,
-      markdownRow([markdown`phase`, ...phases.map((b) => markdown`${b.label}`)]),
-      markdownSeparator(1 + phases.length),
-    );
-    for (const n of names)
-      out.push(markdownRow([markdown`${n}`, ...phases.map((b) => markdown`${num(b.meta.phases[n], " s")}`)]));
+    tables.push({
+      head: ["phase", ...phases.map((b) => b.label)],
+      rows: names.map((n) => [n, ...phases.map((b) => num(b.meta.phases[n], " s"))]),
+    });
+  }
+  return tables;
+}
+
+/** The measurements of one or more bundles as markdown (for a step summary: `summary --markdown`). */
+export function summaryMarkdown(bundles: MeasuredBundle[]): MarkdownText {
+  const out: MarkdownText[] = [markdown`### Measurements`, markdown``];
+  for (const [i, t] of summaryTables(bundles).entries()) {
+    if (i > 0) out.push(markdown``);
+    out.push(markdownRow(t.head.map((h) => markdown`${h}`)), markdownSeparator(t.head.length));
+    for (const r of t.rows) out.push(markdownRow(r.map((c) => markdown`${c}`)));
   }
   out.push(markdown``);
   return markdownLines(out);
+}
+
+/** The same tables as aligned columns, for a terminal (`summary`'s default). */
+export function summaryText(bundles: MeasuredBundle[]): TerminalText {
+  const out: TerminalText[] = [terminal`Measurements`];
+  for (const t of summaryTables(bundles)) {
+    const width = t.head.map((h, i) => Math.max(h.length, ...t.rows.map((r) => (r[i] ?? "").length)));
+    const line = (r: string[]) =>
+      r
+        .map((c, i) => c.padEnd(width[i] ?? 0))
+        .join("  ")
+        .trimEnd();
+    out.push(terminal``, terminal`  ${line(t.head)}`, ...t.rows.map((r) => terminal`  ${line(r)}`));
+  }
+  out.push(terminal``);
+  return terminalLines(out);
 }
 
 /** The measurement charts of some bundles, each a standalone SVG (the HTML report shows them one by one). */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseRunInputs } from "../../clusters/run-inputs.ts";
 // @ts-expect-error: a plain JavaScript script (it runs under node without a build step), no declarations
 import { nestedEnv, outsideOf, summaryLines } from "../../scripts/conformance-here.mjs";
 import { parseNestedRun } from "./nested-run.ts";
@@ -62,6 +63,8 @@ describe("the nested run after a leg (scripts/conformance-here.mjs)", () => {
         RUN_ID: "up-119-120-kpr",
         KEEP_CLUSTER: "1",
         CILIUM_VERSION: "1.19",
+        DATAPATH_PROFILE: "native-bpf",
+        CONFORMANCE_JUNIT: "/tmp/j.xml",
         VITEST_WORKER_ID: "3",
       },
       { mode: "kpr", label: "after-upgrade", kubeconfig: "/tmp/k", results: "/tmp/r" },
@@ -76,6 +79,16 @@ describe("the nested run after a leg (scripts/conformance-here.mjs)", () => {
       KUBECONFIG: "/tmp/k",
       CONFORMANCE_RESULTS: "/tmp/r",
     });
+    // the nested run's setup reads it with the parser plan and run use: the existing provider takes no version or
+    // profile of its own, and none is passed on
+    const inputs = parseRunInputs({}, env);
+    expect([inputs.provider, inputs.mode, inputs.cilium, inputs.profile, inputs.upgradeTo]).toEqual([
+      "existing",
+      "kpr",
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it("the nested run probes from outside with the calling run's client, found by its label's cluster (issue 42)", () => {

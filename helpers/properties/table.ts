@@ -79,9 +79,30 @@ export function expectationMarkdown(props: Property[], opts: TableOptions = {}):
     (r) =>
       `| \`${r.id}\` | ${cell(r.claim)} | ${modes.map((m) => cell(r.expected[m] ?? "")).join(" | ")} | ${cell(r.configuration)} | ${cell(r.source)}${r.why ? `; ${cell(r.why)}` : ""} |`,
   );
+  const title = tableTitle(opts);
+  return [...(opts.title === false ? [] : [`_${title}._`, ""]), head, sep, ...rows, ""].join("\n");
+}
+
+function tableTitle(opts: TableOptions): string {
   const assumed = expectationBasis(opts.cilium).assumedFrom;
-  const title = opts.cilium
+  return opts.cilium
     ? `Expectations for Cilium ${opts.cilium}${assumed ? `, ${assumedText(assumed)} (a minor the suite has not declared)` : ""}`
     : "Expectations (per-minor differences in parentheses)";
-  return [...(opts.title === false ? [] : [`_${title}._`, ""]), head, sep, ...rows, ""].join("\n");
+}
+
+/**
+ * The same as plain text, for a terminal (`expectations`' default): a few lines per property, values as they are
+ * (no markdown escape such as `\|`).
+ */
+export function expectationText(props: Property[], opts: TableOptions = {}): string {
+  const modes = opts.mode ? [opts.mode] : [...MODES];
+  const blocks = expectationRows(props, opts).map((r) =>
+    [
+      `${r.id}: ${r.claim}`,
+      ...modes.map((m) => `  ${m}: ${r.expected[m] ?? ""}`),
+      `  configuration: ${r.configuration}`,
+      `  source: ${r.source}${r.why ? `; ${r.why}` : ""}`,
+    ].join("\n"),
+  );
+  return `${tableTitle(opts)}.\n\n${blocks.join("\n\n")}\n`;
 }

@@ -159,7 +159,7 @@ describe("the verdict banner", () => {
       err: () => {},
       readStdin: async () => "",
     });
-    expect(out.split("\n")[0]).toBe(`### ${g?.headline}`);
+    expect(out.split("\n")[0]).toBe(`${g?.headline}`);
     expect(page.indexOf('id="verdict"')).toBeLessThan(page.indexOf('id="upgrades"'));
     expect(page.indexOf('id="upgrades"')).toBeLessThan(page.indexOf('id="headline"'));
     expect(gateWord({ word: "INCONCLUSIVE" })).toBe("INCONCLUSIVE");
@@ -180,6 +180,7 @@ describe("the verdict banner", () => {
       headline:
         "Upgrade Cilium 1.19.7 → 1.20.2 → 1.19.7 (rollback), kpr: HELD, with 1 known issue(s) new on the target",
       summary: "" as never,
+      text: "" as never,
     };
     const out = renderBanner(
       [{ label: "1.19.7 → 1.20.2 / kpr", verdicts: [] }],

@@ -37,6 +37,8 @@ export interface Judged {
   skip: number;
   changed: number;
   differences: number | null;
+  /** The properties that fail today (a change in a new minor among them), by id: what the status page names. */
+  failing?: string[];
 }
 
 const s = (x: number | undefined) => (x === undefined ? "–" : `${Math.round(x)} s`);

@@ -50,7 +50,7 @@ export const topic = defineTopic({
       "host-network",
       "ghost",
     ],
-    why: "its host-namespace queries are host connections program's reverse socket map must not see; only it sends host traffic to kube-dns, so its counter windows are its own (Pods' queries beside it are translated in eBPF); dns-client after host-routing made it. Beside kube-proxy it counts the kube-dns rule's packets in the nat table, which kube-proxy rewrites (counters reset) whenever a Service or its endpoints change: it follows every topic that adds Services or moves web's backends, ghost's Service too (dual-stack beside kube-proxy, run lab-20261206-061327 with the surface topics beside it counted +9 for 10 answered queries; run lab-20261206-061801 beside ghost, +4)",
+    why: "its host-namespace queries are host connections program's reverse socket map must not see; only it sends host traffic to kube-dns, so its counter windows are its own (Pods' queries beside it are translated in eBPF); dns-client after host-routing made it. Beside kube-proxy it counts the kube-dns rule's packets in the nat table, which kube-proxy rewrites (counters reset) whenever a Service or its endpoints change: it follows every topic that adds Services or moves web's backends, ghost's Service too (dual-stack beside kube-proxy, a lab run with the surface topics beside it counted +9 for 10 answered queries, another beside ghost +4; neither is shipped)",
   },
   shared: {
     counts: ["host dns traffic", "kube-proxy service rules", "web backends"],

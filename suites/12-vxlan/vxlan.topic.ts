@@ -58,7 +58,7 @@ export const topic = defineTopic({
   builds: ["vxlan"],
   schedule: {
     after: ["host-routing", "program"],
-    why: "its capture is judged on the query's inner destination (never the ClusterIP, the backend present), not on every packet, so other topics' traffic beside it does not change the verdict; dns-client after host-routing made it; and after program, which counts the reverse socket map whole: with socket LB each of dns-client's queries is a translated socket with an entry of its own (run lab-20261205-125648 recorded 3 where the holder's alone is 1, vxlan beside program)",
+    why: "its capture is judged on the query's inner destination (never the ClusterIP, the backend present), not on every packet, so other topics' traffic beside it does not change the verdict; dns-client after host-routing made it; and after program, which counts the reverse socket map whole: with socket LB each of dns-client's queries is a translated socket with an entry of its own (a lab run, not shipped, recorded 3 where the holder's alone is 1, vxlan beside program)",
   },
   observe: observeVxlan,
   properties: [
