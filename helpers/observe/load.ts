@@ -993,9 +993,14 @@ export async function legUnderLoad(
   const connections = l.leg.connections.map((c) =>
     who.connections.has(c.name) ? { ...c, attribution: who.connections.get(c.name) as Attribution } : c,
   );
-  const attributed: EvidenceItem[] = [...who.connections].map(([name, a]) =>
-    derive(`${name} broke: on every node: ${a.kind}: ${a.why}`, ...who.raws),
-  );
+  // what the captures say of each broken connection (a leg without captures has nothing to add: the holder's
+  // lines already say it broke)
+  const attributed: EvidenceItem[] =
+    who.raws.length === 0
+      ? []
+      : [...who.connections].map(([name, a]) =>
+          derive(`${name} broke: on every node: ${a.kind}: ${a.why}`, ...who.raws),
+        );
   return {
     leg: {
       ...l.leg,

@@ -22,9 +22,8 @@ describe("the upgrade view (records written by us: suites/example-records.ts)", 
     expect(html).toContain("<dt>rollout took</dt><dd>95.2 s");
     expect(html).toContain("<dt>requests during it</dt><dd>550, 0 failed");
     expect(html).toContain("<dt>longest outage</dt><dd>none: no request failed</dd>");
-    expect(html).toContain(
-      "<dt>longest gap</dt><dd>212 ms between successes to clusterip (the loop's own longest stall: 212 ms)</dd>",
-    );
+    // one outage figure (issue 42): the raw longest gap is no second "longest" row beside it
+    expect(html).not.toContain("<dt>longest gap</dt>");
     expect(html).toContain("cdc-kpr-worker: 1.19.7");
     expect(html).not.toContain("changed");
   });
