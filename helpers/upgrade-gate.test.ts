@@ -1,0 +1,160 @@
+/**
+ * The upgrade gate's one word (issue 42), on the shipped upgrade bundles and on records changed by us where a case
+ * needs one (each such change is named WRITTEN BY US below).
+ */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { TOPICS } from "../suites/topics.ts";
+import { checkBundle } from "./check.ts";
+import { compareResults } from "./compare.ts";
+import type { UpgradeLeg } from "./records/types.ts";
+import { datapathProof, type GateResult, judgePath } from "./upgrade-gate.ts";
+import { gateOf, SHIPPED_DIR, shippedFresh } from "./upgrade-inputs.ts";
+
+const shipped = (n: string) => join(SHIPPED_DIR, ...n.split("/"));
+
+describe("the upgrade gate's word", () => {
+  it("a known issue new on the target is REGRESSED, exit 1, as compare calls it a regression; --allow-known accepts it", async () => {
+    const dir = shipped("upgrade-1.19-1.20/kube-proxy");
+    const g = await gateOf(dir, TOPICS);
+    expect(g.word).toBe("REGRESSED");
+    expect(g.exitCode).toBe(1);
+    expect(g.newKnownIssues.map((k) => k.id)).toContain("ghost.fails-fast");
+    expect(g.headline).toMatch(/REGRESSED: 5 known issue\(s\) new on the target/);
+    // compare of the source's fresh install with the upgraded cluster: the same issues, a regression (exit 1)
+    const c = compareResults(
+      await checkBundle(shipped("1.19/kube-proxy"), TOPICS),
+      await checkBundle(join(dir, "after-upgrade"), TOPICS),
+      TOPICS,
+    );
+    expect(c.regressed).toBe(true);
+    const accepted = await gateOf(dir, TOPICS, { allowKnown: true });
+    expect(accepted.word).not.toBe("REGRESSED");
+  });
+
+  it("a failure without datapath evidence is INCONCLUSIVE, naming what is missing, never BROKEN", async () => {
+    const g = await gateOf(shipped("upgrade-1.19-1.20/kpr-2"), TOPICS);
+    expect(g.broken).toEqual([]);
+    expect(g.word).toBe("INCONCLUSIVE");
+    const item = g.inconclusive.find((b) => b.id === "restart.no-failed-requests");
+    expect(item?.line).toMatch(
+      /no datapath evidence at the failure's time: the leg recorded no capture of data packets/,
+    );
+  });
+
+  it("a property the fresh install judges, skipped after a leg, is named and keeps the answer from HELD", async () => {
+    const g = await gateOf(shipped("upgrade-1.19-1.20/kpr"), TOPICS);
+    const ids = g.unjudged.map((b) => `${b.what} ${b.id}`);
+    expect(ids).toContain("after the upgrade nodeport.outside-http-200");
+    expect(g.unjudged[0]?.line).toMatch(
+      /skipped after the (upgrade|rollback): .*the fresh install .* judged it/,
+    );
+    expect(g.word).not.toBe("HELD");
+  });
+
+  it("a minor that is not X.Y names no shipped folder", () => {
+    expect(shippedFresh("../../1.20", "kpr")).toBeNull();
+    expect(shippedFresh("1.20", "../kpr")).toBeNull();
+    expect(shippedFresh("1.20", "kpr")).toMatch(/suites\/bundles\/1\.20\/kpr$/);
+  });
+});
+
+describe("datapath evidence for a leg's failure", () => {
+  const leg = (over: Partial<UpgradeLeg["requests"]["failures"][number]>): UpgradeLeg =>
+    ({
+      kind: "upgrade",
+      connections: [],
+      unexpected_drops: [],
+      datapath_evidence: { captured: ["w1", "w2"], monitored: ["w1", "w2"], drops: 0 },
+      requests: {
+        failures: [
+          {
+            t: 1796523638572,
+            to: "nodeport",
+            error: "ETIMEDOUT",
+            raw: "{}",
+            stall: null,
+            port: 20473,
+            ...over,
+          },
+        ],
+      },
+    }) as unknown as UpgradeLeg;
+
+  it("an attributed failure proves it, with the capture's line; an unattributed one names why not", () => {
+    // WRITTEN BY US: a failure the captures attributed to the datapath, and one they saw delivered in time
+    const proven = datapathProof(
+      "upgrade.no-failed-requests",
+      leg({
+        attribution: {
+          kind: "datapath",
+          why: "the answer was held 2050 ms between w2 and w1",
+          lines: ["raw/x:3  1796523640.1 eth0 In …"],
+        },
+      }),
+    );
+    expect(proven.lines[0]).toMatch(
+      /^request at 2026-12-06T02:20:38.572Z to nodeport .*held 2050 ms .* — raw\/x:3/,
+    );
+    const client = datapathProof(
+      "upgrade.no-failed-requests",
+      leg({
+        attribution: {
+          kind: "client",
+          why: "the answer was delivered to the client before its timeout",
+          lines: [],
+        },
+      }),
+    );
+    expect(client.lines).toEqual([]);
+    expect(client.missing).toMatch(/client: the answer was delivered/);
+    // a failure the client's own stall explains is not the datapath's to prove
+    expect(datapathProof("upgrade.no-failed-requests", leg({ stall: "ran 4873 ms" })).missing).toMatch(
+      /no failed request or broken connection/,
+    );
+  });
+});
+
+describe("several runs of one path", () => {
+  const gate = (word: GateResult["word"], broken: string[] = [], inconclusive: string[] = []) =>
+    ({
+      word,
+      headline: `${word}`,
+      broken: broken.map((id) => ({ what: "restart", id, expected: "0", observed: "2", line: `${id} line` })),
+      inconclusive: inconclusive.map((id) => ({
+        what: "restart",
+        id,
+        expected: "0",
+        observed: "2",
+        line: `${id} line`,
+      })),
+      unjudged: [],
+      newKnownIssues: [],
+    }) as unknown as GateResult;
+
+  it("the worst word any run earned, each finding as a rate over the runs, the same on every call", () => {
+    const runs = [
+      { bundle: "a", gate: gate("HELD") },
+      { bundle: "b", gate: gate("INCONCLUSIVE", [], ["restart.no-failed-requests"]) },
+      { bundle: "c", gate: gate("INCONCLUSIVE", [], ["restart.no-failed-requests"]) },
+    ];
+    const p = judgePath("1.19 → 1.20 and back, kpr", runs);
+    expect(p.word).toBe("INCONCLUSIVE");
+    expect(p.exitCode).toBe(1);
+    expect(p.rates).toEqual([
+      expect.objectContaining({ word: "INCONCLUSIVE", id: "restart.no-failed-requests", runs: 2, of: 3 }),
+    ]);
+    expect(p.headline).toMatch(
+      /restart.no-failed-requests in 2 of 3 runs \(INCONCLUSIVE in 2 of 3, HELD in 1 of 3\)/,
+    );
+    expect(judgePath("x", [...runs].reverse()).headline).toBe(
+      p.headline.replace("1.19 → 1.20 and back, kpr", "x"),
+    );
+    const proven = judgePath("x", [
+      ...runs,
+      { bundle: "d", gate: gate("BROKEN", ["restart.no-failed-requests"]) },
+    ]);
+    expect(proven.word).toBe("BROKEN");
+    expect(judgePath("x", [{ bundle: "a", gate: gate("HELD") }]).exitCode).toBe(0);
+  });
+});
