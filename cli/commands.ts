@@ -5,7 +5,6 @@
 import {
   closeSync,
   createReadStream,
-  existsSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -324,7 +323,7 @@ export const upgrade: Command = {
   run: async ({ positionals, values }, io) => {
     const [dir] = positionals;
     if (!dir) throw new UserError("which upgrade bundle? e.g. upgrade suites/bundles/upgrade-1.19-1.20/kpr");
-    const { readMeta, legBundles } = await import("../helpers/bundle.ts");
+    const { readMeta, legBundles, shippedBundle } = await import("../helpers/bundle.ts");
     const { checkBundle } = await import("../helpers/check.ts");
     const { judgeUpgrade, againstFresh } = await import("../helpers/upgrade-gate.ts");
     const meta = readMeta(dir);
@@ -333,12 +332,8 @@ export const upgrade: Command = {
         `${dir} is not an upgrade bundle (its bundle.json has no upgrade: a run with UPGRADE_TO)`,
       );
     const all = await topics();
-    const shipped = (minor: string) => {
-      const d = join(import.meta.dirname, "..", "suites", "bundles", minor, meta.mode);
-      return existsSync(join(d, "bundle.json")) ? d : null;
-    };
-    const freshTo = stringOption(values, "fresh-to") ?? shipped(meta.upgrade.toMinor);
-    const freshFrom = stringOption(values, "fresh-from") ?? shipped(meta.upgrade.fromMinor);
+    const freshTo = stringOption(values, "fresh-to") ?? shippedBundle(meta.upgrade.toMinor, meta.mode);
+    const freshFrom = stringOption(values, "fresh-from") ?? shippedBundle(meta.upgrade.fromMinor, meta.mode);
     const nested = legBundles(dir);
     const named = [dir, ...nested, ...(freshTo ? [freshTo] : []), ...(freshFrom ? [freshFrom] : [])];
     const g = await readingBundles(named, async () => {

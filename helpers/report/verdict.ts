@@ -6,9 +6,7 @@
  * change in a new minor (issue 38: an expectation assumed from the newest declared minor that did not hold) is one
  * of the failures, counted and named as such.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { legBundles } from "../bundle.ts";
+import { legBundles, shippedBundle } from "../bundle.ts";
 import { type CheckResult, checkBundle } from "../check.ts";
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
@@ -28,8 +26,6 @@ export function gateWord(g: Pick<GateResult, "held" | "broken">): GateWord {
   return g.held ? "HELD" : g.broken.length > 0 ? "BROKEN" : "INCONCLUSIVE";
 }
 
-const SHIPPED = join(import.meta.dirname, "..", "..", "suites", "bundles");
-
 /**
  * The gate of an upgrade bundle, judged as `datapath-conformance upgrade BUNDLE` judges it (without --strict): its
  * legs' bundles, and the source version's known issues from the run's own topics before the upgrade, else the
@@ -46,12 +42,8 @@ export async function upgradeGate(
   for (const n of legBundles(up.bundle))
     legs.push({ leg: n.endsWith("after-rollback") ? "rollback" : "upgrade", result: await judge(n) });
   const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "restart" && t !== "config");
-  const fresh = join(SHIPPED, String(meta.upgrade?.fromMinor ?? ""), meta.mode);
-  const before = ranBefore
-    ? up
-    : meta.upgrade?.fromMinor && existsSync(join(fresh, "bundle.json"))
-      ? await judge(fresh)
-      : null;
+  const fresh = shippedBundle(String(meta.upgrade?.fromMinor ?? ""), meta.mode);
+  const before = ranBefore ? up : fresh ? await judge(fresh) : null;
   return judgeUpgrade({ upgrade: up, legs, before, strict: false });
 }
 
