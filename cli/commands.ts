@@ -2,14 +2,7 @@
  * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
  * without the topics, the report or the cluster code).
  */
-import {
-  closeSync,
-  createReadStream,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-} from "node:fs";
+import { closeSync, createReadStream, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { createGunzip, gunzipSync } from "node:zlib";
 import type { BundleMeta } from "../helpers/bundle.ts";
