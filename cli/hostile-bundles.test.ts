@@ -629,6 +629,27 @@ describe("terminal output", () => {
     expect(r.out).not.toMatch(/(^|[^\w`])@(octocat|org)/m);
   });
 
+  it("invisible and direction marks in a bundle's string are shown; its URLs and references make no autolink in markdown (issue 45)", async () => {
+    const marks = "\u200e\u200f\u061c\u200b\ufeff\u2061\u2064\u00ad";
+    const dir = hostile((d) => {
+      editJson(d, "bundle.json", (m) => ({ ...m, cilium: `${m.cilium}${marks}` }));
+      editJsonLines(d, "verdicts.jsonl", (v, i) =>
+        i === 0
+          ? { ...v, id: "dns.x https://evil.example/p www.evil.example cilium/cilium#1 #2 GH-3" }
+          : undefined,
+      );
+    });
+    const text = await run(["check", dir]);
+    expect(text.out).toContain("\\u{200e}\\u{200f}\\u{61c}\\u{200b}\\u{feff}\\u{2061}\\u{2064}\\u{ad}");
+    expect(`${text.out}${text.err}`).not.toMatch(/[\u200b-\u200f\u061c\ufeff\u2060-\u2064\u00ad]/);
+    const md = await run(["check", dir, "--markdown"]);
+    expect(md.code, md.err).toBe(0);
+    expect(md.out).toContain(
+      "dns.x https:\u200b//evil.example/p www\u200b.evil.example cilium/cilium#\u200b1",
+    );
+    expect(md.out).not.toMatch(/https?:\/\/evil|www\.evil|#\d|GH-\d/);
+  });
+
   it("summary --svg: a version carrying characters XML forbids still makes a well-formed SVG (a strict XML parser reads it)", async () => {
     const dir = hostile((d) =>
       editJson(d, "bundle.json", (m) => ({ ...m, cilium: `${m.cilium}\u0001\uFFFE\ud800` })),

@@ -30,6 +30,30 @@ describe("terminal text", () => {
     expect(terminal`${"tab\tkept"}`).toBe("tab\tkept");
   });
 
+  it("invisible and direction marks are shown, not drawn as nothing (issue 45)", () => {
+    const marks = [
+      "\u200e",
+      "\u200f",
+      "\u061c",
+      "\u200b",
+      "\u200d",
+      "\ufeff",
+      "\u2060",
+      "\u2061",
+      "\u00ad",
+      "\u{e0041}",
+    ];
+    const shownMarks = terminal`v${marks.join("")}1.20.2`;
+    expect(shownMarks).toBe(
+      "v\\u{200e}\\u{200f}\\u{61c}\\u{200b}\\u{200d}\\u{feff}\\u{2060}\\u{2061}\\u{ad}\\u{e0041}1.20.2",
+    );
+    // the printer's last guard shows them too, but the zero-width space markdown puts after a mention's `@`
+    expect(guardLines(`a\u200fb\u2061c @\u200bme`)).toBe("a\\u{200f}b\\u{2061}c @\u200bme");
+    const json = jsonText(JSON.stringify({ s: marks.join("") }));
+    expect(json).not.toMatch(/[\u200b-\u200f\u061c\ufeff\u2060-\u2064\u00ad]|[\ud800-\udfff]/);
+    expect(JSON.parse(json)).toEqual({ s: marks.join("") });
+  });
+
   it("the printer's last guard: a line's leading `::` and any `##[` broken, the document's own newlines kept", () => {
     expect(guardLines("ok\n  ::error::x\n::y\nz ##[error] q\n\t::notice::n\n")).toBe(
       "ok\n  \\u{3a}:error::x\n\\u{3a}:y\nz ##\\u{5b}error] q\n\t\\u{3a}:notice::n\n",
@@ -45,6 +69,16 @@ describe("markdown", () => {
     );
     expect(markdown`${"@org/team and me@example.org"}`).toBe("@\u200borg/team and me@\u200bexample.org");
     expect(markdown`${code("a`b|c\nd")}`).toBe("`a b\\|c d`");
+  });
+
+  it("a value makes no autolink: bare URLs, www., #12, owner/repo#12, GH-12 (issue 45)", () => {
+    const md = markdown`${"see https://evil.example/x, ftp://f.example, www.evil.example, #12, cilium/cilium#48578 and GH-7; 1.20 is #1"}`;
+    expect(md).toBe(
+      "see https:\u200b//evil.example/x, ftp:\u200b//f.example, www\u200b.evil.example, #\u200b12, cilium/cilium#\u200b48578 and GH-\u200b7; 1.20 is #\u200b1",
+    );
+    expect(md).not.toMatch(/:\/\/|\bwww\.|#\d|GH-\d/);
+    // an invisible character in the value is shown before the zero-width spaces markdown adds go in
+    expect(markdown`${"a\u200bb @c"}`).toBe("a\\u{200b}b @\u200bc");
   });
 
   it("a document past its share of the step summary is cut at a line, with a note, under the cap", () => {

@@ -39,9 +39,28 @@ const CONTROL_BUT_NEWLINE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is shown
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
-/** One value in terminal text: shown, never obeyed, never a line of its own. */
+/**
+ * Characters a terminal draws as nothing, or that reorder what is drawn around them (issue 45): the bidi marks
+ * (U+200E/200F, U+061C), zero-width spaces and joiners (U+200B–U+200D, U+2060, U+FEFF), the invisible operators
+ * (U+2061–U+2064), the deprecated format characters (U+206A–U+206F), the soft hyphen, the Mongolian and
+ * variation selectors of old, fillers drawn as blanks (U+115F/1160, U+3164, U+FFA0), interlinear annotation marks
+ * and the tag characters (U+E0000–U+E007F). Text holding them reads as other text than it is: `1.20.2` with a
+ * U+200B is not `1.20.2`, and an RLM turns a line around.
+ */
+const INVISIBLE =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each is matched alone, to be shown (U+034F combines)
+  /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2060-\u2064\u206a-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+/**
+ * The same but U+200B: the printer's last guard leaves the zero-width space markdownText itself puts after an `@`
+ * and a `#` (what breaks a mention or a reference), while every bundle value had it shown by terminalText.
+ */
+const INVISIBLE_BUT_ZWSP =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each is matched alone, to be shown (U+034F combines)
+  /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200c-\u200f\u2060-\u2064\u206a-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+
+/** One value in terminal text: shown, never obeyed, never a line of its own, nothing in it invisible. */
 export function terminalText(s: unknown): string {
-  return String(s).replace(CONTROL, show).replace(/##\[/g, "##\\u{5b}");
+  return String(s).replace(CONTROL, show).replace(INVISIBLE, show).replace(/##\[/g, "##\\u{5b}");
 }
 
 /**
@@ -52,6 +71,7 @@ export function terminalText(s: unknown): string {
 export function guardLines(doc: string): string {
   return doc
     .replace(CONTROL_BUT_NEWLINE, show)
+    .replace(INVISIBLE_BUT_ZWSP, show)
     .replace(/##\[/g, "##\\u{5b}")
     .replace(/^(\s*):(?=:)/gm, "$1\\u{3a}");
 }
@@ -85,10 +105,18 @@ export function ownLines(s: string): TerminalText {
 const MENTION = /@(?=[A-Za-z0-9])/g;
 
 /**
+ * What GitHub's renderer turns into a link with no mark around it (issue 45): a URL's `://` (http, https, ftp…),
+ * `www.`, and references to an issue or pull request (`#12`, `owner/repo#12`, `GH-12`). An e-mail address is
+ * broken with the mentions (its `@`).
+ */
+const AUTOLINK = /(:)(?=\/\/)|\b(www)(?=\.)|(#|\bGH-)(?=\d)/gi;
+
+/**
  * One value in markdown (a table cell, a heading, a list item): it stays one run of plain text. `|` would split
  * a cell and a newline end the row; `<`, `>` and `&` would be HTML to the renderer; `[`, `]`, `` ` `` and `!`
- * would make links, images or code; `@name` would ping someone (a zero-width space after the `@`); controls are
- * shown as in terminal text (the markdown is printed on a terminal too).
+ * would make links, images or code; `@name` would ping someone and a bare URL or `owner/repo#12` would be a link
+ * (a zero-width space after the `@`, the `:` of `://`, the `www`, the `#`); controls and invisible characters are
+ * shown as in terminal text (the markdown is printed on a terminal too), before the zero-width spaces go in.
  */
 export function markdownText(s: unknown): string {
   return terminalText(
@@ -97,9 +125,10 @@ export function markdownText(s: unknown): string {
       .replace(/</g, "&lt;")
       .replace(/>/g, "&gt;")
       .replace(/([|[\]`!\\])/g, "\\$1")
-      .replace(/\r?\n/g, " ")
-      .replace(MENTION, "@\u200b"),
-  );
+      .replace(/\r?\n/g, " "),
+  )
+    .replace(MENTION, "@\u200b")
+    .replace(AUTOLINK, (m) => `${m}\u200b`);
 }
 
 /** A value to show as a markdown code span (a path, a property's id): see `code`. */
@@ -235,11 +264,15 @@ export function xmlText(s: string): string {
 }
 
 /**
- * JSON bound for a terminal, the same data: C1, bidi and line-separator characters and `##[` as `\uXXXX` escapes
- * (JSON.stringify leaves them raw; they can only be inside strings, where the escape reads back the same).
+ * JSON bound for a terminal, the same data: C1, bidi, line-separator and invisible characters and `##[` as
+ * `\uXXXX` escapes (JSON.stringify leaves them raw; they can only be inside strings, where the escape reads back
+ * the same; an astral one as its surrogate pair).
  */
 export function jsonText(json: string): string {
-  return json.replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]|##\[/g, (c) =>
-    c === "##[" ? "##\\u005b" : `\\u${(c.codePointAt(0) as number).toString(16).padStart(4, "0")}`,
-  );
+  const unit = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  return json
+    .replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]|##\[/g, (c) =>
+      c === "##[" ? "##\\u005b" : unit(c),
+    )
+    .replace(INVISIBLE, (c) => Array.from({ length: c.length }, (_, i) => unit(c.charAt(i))).join(""));
 }
