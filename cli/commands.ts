@@ -19,7 +19,9 @@ import {
   terminalLines,
 } from "../helpers/output.ts";
 import { oneOf, stringOption } from "./args.ts";
+import type { Io } from "./io.ts";
 import {
+  appendStepSummary,
   printAnnotations,
   printDebugStack,
   printErr,
@@ -28,7 +30,7 @@ import {
   printOut,
   writeJsonLines,
 } from "./print.ts";
-import type { Command } from "./registry.ts";
+import type { Command, ParsedCommandArgs } from "./registry.ts";
 
 const topics = async () => (await import("../suites/topics.ts")).TOPICS;
 
@@ -302,7 +304,7 @@ export const declareMinor: Command = {
 
 export const upgrade: Command = {
   name: "upgrade",
-  synopsis: "BUNDLE [--fresh-from DIR] [--fresh-to DIR] [--strict]",
+  synopsis: "BUNDLE [--fresh-from DIR] [--fresh-to DIR] [--strict] [--step-summary FILE]",
   summary:
     "is this upgrade safe? an upgrade bundle's legs and every topic after each, judged; exit 1 naming what broke",
   details:
@@ -311,49 +313,75 @@ export const upgrade: Command = {
     "fresh-from": { type: "string", value: "DIR", help: "a fresh bundle of the source version" },
     "fresh-to": { type: "string", value: "DIR", help: "a fresh bundle of the target version" },
     strict: { type: "boolean", help: "exit 1 on a known issue new on the target, too" },
+    "step-summary": {
+      type: "string",
+      value: "FILE",
+      help: "also append the markdown to FILE ($GITHUB_STEP_SUMMARY), or the refusal, escaped as markdown",
+    },
   },
   maxPositionals: 1,
-  run: async ({ positionals, values }, io) => {
-    const [dir] = positionals;
-    if (!dir) throw new UserError("which upgrade bundle? e.g. upgrade suites/bundles/upgrade-1.19-1.20/kpr");
-    const { readMeta, legBundles, shippedBundle } = await import("../helpers/bundle.ts");
-    const { checkBundle } = await import("../helpers/check.ts");
-    const { judgeUpgrade, againstFresh } = await import("../helpers/upgrade-gate.ts");
-    const meta = readMeta(dir);
-    if (!meta.upgrade)
-      throw new UserError(
-        `${dir} is not an upgrade bundle (its bundle.json has no upgrade: a run with UPGRADE_TO)`,
-      );
-    const all = await topics();
-    const freshTo = stringOption(values, "fresh-to") ?? shippedBundle(meta.upgrade.toMinor, meta.mode);
-    const freshFrom = stringOption(values, "fresh-from") ?? shippedBundle(meta.upgrade.fromMinor, meta.mode);
-    const nested = legBundles(dir);
-    const named = [dir, ...nested, ...(freshTo ? [freshTo] : []), ...(freshFrom ? [freshFrom] : [])];
-    const g = await readingBundles(named, async () => {
-      const up = await checkBundle(dir, all);
-      const legs = [];
-      for (const n of nested) {
-        const leg = n.endsWith("after-rollback") ? "rollback" : "upgrade";
-        const result = await checkBundle(n, all);
-        const freshDir = leg === "upgrade" ? freshTo : freshFrom;
-        legs.push({
-          leg,
-          result,
-          ...(freshDir ? { fresh: againstFresh(await checkBundle(freshDir, all), result, all) } : {}),
-        });
-      }
-      // the source's known issues: the run's own topics before the upgrade, else a fresh bundle of it
-      const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "restart" && t !== "config");
-      const before = ranBefore ? up : freshFrom ? await checkBundle(freshFrom, all) : null;
-      return judgeUpgrade({ upgrade: up, legs, before, strict: values.strict === true });
-    });
-    printMarkdown(io, markdownLines([g.summary, markdown``]));
-    // in a GitHub Actions step (the upgrade job's gate), the outcome is one annotation
-    const kind = g.exitCode !== 0 ? "error" : g.newKnownIssues.length > 0 ? "warning" : "notice";
-    printAnnotations(io, [annotation(kind, "upgrade", g.headline)]);
-    return g.exitCode;
+  run: async (args, io) => {
+    const summaryFile = stringOption(args.values, "step-summary");
+    try {
+      return await judgeUpgradeBundle(args, io, summaryFile);
+    } catch (err) {
+      // a refused bundle is said in the summary too, as markdown: its message quotes the bundle's strings
+      if (summaryFile && err instanceof UserError)
+        appendStepSummary(
+          summaryFile,
+          markdown`**The upgrade gate refused the bundle** (exit ${err.exitCode}): ${err.message}`,
+        );
+      throw err;
+    }
   },
 };
+
+/** `upgrade`'s judgement: its markdown on standard output (and to `summaryFile`), its annotation, its exit code. */
+async function judgeUpgradeBundle(
+  { positionals, values }: ParsedCommandArgs,
+  io: Required<Io>,
+  summaryFile: string | undefined,
+): Promise<number> {
+  const [dir] = positionals;
+  if (!dir) throw new UserError("which upgrade bundle? e.g. upgrade suites/bundles/upgrade-1.19-1.20/kpr");
+  const { readMeta, legBundles, shippedBundle } = await import("../helpers/bundle.ts");
+  const { checkBundle } = await import("../helpers/check.ts");
+  const { judgeUpgrade, againstFresh } = await import("../helpers/upgrade-gate.ts");
+  const meta = readMeta(dir);
+  if (!meta.upgrade)
+    throw new UserError(
+      `${dir} is not an upgrade bundle (its bundle.json has no upgrade: a run with UPGRADE_TO)`,
+    );
+  const all = await topics();
+  const freshTo = stringOption(values, "fresh-to") ?? shippedBundle(meta.upgrade.toMinor, meta.mode);
+  const freshFrom = stringOption(values, "fresh-from") ?? shippedBundle(meta.upgrade.fromMinor, meta.mode);
+  const nested = legBundles(dir);
+  const named = [dir, ...nested, ...(freshTo ? [freshTo] : []), ...(freshFrom ? [freshFrom] : [])];
+  const g = await readingBundles(named, async () => {
+    const up = await checkBundle(dir, all);
+    const legs = [];
+    for (const n of nested) {
+      const leg = n.endsWith("after-rollback") ? "rollback" : "upgrade";
+      const result = await checkBundle(n, all);
+      const freshDir = leg === "upgrade" ? freshTo : freshFrom;
+      legs.push({
+        leg,
+        result,
+        ...(freshDir ? { fresh: againstFresh(await checkBundle(freshDir, all), result, all) } : {}),
+      });
+    }
+    // the source's known issues: the run's own topics before the upgrade, else a fresh bundle of it
+    const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "restart" && t !== "config");
+    const before = ranBefore ? up : freshFrom ? await checkBundle(freshFrom, all) : null;
+    return judgeUpgrade({ upgrade: up, legs, before, strict: values.strict === true });
+  });
+  printMarkdown(io, markdownLines([g.summary, markdown``]));
+  if (summaryFile) appendStepSummary(summaryFile, g.summary);
+  // in a GitHub Actions step (the upgrade job's gate), the outcome is one annotation
+  const kind = g.exitCode !== 0 ? "error" : g.newKnownIssues.length > 0 ? "warning" : "notice";
+  printAnnotations(io, [annotation(kind, "upgrade", g.headline)]);
+  return g.exitCode;
+}
 
 export const summary: Command = {
   name: "summary",
