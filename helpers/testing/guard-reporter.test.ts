@@ -6,11 +6,12 @@
  * escapes; what it prints on stdout and stderr is read with GitHub's runner's rules.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { guardError, guardReported } from "./guard-reporter.ts";
+import { BUNDLES_DIR, editJson } from "./tamper.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const tmp = mkdtempSync(join(tmpdir(), "dpc-guard-reporter-"));
@@ -19,6 +20,19 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 /** A raw output line as a hostile bundle would serve it: commands at a line's start, OSC 52, an RLM. */
 const RAW =
   "ok\n::error title=evil::pwned\n##[warning]legacy\r::add-mask::s3cret\n\u001b]52;c;cHduZWQ=\u0007\u200f";
+
+/** The escapes a terminal would obey in `text`, but vitest's own colours (SGR: ESC [ … m). */
+function obeyed(text: string): string[] {
+  const sgr = new RegExp(`${"\u001b"}\\[[0-9;]*m`, "g");
+  return [...text.replace(sgr, "")].filter((c) => {
+    const n = c.codePointAt(0) as number;
+    return (
+      (n < 0x20 && c !== "\n" && c !== "\t") || (n >= 0x7f && n <= 0x9f) || c === "\u200e" || c === "\u200f"
+    );
+  });
+}
+
+const VITEST = join(ROOT, "node_modules", "vitest", "vitest.mjs");
 
 /** The lines GitHub's runner takes for commands: `::` first after leading whitespace, or `##[` anywhere. */
 const commands = (text: string) =>
@@ -65,29 +79,40 @@ describe("vitest's report of hostile raw output (issue 45)", () => {
     const env: NodeJS.ProcessEnv = { ...process.env, GITHUB_ACTIONS: "true", FORCE_COLOR: "1" };
     // no JUnit file written over the run's own (results/junit.xml): the reporters as outside CI
     delete env.CI;
-    const r = spawnSync(
-      process.execPath,
-      [join(ROOT, "node_modules", "vitest", "vitest.mjs"), "run", "--config", config],
-      {
-        cwd: ROOT,
-        env,
-        encoding: "utf8",
-        timeout: 120_000,
-      },
-    );
+    const r = spawnSync(process.execPath, [VITEST, "run", "--config", config], {
+      cwd: ROOT,
+      env,
+      encoding: "utf8",
+      timeout: 120_000,
+    });
     const all = `${r.stdout}\n${r.stderr}`;
     expect(r.status, all).toBe(1);
     expect(all).toContain("parser refused line 3");
     expect(all).toContain("\\u{3a}:error title=evil::pwned");
     expect(commands(all), all).toEqual([]);
-    // no escape but vitest's own colours (SGR: ESC [ … m)
-    const sgr = new RegExp(`${"\u001b"}\\[[0-9;]*m`, "g");
-    const obeyed = [...all.replace(sgr, "")].filter((c) => {
-      const n = c.codePointAt(0) as number;
-      return (
-        (n < 0x20 && c !== "\n" && c !== "\t") || (n >= 0x7f && n <= 0x9f) || c === "\u200e" || c === "\u200f"
-      );
-    });
-    expect(obeyed).toEqual([]);
+    expect(obeyed(all)).toEqual([]);
+  });
+
+  it("a replay of a bundle whose folder name and version carry commands (the documented CLUSTER_PROVIDER=replay run): none reaches the log", () => {
+    const copy = join(tmp, `b${RAW.replace(/\//g, "|")}`);
+    cpSync(join(BUNDLES_DIR, "1.20", "kpr"), copy, { recursive: true });
+    editJson(copy, "bundle.json", (m) => ({ ...m, cilium: `${m.cilium}${RAW}` }));
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      GITHUB_ACTIONS: "true",
+      CLUSTER_PROVIDER: "replay",
+      BUNDLE: copy,
+    };
+    delete env.CI;
+    delete env.VITEST;
+    const r = spawnSync(
+      process.execPath,
+      [VITEST, "run", "--project", "conformance", "suites/01-iptables/iptables.spec.ts"],
+      { cwd: ROOT, env, encoding: "utf8", timeout: 120_000 },
+    );
+    const all = `${r.stdout}\n${r.stderr}`;
+    expect(all).toContain("iptables: observing (Cilium 1.20.2ok\\u{a}::error title=evil::pwned");
+    expect(commands(all), all).toEqual([]);
+    expect(obeyed(all)).toEqual([]);
   });
 });
