@@ -12,6 +12,7 @@ import {
   type AnnotationKind,
   annotation,
   annotationsCapped,
+  MarkdownBudget,
   markdown,
   markdownLines,
   ownLines,
@@ -191,6 +192,8 @@ export const check: Command = {
     let failed = false;
     const totals: string[] = [];
     const notes: { kind: AnnotationKind; title: string; message: string }[] = [];
+    // every bundle's markdown together stays under a step summary's limit (issue 45)
+    const budget = new MarkdownBudget();
     for (const dir of dirs) {
       const r = await readingBundles([dir], () => checkBundle(dir, all));
       judged.push(r);
@@ -198,15 +201,15 @@ export const check: Command = {
       const near = values["no-nearest"]
         ? null
         : await readingBundles([dir], () => compareWithNearest(r, all));
-      if (values.markdown)
-        printMarkdown(
-          io,
+      if (values.markdown) {
+        const md = budget.take(
           formatCheckMarkdown(
             r,
             near ? [markdown`${near.why}`, markdown``, ...formatComparisonLines(near.comparison)] : [],
           ),
         );
-      else printOut(io, formatCheck(r, near ? formatComparisonText(near.comparison, near.why) : []));
+        if (md) printMarkdown(io, md);
+      } else printOut(io, formatCheck(r, near ? formatComparisonText(near.comparison, near.why) : []));
       if (dirs.length > 1) printOut(io, terminal`\n`);
       if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
       // in a GitHub Actions step, each failure (a change in a new minor too, and a known issue) is an annotation
@@ -222,6 +225,8 @@ export const check: Command = {
         `${n("pass")} passed, ${n("fail")} failed${n("changed") ? `, ${n("changed")} changed in the new minor` : ""}${n("known-issue") ? `, ${n("known-issue")} known issue(s)` : ""}, ${n("skip")} skipped`,
       );
     }
+    const cut = budget.note();
+    if (values.markdown && cut) printMarkdown(io, cut);
     // several bundles (a folder of them): one line each at the end, so the outcome is not scrolled away
     if (dirs.length > 1 && !values.markdown) {
       const width = dirs.reduce((w, d) => Math.max(w, d.length), 0);

@@ -461,6 +461,36 @@ describe(
       expect(md.out).toMatch(/^- \.\.\. and 1\d{5} more difference\(s\)$/m);
     });
 
+    it("a 30 KB .gz holding one 30-million-character line a failure quotes: check's output and --junit stay small, in 400 MB of heap (issue 45)", () => {
+      const dir = hostile((d) => {
+        const save = topicCalls(d).find((c) => c.argv.join(" ") === "iptables-save") as CallRecord;
+        const path = join(d, save.stdoutFile);
+        const text = gunzipSync(readFileSync(path)).toString("utf8");
+        const line = `-A KUBE-SVC-ABC -d 10.96.0.10/32 -m comment --comment "${"x".repeat(30_000_000)}" -j KUBE-SEP-X`;
+        writeFileSync(path, gzipSync(text.replace("COMMIT", `${line}\nCOMMIT`), { level: 9 }));
+      });
+      const junit = join(out, "big-line.xml");
+      // before: 60 MB on stdout, 120 MB of JUnit, 1.1 GB of memory (2.3 GB for a 60 MB line)
+      const r = spawnSync(
+        process.execPath,
+        [
+          "--max-old-space-size=400",
+          join(import.meta.dirname, "..", "bin", "datapath-conformance.mjs"),
+          "check",
+          dir,
+          "--junit",
+          junit,
+        ],
+        { encoding: "utf8", maxBuffer: 256 << 20 },
+      );
+      expect(r.status, r.stderr.slice(0, 2000)).toBe(1);
+      expect(r.stdout).toMatch(/-A KUBE-SVC-ABC .*x{100}.* … \(\d+ more characters, in the bundle\)/);
+      expect(Buffer.byteLength(r.stdout)).toBeLessThan(200_000);
+      const xml = readFileSync(junit, "utf8");
+      expect(Buffer.byteLength(xml)).toBeLessThan(200_000);
+      expect(() => parseXmlStrictly(xml)).not.toThrow();
+    });
+
     it("report and summary refuse a string over its field's cap before building anything", async () => {
       const dir = hostile((d) => editJson(d, "bundle.json", (m) => ({ ...m, origin: "x".repeat(12 << 20) })));
       refused(

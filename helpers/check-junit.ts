@@ -19,7 +19,7 @@ import type { CheckResult } from "./check.ts";
 import { xmlText } from "./output.ts";
 import { skipReason, type Verdict } from "./properties/judge.ts";
 import { assumedText, CHANGED_LABEL } from "./properties/versions.ts";
-import { showItem } from "./records/evidence.ts";
+import { showItem, shownValue } from "./records/evidence.ts";
 
 /** The verdict's first evidence line, and the first raw line it quotes when that is another item. */
 export function firstEvidence(v: Pick<Verdict, "evidence">): string {
@@ -33,7 +33,7 @@ export function firstEvidence(v: Pick<Verdict, "evidence">): string {
 /** A known issue in one line: the versions, what goes wrong, its upstream reference. */
 export function knownIssueText(v: Verdict, cilium: string): string {
   const d = v.deviation;
-  return `known issue of Cilium ${d?.versions ?? cilium}: ${d?.claim ?? v.claim}${d?.upstream ? ` (${d.upstream})` : ""} — expected ${v.expected}, observed ${v.observed}`;
+  return `known issue of Cilium ${d?.versions ?? cilium}: ${d?.claim ?? v.claim}${d?.upstream ? ` (${d.upstream})` : ""} — expected ${shownValue(String(v.expected))}, observed ${shownValue(String(v.observed))}`;
 }
 
 const attr = (name: string, value: unknown) => ` ${name}="${xmlText(String(value ?? ""))}"`;
@@ -44,7 +44,7 @@ function testcase(r: CheckResult, v: Verdict): string {
     `<property${attr("name", name)}${attr("value", value)}/>`;
   const assumed = v.assumedFrom ? property("assumed-from", assumedText(v.assumedFrom)) : "";
   const props = (extra = "") =>
-    `\n      <properties>${property("expected", v.expected)}${property("observed", v.observed)}${assumed}${extra}</properties>`;
+    `\n      <properties>${property("expected", shownValue(String(v.expected)))}${property("observed", shownValue(String(v.observed)))}${assumed}${extra}</properties>`;
   const close = "\n    </testcase>";
   if (v.status === "pass") return `${open}${props()}${close}`;
   if (v.status === "skip") {
@@ -62,7 +62,7 @@ function testcase(r: CheckResult, v: Verdict): string {
   }
   // a change in a new minor fails as a failure does, saying what it is
   const changed = v.status === "changed";
-  const message = `${changed ? `changed in the new minor (${assumedText(v.assumedFrom ?? "?")}): ` : ""}expected ${v.expected}, observed ${v.observed}`;
+  const message = `${changed ? `changed in the new minor (${assumedText(v.assumedFrom ?? "?")}): ` : ""}expected ${shownValue(String(v.expected))}, observed ${shownValue(String(v.observed))}`;
   const body = `${message}\n${firstEvidence(v)}\n\n${String(v.message ?? "")}`;
   return `${open}\n      <failure${attr("message", message)}${attr("type", v.status)}>${xmlText(body)}</failure>${props(changed ? property("changed-in-new-minor", CHANGED_LABEL) : "")}${close}`;
 }

@@ -28,7 +28,7 @@ import {
 } from "./properties/versions.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
 import { configValues, type DatapathConfig, formatDatapathConfig } from "./records/datapath-config.ts";
-import { isEvidenceItem } from "./records/evidence.ts";
+import { isEvidenceItem, shownValue } from "./records/evidence.ts";
 import type { RecordSet } from "./records/types.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
@@ -403,7 +403,7 @@ export function formatCheckMarkdown(r: CheckResult, opening: readonly MarkdownTe
     );
     for (const v of changed)
       out.push(
-        markdown`- ${code(v.id)}: ${v.checked ?? v.claim} — expected (${assumedText(from ?? "")}) ${v.expected}, observed ${v.observed}`,
+        markdown`- ${code(v.id)}: ${v.checked ?? v.claim} — expected (${assumedText(from ?? "")}) ${shownValue(v.expected)}, observed ${shownValue(v.observed)}`,
       );
     out.push(markdown``);
   }
@@ -414,7 +414,7 @@ export function formatCheckMarkdown(r: CheckResult, opening: readonly MarkdownTe
     );
     for (const v of known)
       out.push(
-        markdown`- ${code(v.id)}: ${v.deviation?.claim ?? v.claim} — expected ${v.expected}, observed ${v.observed} (${v.deviation?.upstream ?? ""})`,
+        markdown`- ${code(v.id)}: ${v.deviation?.claim ?? v.claim} — expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)} (${v.deviation?.upstream ?? ""})`,
       );
     out.push(markdown``);
   }
@@ -429,8 +429,10 @@ export function formatCheckMarkdown(r: CheckResult, opening: readonly MarkdownTe
       markdownRow([
         markdown`${code(v.id)}`,
         markdown`${v.checked ?? v.claim}`,
-        v.assumedFrom ? markdown`${v.expected} (${assumedText(v.assumedFrom)})` : markdown`${v.expected}`,
-        markdown`${v.observed}`,
+        v.assumedFrom
+          ? markdown`${shownValue(v.expected)} (${assumedText(v.assumedFrom)})`
+          : markdown`${shownValue(v.expected)}`,
+        markdown`${shownValue(v.observed)}`,
         markdown`${mark[v.status]}`,
       ]),
     );
@@ -483,8 +485,8 @@ export function formatCheck(r: CheckResult, opening: readonly TerminalText[] = [
       v.status === "skip"
         ? skipReason(v)
         : v.status === "known-issue"
-          ? `expected ${v.expected}, observed ${v.observed}: known issue of Cilium ${v.deviation?.versions}`
-          : `expected ${v.expected}, observed ${v.observed}`;
+          ? `expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}: known issue of Cilium ${v.deviation?.versions}`
+          : `expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}`;
     lines.push(
       terminal`  ${tag[v.status].padEnd(width)}  ${v.id.padEnd(44)} ${what}${v.assumedFrom ? ` (${assumedText(v.assumedFrom)})` : ""}`,
     );

@@ -11,10 +11,12 @@ import {
   code,
   guardLines,
   jsonText,
+  MarkdownBudget,
   type MarkdownText,
   markdown,
   markdownLines,
   STEP_SUMMARY_DOCUMENT_BYTES,
+  STEP_SUMMARY_RUN_BYTES,
   terminal,
   xmlChars,
 } from "./output.ts";
@@ -95,6 +97,29 @@ describe("markdown", () => {
     ).toBe(true);
     const small = "### ok\n" as MarkdownText;
     expect(capMarkdown(small)).toBe(small);
+  });
+});
+
+describe("markdown of a whole command (issue 45)", () => {
+  it("fourteen bundles of 200 KiB each: together under the run's cap, under GitHub's 1 MiB, and the note says what was cut", () => {
+    const line = markdown`| ${"x".repeat(1000)} |`;
+    const doc = markdownLines(Array.from({ length: 200 }, () => line));
+    const budget = new MarkdownBudget();
+    const printed = Array.from({ length: 14 }, () => budget.take(doc));
+    const note = budget.note();
+    const total =
+      printed.reduce((n, d) => n + (d ? Buffer.byteLength(d) + 1 : 0), 0) + Buffer.byteLength(note ?? "");
+    expect(total).toBeLessThanOrEqual(STEP_SUMMARY_RUN_BYTES);
+    expect(STEP_SUMMARY_RUN_BYTES).toBeLessThan(1 << 20);
+    expect(printed.filter((d) => d === doc).length).toBe(3);
+    expect(printed.filter((d) => d === null).length).toBe(10);
+    expect(note).toMatch(
+      /stops at 768 KiB, under GitHub's 1 MiB per step: 1 document\(s\) cut, 10 more left out;/,
+    );
+    // everything that fits: printed whole, no note
+    const small = new MarkdownBudget();
+    expect(small.take(line)).toBe(line);
+    expect(small.note()).toBeNull();
   });
 });
 

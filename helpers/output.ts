@@ -181,12 +181,59 @@ export const STEP_SUMMARY_DOCUMENT_BYTES = 256 * 1024;
 /** A markdown document cut at a line under `cap` bytes, with a note saying so; unchanged when it fits. */
 export function capMarkdown(md: MarkdownText, cap = STEP_SUMMARY_DOCUMENT_BYTES): MarkdownText {
   if (Buffer.byteLength(md) <= cap) return md;
-  const note = `\n\n*(cut at ${cap / 1024} KiB: a GitHub step summary takes 1 MiB per step; the command's text output, or \`report\`, has all of it)*\n`;
+  const note = `\n\n*(cut at ${Math.floor(cap / 1024)} KiB: a GitHub step summary takes 1 MiB per step; the command's text output, or \`report\`, has all of it)*\n`;
   const room = cap - Buffer.byteLength(note);
   let cut = Buffer.from(md).subarray(0, room).toString("utf8");
   // the last whole line (a cut character at the end decodes to U+FFFD: the line goes with it)
   cut = cut.slice(0, Math.max(0, cut.lastIndexOf("\n")));
   return `${cut}${note}` as MarkdownText;
+}
+
+/**
+ * What one command's markdown may take in all (issue 45: `check DIR --markdown` cut each bundle's document at
+ * 256 KiB, but fourteen bundles passed GitHub's 1 MiB per step): three documents' worth, the fourth left to the
+ * step's other writers (the workflow's measurements).
+ */
+export const STEP_SUMMARY_RUN_BYTES = 3 * STEP_SUMMARY_DOCUMENT_BYTES;
+
+/** A document too small to be worth starting: past this little room, the rest are counted instead. */
+const LEAST_DOCUMENT_BYTES = 4 * 1024;
+
+/**
+ * The markdown documents of one command (one per bundle), together under STEP_SUMMARY_RUN_BYTES: each cut to its
+ * own share and to what is left, then, once too little is left, left out and counted; `note` says what was cut.
+ */
+export class MarkdownBudget {
+  private left: number;
+  private skipped = 0;
+  private cut = 0;
+
+  constructor(total = STEP_SUMMARY_RUN_BYTES) {
+    // room kept for the closing note
+    this.left = total - 1024;
+  }
+
+  /** `md` as it may be printed, or null when it is left out (too little room left: counted for `note`). */
+  take(md: MarkdownText): MarkdownText | null {
+    if (this.left < LEAST_DOCUMENT_BYTES) {
+      this.skipped++;
+      return null;
+    }
+    const capped = capMarkdown(md, Math.min(STEP_SUMMARY_DOCUMENT_BYTES, this.left));
+    if (capped !== md) this.cut++;
+    this.left -= Buffer.byteLength(capped) + 1;
+    return capped;
+  }
+
+  /** What was cut or left out, in one line; null when everything was printed whole. */
+  note(): MarkdownText | null {
+    if (this.skipped === 0 && this.cut === 0) return null;
+    const what = [
+      ...(this.cut > 0 ? [`${this.cut} document(s) cut`] : []),
+      ...(this.skipped > 0 ? [`${this.skipped} more left out`] : []),
+    ].join(", ");
+    return `*(this command's markdown stops at ${STEP_SUMMARY_RUN_BYTES / 1024} KiB, under GitHub's 1 MiB per step: ${what}; the command's text output, or \`report\`, has them all)*\n` as MarkdownText;
+  }
 }
 
 /** A workflow command's data, escaped as the runner's toolkit does (`%`, CR, LF). */
