@@ -192,8 +192,10 @@ export const check: Command = {
     let failed = false;
     const totals: string[] = [];
     const notes: { kind: AnnotationKind; title: string; message: string }[] = [];
-    // every bundle's markdown together stays under a step summary's limit (issue 45)
+    // every bundle's markdown together stays under a step summary's limit, its messages under the run's (issue 45)
     const budget = new MarkdownBudget();
+    const { MessageBudget } = await import("../helpers/records/evidence.ts");
+    const messages = new MessageBudget();
     for (const dir of dirs) {
       const r = await readingBundles([dir], () => checkBundle(dir, all));
       judged.push(r);
@@ -209,7 +211,8 @@ export const check: Command = {
           ),
         );
         if (md) printMarkdown(io, md);
-      } else printOut(io, formatCheck(r, near ? formatComparisonText(near.comparison, near.why) : []));
+      } else
+        printOut(io, formatCheck(r, near ? formatComparisonText(near.comparison, near.why) : [], messages));
       if (dirs.length > 1) printOut(io, terminal`\n`);
       if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
       // in a GitHub Actions step, each failure (a change in a new minor too, and a known issue) is an annotation

@@ -28,7 +28,7 @@ import {
 } from "./properties/versions.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
 import { configValues, type DatapathConfig, formatDatapathConfig } from "./records/datapath-config.ts";
-import { isEvidenceItem, shownValue } from "./records/evidence.ts";
+import { isEvidenceItem, MessageBudget, shownValue } from "./records/evidence.ts";
 import type { RecordSet } from "./records/types.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
@@ -461,7 +461,11 @@ export function assumedLine(cilium: string, from: string): string {
 }
 
 /** check's text: `opening` (the comparison with the nearest shipped bundle, its lines) right after the header. */
-export function formatCheck(r: CheckResult, opening: readonly TerminalText[] = []): TerminalText {
+export function formatCheck(
+  r: CheckResult,
+  opening: readonly TerminalText[] = [],
+  messages: MessageBudget = new MessageBudget(),
+): TerminalText {
   const from = r.assumedFrom;
   const lines: TerminalText[] = [
     terminal`${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`,
@@ -495,7 +499,7 @@ export function formatCheck(r: CheckResult, opening: readonly TerminalText[] = [
   const fails = r.verdicts.filter((v) => v.status === "fail");
   if (fails.length > 0) {
     lines.push(terminal``);
-    for (const v of fails) for (const l of v.message.split("\n")) lines.push(terminal`${l}`);
+    for (const v of fails) for (const l of messages.take(v.message).split("\n")) lines.push(terminal`${l}`);
     lines.push(terminal``);
   }
   const changed = r.verdicts.filter((v) => v.status === "changed");
@@ -504,7 +508,7 @@ export function formatCheck(r: CheckResult, opening: readonly TerminalText[] = [
       terminal``,
       terminal`${CHANGED_TITLE} (\`datapath-conformance declare-minor ${r.bundle}\` lists what to declare, with the raw lines):`,
     );
-    for (const v of changed) for (const l of v.message.split("\n")) lines.push(terminal`${l}`);
+    for (const v of changed) for (const l of messages.take(v.message).split("\n")) lines.push(terminal`${l}`);
     lines.push(terminal``);
   }
   const known = r.verdicts.filter((v) => v.status === "known-issue");

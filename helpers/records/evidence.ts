@@ -229,6 +229,40 @@ export function shownValue(s: string, cap = SHOWN_VALUE_CHARS): string {
   return `${s.slice(0, cap)} … (${s.length - cap} more characters, in the bundle)`;
 }
 
+/**
+ * What one command may print of verdicts' messages in all (issue 45): each message is bounded (its values cut,
+ * its items counted: helpers/properties/judge.ts), but a folder of bundles multiplies them. Past this many
+ * characters, a message shows its first line and says where the rest is.
+ */
+export const MESSAGES_RUN_CHARS = 2 * 1024 * 1024;
+
+/** The messages of one command's run, together under MESSAGES_RUN_CHARS (check's text, its JUnit report). */
+export class MessageBudget {
+  private left: number;
+  private held = 0;
+
+  constructor(total = MESSAGES_RUN_CHARS) {
+    this.left = total;
+  }
+
+  /** `message` whole while there is room; past it, its first line and a note. */
+  take(message: string): string {
+    if (message.length <= this.left) {
+      this.left -= message.length;
+      return message;
+    }
+    this.left = 0;
+    this.held++;
+    const first = shownValue(message.split("\n", 1)[0] as string);
+    return `${first}\n  (the rest not shown: this run printed ${MESSAGES_RUN_CHARS / (1024 * 1024)} MiB of messages; \`check\` of this bundle alone, or \`report\`, has it)`;
+  }
+
+  /** How many messages were cut short. */
+  get cut(): number {
+    return this.held;
+  }
+}
+
 /** One line for a message or a log: `raw/…:12  <the line>`, or `<derived> ← raw/…:3, raw/…:5`, each value cut. */
 export function showItem(e: EvidenceItem): string {
   if (isQuote(e)) return `${showPlace(e.at)}  ${shownValue(e.quote)}`;
