@@ -6,7 +6,7 @@
  * escapes; what it prints on stdout and stderr is read with GitHub's runner's rules.
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -71,7 +71,8 @@ describe("vitest's report of hostile raw output (issue 45)", () => {
         `import base from ${JSON.stringify(join(ROOT, "vitest.config.ts"))};`,
         "export default {",
         `  test: { root: ${JSON.stringify(ROOT)}, dir: ${JSON.stringify(tmp)}, include: ["**/hostile.check.ts"],`,
-        "    reporters: base.test.reporters, isolate: false },",
+        // the JUnit report CI writes too (its test case names are printed by scripts/junit-summary.ts)
+        `    reporters: [...base.test.reporters, [${JSON.stringify(join(ROOT, "helpers", "testing", "junit-reporter.ts"))}, { outputFile: ${JSON.stringify(join(tmp, "junit.xml"))} }]], isolate: false },`,
         "};",
         "",
       ].join("\n"),
@@ -90,6 +91,11 @@ describe("vitest's report of hostile raw output (issue 45)", () => {
     expect(all).toContain("parser refused line 3");
     expect(all).toContain("\\u{3a}:error title=evil::pwned");
     expect(commands(all), all).toEqual([]);
+    const names = [
+      ...readFileSync(join(tmp, "junit.xml"), "utf8").matchAll(/<testcase [^>]*name="([^"]*)"/g),
+    ].map((m) => m[1] as string);
+    expect(names.join("\n")).toContain("name ok\\u{a}");
+    expect(names.filter((n) => /[\n\r]|&#(10|13);/.test(n))).toEqual([]);
     expect(obeyed(all)).toEqual([]);
   });
 

@@ -48,6 +48,8 @@ export function guardError(e: unknown, depth = 0): void {
 
 interface TaskLike {
   name?: unknown;
+  fullName?: unknown;
+  fullTestName?: unknown;
   result?: { errors?: unknown[]; note?: unknown };
   tasks?: TaskLike[];
 }
@@ -63,8 +65,12 @@ type ConsoleLog = Parameters<NonNullable<Reporter["onUserConsoleLog"]>>[0];
 /** A task (a file, a suite, a test) and every task below it: its name, its errors, its note. */
 function guardTask(task: TaskLike | undefined): void {
   if (!task) return;
-  // a name is one line (a console line's header, a row of the tree): its newlines shown too
-  if (typeof task.name === "string") task.name = guardReported(task.name).replace(/\n/g, "\\u{a}");
+  // a name is one line (a console line's header, a row of the tree, a JUnit test case that
+  // scripts/junit-summary.ts prints): its newlines shown too; the full names are kept beside it
+  for (const key of ["name", "fullName", "fullTestName"] as const) {
+    const v = task[key];
+    if (typeof v === "string") task[key] = guardReported(v).replace(/\n/g, "\\u{a}");
+  }
   for (const e of task.result?.errors ?? []) guardError(e);
   if (task.result && typeof task.result.note === "string") task.result.note = guardReported(task.result.note);
   for (const t of task.tasks ?? []) guardTask(t);
