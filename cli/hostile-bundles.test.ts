@@ -15,6 +15,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   truncateSync,
   unlinkSync,
@@ -464,7 +465,7 @@ describe(
       expect(md.out).toMatch(/^- \.\.\. and 1\d{5} more difference\(s\)$/m);
     });
 
-    it("a 30 KB .gz holding one 30-million-character line a failure quotes: check's output and --junit stay small, in 400 MB of heap (issue 45)", () => {
+    it("a 30 KB .gz holding one 30-million-character line a failure quotes: check's output, --junit and the report stay small, in 400 MB of heap (issue 45)", async () => {
       const dir = hostile((d) => {
         const save = topicCalls(d).find((c) => c.argv.join(" ") === "iptables-save") as CallRecord;
         const path = join(d, save.stdoutFile);
@@ -492,6 +493,10 @@ describe(
       const xml = readFileSync(junit, "utf8");
       expect(Buffer.byteLength(xml)).toBeLessThan(200_000);
       expect(() => parseXmlStrictly(xml)).not.toThrow();
+      // the report: the headline's line, the cell, the embedded output, each cut (it was a 30 MB page)
+      const page = join(out, "big-line.html");
+      expect((await run(["report", dir, "-o", page])).code).toBe(0);
+      expect(statSync(page).size).toBeLessThan(1 << 20);
     });
 
     it("an iptables-save of 20,000 KUBE-SVC rules, every one cited: check is quick, and a report cell holds a bounded part of it (issue 45)", async () => {
