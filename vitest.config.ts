@@ -42,10 +42,14 @@ export default defineConfig({
     // why tests were skipped, each reason once with its count (vitest's default reporter only counts them), printed
     // before vitest's totals; JUnit in CI, with each skip's reason in its <skipped> element (vitest's own leaves it
     // empty)
+    // first of all (issue 45), the guard: what a run's raw output put into an error, a test's name or a console
+    // line is shown, never obeyed, by every reporter after it (a replay's or a cluster's output quoted in a
+    // harness error reached the log raw: `::error`, `##[`, OSC 52 at a line's start).
     // (CONFORMANCE_JUNIT=FILE, which `datapath-conformance run --junit FILE` sets, writes it anywhere, CI or not)
     reporters:
       process.env.CI || process.env.CONFORMANCE_JUNIT
         ? [
+            "./helpers/testing/guard-reporter.ts",
             "./helpers/testing/skip-reporter.ts",
             "default",
             [
@@ -53,7 +57,7 @@ export default defineConfig({
               { outputFile: process.env.CONFORMANCE_JUNIT || "results/junit.xml" },
             ],
           ]
-        : ["./helpers/testing/skip-reporter.ts", "default"],
+        : ["./helpers/testing/guard-reporter.ts", "./helpers/testing/skip-reporter.ts", "default"],
     projects: [
       {
         test: {

@@ -13,6 +13,7 @@ import {
   type AnnotationKind,
   annotation,
   annotationsCapped,
+  MarkdownBudget,
   markdown,
   markdownLines,
   ownLines,
@@ -21,7 +22,9 @@ import {
 } from "../helpers/output.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { oneOf, stringOption } from "./args.ts";
+import type { Io } from "./io.ts";
 import {
+  appendStepSummary,
   printAnnotations,
   printDebugStack,
   printErr,
@@ -30,7 +33,7 @@ import {
   printOut,
   writeJsonLines,
 } from "./print.ts";
-import type { Command, OptionSpec, OptionValues } from "./registry.ts";
+import type { Command, OptionSpec, OptionValues, ParsedCommandArgs } from "./registry.ts";
 
 const topics = async () => (await import("../suites/topics.ts")).TOPICS;
 
@@ -198,6 +201,10 @@ export const check: Command = {
     let failed = false;
     const totals: string[] = [];
     const notes: { kind: AnnotationKind; title: string; message: string }[] = [];
+    // every bundle's markdown together stays under a step summary's limit, its messages under the run's (issue 45)
+    const budget = new MarkdownBudget();
+    const { MessageBudget } = await import("../helpers/records/evidence.ts");
+    const messages = new MessageBudget();
     for (const dir of dirs) {
       const r = await readingBundles([dir], () => checkBundle(dir, all));
       judged.push(r);
@@ -205,15 +212,16 @@ export const check: Command = {
       const near = values["no-nearest"]
         ? null
         : await readingBundles([dir], () => compareWithNearest(r, all));
-      if (values.markdown)
-        printMarkdown(
-          io,
+      if (values.markdown) {
+        const md = budget.take(
           formatCheckMarkdown(
             r,
             near ? [markdown`${near.why}`, markdown``, ...formatComparisonLines(near.comparison)] : [],
           ),
         );
-      else printOut(io, formatCheck(r, near ? formatComparisonText(near.comparison, near.why) : []));
+        if (md) printMarkdown(io, md);
+      } else
+        printOut(io, formatCheck(r, near ? formatComparisonText(near.comparison, near.why) : [], messages));
       if (dirs.length > 1) printOut(io, terminal`\n`);
       if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
       // in a GitHub Actions step, each failure (a change in a new minor too, and a known issue) is an annotation
@@ -229,6 +237,8 @@ export const check: Command = {
         `${n("pass")} passed, ${n("fail")} failed${n("changed") ? `, ${n("changed")} changed in the new minor` : ""}${n("known-issue") ? `, ${n("known-issue")} known issue(s)` : ""}, ${n("skip")} skipped`,
       );
     }
+    const cut = budget.note();
+    if (values.markdown && cut) printMarkdown(io, cut);
     // several bundles (a folder of them): one line each at the end, so the outcome is not scrolled away
     if (dirs.length > 1 && !values.markdown) {
       const width = dirs.reduce((w, d) => Math.max(w, d.length), 0);
@@ -321,7 +331,8 @@ export const declareMinor: Command = {
 
 export const upgrade: Command = {
   name: "upgrade",
-  synopsis: "BUNDLE|DIR… [--fresh-from DIR] [--fresh-to DIR] [--allow-known] [--junit FILE] [--markdown]",
+  synopsis:
+    "BUNDLE|DIR… [--fresh-from DIR] [--fresh-to DIR] [--allow-known] [--junit FILE] [--markdown] [--step-summary FILE]",
   summary:
     "is this upgrade safe? HELD, BROKEN, REGRESSED or INCONCLUSIVE for an upgrade bundle, or for several runs of a path",
   details:
@@ -343,91 +354,118 @@ export const upgrade: Command = {
       help: "also write the answer as a JUnit report: a test case per run",
     },
     markdown: MARKDOWN,
+    "step-summary": {
+      type: "string",
+      value: "FILE",
+      help: "also append the markdown to FILE ($GITHUB_STEP_SUMMARY), or the refusal, escaped as markdown",
+    },
   },
-  run: async ({ positionals, values }, io) => {
-    if (positionals.length === 0)
-      throw new UserError("which upgrade bundle? e.g. upgrade suites/bundles/upgrade-1.19-1.20/kpr");
-    const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
-    const junit = stringOption(values, "junit");
-    if (junit !== undefined) checkOutputPath(junit, positionals, "--junit");
-    const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
-    const { gateBundles, gateOf, pathKey } = await import("../helpers/upgrade-inputs.ts");
-    const { judgePath } = await import("../helpers/upgrade-gate.ts");
-    const { upgradeJUnit } = await import("../helpers/check-junit.ts");
-    // a folder stands for the upgrade bundles in it (their legs' nested bundles are theirs, not runs)
-    const dirs = bundlesOf(positionals).filter(
-      (d, _i, all) => readMeta(d).upgrade || !all.some((u) => u !== d && d.startsWith(`${u}/`)),
-    );
-    const all = await topics();
-    const options = {
-      freshFrom: stringOption(values, "fresh-from") ?? null,
-      freshTo: stringOption(values, "fresh-to") ?? null,
-      allowKnown: values["allow-known"] === true,
-    };
-    const paths = new Map<string, string[]>();
-    for (const d of dirs) {
-      const key = pathKey(d);
-      paths.set(key, [...(paths.get(key) ?? []), d]);
+  run: async (args, io) => {
+    const summaryFile = stringOption(args.values, "step-summary");
+    try {
+      return await judgeUpgradeBundles(args, io, summaryFile);
+    } catch (err) {
+      // a refused bundle is said in the summary too, as markdown: its message quotes the bundle's strings
+      if (summaryFile && err instanceof UserError)
+        appendStepSummary(
+          summaryFile,
+          markdown`**The upgrade gate refused the bundle** (exit ${err.exitCode}): ${err.message}`,
+        );
+      throw err;
     }
-    let exit: 0 | 1 = 0;
-    const notes: { kind: "error" | "warning" | "notice"; text: string }[] = [];
-    const cases: Parameters<typeof upgradeJUnit>[0] = [];
-    const itemsOf = (g: import("../helpers/upgrade-gate.ts").GateResult) =>
-      [...g.broken, ...g.inconclusive, ...g.unjudged]
-        .map((b) => `${b.what}: ${b.line}`)
-        .concat(g.newKnownIssues.map((k) => `known issue new on the target: ${k.id}: ${k.detail}`));
-    for (const [key, group] of paths) {
-      const gates = await readingBundles(
-        group.flatMap((d) => gateBundles(d, options)),
-        async () => {
-          const out = [];
-          for (const d of group) out.push({ bundle: d, gate: await gateOf(d, all, options) });
-          return out;
-        },
-      );
-      cases.push({
-        path: key,
-        runs: gates.map((x) => ({
-          bundle: x.bundle,
-          word: x.gate.word,
-          headline: x.gate.headline,
-          items: itemsOf(x.gate),
-        })),
-      });
-      if (gates.length === 1) {
-        const g = (gates[0] as (typeof gates)[number]).gate;
-        if (values.markdown) printMarkdown(io, markdownLines([g.summary, markdown``]));
-        else printOut(io, g.text);
-        if (g.exitCode !== 0) exit = 1;
-        notes.push({
-          kind: g.exitCode !== 0 ? "error" : g.newKnownIssues.length > 0 ? "warning" : "notice",
-          text: g.headline,
-        });
-      } else {
-        const p = judgePath(key, gates);
-        (cases.at(-1) as (typeof cases)[number]).answer = {
-          word: p.word,
-          headline: p.headline,
-          items: p.rates.map((x) => `${x.word} ${x.what}: ${x.id} in ${x.runs} of ${x.of} runs`),
-        };
-        if (values.markdown) printMarkdown(io, markdownLines([p.summary, markdown``]));
-        else printOut(io, p.text);
-        if (p.exitCode !== 0) exit = 1;
-        notes.push({ kind: p.exitCode !== 0 ? "error" : "notice", text: p.headline });
-      }
-    }
-    // in a GitHub Actions step (the upgrade job's gate), the outcome is one annotation per path
-    printAnnotations(
-      io,
-      notes.map((n) => annotation(n.kind, "upgrade", n.text)),
-    );
-    if (junit !== undefined) {
-      writeOutput(junit, upgradeJUnit(cases), positionals, "--junit");
-      printErr(io, terminal`wrote ${junit}\n`);
-    }
-    return exit;
   },
 };
+
+/** `upgrade`'s judgement: each path's answer on standard output (and to `summaryFile`), its annotations, its exit code. */
+async function judgeUpgradeBundles(
+  { positionals, values }: ParsedCommandArgs,
+  io: Required<Io>,
+  summaryFile: string | undefined,
+): Promise<number> {
+  if (positionals.length === 0)
+    throw new UserError("which upgrade bundle? e.g. upgrade suites/bundles/upgrade-1.19-1.20/kpr");
+  const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
+  const junit = stringOption(values, "junit");
+  if (junit !== undefined) checkOutputPath(junit, positionals, "--junit");
+  const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
+  const { gateBundles, gateOf, pathKey } = await import("../helpers/upgrade-inputs.ts");
+  const { judgePath } = await import("../helpers/upgrade-gate.ts");
+  const { upgradeJUnit } = await import("../helpers/check-junit.ts");
+  // a folder stands for the upgrade bundles in it (their legs' nested bundles are theirs, not runs)
+  const dirs = bundlesOf(positionals).filter(
+    (d, _i, all) => readMeta(d).upgrade || !all.some((u) => u !== d && d.startsWith(`${u}/`)),
+  );
+  const all = await topics();
+  const options = {
+    freshFrom: stringOption(values, "fresh-from") ?? null,
+    freshTo: stringOption(values, "fresh-to") ?? null,
+    allowKnown: values["allow-known"] === true,
+  };
+  const paths = new Map<string, string[]>();
+  for (const d of dirs) {
+    const key = pathKey(d);
+    paths.set(key, [...(paths.get(key) ?? []), d]);
+  }
+  let exit: 0 | 1 = 0;
+  const notes: { kind: "error" | "warning" | "notice"; text: string }[] = [];
+  const cases: Parameters<typeof upgradeJUnit>[0] = [];
+  const itemsOf = (g: import("../helpers/upgrade-gate.ts").GateResult) =>
+    [...g.broken, ...g.inconclusive, ...g.unjudged]
+      .map((b) => `${b.what}: ${b.line}`)
+      .concat(g.newKnownIssues.map((k) => `known issue new on the target: ${k.id}: ${k.detail}`));
+  for (const [key, group] of paths) {
+    const gates = await readingBundles(
+      group.flatMap((d) => gateBundles(d, options)),
+      async () => {
+        const out = [];
+        for (const d of group) out.push({ bundle: d, gate: await gateOf(d, all, options) });
+        return out;
+      },
+    );
+    cases.push({
+      path: key,
+      runs: gates.map((x) => ({
+        bundle: x.bundle,
+        word: x.gate.word,
+        headline: x.gate.headline,
+        items: itemsOf(x.gate),
+      })),
+    });
+    if (gates.length === 1) {
+      const g = (gates[0] as (typeof gates)[number]).gate;
+      if (values.markdown) printMarkdown(io, markdownLines([g.summary, markdown``]));
+      else printOut(io, g.text);
+      if (summaryFile) appendStepSummary(summaryFile, g.summary);
+      if (g.exitCode !== 0) exit = 1;
+      notes.push({
+        kind: g.exitCode !== 0 ? "error" : g.newKnownIssues.length > 0 ? "warning" : "notice",
+        text: g.headline,
+      });
+    } else {
+      const p = judgePath(key, gates);
+      (cases.at(-1) as (typeof cases)[number]).answer = {
+        word: p.word,
+        headline: p.headline,
+        items: p.rates.map((x) => `${x.word} ${x.what}: ${x.id} in ${x.runs} of ${x.of} runs`),
+      };
+      if (values.markdown) printMarkdown(io, markdownLines([p.summary, markdown``]));
+      else printOut(io, p.text);
+      if (summaryFile) appendStepSummary(summaryFile, p.summary);
+      if (p.exitCode !== 0) exit = 1;
+      notes.push({ kind: p.exitCode !== 0 ? "error" : "notice", text: p.headline });
+    }
+  }
+  // in a GitHub Actions step (the upgrade job's gate), the outcome is one annotation per path
+  printAnnotations(
+    io,
+    notes.map((n) => annotation(n.kind, "upgrade", n.text)),
+  );
+  if (junit !== undefined) {
+    writeOutput(junit, upgradeJUnit(cases), positionals, "--junit");
+    printErr(io, terminal`wrote ${junit}\n`);
+  }
+  return exit;
+}
 
 /**
  * `upgrade BUNDLE`'s judgement (helpers/upgrade-gate.ts): the upgrade bundle, every topic after each leg, the

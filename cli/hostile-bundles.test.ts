@@ -15,6 +15,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   truncateSync,
   unlinkSync,
@@ -27,6 +28,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { LIMITS } from "../helpers/bundle-read.ts";
 import type { CallRecord } from "../helpers/exec/record.ts";
 import { guardLines } from "../helpers/output.ts";
+import { SHOWN_VALUE_CHARS } from "../helpers/records/evidence.ts";
+import { decodeData, REPORT_EVIDENCE_ITEMS } from "../helpers/report/data.ts";
+import { MAX_EMBEDDED_LINES } from "../helpers/report/provenance.ts";
 import { BundleCopies, editJson, editJsonLines } from "../helpers/testing/tamper.ts";
 import { parseXmlStrictly } from "../helpers/testing/xml.ts";
 import { runCli as run } from "./run-in-process.ts";
@@ -132,8 +136,10 @@ describe("hostile bundles: refused with exit 2 and one line naming the entry", {
     refused(
       r,
       "check",
-      /calls\/iptables\.jsonl:\d+: stdoutFile: ".*" is a link out of the bundle \(to "\/etc\/passwd"\)/,
+      /calls\/iptables\.jsonl:\d+: stdoutFile: ".*" is a link out of the bundle; only files inside it are read/,
     );
+    // the entry is named, not where it leads (issue 45)
+    expect(r.err).not.toContain("/etc/passwd");
     refused(
       await run(["report", out1, "-o", join(out, "link.html")]),
       "report",
@@ -459,6 +465,70 @@ describe(
       expect(md.out).toMatch(/^- \.\.\. and 1\d{5} more difference\(s\)$/m);
     });
 
+    it("a 30 KB .gz holding one 30-million-character line a failure quotes: check's output, --junit and the report stay small, in 400 MB of heap (issue 45)", async () => {
+      const dir = hostile((d) => {
+        const save = topicCalls(d).find((c) => c.argv.join(" ") === "iptables-save") as CallRecord;
+        const path = join(d, save.stdoutFile);
+        const text = gunzipSync(readFileSync(path)).toString("utf8");
+        const line = `-A KUBE-SVC-ABC -d 10.96.0.10/32 -m comment --comment "${"x".repeat(30_000_000)}" -j KUBE-SEP-X`;
+        writeFileSync(path, gzipSync(text.replace("COMMIT", `${line}\nCOMMIT`), { level: 9 }));
+      });
+      const junit = join(out, "big-line.xml");
+      // before: 60 MB on stdout, 120 MB of JUnit, 1.1 GB of memory (2.3 GB for a 60 MB line)
+      const r = spawnSync(
+        process.execPath,
+        [
+          "--max-old-space-size=400",
+          join(import.meta.dirname, "..", "bin", "datapath-conformance.mjs"),
+          "check",
+          dir,
+          "--junit",
+          junit,
+        ],
+        { encoding: "utf8", maxBuffer: 256 << 20 },
+      );
+      expect(r.status, r.stderr.slice(0, 2000)).toBe(1);
+      expect(r.stdout).toMatch(/-A KUBE-SVC-ABC .*x{100}.* … \(\d+ more characters, in the bundle\)/);
+      expect(Buffer.byteLength(r.stdout)).toBeLessThan(200_000);
+      const xml = readFileSync(junit, "utf8");
+      expect(Buffer.byteLength(xml)).toBeLessThan(200_000);
+      expect(() => parseXmlStrictly(xml)).not.toThrow();
+      // the report: the headline's line, the cell, the embedded output, each cut (it was a 30 MB page)
+      const page = join(out, "big-line.html");
+      expect((await run(["report", dir, "-o", page])).code).toBe(0);
+      expect(statSync(page).size).toBeLessThan(1 << 20);
+    });
+
+    it("an iptables-save of 20,000 KUBE-SVC rules, every one cited: check is quick, and a report cell holds a bounded part of it (issue 45)", async () => {
+      const dir = hostile((d) => {
+        const save = topicCalls(d).find((c) => c.argv.join(" ") === "iptables-save") as CallRecord;
+        const path = join(d, save.stdoutFile);
+        const text = gunzipSync(readFileSync(path)).toString("utf8");
+        const rules = Array.from(
+          { length: 20_000 },
+          (_, i) =>
+            `-A KUBE-SVC-${i.toString(36).toUpperCase().padStart(8, "A")} -d 10.96.${(i >> 8) & 255}.${i & 255}/32 -p tcp -m comment --comment "ns/svc${i}:http cluster IP" -j KUBE-SEP-X`,
+        );
+        writeFileSync(path, gzipSync(text.replace("COMMIT", `${rules.join("\n")}\nCOMMIT`)));
+      });
+      // before: 89 s (each chain only jumped to looked up by sorting every rule again)
+      const started = Date.now();
+      const r = await run(["check", dir]);
+      expect(r.code, r.err).toBe(1);
+      expect(Date.now() - started).toBeLessThan(30_000);
+      const page = join(out, "many.html");
+      expect((await run(["report", dir, "-o", page])).code).toBe(0);
+      const b64 = /data-[a-z-]+="([A-Za-z0-9+/]{1000,}=*)"/.exec(readFileSync(page, "utf8"))?.[1];
+      const data = decodeData(b64 as string);
+      const cells = data.C.flatMap((c) => c.v).filter((v) => v !== null);
+      // before: a cell listed every cited line (20,000 items) and embedded them all with their context
+      expect(Math.max(...cells.map((v) => v.ev.length))).toBe(REPORT_EVIDENCE_ITEMS + 1);
+      expect(Math.max(...data.C.flatMap((c) => c.o).map((o) => o.l.length / 3))).toBeLessThanOrEqual(
+        MAX_EMBEDDED_LINES + 7,
+      );
+      expect(Math.max(...data.S.map((t) => t.length))).toBeLessThanOrEqual(4 * SHOWN_VALUE_CHARS + 100);
+    });
+
     it("report and summary refuse a string over its field's cap before building anything", async () => {
       const dir = hostile((d) => editJson(d, "bundle.json", (m) => ({ ...m, origin: "x".repeat(12 << 20) })));
       refused(
@@ -625,6 +695,27 @@ describe("terminal output", () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain("@\u200boctocat @\u200borg/team");
     expect(r.out).not.toMatch(/(^|[^\w`])@(octocat|org)/m);
+  });
+
+  it("invisible and direction marks in a bundle's string are shown; its URLs and references make no autolink in markdown (issue 45)", async () => {
+    const marks = "\u200e\u200f\u061c\u200b\ufeff\u2061\u2064\u00ad";
+    const dir = hostile((d) => {
+      editJson(d, "bundle.json", (m) => ({ ...m, cilium: `${m.cilium}${marks}` }));
+      editJsonLines(d, "verdicts.jsonl", (v, i) =>
+        i === 0
+          ? { ...v, id: "dns.x https://evil.example/p www.evil.example cilium/cilium#1 #2 GH-3" }
+          : undefined,
+      );
+    });
+    const text = await run(["check", dir]);
+    expect(text.out).toContain("\\u{200e}\\u{200f}\\u{61c}\\u{200b}\\u{feff}\\u{2061}\\u{2064}\\u{ad}");
+    expect(`${text.out}${text.err}`).not.toMatch(/[\u200b-\u200f\u061c\ufeff\u2060-\u2064\u00ad]/);
+    const md = await run(["check", dir, "--markdown"]);
+    expect(md.code, md.err).toBe(0);
+    expect(md.out).toContain(
+      "dns.x https:\u200b//evil.example/p www\u200b.evil.example cilium/cilium#\u200b1",
+    );
+    expect(md.out).not.toMatch(/https?:\/\/evil|www\.evil|#\d|GH-\d/);
   });
 
   it("summary --svg: a version carrying characters XML forbids still makes a well-formed SVG (a strict XML parser reads it)", async () => {

@@ -194,4 +194,24 @@ describe("a bundle's strings cannot command the CI that reads them", { timeout: 
     expect(runnerCommands(md)).toEqual([]);
     expect(md.split("\n").filter((l) => /^\s*::/.test(l))).toEqual([]);
   });
+
+  it("scripts/upgrade-job.sh gate on a refused bundle: the refusal reaches the step summary as markdown, not as raw HTML, a mention or a comment (issue 45)", async () => {
+    const refused = join(tmp, "refused");
+    cpSync(UPGRADE, refused, { recursive: true });
+    editJson(refused, "bundle.json", (m) => ({
+      ...m,
+      mode: "<img src=http://evil.example/x.png> @someone https://evil.example cilium/cilium#1 <!--",
+    }));
+    const summary = join(tmp, "refused-summary.md");
+    const g = await run("bash", [GATE, "gate", refused], { GITHUB_STEP_SUMMARY: summary });
+    expect(g.code, g.out).toBe(2);
+    const own = onlyOwnCommands(g.out, new Set(["upgrade"]));
+    expect(own, g.out).toHaveLength(1);
+    const md = readFileSync(summary, "utf8");
+    expect(md).toMatch(/^\*\*The upgrade gate refused the bundle\*\* \(exit 2\): bundle .*"mode"/);
+    expect(md).not.toMatch(/<img|<!--|<\w/);
+    expect(md).toContain("&lt;img src=http:\u200b//evil.example/x.png&gt; @\u200bsomeone");
+    expect(md).not.toMatch(/(^|[^\w`])@someone|https?:\/\/evil|#\d/);
+    expect(runnerCommands(md)).toEqual([]);
+  });
 });

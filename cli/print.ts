@@ -6,6 +6,7 @@
  * starting with `::`, no `##[`), so that the annotations `printAnnotations` writes are the only workflow commands
  * the CLI ever prints.
  */
+import { appendFileSync } from "node:fs";
 import {
   annotation,
   capMarkdown,
@@ -34,6 +35,15 @@ export function printErr(io: Io, text: TerminalText): void {
  */
 export function printMarkdown(io: Io, md: MarkdownText): void {
   io.out(guardLines(capMarkdown(md)));
+}
+
+/**
+ * A markdown document appended to a step summary file (`upgrade --step-summary $GITHUB_STEP_SUMMARY`), as
+ * printMarkdown prints it, a blank line after: the command writes the summary itself, so the job's script never
+ * copies a program's raw output (its error lines among it) into markdown (issue 45).
+ */
+export function appendStepSummary(path: string, md: MarkdownText): void {
+  appendFileSync(path, `${guardLines(capMarkdown(md))}\n\n`);
 }
 
 /** A value as JSON on standard output (`parse`, `expectations --format json`): the same data, inert on a terminal. */

@@ -100,10 +100,10 @@ export function resolveInBundle(dir: string, rel: unknown, entry: string = Strin
   } catch {
     throw fault(`${shown(rel)} is a link that leads nowhere`);
   }
+  // the message names the entry, not where it leads: a link to /proc/self/environ or /proc/self/cwd would
+  // otherwise echo a path of this machine into a log (issue 45)
   if (!isUnder(root, real))
-    throw fault(
-      `${shown(rel)} is a link out of the bundle (to ${shown(real)}); only files inside it are read`,
-    );
+    throw fault(`${shown(rel)} is a link out of the bundle; only files inside it are read`);
   // inside the bundle, a link would let one call's recorded output stand for another's: none is followed
   if (real !== path)
     throw fault(

@@ -57,13 +57,29 @@ const dict = <T extends v.GenericSchema>(item: T) =>
     ),
   );
 
+/** A Cilium minor as a bundle may name one: `X.Y` (1.20), nothing else. */
+export const MINOR_PATTERN = /^\d{1,3}\.\d{1,3}$/;
+
+/**
+ * A minor, checked at the door (issue 45): an upgrade's `fromMinor` and `toMinor` name a folder of
+ * suites/bundles (the shipped fresh bundle the gate compares with), so `../..` in one would make any folder on
+ * the disk the "fresh install"; `ciliumMinor` is held to the same form.
+ */
+const minor = v.pipe(
+  v.string(),
+  v.check(
+    (s) => MINOR_PATTERN.test(s),
+    (issue) => `expected a Cilium minor (X.Y, such as 1.20), found ${found(issue.input)}`,
+  ),
+);
+
 /** The upgrade leg a run was asked for (UPGRADE_TO), kept in bundle.json so a replay runs it again. */
 export const UPGRADE_PLAN = v.object({
   /** The installed version (full patch) and its minor. */
   from: name,
-  fromMinor: name,
+  fromMinor: minor,
   to: name,
-  toMinor: name,
+  toMinor: minor,
   /** The run's helm values file (reused in full: no --reuse-values across minors). */
   valuesFile: path,
   /** For the preflight chart in KPR mode (the upgrade guide passes the API server to it too). */
@@ -92,7 +108,7 @@ export const BUNDLE_JSON = v.object({
   format: v.optional(v.literal(1), 1),
   mode: v.picklist(MODES),
   cilium: name,
-  ciliumMinor: name,
+  ciliumMinor: minor,
   kubernetes: v.nullish(name, null),
   kernel: v.nullish(name, null),
   attachMode: v.nullish(name, null),

@@ -4,18 +4,27 @@ import {
   closeSync,
   type Dirent,
   existsSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   renameSync,
   rmSync,
+  type Stats,
   statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { BundleFault, bundleRoot, readBundleJson, readBundleJsonText } from "./bundle-read.ts";
-import { atField, BUNDLE_JSON, type BundleJson, checked, RECORD_EVIDENCE } from "./bundle-schema.ts";
+import { BundleFault, bundleRoot, isUnder, readBundleJson, readBundleJsonText } from "./bundle-read.ts";
+import {
+  atField,
+  BUNDLE_JSON,
+  type BundleJson,
+  checked,
+  MINOR_PATTERN,
+  RECORD_EVIDENCE,
+} from "./bundle-schema.ts";
 import { UserError } from "./errors.ts";
 import type { Verdict } from "./properties/judge.ts";
 import { mergeDatapath } from "./records/datapath.ts";
@@ -61,11 +70,54 @@ export function findBundles(path: string): string[] {
     .flatMap((name) => findBundles(join(path, name)));
 }
 
-/** An upgrade bundle's nested bundles: every topic again after each leg (issue 24) (`after-upgrade/`, `after-rollback/`), in the order the legs ran. */
+/**
+ * An upgrade bundle's nested bundles: every topic again after each leg (issue 24) (`after-upgrade/`,
+ * `after-rollback/`), in the order the legs ran. A leg folder is the bundle's own folder, never a link (issue 45:
+ * one linked to a folder outside was judged, its raw lines quoted and its run id embedded): a link is refused,
+ * naming the entry and not where it leads.
+ */
 export function legBundles(dir: string): string[] {
-  return ["after-upgrade", "after-rollback"]
-    .map((n) => join(dir, n))
-    .filter((d) => existsSync(join(d, "bundle.json")));
+  return ["after-upgrade", "after-rollback"].filter((n) => isLegFolder(dir, n)).map((n) => join(dir, n));
+}
+
+/** True when the bundle `dir` holds the leg folder `name` with a bundle.json; a link there is a BundleFault. */
+function isLegFolder(dir: string, name: string): boolean {
+  let st: Stats;
+  try {
+    st = lstatSync(join(dir, name));
+  } catch {
+    return false;
+  }
+  if (st.isSymbolicLink())
+    throw new BundleFault(
+      dir,
+      `${name}/`,
+      "is a symbolic link: a leg's bundle is read as the folder inside the upgrade bundle, never through a link",
+    );
+  return st.isDirectory() && existsSync(join(dir, name, "bundle.json"));
+}
+
+/** The shipped bundles (suites/bundles): what an upgrade's minors name a fresh install of. */
+export const SHIPPED_BUNDLES = join(import.meta.dirname, "..", "suites", "bundles");
+
+/**
+ * The shipped fresh bundle of `minor` (X.Y) and `mode` (`suites/bundles/<minor>/<mode>`), or null when there is
+ * none. Both come from a bundle.json: a minor is checked at the door (bundle-schema.ts MINOR_PATTERN) and again
+ * here, and the folder is taken only when neither step of it is a link and it stays under suites/bundles/
+ * (issue 45: `"toMinor": "../../…"` made any folder named `kpr` the fresh install the gate compared with).
+ */
+export function shippedBundle(minor: string, mode: string): string | null {
+  if (!MINOR_PATTERN.test(minor) || !/^[a-z][a-z-]*$/.test(mode)) return null;
+  const dir = join(SHIPPED_BUNDLES, minor, mode);
+  if (!isUnder(SHIPPED_BUNDLES, dir)) return null;
+  for (const p of [join(SHIPPED_BUNDLES, minor), dir]) {
+    try {
+      if (!lstatSync(p).isDirectory()) return null;
+    } catch {
+      return null;
+    }
+  }
+  return existsSync(join(dir, "bundle.json")) ? dir : null;
 }
 
 /**

@@ -6,8 +6,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../cli/main.ts";
 import { summarize } from "../scripts/junit-summary.ts";
 import { TOPICS } from "../suites/topics.ts";
-import { checkBundle } from "./check.ts";
+import { checkBundle, formatCheck } from "./check.ts";
 import { checkJUnit } from "./check-junit.ts";
+import { MESSAGES_RUN_CHARS, MessageBudget } from "./records/evidence.ts";
 import { BundleCopies, editJson, KUBE_SVC_LINE, shipped } from "./testing/tamper.ts";
 import { parseXmlStrictly } from "./testing/xml.ts";
 
@@ -159,5 +160,21 @@ describe("check --junit: a bundle's verdicts as JUnit, offline", () => {
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
+  });
+
+  it("every failure's message together under the run's cap, in check's text and in JUnit (issue 45)", async () => {
+    const r = await checkBundle(shipped("1.20/kpr"), TOPICS);
+    // each message already bounded (50 items of 1000 characters): a folder of bundles multiplies them
+    const message = `[kpr] x: fails\n${"  raw/x.txt:1  y\n".repeat(4000)}`;
+    const failing = { ...r, verdicts: r.verdicts.map((v) => ({ ...v, status: "fail" as const, message })) };
+    const results = Array.from({ length: 4 }, () => failing);
+    const budget = new MessageBudget();
+    const text = results.map((x) => formatCheck(x, [], budget)).join("\n");
+    expect(text.length).toBeLessThan(MESSAGES_RUN_CHARS + 2_000_000);
+    expect(text).toContain("(the rest not shown: this run printed 2 MiB of messages;");
+    expect(budget.cut).toBeGreaterThan(0);
+    const xml = checkJUnit(results);
+    expect(xml.length).toBeLessThan(MESSAGES_RUN_CHARS + 3_000_000);
+    expect(() => parseXmlStrictly(xml)).not.toThrow();
   });
 });

@@ -19,7 +19,7 @@ import type { CheckResult } from "./check.ts";
 import { xmlText } from "./output.ts";
 import { skipReason, type Verdict } from "./properties/judge.ts";
 import { assumedText, CHANGED_LABEL } from "./properties/versions.ts";
-import { showItem } from "./records/evidence.ts";
+import { MessageBudget, showItem, shownValue } from "./records/evidence.ts";
 
 /** The verdict's first evidence line, and the first raw line it quotes when that is another item. */
 export function firstEvidence(v: Pick<Verdict, "evidence">): string {
@@ -33,18 +33,18 @@ export function firstEvidence(v: Pick<Verdict, "evidence">): string {
 /** A known issue in one line: the versions, what goes wrong, its upstream reference. */
 export function knownIssueText(v: Verdict, cilium: string): string {
   const d = v.deviation;
-  return `known issue of Cilium ${d?.versions ?? cilium}: ${d?.claim ?? v.claim}${d?.upstream ? ` (${d.upstream})` : ""} — expected ${v.expected}, observed ${v.observed}`;
+  return `known issue of Cilium ${d?.versions ?? cilium}: ${d?.claim ?? v.claim}${d?.upstream ? ` (${d.upstream})` : ""} — expected ${shownValue(String(v.expected))}, observed ${shownValue(String(v.observed))}`;
 }
 
 const attr = (name: string, value: unknown) => ` ${name}="${xmlText(String(value ?? ""))}"`;
 
-function testcase(r: CheckResult, v: Verdict): string {
+function testcase(r: CheckResult, v: Verdict, messages: MessageBudget): string {
   const open = `    <testcase${attr("classname", `${v.topic} [${r.mode}]`)}${attr("name", `${v.id}: ${v.claim}`)} time="0">`;
   const property = (name: string, value: unknown) =>
     `<property${attr("name", name)}${attr("value", value)}/>`;
   const assumed = v.assumedFrom ? property("assumed-from", assumedText(v.assumedFrom)) : "";
   const props = (extra = "") =>
-    `\n      <properties>${property("expected", v.expected)}${property("observed", v.observed)}${assumed}${extra}</properties>`;
+    `\n      <properties>${property("expected", shownValue(String(v.expected)))}${property("observed", shownValue(String(v.observed)))}${assumed}${extra}</properties>`;
   const close = "\n    </testcase>";
   if (v.status === "pass") return `${open}${props()}${close}`;
   if (v.status === "skip") {
@@ -62,13 +62,15 @@ function testcase(r: CheckResult, v: Verdict): string {
   }
   // a change in a new minor fails as a failure does, saying what it is
   const changed = v.status === "changed";
-  const message = `${changed ? `changed in the new minor (${assumedText(v.assumedFrom ?? "?")}): ` : ""}expected ${v.expected}, observed ${v.observed}`;
-  const body = `${message}\n${firstEvidence(v)}\n\n${String(v.message ?? "")}`;
+  const message = `${changed ? `changed in the new minor (${assumedText(v.assumedFrom ?? "?")}): ` : ""}expected ${shownValue(String(v.expected))}, observed ${shownValue(String(v.observed))}`;
+  const body = `${message}\n${firstEvidence(v)}\n\n${messages.take(String(v.message ?? ""))}`;
   return `${open}\n      <failure${attr("message", message)}${attr("type", v.status)}>${xmlText(body)}</failure>${props(changed ? property("changed-in-new-minor", CHANGED_LABEL) : "")}${close}`;
 }
 
 /** The JUnit document for bundles judged by `check`. */
 export function checkJUnit(results: CheckResult[], now: Date = new Date()): string {
+  // every failure's message, together under the run's cap (issue 45)
+  const messages = new MessageBudget();
   const count = (vs: Verdict[], f: (v: Verdict) => boolean) => vs.filter(f).length;
   const failed = (v: Verdict) => v.status !== "pass" && v.status !== "skip" && v.status !== "known-issue";
   const skipped = (v: Verdict) => v.status === "skip" || v.status === "known-issue";
@@ -76,7 +78,7 @@ export function checkJUnit(results: CheckResult[], now: Date = new Date()): stri
   const suites = results.map((r) => {
     const head = `  <testsuite${attr("name", `${r.bundle} [${r.mode}, Cilium ${r.cilium}]`)}${attr("tests", r.verdicts.length)}${attr("failures", count(r.verdicts, failed))} errors="0"${attr("skipped", count(r.verdicts, skipped))} time="0"${attr("timestamp", now.toISOString())}${attr("hostname", hostname())}>`;
     const props = `    <properties><property${attr("name", "mode")}${attr("value", r.mode)}/><property${attr("name", "cilium")}${attr("value", r.cilium)}/><property${attr("name", "origin")}${attr("value", r.origin)}/><property${attr("name", "bundle")}${attr("value", r.bundle)}/></properties>`;
-    return [head, props, ...r.verdicts.map((v) => testcase(r, v)), "  </testsuite>"].join("\n");
+    return [head, props, ...r.verdicts.map((v) => testcase(r, v, messages)), "  </testsuite>"].join("\n");
   });
   return `<?xml version="1.0" encoding="UTF-8" ?>\n<testsuites name="datapath-conformance check"${attr("tests", all.length)}${attr("failures", count(all, failed))} errors="0"${attr("skipped", count(all, skipped))} time="0">\n${suites.join("\n")}\n</testsuites>\n`;
 }

@@ -28,7 +28,7 @@ import {
 } from "./properties/versions.ts";
 import { mergeRecordSets } from "./records/datapath.ts";
 import { configValues, type DatapathConfig, formatDatapathConfig } from "./records/datapath-config.ts";
-import { isEvidenceItem } from "./records/evidence.ts";
+import { isEvidenceItem, MessageBudget, shownValue } from "./records/evidence.ts";
 import type { RecordSet } from "./records/types.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
@@ -403,7 +403,7 @@ export function formatCheckMarkdown(r: CheckResult, opening: readonly MarkdownTe
     );
     for (const v of changed)
       out.push(
-        markdown`- ${code(v.id)}: ${v.checked ?? v.claim} — expected (${assumedText(from ?? "")}) ${v.expected}, observed ${v.observed}`,
+        markdown`- ${code(v.id)}: ${v.checked ?? v.claim} — expected (${assumedText(from ?? "")}) ${shownValue(v.expected)}, observed ${shownValue(v.observed)}`,
       );
     out.push(markdown``);
   }
@@ -414,7 +414,7 @@ export function formatCheckMarkdown(r: CheckResult, opening: readonly MarkdownTe
     );
     for (const v of known)
       out.push(
-        markdown`- ${code(v.id)}: ${v.deviation?.claim ?? v.claim} — expected ${v.expected}, observed ${v.observed} (${v.deviation?.upstream ?? ""})`,
+        markdown`- ${code(v.id)}: ${v.deviation?.claim ?? v.claim} — expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)} (${v.deviation?.upstream ?? ""})`,
       );
     out.push(markdown``);
   }
@@ -429,8 +429,10 @@ export function formatCheckMarkdown(r: CheckResult, opening: readonly MarkdownTe
       markdownRow([
         markdown`${code(v.id)}`,
         markdown`${v.checked ?? v.claim}`,
-        v.assumedFrom ? markdown`${v.expected} (${assumedText(v.assumedFrom)})` : markdown`${v.expected}`,
-        markdown`${v.observed}`,
+        v.assumedFrom
+          ? markdown`${shownValue(v.expected)} (${assumedText(v.assumedFrom)})`
+          : markdown`${shownValue(v.expected)}`,
+        markdown`${shownValue(v.observed)}`,
         markdown`${mark[v.status]}`,
       ]),
     );
@@ -459,7 +461,11 @@ export function assumedLine(cilium: string, from: string): string {
 }
 
 /** check's text: `opening` (the comparison with the nearest shipped bundle, its lines) right after the header. */
-export function formatCheck(r: CheckResult, opening: readonly TerminalText[] = []): TerminalText {
+export function formatCheck(
+  r: CheckResult,
+  opening: readonly TerminalText[] = [],
+  messages: MessageBudget = new MessageBudget(),
+): TerminalText {
   const from = r.assumedFrom;
   const lines: TerminalText[] = [
     terminal`${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`,
@@ -483,8 +489,8 @@ export function formatCheck(r: CheckResult, opening: readonly TerminalText[] = [
       v.status === "skip"
         ? skipReason(v)
         : v.status === "known-issue"
-          ? `expected ${v.expected}, observed ${v.observed}: known issue of Cilium ${v.deviation?.versions}`
-          : `expected ${v.expected}, observed ${v.observed}`;
+          ? `expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}: known issue of Cilium ${v.deviation?.versions}`
+          : `expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}`;
     lines.push(
       terminal`  ${tag[v.status].padEnd(width)}  ${v.id.padEnd(44)} ${what}${v.assumedFrom ? ` (${assumedText(v.assumedFrom)})` : ""}`,
     );
@@ -493,7 +499,7 @@ export function formatCheck(r: CheckResult, opening: readonly TerminalText[] = [
   const fails = r.verdicts.filter((v) => v.status === "fail");
   if (fails.length > 0) {
     lines.push(terminal``);
-    for (const v of fails) for (const l of v.message.split("\n")) lines.push(terminal`${l}`);
+    for (const v of fails) for (const l of messages.take(v.message).split("\n")) lines.push(terminal`${l}`);
     lines.push(terminal``);
   }
   const changed = r.verdicts.filter((v) => v.status === "changed");
@@ -502,7 +508,7 @@ export function formatCheck(r: CheckResult, opening: readonly TerminalText[] = [
       terminal``,
       terminal`${CHANGED_TITLE} (\`datapath-conformance declare-minor ${r.bundle}\` lists what to declare, with the raw lines):`,
     );
-    for (const v of changed) for (const l of v.message.split("\n")) lines.push(terminal`${l}`);
+    for (const v of changed) for (const l of messages.take(v.message).split("\n")) lines.push(terminal`${l}`);
     lines.push(terminal``);
   }
   const known = r.verdicts.filter((v) => v.status === "known-issue");

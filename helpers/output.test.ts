@@ -11,10 +11,12 @@ import {
   code,
   guardLines,
   jsonText,
+  MarkdownBudget,
   type MarkdownText,
   markdown,
   markdownLines,
   STEP_SUMMARY_DOCUMENT_BYTES,
+  STEP_SUMMARY_RUN_BYTES,
   terminal,
   xmlChars,
 } from "./output.ts";
@@ -28,6 +30,30 @@ describe("terminal text", () => {
       "  observed a\\u{a}::error::x\\u{d}##\\u{5b}warning]y\\u{1b}[2J\\u{9b}\\u{202e}\\u{2028}@octocat <b>|`",
     );
     expect(terminal`${"tab\tkept"}`).toBe("tab\tkept");
+  });
+
+  it("invisible and direction marks are shown, not drawn as nothing (issue 45)", () => {
+    const marks = [
+      "\u200e",
+      "\u200f",
+      "\u061c",
+      "\u200b",
+      "\u200d",
+      "\ufeff",
+      "\u2060",
+      "\u2061",
+      "\u00ad",
+      "\u{e0041}",
+    ];
+    const shownMarks = terminal`v${marks.join("")}1.20.2`;
+    expect(shownMarks).toBe(
+      "v\\u{200e}\\u{200f}\\u{61c}\\u{200b}\\u{200d}\\u{feff}\\u{2060}\\u{2061}\\u{ad}\\u{e0041}1.20.2",
+    );
+    // the printer's last guard shows them too, but the zero-width space markdown puts after a mention's `@`
+    expect(guardLines(`a\u200fb\u2061c @\u200bme`)).toBe("a\\u{200f}b\\u{2061}c @\u200bme");
+    const json = jsonText(JSON.stringify({ s: marks.join("") }));
+    expect(json).not.toMatch(/[\u200b-\u200f\u061c\ufeff\u2060-\u2064\u00ad]|[\ud800-\udfff]/);
+    expect(JSON.parse(json)).toEqual({ s: marks.join("") });
   });
 
   it("the printer's last guard: a line's leading `::` and any `##[` broken, the document's own newlines kept", () => {
@@ -47,6 +73,16 @@ describe("markdown", () => {
     expect(markdown`${code("a`b|c\nd")}`).toBe("`a b\\|c d`");
   });
 
+  it("a value makes no autolink: bare URLs, www., #12, owner/repo#12, GH-12 (issue 45)", () => {
+    const md = markdown`${"see https://evil.example/x, ftp://f.example, www.evil.example, #12, cilium/cilium#48578 and GH-7; 1.20 is #1"}`;
+    expect(md).toBe(
+      "see https:\u200b//evil.example/x, ftp:\u200b//f.example, www\u200b.evil.example, #\u200b12, cilium/cilium#\u200b48578 and GH-\u200b7; 1.20 is #\u200b1",
+    );
+    expect(md).not.toMatch(/:\/\/|\bwww\.|#\d|GH-\d/);
+    // an invisible character in the value is shown before the zero-width spaces markdown adds go in
+    expect(markdown`${"a\u200bb @c"}`).toBe("a\\u{200b}b @\u200bc");
+  });
+
   it("a document past its share of the step summary is cut at a line, with a note, under the cap", () => {
     const line = markdown`| ${"x".repeat(1000)} |`;
     const big = markdownLines(Array.from({ length: 400 }, () => line));
@@ -61,6 +97,29 @@ describe("markdown", () => {
     ).toBe(true);
     const small = "### ok\n" as MarkdownText;
     expect(capMarkdown(small)).toBe(small);
+  });
+});
+
+describe("markdown of a whole command (issue 45)", () => {
+  it("fourteen bundles of 200 KiB each: together under the run's cap, under GitHub's 1 MiB, and the note says what was cut", () => {
+    const line = markdown`| ${"x".repeat(1000)} |`;
+    const doc = markdownLines(Array.from({ length: 200 }, () => line));
+    const budget = new MarkdownBudget();
+    const printed = Array.from({ length: 14 }, () => budget.take(doc));
+    const note = budget.note();
+    const total =
+      printed.reduce((n, d) => n + (d ? Buffer.byteLength(d) + 1 : 0), 0) + Buffer.byteLength(note ?? "");
+    expect(total).toBeLessThanOrEqual(STEP_SUMMARY_RUN_BYTES);
+    expect(STEP_SUMMARY_RUN_BYTES).toBeLessThan(1 << 20);
+    expect(printed.filter((d) => d === doc).length).toBe(3);
+    expect(printed.filter((d) => d === null).length).toBe(10);
+    expect(note).toMatch(
+      /stops at 768 KiB, under GitHub's 1 MiB per step: 1 document\(s\) cut, 10 more left out;/,
+    );
+    // everything that fits: printed whole, no note
+    const small = new MarkdownBudget();
+    expect(small.take(line)).toBe(line);
+    expect(small.note()).toBeNull();
   });
 });
 

@@ -39,9 +39,28 @@ const CONTROL_BUT_NEWLINE =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is shown
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
-/** One value in terminal text: shown, never obeyed, never a line of its own. */
+/**
+ * Characters a terminal draws as nothing, or that reorder what is drawn around them (issue 45): the bidi marks
+ * (U+200E/200F, U+061C), zero-width spaces and joiners (U+200B–U+200D, U+2060, U+FEFF), the invisible operators
+ * (U+2061–U+2064), the deprecated format characters (U+206A–U+206F), the soft hyphen, the Mongolian and
+ * variation selectors of old, fillers drawn as blanks (U+115F/1160, U+3164, U+FFA0), interlinear annotation marks
+ * and the tag characters (U+E0000–U+E007F). Text holding them reads as other text than it is: `1.20.2` with a
+ * U+200B is not `1.20.2`, and an RLM turns a line around.
+ */
+const INVISIBLE =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each is matched alone, to be shown (U+034F combines)
+  /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2060-\u2064\u206a-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+/**
+ * The same but U+200B: the printer's last guard leaves the zero-width space markdownText itself puts after an `@`
+ * and a `#` (what breaks a mention or a reference), while every bundle value had it shown by terminalText.
+ */
+const INVISIBLE_BUT_ZWSP =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each is matched alone, to be shown (U+034F combines)
+  /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200c-\u200f\u2060-\u2064\u206a-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+
+/** One value in terminal text: shown, never obeyed, never a line of its own, nothing in it invisible. */
 export function terminalText(s: unknown): string {
-  return String(s).replace(CONTROL, show).replace(/##\[/g, "##\\u{5b}");
+  return String(s).replace(CONTROL, show).replace(INVISIBLE, show).replace(/##\[/g, "##\\u{5b}");
 }
 
 /**
@@ -52,6 +71,7 @@ export function terminalText(s: unknown): string {
 export function guardLines(doc: string): string {
   return doc
     .replace(CONTROL_BUT_NEWLINE, show)
+    .replace(INVISIBLE_BUT_ZWSP, show)
     .replace(/##\[/g, "##\\u{5b}")
     .replace(/^(\s*):(?=:)/gm, "$1\\u{3a}");
 }
@@ -85,10 +105,18 @@ export function ownLines(s: string): TerminalText {
 const MENTION = /@(?=[A-Za-z0-9])/g;
 
 /**
+ * What GitHub's renderer turns into a link with no mark around it (issue 45): a URL's `://` (http, https, ftp…),
+ * `www.`, and references to an issue or pull request (`#12`, `owner/repo#12`, `GH-12`). An e-mail address is
+ * broken with the mentions (its `@`).
+ */
+const AUTOLINK = /(:)(?=\/\/)|\b(www)(?=\.)|(#|\bGH-)(?=\d)/gi;
+
+/**
  * One value in markdown (a table cell, a heading, a list item): it stays one run of plain text. `|` would split
  * a cell and a newline end the row; `<`, `>` and `&` would be HTML to the renderer; `[`, `]`, `` ` `` and `!`
- * would make links, images or code; `@name` would ping someone (a zero-width space after the `@`); controls are
- * shown as in terminal text (the markdown is printed on a terminal too).
+ * would make links, images or code; `@name` would ping someone and a bare URL or `owner/repo#12` would be a link
+ * (a zero-width space after the `@`, the `:` of `://`, the `www`, the `#`); controls and invisible characters are
+ * shown as in terminal text (the markdown is printed on a terminal too), before the zero-width spaces go in.
  */
 export function markdownText(s: unknown): string {
   return terminalText(
@@ -97,9 +125,10 @@ export function markdownText(s: unknown): string {
       .replace(/</g, "&lt;")
       .replace(/>/g, "&gt;")
       .replace(/([|[\]`!\\])/g, "\\$1")
-      .replace(/\r?\n/g, " ")
-      .replace(MENTION, "@\u200b"),
-  );
+      .replace(/\r?\n/g, " "),
+  )
+    .replace(MENTION, "@\u200b")
+    .replace(AUTOLINK, (m) => `${m}\u200b`);
 }
 
 /** A value to show as a markdown code span (a path, a property's id): see `code`. */
@@ -152,12 +181,59 @@ export const STEP_SUMMARY_DOCUMENT_BYTES = 256 * 1024;
 /** A markdown document cut at a line under `cap` bytes, with a note saying so; unchanged when it fits. */
 export function capMarkdown(md: MarkdownText, cap = STEP_SUMMARY_DOCUMENT_BYTES): MarkdownText {
   if (Buffer.byteLength(md) <= cap) return md;
-  const note = `\n\n*(cut at ${cap / 1024} KiB: a GitHub step summary takes 1 MiB per step; the command's text output, or \`report\`, has all of it)*\n`;
+  const note = `\n\n*(cut at ${Math.floor(cap / 1024)} KiB: a GitHub step summary takes 1 MiB per step; the command's text output, or \`report\`, has all of it)*\n`;
   const room = cap - Buffer.byteLength(note);
   let cut = Buffer.from(md).subarray(0, room).toString("utf8");
   // the last whole line (a cut character at the end decodes to U+FFFD: the line goes with it)
   cut = cut.slice(0, Math.max(0, cut.lastIndexOf("\n")));
   return `${cut}${note}` as MarkdownText;
+}
+
+/**
+ * What one command's markdown may take in all (issue 45: `check DIR --markdown` cut each bundle's document at
+ * 256 KiB, but fourteen bundles passed GitHub's 1 MiB per step): three documents' worth, the fourth left to the
+ * step's other writers (the workflow's measurements).
+ */
+export const STEP_SUMMARY_RUN_BYTES = 3 * STEP_SUMMARY_DOCUMENT_BYTES;
+
+/** A document too small to be worth starting: past this little room, the rest are counted instead. */
+const LEAST_DOCUMENT_BYTES = 4 * 1024;
+
+/**
+ * The markdown documents of one command (one per bundle), together under STEP_SUMMARY_RUN_BYTES: each cut to its
+ * own share and to what is left, then, once too little is left, left out and counted; `note` says what was cut.
+ */
+export class MarkdownBudget {
+  private left: number;
+  private skipped = 0;
+  private cut = 0;
+
+  constructor(total = STEP_SUMMARY_RUN_BYTES) {
+    // room kept for the closing note
+    this.left = total - 1024;
+  }
+
+  /** `md` as it may be printed, or null when it is left out (too little room left: counted for `note`). */
+  take(md: MarkdownText): MarkdownText | null {
+    if (this.left < LEAST_DOCUMENT_BYTES) {
+      this.skipped++;
+      return null;
+    }
+    const capped = capMarkdown(md, Math.min(STEP_SUMMARY_DOCUMENT_BYTES, this.left));
+    if (capped !== md) this.cut++;
+    this.left -= Buffer.byteLength(capped) + 1;
+    return capped;
+  }
+
+  /** What was cut or left out, in one line; null when everything was printed whole. */
+  note(): MarkdownText | null {
+    if (this.skipped === 0 && this.cut === 0) return null;
+    const what = [
+      ...(this.cut > 0 ? [`${this.cut} document(s) cut`] : []),
+      ...(this.skipped > 0 ? [`${this.skipped} more left out`] : []),
+    ].join(", ");
+    return `*(this command's markdown stops at ${STEP_SUMMARY_RUN_BYTES / 1024} KiB, under GitHub's 1 MiB per step: ${what}; the command's text output, or \`report\`, has them all)*\n` as MarkdownText;
+  }
 }
 
 /** A workflow command's data, escaped as the runner's toolkit does (`%`, CR, LF). */
@@ -235,11 +311,15 @@ export function xmlText(s: string): string {
 }
 
 /**
- * JSON bound for a terminal, the same data: C1, bidi and line-separator characters and `##[` as `\uXXXX` escapes
- * (JSON.stringify leaves them raw; they can only be inside strings, where the escape reads back the same).
+ * JSON bound for a terminal, the same data: C1, bidi, line-separator and invisible characters and `##[` as
+ * `\uXXXX` escapes (JSON.stringify leaves them raw; they can only be inside strings, where the escape reads back
+ * the same; an astral one as its surrogate pair).
  */
 export function jsonText(json: string): string {
-  return json.replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]|##\[/g, (c) =>
-    c === "##[" ? "##\\u005b" : `\\u${(c.codePointAt(0) as number).toString(16).padStart(4, "0")}`,
-  );
+  const unit = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  return json
+    .replace(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]|##\[/g, (c) =>
+      c === "##[" ? "##\\u005b" : unit(c),
+    )
+    .replace(INVISIBLE, (c) => Array.from({ length: c.length }, (_, i) => unit(c.charAt(i))).join(""));
 }

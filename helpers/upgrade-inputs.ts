@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { legBundles, readMeta } from "./bundle.ts";
+import { legBundles, readMeta, shippedBundle } from "./bundle.ts";
 import { type CheckResult, checkBundle } from "./check.ts";
 import { UserError } from "./errors.ts";
 import type { TopicDeclaration } from "./topic.ts";
@@ -16,14 +16,12 @@ import { againstFresh, type GateResult, judgeUpgrade } from "./upgrade-gate.ts";
 export const SHIPPED_DIR = join(import.meta.dirname, "..", "suites", "bundles");
 
 /**
- * The shipped fresh bundle of a minor and mode, or null. A minor is `X.Y` and a mode one of the two, checked
- * here: a bundle's fields never name another folder (`../` in a minor).
+ * The shipped fresh bundle of a minor and mode, or null: `shippedBundle` (a minor is `X.Y`, no link followed,
+ * confined to suites/bundles/), so a bundle's fields never name another folder.
  */
 export function shippedFresh(minor: unknown, mode: unknown): string | null {
-  if (typeof minor !== "string" || !/^\d{1,3}\.\d{1,3}$/.test(minor)) return null;
-  if (mode !== "kpr" && mode !== "kube-proxy") return null;
-  const d = join(SHIPPED_DIR, minor, mode);
-  return existsSync(join(d, "bundle.json")) ? d : null;
+  if (typeof minor !== "string" || (mode !== "kpr" && mode !== "kube-proxy")) return null;
+  return shippedBundle(minor, mode);
 }
 
 export interface GateOptions {

@@ -6,11 +6,13 @@
 #                                                    load, every topic again, the rollback, every topic again:
 #                                                    one bundle, results/RUN_ID/MODE (its after-upgrade/ and
 #                                                    after-rollback/ inside). DRY_RUN=1 prints the command only.
-#   scripts/upgrade-job.sh gate BUNDLE               is this upgrade safe? `datapath-conformance upgrade BUNDLE --markdown`:
-#                                                    its markdown to stdout and to $GITHUB_STEP_SUMMARY when set, one
-#                                                    annotation line (::error:: broke, ::warning:: held with known
-#                                                    issues new on the target, ::notice:: held); exit 1 when broken
-#                                                    (STRICT=1: also on a new known issue).
+#   scripts/upgrade-job.sh gate BUNDLE               is this upgrade safe? `datapath-conformance upgrade BUNDLE
+#                                                    --markdown`: one word (HELD, BROKEN, REGRESSED, INCONCLUSIVE),
+#                                                    its markdown to stdout and (the command writes it) to
+#                                                    $GITHUB_STEP_SUMMARY when set, one annotation line (::error::
+#                                                    not held, ::warning:: held with known issues accepted,
+#                                                    ::notice:: held); exit 1 unless held (ALLOW_KNOWN=1: accept
+#                                                    known issues new on the target).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -35,7 +37,13 @@ case "${1:-}" in
     [ $# -eq 2 ] || usage
     bundle=$2
     args=(upgrade "$bundle" --markdown)
-    [ "${STRICT:-}" = 1 ] && args+=(--strict)
+    [ "${ALLOW_KNOWN:-}" = 1 ] && args+=(--allow-known)
+    # the command appends its markdown (or its refusal, escaped as markdown) to the summary itself: this script
+    # never copies a program's output into markdown, where a bundle's string quoted in an error line would be
+    # HTML, a mention or a comment hiding the rest (issue 45)
+    summary=${GITHUB_STEP_SUMMARY:-}
+    [ -n "$summary" ] && args+=(--step-summary "$summary")
+    size_before=$( { [ -n "$summary" ] && wc -c <"$summary"; } 2>/dev/null || echo 0)
     # the command writes the annotation itself (GITHUB_ACTIONS=true: error when broken or refused, warning when
     # held with new known issues, notice when held), its data escaped as the runner's toolkit escapes it; no line
     # of a bundle's can start with `::` (cli/print.ts), so the annotation is the only line that does
@@ -46,8 +54,10 @@ case "${1:-}" in
     if [ "$code" -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^::error '; then
       echo "::error title=upgrade::the upgrade command exited $code without a verdict (the step's log has its output)"
     fi
-    if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
-      printf '%s\n\n' "$out" | grep -v '^::' >>"$GITHUB_STEP_SUMMARY"
+    # a command that wrote nothing to the summary (node missing, killed): this script's own words, none of its output
+    size_after=$( { [ -n "$summary" ] && wc -c <"$summary"; } 2>/dev/null || echo 0)
+    if [ -n "$summary" ] && [ "$code" -ne 0 ] && [ "$size_after" = "$size_before" ]; then
+      printf '**The upgrade gate** ended with exit %d without a verdict: the step'"'"'s log has its output.\n\n' "$code" >>"$summary"
     fi
     exit "$code"
     ;;

@@ -149,6 +149,9 @@ describe("scripts/upgrade-job.sh (the workflow's upgrade job)", () => {
     expect(g.code).toBe(137);
     expect(g.out).toMatch(/^::error title=upgrade::the upgrade command exited 137 without a verdict/m);
     expect(g.summary).not.toContain("::error");
+    // the summary has the script's own words, never the program's output (issue 45)
+    expect(g.summary).toMatch(/^\*\*The upgrade gate\*\* ended with exit 137 without a verdict/);
+    expect(g.summary).not.toContain("Killed");
   });
 
   it("gate on a bundle that is not an upgrade: one line and an error annotation, exit 2", () => {

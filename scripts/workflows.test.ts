@@ -62,6 +62,20 @@ describe("workflows", () => {
     }
   });
 
+  it.each(FILES)("%s: no third-party installer is fetched and run unverified (issue 45)", (f) => {
+    // a script downloaded and piped to a shell (`curl … | bash`), or a download made executable: what runs is
+    // whatever the server gives that day, tag or not; installers are actions pinned by SHA, or `go install` of
+    // a pinned module version (the Go checksum database verifies it)
+    const runs = Object.values(workflow(f).jobs)
+      .flatMap((j) => j.steps as { run?: string }[])
+      .flatMap((s) => s.run?.split("\n") ?? []);
+    for (const line of runs) {
+      expect(line, f).not.toMatch(/\b(curl|wget)\b.*\|\s*(\w+=\S*\s+)*(sudo\s+)?(ba|z)?sh\b/);
+      expect(line, f).not.toMatch(/\b(curl|wget)\b.*&&.*chmod\s+\+x/);
+      if (/\bgo install\b/.test(line)) expect(line, f).toMatch(/@(\$\{\w+\}|v\d+\.\d+\.\d+)"?\s*$/);
+    }
+  });
+
   it("conformance matrix: both modes, both providers, at least two supported Cilium minors; nightly and on demand", () => {
     const wf = workflow("conformance.yml");
     const m = wf.jobs.conformance?.strategy?.matrix ?? {};

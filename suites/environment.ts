@@ -17,6 +17,7 @@ import { RecordingExecutor } from "../helpers/exec/record.ts";
 import type { Executor } from "../helpers/exec/types.ts";
 import { nothingSpent, type RunContext, realSleep } from "../helpers/observe/context.ts";
 import { replayContext } from "../helpers/observe/replay-context.ts";
+import { terminal } from "../helpers/output.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import type { RecordSet } from "../helpers/records/types.ts";
 import { RECORDED_FAILURES } from "./recorded-failures.ts";
@@ -65,8 +66,17 @@ export interface ModeTarget {
   turns?: Turns;
 }
 
+/**
+ * One progress line of a run, as the log shows it (issue 45): the bundle's folder name, a version from its
+ * bundle.json or a cluster's answer in it are shown, never obeyed (a worker's own writes reach the log past
+ * every vitest reporter, so this is their only guard).
+ */
+export function progressLine(label: string, mode: string, line: string): string {
+  return `${terminal`[${label}] [${mode}] ${line}`}\n`;
+}
+
 function logger(label: string, mode: Mode, topic: string) {
-  return (line: string) => process.stdout.write(`[${label}] [${mode}] ${topic}: ${line}\n`);
+  return (line: string) => process.stdout.write(progressLine(label, mode, `${topic}: ${line}`));
 }
 
 export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] {

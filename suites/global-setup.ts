@@ -27,6 +27,7 @@ import { readMeta, withBundleLock, writeMeta } from "../helpers/bundle.ts";
 import { UserError } from "../helpers/errors.ts";
 import { LocalExecutor } from "../helpers/exec/local.ts";
 import { ExecError } from "../helpers/exec/types.ts";
+import { terminal } from "../helpers/output.ts";
 import { DeadlineError } from "../helpers/poll.ts";
 import { bundlesFromEnv } from "./environment.ts";
 import { asksForClusters, type RunState } from "./run-state.ts";
@@ -39,7 +40,7 @@ import { removeTurns } from "./schedule.ts";
 const RESULTS = process.env.CONFORMANCE_RESULTS
   ? resolve(process.env.CONFORMANCE_RESULTS)
   : join(import.meta.dirname, "..", "results");
-const log = (line: string) => process.stdout.write(`[conformance] ${line}\n`);
+const log = (line: string) => process.stdout.write(`${terminal`[conformance] ${line}`}\n`);
 
 /**
  * Both modes' clusters provisioned at once, and each topic observed in both at once: the default, since it was

@@ -14,6 +14,7 @@ import {
   bundlesFromEnv,
   clusterTargets,
   type ModeTarget,
+  progressLine,
   replayTargets,
   topicTargets,
 } from "./environment.ts";
@@ -169,7 +170,7 @@ export function knownIssuesPass(env: NodeJS.ProcessEnv): boolean {
 }
 
 function say(target: ModeTarget, line: string): void {
-  process.stdout.write(`[${target.label}] [${target.mode}] ${line}\n`);
+  process.stdout.write(progressLine(target.label, target.mode, line));
 }
 
 /**

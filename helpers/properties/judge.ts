@@ -1,5 +1,5 @@
 import { terminalText } from "../output.ts";
-import { type EvidenceItem, showItem } from "../records/evidence.ts";
+import { type EvidenceItem, showItem, shownValue } from "../records/evidence.ts";
 import type { LabRecords, RecordName, RecordSet } from "../records/types.ts";
 import { type ConfigValues, resolveConfig } from "./config.ts";
 import {
@@ -104,6 +104,24 @@ export function recordView(set: RecordSet): RecordView {
       return e?.evidence[field as string] ?? [];
     },
   };
+}
+
+/**
+ * How many evidence items a verdict's message lists (issue 45): a property over a large output quotes every line
+ * it counted, and the message is printed by check and vitest and kept in JUnit; the verdict's evidence keeps
+ * them all (the report shows them).
+ */
+export const MESSAGE_EVIDENCE_ITEMS = 50;
+
+/** A verdict's evidence as its message lists it: one item a line, each value cut, at most MESSAGE_EVIDENCE_ITEMS. */
+function evidenceLines(items: readonly EvidenceItem[]): string {
+  if (items.length === 0) return "    (no evidence)";
+  const shownItems = items.slice(0, MESSAGE_EVIDENCE_ITEMS).map((e) => `    ${terminalText(showItem(e))}`);
+  if (items.length > MESSAGE_EVIDENCE_ITEMS)
+    shownItems.push(
+      `    (${items.length - MESSAGE_EVIDENCE_ITEMS} more items: the report and the verdict's evidence have them all)`,
+    );
+  return shownItems.join("\n");
 }
 
 function show(v: unknown): string {
@@ -252,11 +270,8 @@ export function judge(
     };
   }
   const observed = show(obs.value);
-  const lines =
-    obs.evidence.length > 0
-      ? obs.evidence.map((e) => `    ${terminalText(showItem(e))}`).join("\n")
-      : "    (no evidence)";
-  const shown = `  observed: ${terminalText(observed)}\n  evidence (${sourceText(p)}):\n${lines}`;
+  const lines = evidenceLines(obs.evidence);
+  const shown = `  observed: ${terminalText(shownValue(observed))}\n  evidence (${sourceText(p)}):\n${lines}`;
   if (known && satisfies(known.expect, obs.value)) {
     return {
       ...base,

@@ -215,10 +215,62 @@ export function showPlace(p: Place): string {
   return p.line === undefined ? where : `${where}:${p.line}`;
 }
 
-/** One line for a message or a log: `raw/…:12  <the line>`, or `<derived> ← raw/…:3, raw/…:5`. */
+/**
+ * How much of one quoted line (or derived value) a message, a log, a JUnit report or a step summary shows (issue
+ * 45): a raw line is as long as the output it is in (a bundle's 30 KB `.gz` held a 30-million-character line,
+ * quoted twice into every failure: 60 MB of stdout, 120 MB of JUnit, 1.1 GB of memory). The evidence keeps the
+ * line whole (it is checked against its file); what is shown stops here, saying how much more the file has.
+ */
+export const SHOWN_VALUE_CHARS = 1000;
+
+/** `s` cut at SHOWN_VALUE_CHARS, with how many characters were left out; unchanged when it fits. */
+export function shownValue(s: string, cap = SHOWN_VALUE_CHARS): string {
+  if (s.length <= cap) return s;
+  return `${s.slice(0, cap)} … (${s.length - cap} more characters, in the bundle)`;
+}
+
+/**
+ * What one command may print of verdicts' messages in all (issue 45): each message is bounded (its values cut,
+ * its items counted: helpers/properties/judge.ts), but a folder of bundles multiplies them. Past this many
+ * characters, a message shows its first line and says where the rest is.
+ */
+export const MESSAGES_RUN_CHARS = 2 * 1024 * 1024;
+
+/** The messages of one command's run, together under MESSAGES_RUN_CHARS (check's text, its JUnit report). */
+export class MessageBudget {
+  private left: number;
+  private held = 0;
+
+  constructor(total = MESSAGES_RUN_CHARS) {
+    this.left = total;
+  }
+
+  /** `message` whole while there is room; past it, its first line and a note. */
+  take(message: string): string {
+    if (message.length <= this.left) {
+      this.left -= message.length;
+      return message;
+    }
+    this.left = 0;
+    this.held++;
+    const first = shownValue(message.split("\n", 1)[0] as string);
+    return `${first}\n  (the rest not shown: this run printed ${MESSAGES_RUN_CHARS / (1024 * 1024)} MiB of messages; \`check\` of this bundle alone, or \`report\`, has it)`;
+  }
+
+  /** How many messages were cut short. */
+  get cut(): number {
+    return this.held;
+  }
+}
+
+/** One line for a message or a log: `raw/…:12  <the line>`, or `<derived> ← raw/…:3, raw/…:5`, each value cut. */
 export function showItem(e: EvidenceItem): string {
-  if (isQuote(e)) return `${showPlace(e.at)}  ${e.quote}`;
-  return `${e.derived}  ← ${e.from.map(showPlace).join(", ") || "(no source)"}`;
+  if (isQuote(e)) return `${showPlace(e.at)}  ${shownValue(e.quote)}`;
+  const from =
+    e.from.length > 20
+      ? [...e.from.slice(0, 20).map(showPlace), `${e.from.length - 20} more`]
+      : e.from.map(showPlace);
+  return `${shownValue(e.derived)}  ← ${from.join(", ") || "(no source)"}`;
 }
 
 /** True for an item in this format (bundles recorded before issue 19 hold plain strings). */

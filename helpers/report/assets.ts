@@ -271,6 +271,7 @@ export const SCRIPT = `
           const li = el("li", "d");
           const from = el("span", "muted", "from ");
           e.f.forEach((pl, i) => from.append(i > 0 ? ", " : "", link(pl)));
+          if (e.more > 0) from.append(" and " + e.more + " more place" + (e.more > 1 ? "s" : ""));
           if (e.calls > 0) from.append((e.f.length > 0 ? ", " : "") + e.calls + " call record" + (e.calls > 1 ? "s" : "") + " (exit code, time)");
           li.append(el("span", "derived", S(e.d)), " ", from);
           ul.append(li);

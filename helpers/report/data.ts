@@ -10,7 +10,13 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import type { Verdict } from "../properties/judge.ts";
 import { skipReason } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
-import { type EvidenceItem, type Place, showPlace } from "../records/evidence.ts";
+import {
+  type EvidenceItem,
+  type Place,
+  SHOWN_VALUE_CHARS,
+  shownValue,
+  showPlace,
+} from "../records/evidence.ts";
 import { outputKey, placeAnchor, type RawOutput } from "./provenance.ts";
 import { shownValues } from "./values.ts";
 
@@ -20,7 +26,10 @@ export interface DataPlace {
   a?: string;
 }
 
-export type DataEvidence = { q: number; at: DataPlace } | { d: number; f: DataPlace[]; calls: number };
+export type DataEvidence =
+  | { q: number; at: DataPlace }
+  /** a derived value, the places it names (at most REPORT_EVIDENCE_ITEMS; `more` counts the rest), its call records */
+  | { d: number; f: DataPlace[]; more?: number; calls: number };
 
 /** One verdict: every text is an index into the string table. */
 export interface DataVerdict {
@@ -70,6 +79,12 @@ export function callText(o: RawOutput): string {
   return `${argv.slice(0, 160)} on ${String(o.call.target)}, exit ${String(o.call.exitCode ?? "none")}`;
 }
 
+/**
+ * Evidence items one verdict's cell lists, and places one derived item names (issue 45): a property over a large
+ * output cites every line it counted, and a cell of a million items took the page 25 s to open.
+ */
+export const REPORT_EVIDENCE_ITEMS = 200;
+
 /** The report's data: every string interned once. */
 export function reportData(
   properties: Pick<Property, "id" | "claim" | "why" | "source">[],
@@ -94,24 +109,45 @@ export function reportData(
       const a = placeAnchor(c.raw, p);
       return a ? { p: I(showPlace(p)), a } : { p: I(showPlace(p)) };
     };
+    // each text shown cut (shownValue), a derived value's places and a verdict's items counted past their caps
     const evidence = (e: EvidenceItem): DataEvidence => {
-      if ("quote" in e) return { q: I(e.quote), at: place(e.at) };
+      if ("quote" in e) return { q: I(shownValue(e.quote)), at: place(e.at) };
       const from = e.from.filter((p) => p.call === undefined || p.stream === "stderr");
-      return { d: I(e.derived), f: from.map(place), calls: e.from.length - from.length };
+      const f = from.slice(0, REPORT_EVIDENCE_ITEMS).map(place);
+      const more = from.length - f.length;
+      return {
+        d: I(shownValue(e.derived)),
+        f,
+        ...(more > 0 ? { more } : {}),
+        calls: e.from.length - from.length,
+      };
+    };
+    const evidenceOf = (v: Verdict): DataEvidence[] => {
+      const items = Array.isArray(v.evidence) ? v.evidence : [];
+      const shown = items.slice(0, REPORT_EVIDENCE_ITEMS).map(evidence);
+      if (items.length > REPORT_EVIDENCE_ITEMS)
+        shown.push({
+          d: I(
+            `${items.length - REPORT_EVIDENCE_ITEMS} more evidence items (the bundle's verdicts.jsonl has them all)`,
+          ),
+          f: [],
+          calls: 0,
+        });
+      return shown;
     };
     const verdict = (v: Verdict): DataVerdict => {
       const shown = shownValues(v);
       const cited = new Set(v.evidence.flatMap((e) => ("quote" in e ? [e.at] : e.from)).map(outputKey));
       return {
         s: v.status,
-        o: I(shown.observed),
-        x: I(shown.expected),
-        ...(shown.pattern !== undefined ? { pt: I(shown.pattern) } : {}),
-        m: I(String(v.message ?? "").split("\n  evidence")[0]),
+        o: I(shownValue(shown.observed)),
+        x: I(shownValue(shown.expected)),
+        ...(shown.pattern !== undefined ? { pt: I(shownValue(shown.pattern)) } : {}),
+        m: I(shownValue(String(v.message ?? "").split("\n  evidence")[0] as string, 4 * SHOWN_VALUE_CHARS)),
         ...(v.status === "skip" ? { r: I(skipReason(v)) } : {}),
         ...(v.note ? { n: I(v.note) } : {}),
         ...(v.configuration ? { cf: I(v.configuration) } : {}),
-        ev: (Array.isArray(v.evidence) ? v.evidence : []).map(evidence),
+        ev: evidenceOf(v),
         src: [...cited].flatMap((k) => (order.has(k) ? [order.get(k) as number] : [])),
       };
     };

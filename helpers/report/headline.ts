@@ -4,7 +4,7 @@
  * (a line the verdicts' evidence quotes verbatim at its place in the bundle).
  */
 import type { Verdict } from "../properties/judge.ts";
-import type { LinePlace, Quote } from "../records/evidence.ts";
+import { type LinePlace, type Quote, shownValue } from "../records/evidence.ts";
 
 export interface HeadlineClaim {
   key: string;
@@ -135,8 +135,8 @@ export function headlineCell(
     id: p.id,
     label: p.label,
     status: v?.status ?? "absent",
-    expected: v?.expected ?? "",
-    observed: v?.observed ?? "-",
+    expected: shownValue(v?.expected ?? ""),
+    observed: shownValue(v?.observed ?? "-"),
     ...(v?.status === "known-issue" ? { knownIssue: v.deviation?.versions ?? v.cilium ?? "" } : {}),
   }));
   const judged = vs.filter(({ v }) => v && v.status !== "skip");
@@ -174,7 +174,17 @@ export function headlineCell(
       (claim.line ?? [])
         .map((re) => quotes.find((e) => re.test(e.quote.trim())))
         .find((e) => e !== undefined) ?? (quotes[0] as Quote);
-    return { status, facts, line: q.quote.trim(), absence: false, lineFrom: p.id, at: q.at, note, own };
+    // the line shown cut (issue 45: a 30-million-character line made a 30 MB page)
+    return {
+      status,
+      facts,
+      line: shownValue(q.quote.trim()),
+      absence: false,
+      lineFrom: p.id,
+      at: q.at,
+      note,
+      own,
+    };
   }
   const first = judged[0]?.v;
   const line = first && claim.none && first.status === "pass" && first.observed === "0" ? claim.none : null;

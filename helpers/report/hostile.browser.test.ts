@@ -101,10 +101,14 @@ function bundleA(): string {
   return dir;
 }
 
-/** B: a payload line in every raw output (parsers then fail on many, naming the line), and in ciliumMinor. */
+/**
+ * B: a payload line in every raw output (parsers then fail on many, naming the line), and in the kernel version
+ * (ciliumMinor, which held one too, is refused at the door since issue 45: a minor is `X.Y`,
+ * cli/hostile-paths.test.ts).
+ */
 function bundleB(): string {
   const dir = copies.copy("1.20/kpr");
-  editJson(dir, "bundle.json", (m) => ({ ...m, ciliumMinor: payload(5), kernel: payload(8) }));
+  editJson(dir, "bundle.json", (m) => ({ ...m, kernel: payload(8) }));
   let i = 0;
   for (const topic of readdirSync(join(dir, "raw")))
     for (const f of readdirSync(join(dir, "raw", topic))) {

@@ -9,6 +9,7 @@
 import { attr, type Html, html } from "../html.ts";
 import { skipReason, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
+import { shownValue } from "../records/evidence.ts";
 import { MARK } from "./assets.ts";
 import { shownValues } from "./values.ts";
 import { rowId } from "./verdict.ts";
@@ -100,7 +101,7 @@ function row(
     const k = kinds[i] as CellKind;
     const value =
       v && (k === "pass" || k === "fail" || k === "known-issue" || k === "changed")
-        ? shownValues(v).observed
+        ? shownValue(shownValues(v).observed)
         : "";
     // no title per cell (the column's header names the bundle, the opened verdict says the rest): 15 bundles
     // × 77 properties of it were a third of the matrix

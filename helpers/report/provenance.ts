@@ -1,5 +1,5 @@
 import type { CallRecord } from "../exec/record.ts";
-import type { EvidenceItem, Place } from "../records/evidence.ts";
+import { type EvidenceItem, type Place, shownValue } from "../records/evidence.ts";
 import { BundleFiles } from "../records/verify-evidence.ts";
 
 /**
@@ -20,6 +20,12 @@ export interface RawOutput {
 
 const MAX_WHOLE = 200;
 const CONTEXT = 3;
+/**
+ * At most this many lines of one output are embedded, whatever the evidence cites (issue 45: a 1.2 MB `.gz` whose
+ * every line a verdict cited made a report cell take 25 s to open): the first lines and the context of the
+ * first cited ones; the output's total says how many it has.
+ */
+export const MAX_EMBEDDED_LINES = 1000;
 
 export const outputKey = (p: Place) => (p.stream === "stderr" ? `${p.file}#${p.call} stderr` : p.file);
 
@@ -61,8 +67,10 @@ export function rawOutputs(dir: string, col: number, evidence: EvidenceItem[]): 
     if (all.length <= MAX_WHOLE) for (let n = 1; n <= all.length; n++) keep.add(n);
     else {
       for (let n = 1; n <= Math.min(10, all.length); n++) keep.add(n);
-      for (const c of lines)
+      for (const c of [...lines].sort((a, b) => a - b)) {
+        if (keep.size >= MAX_EMBEDDED_LINES) break;
         for (let n = Math.max(1, c - CONTEXT); n <= Math.min(all.length, c + CONTEXT); n++) keep.add(n);
+      }
     }
     out.push({
       key,
@@ -70,7 +78,7 @@ export function rawOutputs(dir: string, col: number, evidence: EvidenceItem[]): 
       call: callOf(files, place),
       lines: [...keep]
         .sort((a, b) => a - b)
-        .map((n) => ({ n, text: all[n - 1] as string, cited: lines.has(n) })),
+        .map((n) => ({ n, text: shownValue(all[n - 1] as string), cited: lines.has(n) })),
       total: all.length,
     });
   }

@@ -7,6 +7,7 @@
 import type { BundleMeta } from "../bundle.ts";
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
+import { shownValue } from "../records/evidence.ts";
 import type { UpgradeLeg, UpgradeRecord } from "../records/types.ts";
 import { connectionSurvived, legOutageMs } from "../records/upgrade.ts";
 import { MARK } from "./assets.ts";
@@ -116,7 +117,7 @@ export function renderUpgrade(
   const vs = u ? u.verdicts : all.filter((v) => v.topic === "upgrade");
   const verdicts =
     vs.length > 0
-      ? html`<ul class="upgrade-verdicts">${vs.map((v) => html`<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${v.id}</code> ${v.claim}${v.status === "fail" || v.status === "changed" ? html` <span class="verdict fail">expected ${v.expected}, observed ${v.observed}${v.status === "changed" ? " (changed in the new minor)" : ""}</span>` : ""}</li>`)}</ul>`
+      ? html`<ul class="upgrade-verdicts">${vs.map((v) => html`<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${v.id}</code> ${v.claim}${v.status === "fail" || v.status === "changed" ? html` <span class="verdict fail">expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}${v.status === "changed" ? " (changed in the new minor)" : ""}</span>` : ""}</li>`)}</ul>`
       : "";
   const cls = word === "HELD" ? "pass" : word === "BROKEN" ? "fail" : word ? "skip" : "";
   const head = html`${word ? html`<span class="word v-${cls}">${word}</span> ` : ""}Upgrade under load: ${u ? `Cilium ${u.from} → ${u.to}` : "its record could not be read"} <span class="muted">(${label})</span>`;

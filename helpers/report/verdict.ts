@@ -1,7 +1,16 @@
+/**
+ * The report's first screen (issue 37): the verdict, before anything else. For an upgrade bundle, the upgrade
+ * gate's answer as `datapath-conformance upgrade` gives it (helpers/upgrade-gate.ts: HELD, BROKEN, REGRESSED or
+ * INCONCLUSIVE, what broke, what stalled, what the rollback left); for every report, how many verdicts failed and
+ * how many are known issues, the failures named in red with expected and observed, each a link to its row. A
+ * change in a new minor (issue 38: an expectation assumed from the newest declared minor that did not hold) is one
+ * of the failures, counted and named as such.
+ */
 import { type CheckResult, checkBundle } from "../check.ts";
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
 import { assumedText } from "../properties/versions.ts";
+import { shownValue } from "../records/evidence.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import type { GateResult, GateWord } from "../upgrade-gate.ts";
 import { gateOf } from "../upgrade-inputs.ts";
@@ -65,7 +74,7 @@ function gateBlock(label: string, g: GateResult, many: boolean): Html {
     .slice(0, BROKEN_SHOWN)
     .map(
       (b) =>
-        html`<li><b>${b.what}</b>: <code>${b.id}</code> expected ${b.expected}, observed ${b.observed}<span class="gate-line">${isoTimes(b.line)}</span></li>`,
+        html`<li><b>${b.what}</b>: <code>${b.id}</code> expected ${shownValue(b.expected)}, observed ${shownValue(b.observed)}<span class="gate-line">${isoTimes(shownValue(b.line))}</span></li>`,
     );
   const more =
     g.broken.length > BROKEN_SHOWN
@@ -123,7 +132,7 @@ export function renderBanner(
     .slice(0, FAILURES_SHOWN)
     .map(
       ({ v, c }) =>
-        html`<li><a href="#${rowId(v.id)}"><code>${v.id}</code></a> in <b>${c.label}</b>: ${v.status === "changed" ? "changed in the new minor: " : ""}expected ${v.expected}${v.assumedFrom ? ` (${assumedText(v.assumedFrom)})` : ""}, observed ${v.observed}</li>`,
+        html`<li><a href="#${rowId(v.id)}"><code>${v.id}</code></a> in <b>${c.label}</b>: ${v.status === "changed" ? "changed in the new minor: " : ""}expected ${shownValue(v.expected)}${v.assumedFrom ? ` (${assumedText(v.assumedFrom)})` : ""}, observed ${shownValue(v.observed)}</li>`,
     );
   const moreFailures = html`${
     named.length > FAILURES_SHOWN
