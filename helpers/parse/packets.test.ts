@@ -114,4 +114,30 @@ describe("attribute: whose loss a failed request is (issue 42)", () => {
     // a packet outside the failure's window is not this failure's
     expect(attribute(c, parsePackets("w1", req(30, "lxc1", "In")), [], ["w1"]).why).toMatch(/no packet of/);
   });
+
+  it("a request handed to the backend Pod and acknowledged, answered after the client's timeout, is the backend's", () => {
+    // the shape run up-119-120-kpr-r1 recorded in its restart leg (request 373, its lines trimmed by us): delivered
+    // and acknowledged within microseconds, the answer leaving the backend Pod 2455 ms later
+    const w2 = [
+      `${at(0.941101)} lxc1 In  IP 10.244.1.5.20001 > 10.244.2.7.8080: Flags [P.], seq 4101089230:4101089311, ack 881577006, win 64, length 81: HTTP: GET /hostname HTTP/1.1`,
+      outer(0.941134, "Out", A, B, req(0, "", "")),
+    ].join("\n");
+    const w1 = [
+      outer(0.94115, "In", A, B, req(0, "", "")),
+      `${at(0.941169)} lxc9 Out IP 10.244.1.5.20001 > 10.244.2.7.8080: Flags [P.], seq 4101089230:4101089311, ack 881577006, win 64, length 81: HTTP: GET /hostname HTTP/1.1`,
+      `${at(0.941175)} lxc9 In  IP 10.244.2.7.8080 > 10.244.1.5.20001: Flags [.], ack 4101089311, win 63, length 0`,
+      `${at(3.39674)} lxc9 In  IP 10.244.2.7.8080 > 10.244.1.5.20001: Flags [P.], seq 881577006:881577162, ack 4101089312, win 63, length 156: HTTP: HTTP/1.1 200 OK`,
+    ].join("\n");
+    const a = attribute(
+      { ...c, clientNode: "w2", to: T + 2.95 },
+      [...parsePackets("w2", w2), ...parsePackets("w1", w1)],
+      [],
+      ["w1", "w2"],
+    );
+    expect(a.kind).toBe("backend");
+    expect(a.why).toMatch(
+      /handed to the backend Pod on w1 .* its answer left the backend only 2456 ms later, after the client's timeout/,
+    );
+    expect(a.lines).toHaveLength(3);
+  });
 });

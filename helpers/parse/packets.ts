@@ -9,6 +9,8 @@
  *   HELD_MS between two nodes: the datapath lost or held it, and the line that shows it is quoted;
  * - `client`: every packet was delivered (the answer reached the client's node before its timeout): the
  *   datapath did its part;
+ * - `backend`: the request was handed to the backend Pod and acknowledged at once, and its answer left the backend
+ *   late (after the client's timeout, or HELD_MS or more) or never: the datapath did its part, the backend held it;
  * - `unknown`: the capture cannot tell (nothing of it captured, or only where a local delivery is invisible),
  *   named, so the gate says INCONCLUSIVE and what is missing.
  */
@@ -103,7 +105,8 @@ export function parseDropLines(node: string, text: string, file = "drops"): Drop
 }
 
 export interface Attribution {
-  kind: "datapath" | "client" | "unknown";
+  /** Whose loss it was: the datapath's, the client's, the backend's (delivered, answered late or never), unknown. */
+  kind: "datapath" | "client" | "backend" | "unknown";
   /** In words: where the packet was last seen, or what is missing. */
   why: string;
   /** The capture or monitor lines that show it (`file:line  text`), at most six. */
@@ -241,6 +244,30 @@ export function attribute(
       why: `the answer was delivered to the client at ${new Date(ms(delivered.t)).toISOString()}, before its timeout: the datapath did its part`,
       lines: [show(delivered)],
     };
+  // the request handed to the backend Pod (out of the node on an lxc device that is not the client's) and the
+  // backend's TCP stack acknowledging it, then its answer leaving the backend Pod late or never: the datapath
+  // delivered it; the backend held the answer (run up-119-120-kpr-r1's restart leg: delivered and acknowledged in
+  // 6 µs, answered 2455 ms later, after the client's 2 s timeout)
+  const lxc = (p: Packet) => p.iface.startsWith("lxc");
+  const isClientIface = (p: Packet) => p.node === c.clientNode && p.iface === clientIface;
+  const handed = mine.find(
+    (p) => fromClient(p) && p.length > 0 && lxc(p) && p.dir === "Out" && !isClientIface(p),
+  );
+  const acked = handed
+    ? mine.find((p) => !fromClient(p) && lxc(p) && p.dir === "In" && p.t >= handed.t && !isClientIface(p))
+    : undefined;
+  if (handed && acked) {
+    const answered = answers.find((p) => lxc(p) && p.dir === "In" && p.t >= handed.t && !isClientIface(p));
+    const late = answered ? ms(answered.t - handed.t) : null;
+    if (!answered || answered.t > c.to || (late !== null && late >= HELD_MS))
+      return {
+        kind: "backend",
+        why: answered
+          ? `the request was handed to the backend Pod on ${handed.node} at ${new Date(ms(handed.t)).toISOString()} and acknowledged at once; its answer left the backend only ${late} ms later${answered.t > c.to ? ", after the client's timeout" : ""}: the datapath delivered it, the backend held the answer`
+          : `the request was handed to the backend Pod on ${handed.node} at ${new Date(ms(handed.t)).toISOString()} and acknowledged at once; no answer left the backend: the datapath delivered it, the backend did not answer`,
+        lines: [show(handed), show(acked), ...(answered ? [show(answered)] : [])],
+      };
+  }
   const seenOn = nodesOf(mine).join(", ");
   return {
     kind: "unknown",
