@@ -5,12 +5,16 @@
  */
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { checkBundle, verdictRows } from "../helpers/check.ts";
 import { bundleName, goldenFile, SHIPPED_BUNDLES } from "../suites/environment.ts";
 import { TOPICS } from "../suites/topics.ts";
 
-for (const dir of SHIPPED_BUNDLES) {
+// `npx tsx scripts/golden-check.ts suites/bundles/X …`: only those bundles (a newly shipped one)
+const only = process.argv.slice(2).map((a) => resolve(a));
+for (const dir of only.length > 0
+  ? SHIPPED_BUNDLES.filter((d) => only.some((o) => d === o || d.startsWith(`${o}/`)))
+  : SHIPPED_BUNDLES) {
   const r = await checkBundle(dir, TOPICS);
   const verdicts = verdictRows(r);
   const name = bundleName(dir);

@@ -12,6 +12,12 @@ export const RECORDED_FAILURES: Record<string, Record<string, string>> = {
     "restart.no-failed-requests":
       "run up-119-120-kpr-b (2026-12-06), the second of two kpr recordings of this path: two requests during the agents' restart on 1.19.7 completed their handshake and got no answer in 2 s, both to the same remote backend (the bundle README's generated part and the gate's lines give their times, backend and node). The property counts them, so check fails it; the leg recorded no capture of data packets on every node and no drop monitor, so the upgrade gate calls it INCONCLUSIVE, not BROKEN. Its run stored pass (the judge of its day counted both as the client's stall); check says the stored verdict came from an older judge",
   },
+  "upgrade-1.19-1.20/kpr-3": {
+    "restart.no-failed-requests":
+      "run up-119-120-kpr-r1 (2026-12-07), the first recording with captures of every packet on every node: one request during the agents' restart was handed to its backend Pod and acknowledged within microseconds, and the answer left the backend Pod after the client's 2 s timeout (the README's generated part and the gate quote the lines). The datapath delivered both ways at once, so the gate calls it the backend's, INCONCLUSIVE, never BROKEN; check fails the property, which counts every failed request",
+    "upgrade.rollback.client-kept-time":
+      "the same run: during the rollback the loop's own process was not running across three requests' timeouts (its measured stall), so the rollback leg is inconclusive on them, never Cilium's",
+  },
   "upgrade-1.18-1.19/kpr": {
     "upgrade.connections-survive":
       "run up-118-119-kpr (2026-12-06): during the upgrade 1.18.11 → 1.19.7 the long-lived connection to the address with externalTrafficPolicy Local (conn-local) broke and reconnected to the same backend (its times and node: the bundle README's generated part). Its holder did not yet measure its own lag and the leg had no capture of data packets on every node, so check fails the property and the upgrade gate calls it INCONCLUSIVE, naming what is missing",
