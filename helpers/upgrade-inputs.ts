@@ -1,10 +1,3 @@
-/**
- * The upgrade gate's inputs read from disk, once for every reader (issue 42: the CLI's `upgrade`, the report's
- * banner and the workflow's gate give the same word): the upgrade bundle re-judged, its legs' nested bundles, the
- * fresh installs of the source and the target (given, else the shipped ones of that minor and mode), and where the
- * source's known issues come from. Several bundles of one path are answered together (upgrade-gate.ts judgePath).
- */
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { legBundles, readMeta, shippedBundle } from "./bundle.ts";
 import { type CheckResult, checkBundle } from "./check.ts";

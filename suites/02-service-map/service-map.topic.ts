@@ -16,7 +16,7 @@ import type { LbList } from "../../helpers/parse/bpf-lb-list.ts";
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { u64Of } from "../../helpers/parse/u64.ts";
-import type { ConfigDependence } from "../../helpers/properties/config.ts";
+import { IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
 import { LAB } from "../../helpers/properties/sources.ts";
 import {
   backendPods,
@@ -36,10 +36,7 @@ import { defineTopic } from "../../helpers/topic.ts";
  * web is a single-stack IPv4 Service (its manifest asks no ipFamilyPolicy), so a dual-stack cluster leaves its
  * IPv4 frontend and backends as they are; an IPv6-only cluster is not modelled (issue25-facts.md §3.6).
  */
-const IPV4_SERVICE = {
-  kpr: { ipFamilies: ["ipv4", "ipv4+ipv6"] },
-  "kube-proxy": { ipFamilies: ["ipv4", "ipv4+ipv6"] },
-} as const satisfies ConfigDependence["assumes"];
+const IPV4_ONLY = requires(IPV4_SERVICE);
 
 export const topic = defineTopic({
   name: "service-map",
@@ -65,7 +62,7 @@ export const topic = defineTopic({
       source: LAB(2),
       why: "KPR=false keeps ClusterIP handling for Pod traffic in eBPF (knowledge clusters.md §4.2)",
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
-      config: { assumes: IPV4_SERVICE },
+      config: { assumes: IPV4_ONLY },
       needs: ["svc"],
       observe: (r) => {
         const svc = r.get("svc");
@@ -80,7 +77,7 @@ export const topic = defineTopic({
       claim: "The web frontend's BPF LB slots hold exactly the two web Pods",
       source: LAB(2),
       expect: { kpr: { eq: 2 }, "kube-proxy": { eq: 2 } },
-      config: { assumes: IPV4_SERVICE },
+      config: { assumes: IPV4_ONLY },
       needs: ["svc"],
       observe: (r) => {
         const svc = r.get("svc");

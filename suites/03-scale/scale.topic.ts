@@ -42,10 +42,7 @@ import { defineTopic } from "../../helpers/topic.ts";
  * web is a single-stack IPv4 Service (its manifest asks no ipFamilyPolicy): on a dual-stack cluster its
  * frontend, slots and EndpointSlice stay IPv4 only; an IPv6-only cluster is not modelled (issue25-facts.md §3.6).
  */
-const IPV4_SERVICE = {
-  kpr: { ipFamilies: ["ipv4", "ipv4+ipv6"] },
-  "kube-proxy": { ipFamilies: ["ipv4", "ipv4+ipv6"] },
-} as const satisfies ConfigDependence["assumes"];
+const IPV4_ONLY = requires(IPV4_SERVICE);
 
 /**
  * kube-proxy's KUBE-SEP chains are read from iptables-save: kpr runs without kube-proxy, beside it kube-proxy
@@ -57,6 +54,7 @@ const KUBE_PROXY_IPTABLES = {
   "kube-proxy": { kubeProxy: ["iptables"] },
 } as const satisfies ConfigDependence["assumes"];
 
+import { IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
 import { observeServiceMap } from "../02-service-map/service-map.topic.ts";
 
 export const topic = defineTopic({
@@ -83,7 +81,7 @@ export const topic = defineTopic({
       claim: "After scaling web to 4, the frontend has 4 backend slots",
       source: LAB(3),
       expect: { kpr: { eq: 4 }, "kube-proxy": { eq: 4 } },
-      config: { assumes: IPV4_SERVICE },
+      config: { assumes: IPV4_ONLY },
       needs: ["scale"],
       observe: (r) => ({ value: r.get("scale").backends.length, evidence: r.evidence("scale", "backends") }),
     },
@@ -92,7 +90,7 @@ export const topic = defineTopic({
       claim: "The two new slots are the two new Pods (and the old two stay)",
       source: LAB(3),
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
-      config: { assumes: IPV4_SERVICE },
+      config: { assumes: IPV4_ONLY },
       needs: ["scale", "svc", "datapath"],
       observe: (r) => {
         const s = r.get("scale");
@@ -121,7 +119,7 @@ export const topic = defineTopic({
       claim: "The map's backends equal the EndpointSlice's ready addresses",
       source: LAB(3),
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
-      config: { assumes: IPV4_SERVICE },
+      config: { assumes: IPV4_ONLY },
       needs: ["scale", "datapath"],
       observe: (r) => {
         const s = r.get("scale").backends;

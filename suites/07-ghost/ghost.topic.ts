@@ -25,8 +25,13 @@ import {
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { type U64, u64Compare, u64Diff } from "../../helpers/parse/u64.ts";
-import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
 import type { ByVersion } from "../../helpers/properties/expectation.ts";
+import {
+  HOSTNS_ONLY_SOCKET_LB,
+  IPV4_SERVICE,
+  POD_SOCKET_LB,
+  requires,
+} from "../../helpers/properties/requirements.ts";
 import {
   DROP_PROFILE,
   dp,
@@ -116,19 +121,13 @@ const SECONDS_PER_PACKET: ByVersion = {
  * sockets (on, full coverage), the kube-proxy ones that nothing does (off). Host-namespace-only coverage leaves
  * the Pod's connect() to per-packet LB: those runs get the kube-proxy mode's expectation (issue25-facts.md §3.4).
  */
-const POD_SOCKET_LB = {
-  kpr: { socketLB: ["on"] },
-  "kube-proxy": { socketLB: ["off"] },
-} as const satisfies ConfigDependence["assumes"];
-const HOSTNS_ONLY = { socketLB: ["hostns-only"] } as const satisfies ConfigMatch;
+const POD_LB = requires(POD_SOCKET_LB);
+const HOSTNS_ONLY = HOSTNS_ONLY_SOCKET_LB;
 const HOSTNS_ONLY_WHY =
   "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy, 1.20.2's lost ICMP reject included (issue25-facts.md §3.4)";
 
 /** ghost is a single-stack IPv4 Service (its manifest asks no ipFamilyPolicy): a dual-stack cluster leaves its entries as they are. */
-const IPV4_SERVICE = {
-  kpr: { ipFamilies: ["ipv4", "ipv4+ipv6"] },
-  "kube-proxy": { ipFamilies: ["ipv4", "ipv4+ipv6"] },
-} as const satisfies ConfigDependence["assumes"];
+const IPV4_ONLY = requires(IPV4_SERVICE);
 
 export const topic = defineTopic({
   name: "ghost",
@@ -172,7 +171,7 @@ export const topic = defineTopic({
       claim: "The agent lists the ghost ClusterIP with zero backends",
       source: LAB(7),
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 0 } },
-      config: { assumes: IPV4_SERVICE },
+      config: { assumes: IPV4_ONLY },
       needs: ["ghost"],
       observe: (r) => ({ value: r.get("ghost").backends, evidence: r.evidence("ghost", "backends") }),
     },
@@ -187,7 +186,7 @@ export const topic = defineTopic({
         "kube-proxy": EXIT_PER_PACKET,
       },
       config: {
-        assumes: POD_SOCKET_LB,
+        assumes: POD_LB,
         cases: [
           {
             when: HOSTNS_ONLY,
@@ -225,7 +224,7 @@ export const topic = defineTopic({
         "kube-proxy": ERRNO_PER_PACKET,
       },
       config: {
-        assumes: POD_SOCKET_LB,
+        assumes: POD_LB,
         cases: [
           {
             when: HOSTNS_ONLY,
@@ -266,7 +265,7 @@ export const topic = defineTopic({
         "kube-proxy": SECONDS_PER_PACKET,
       },
       config: {
-        assumes: POD_SOCKET_LB,
+        assumes: POD_LB,
         cases: [
           {
             when: HOSTNS_ONLY,
@@ -370,7 +369,7 @@ export const topic = defineTopic({
           byMinor: { "1.16": NO_WILDCARD, "1.17": NO_WILDCARD, "1.18": NO_WILDCARD },
         },
       },
-      config: { assumes: IPV4_SERVICE },
+      config: { assumes: IPV4_ONLY },
       needs: ["datapath"],
       observe: (r) => ({
         value: dp(r, "ghost_wildcard_entry"),

@@ -35,8 +35,15 @@ import { holderEventLines } from "../../helpers/parse/holder-log.ts";
 import { allRules, type IptablesSave, parseIptablesSave } from "../../helpers/parse/iptables-save.ts";
 import type { NetstatOutput } from "../../helpers/parse/netstat.ts";
 import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
-import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
+import type { ConfigMatch } from "../../helpers/properties/config.ts";
 import type { ByVersion } from "../../helpers/properties/expectation.ts";
+import {
+  DUAL,
+  DUAL_STACK,
+  HOSTNS_ONLY_SOCKET_LB,
+  POD_SOCKET_LB,
+  requires,
+} from "../../helpers/properties/requirements.ts";
 import { FAST_FAIL_TOLERANCE, KN, SETRETVAL_ISSUE, SETRETVAL_WHY } from "../../helpers/properties/sources.ts";
 import { ctQuotes, lbRows, RecordError } from "../../helpers/records/common.ts";
 import {
@@ -55,19 +62,15 @@ export const WEB6_NODE_PORT = 30786;
 export const HOLDER6_PORT = 40406;
 
 /** Every property here is about the IPv6 family: it applies where the cluster has both families. */
-const DUAL = { ipFamilies: ["ipv4+ipv6"] } as const satisfies ConfigMatch;
-const BOTH_MODES = { kpr: DUAL, "kube-proxy": DUAL } as const satisfies ConfigDependence["assumes"];
+const BOTH_MODES = requires(DUAL_STACK);
 
 /**
  * Who translates a Pod's connect() to an IPv6 ClusterIP, as for IPv4 (the holder and ghost topics): socket LB
  * with full coverage in kpr (the connect6 hook), nothing beside kube-proxy (socket LB off: bpf_lxc translates
  * per packet). Host-namespace-only coverage leaves the Pod's connect() to per-packet LB.
  */
-const POD_SOCKET_LB = {
-  kpr: { socketLB: ["on"], ...DUAL },
-  "kube-proxy": { socketLB: ["off"], ...DUAL },
-} as const satisfies ConfigDependence["assumes"];
-const HOSTNS_ONLY = { socketLB: ["hostns-only"], ...DUAL } as const satisfies ConfigMatch;
+const POD_LB = requires(POD_SOCKET_LB, DUAL_STACK);
+const HOSTNS_ONLY = { ...HOSTNS_ONLY_SOCKET_LB, ...DUAL_STACK.assumes.kpr } as const satisfies ConfigMatch;
 const SOCK6_WHY =
   "bpf_sock.c's cgroup/connect6 program (cil_sock6_connect → __sock6_xlate_fwd) translates an IPv6 socket's connect() as cil_sock4_connect does an IPv4 one; it is attached with socket LB where IPv6 is enabled (pkg/socketlb/socketlb.go: the connect6, sendmsg6, recvmsg6, getpeername6 programs under EnableIPv6)";
 const HOSTNS_ONLY_WHY =
@@ -164,7 +167,7 @@ export const topic = defineTopic({
       why: SOCK6_WHY,
       expect: { kpr: { eq: "backend" }, "kube-proxy": { eq: "cluster-ip" } },
       config: {
-        assumes: POD_SOCKET_LB,
+        assumes: POD_LB,
         cases: [
           {
             when: HOSTNS_ONLY,
@@ -205,7 +208,7 @@ export const topic = defineTopic({
       why: "SVC entries are written by the per-packet service lookup (lb6_local in bpf_lxc); socket LB bypasses it, as for IPv4",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
       config: {
-        assumes: POD_SOCKET_LB,
+        assumes: POD_LB,
         cases: [
           {
             when: HOSTNS_ONLY,
@@ -230,7 +233,7 @@ export const topic = defineTopic({
       why: "socket LB refuses connect() (__sock6_xlate_fwd: no backend → -EHOSTUNREACH); per-packet LB answers an ICMPv6 destination unreachable for the Pod (tail_no_service_ipv6)",
       expect: { kpr: { eq: 7 }, "kube-proxy": GHOST_EXIT_PER_PACKET },
       config: {
-        assumes: POD_SOCKET_LB,
+        assumes: POD_LB,
         cases: [
           {
             when: HOSTNS_ONLY,
@@ -253,7 +256,7 @@ export const topic = defineTopic({
       why: "held to the IPv4 ghost's bound (ghost.seconds: every fast failure recorded took 0.06–6.5 ms; 0.1 s is 10× under TCP's 1 s initial retransmission timeout, RFC 6298 §2.1): socket LB answers in connect(), bpf_lxc's ICMPv6 reject is the node's own reply. ipv6.ghost-fails-fast passed at 1.03 s on the dual-stack kube-proxy bundles (one SYN retransmission), which only a seconds bound can see",
       expect: { kpr: { lte: 0.1 }, "kube-proxy": { lte: 0.1 } },
       config: {
-        assumes: POD_SOCKET_LB,
+        assumes: POD_LB,
         cases: [
           {
             when: HOSTNS_ONLY,
@@ -295,7 +298,7 @@ export const topic = defineTopic({
         "kube-proxy": GHOST_ERRNO_PER_PACKET,
       },
       config: {
-        assumes: POD_SOCKET_LB,
+        assumes: POD_LB,
         cases: [
           {
             when: HOSTNS_ONLY,

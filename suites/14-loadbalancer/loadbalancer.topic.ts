@@ -24,7 +24,7 @@ import {
   waitLbIngress,
 } from "../../helpers/observe/workloads.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
-import type { ConfigDependence } from "../../helpers/properties/config.ts";
+import { IPV4_SERVICE, KUBE_PROXY_RULES, requires } from "../../helpers/properties/requirements.ts";
 import { probeObservation, UP } from "../../helpers/properties/sources.ts";
 import {
   findLbService,
@@ -45,15 +45,8 @@ import type { Evidence, Evidenced, LoadBalancerRecord, RecordSet } from "../../h
 import { defineTopic, type PropertyDeclaration } from "../../helpers/topic.ts";
 
 /** edge-lb, edge-proxy and edge-ext are single-stack IPv4 Services; kube-proxy's rules are counted in iptables. */
-const IPV4 = ["ipv4", "ipv4+ipv6"] as const;
-const RULES: ConfigDependence["assumes"] = {
-  kpr: { kubeProxy: ["none"], ipFamilies: IPV4 },
-  "kube-proxy": { kubeProxy: ["iptables"], ipFamilies: IPV4 },
-};
-const ANY_LB: ConfigDependence["assumes"] = {
-  kpr: { ipFamilies: IPV4 },
-  "kube-proxy": { ipFamilies: IPV4 },
-};
+const RULES = requires(KUBE_PROXY_RULES, IPV4_SERVICE);
+const ANY_LB = requires(IPV4_SERVICE);
 
 const NO_POOL = "no address range of ours for LoadBalancer addresses on this cluster (LB_IP_RANGE unset)";
 const LB_IPAM = UP("Cilium docs network/lb-ipam.rst (1.18–1.20); operator/pkg/lbipam");

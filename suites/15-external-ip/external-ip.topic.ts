@@ -14,7 +14,13 @@ import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import { apply, type Edge, ensureEdge, lbRange, renderManifest } from "../../helpers/observe/workloads.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
-import type { ConfigDependence } from "../../helpers/properties/config.ts";
+import {
+  IPV4_FAMILIES,
+  IPV4_SERVICE,
+  KUBE_PROXY_RULES,
+  POD_SOCKET_LB,
+  requires,
+} from "../../helpers/properties/requirements.ts";
 import { probeObservation, UP } from "../../helpers/properties/sources.ts";
 import {
   findLbService,
@@ -28,20 +34,10 @@ import type { Evidenced, ExternalIpRecord, RecordSet } from "../../helpers/recor
 import { defineTopic } from "../../helpers/topic.ts";
 
 /** edge-ext is a single-stack IPv4 Service; kube-proxy's rules are counted in iptables. */
-const IPV4 = ["ipv4", "ipv4+ipv6"] as const;
-const ANY_LB: ConfigDependence["assumes"] = {
-  kpr: { ipFamilies: IPV4 },
-  "kube-proxy": { ipFamilies: IPV4 },
-};
-const RULES: ConfigDependence["assumes"] = {
-  kpr: { kubeProxy: ["none"], ipFamilies: IPV4 },
-  "kube-proxy": { kubeProxy: ["iptables"], ipFamilies: IPV4 },
-};
+const ANY_LB = requires(IPV4_SERVICE);
+const RULES = requires(KUBE_PROXY_RULES, IPV4_SERVICE);
 /** What a Pod's connect() meets: socket LB (kpr, full coverage) or per-packet LB (beside kube-proxy). */
-const POD_SOCKET_LB: ConfigDependence["assumes"] = {
-  kpr: { socketLB: ["on"], ipFamilies: IPV4 },
-  "kube-proxy": { socketLB: ["off"], ipFamilies: IPV4 },
-};
+const POD_LB = requires(POD_SOCKET_LB, IPV4_SERVICE);
 
 /** Beside kube-proxy, 1.18 reflects no ExternalIPs frontend; 1.19 and later program it (external-ip.lb-map-slots). */
 const ciliumProgramsExternalIps = (minor: string) => Number(minor.split(".")[1] ?? 0) >= 19;
@@ -111,7 +107,7 @@ export const topic = defineTopic({
         kpr: { oneOf: ["UNREACHABLE", "TIMEOUT", "CONNECT_FAILED"] },
         "kube-proxy": { eq: "HTTP 200" },
       },
-      config: { assumes: POD_SOCKET_LB },
+      config: { assumes: POD_LB },
       needs: ["externalIp"],
       observe: (r) => probeObservation(r, "externalIp", "ext_from_pod", NO_RANGE),
     },
@@ -127,7 +123,7 @@ export const topic = defineTopic({
       },
       config: {
         assumes: {
-          kpr: { socketLB: ["on", "hostns-only"], ipFamilies: IPV4 },
+          kpr: { socketLB: ["on", "hostns-only"], ipFamilies: IPV4_FAMILIES },
           "kube-proxy": ANY_LB["kube-proxy"],
         },
       },

@@ -25,8 +25,13 @@ import {
 } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
-import type { ConfigDependence } from "../../helpers/properties/config.ts";
 import type { ByVersion } from "../../helpers/properties/expectation.ts";
+import {
+  IPV4_FAMILIES,
+  IPV4_SERVICE,
+  KUBE_PROXY_IPTABLES,
+  requires,
+} from "../../helpers/properties/requirements.ts";
 import {
   ICMP_TAIL_UPSTREAM,
   ICMP_TAIL_WHY,
@@ -51,13 +56,9 @@ export const LOCAL_NODE_PORT = 30782;
 export const HEALTH_PORT = 30783;
 export const CLUSTER_NODE_PORT = 30784;
 
-const IPV4 = ["ipv4", "ipv4+ipv6"] as const;
-const ANY: ConfigDependence["assumes"] = { kpr: { ipFamilies: IPV4 }, "kube-proxy": { ipFamilies: IPV4 } };
+const ANY = requires(IPV4_SERVICE);
 /** kube-proxy answers beside Cilium in iptables mode (its nftables mode is not modelled for these paths). */
-const KP_IPTABLES: ConfigDependence["assumes"] = {
-  kpr: { ipFamilies: IPV4 },
-  "kube-proxy": { kubeProxy: ["iptables"], ipFamilies: IPV4 },
-};
+const KP_IPTABLES = requires(KUBE_PROXY_IPTABLES, IPV4_SERVICE);
 
 const K8S_ETP = UP("Kubernetes docs: Service externalTrafficPolicy (Virtual IPs and Service Proxies)");
 const K8S_ITP = UP("Kubernetes docs: Service internalTrafficPolicy; KEP-2086");
@@ -192,7 +193,10 @@ export const topic = defineTopic({
       why: "Cluster may take a second hop, and the reply must come back the same way: kube-proxy masquerades (KUBE-MARK-MASQ), Cilium's nodeport_lb4 SNATs in snat mode (bpf-lb-mode=snat, the default)",
       expect: { kpr: { eq: false }, "kube-proxy": { eq: false } },
       config: {
-        assumes: { kpr: { lbMode: ["snat"], ipFamilies: IPV4 }, "kube-proxy": KP_IPTABLES["kube-proxy"] },
+        assumes: {
+          kpr: { lbMode: ["snat"], ipFamilies: IPV4_FAMILIES },
+          "kube-proxy": KP_IPTABLES["kube-proxy"],
+        },
         cases: [
           {
             when: { lbMode: ["dsr", "hybrid"] },
@@ -302,8 +306,8 @@ export const topic = defineTopic({
       expect: { kpr: ITP_FAR_KPR, "kube-proxy": ITP_FAR_PER_PACKET },
       config: {
         assumes: {
-          kpr: { socketLB: ["on"], ipFamilies: IPV4 },
-          "kube-proxy": { socketLB: ["off"], ipFamilies: IPV4 },
+          kpr: { socketLB: ["on"], ipFamilies: IPV4_FAMILIES },
+          "kube-proxy": { socketLB: ["off"], ipFamilies: IPV4_FAMILIES },
         },
         cases: [
           {

@@ -15,7 +15,7 @@ import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import { apply, type Edge, ensureEdge, renderManifest } from "../../helpers/observe/workloads.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
-import type { ConfigDependence } from "../../helpers/properties/config.ts";
+import { IPV4_FAMILIES, IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import type { Observation, RecordView } from "../../helpers/properties/types.ts";
 import { findLbService, kubeProxyHasEndpoints, lbRows, slotCount } from "../../helpers/records/common.ts";
@@ -27,8 +27,7 @@ import { defineTopic } from "../../helpers/topic.ts";
 export const STICKY_TRIES = 8;
 export const LOOSE_TRIES = 12;
 
-const IPV4 = ["ipv4", "ipv4+ipv6"] as const;
-const ANY: ConfigDependence["assumes"] = { kpr: { ipFamilies: IPV4 }, "kube-proxy": { ipFamilies: IPV4 } };
+const ANY = requires(IPV4_SERVICE);
 const K8S_AFFINITY = UP("Kubernetes docs: Service sessionAffinity (Virtual IPs and Service Proxies)");
 const CILIUM_AFFINITY = UP("Cilium docs network/kubernetes/kubeproxy-free.rst: Session Affinity");
 
@@ -119,8 +118,8 @@ export const topic = defineTopic({
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 4 } },
       config: {
         assumes: {
-          kpr: { kubeProxy: ["none"], ipFamilies: IPV4 },
-          "kube-proxy": { kubeProxy: ["iptables"], ipFamilies: IPV4 },
+          kpr: { kubeProxy: ["none"], ipFamilies: IPV4_FAMILIES },
+          "kube-proxy": { kubeProxy: ["iptables"], ipFamilies: IPV4_FAMILIES },
         },
       },
       needs: ["sessionAffinity"],

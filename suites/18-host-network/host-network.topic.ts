@@ -23,7 +23,7 @@ import {
 } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
-import type { ConfigDependence } from "../../helpers/properties/config.ts";
+import { IPV4_FAMILIES, IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
 import { probeObservation, UP } from "../../helpers/properties/sources.ts";
 import { findLbService, lbRows } from "../../helpers/records/common.ts";
 import { derive, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
@@ -34,8 +34,7 @@ export const HOST_PORT = 8089;
 export const HOSTNET_PORT = 18080;
 const HOSTPORT_POD = "edge-hostport";
 
-const IPV4 = ["ipv4", "ipv4+ipv6"] as const;
-const ANY: ConfigDependence["assumes"] = { kpr: { ipFamilies: IPV4 }, "kube-proxy": { ipFamilies: IPV4 } };
+const ANY = requires(IPV4_SERVICE);
 const HOSTPORT = UP(
   "Cilium docs network/kubernetes/kubeproxy-free.rst: Container HostPort Support; PRs 41277, 41380 (1.19)",
 );
@@ -102,7 +101,7 @@ export const topic = defineTopic({
       expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "REFUSED" } },
       config: {
         assumes: {
-          kpr: { socketLB: ["on", "hostns-only"], ipFamilies: IPV4 },
+          kpr: { socketLB: ["on", "hostns-only"], ipFamilies: IPV4_FAMILIES },
           "kube-proxy": ANY["kube-proxy"],
         },
       },
@@ -212,8 +211,8 @@ export const topic = defineTopic({
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
       config: {
         assumes: {
-          kpr: { kubeProxy: ["none"], ipFamilies: IPV4 },
-          "kube-proxy": { kubeProxy: ["iptables"], ipFamilies: IPV4 },
+          kpr: { kubeProxy: ["none"], ipFamilies: IPV4_FAMILIES },
+          "kube-proxy": { kubeProxy: ["iptables"], ipFamilies: IPV4_FAMILIES },
         },
       },
       needs: ["hostNetwork"],

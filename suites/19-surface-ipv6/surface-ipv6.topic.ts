@@ -29,7 +29,12 @@ import {
 } from "../../helpers/observe/workloads.ts";
 import { canonicalEndpoint, formatEndpoint } from "../../helpers/parse/address.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
-import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
+import {
+  DUAL_STACK,
+  KUBE_PROXY_RULES,
+  POD_SOCKET_LB,
+  requires,
+} from "../../helpers/properties/requirements.ts";
 import { probeObservation, UP } from "../../helpers/properties/sources.ts";
 import {
   findLbService,
@@ -60,18 +65,11 @@ export const LOCAL6_NODE_PORT = 30788;
 export const HOST_PORT6 = 8090;
 
 /** Every property is about the IPv6 family: it applies where the cluster has both families. */
-const DUAL = { ipFamilies: ["ipv4+ipv6"] } as const satisfies ConfigMatch;
-const ANY: ConfigDependence["assumes"] = { kpr: DUAL, "kube-proxy": DUAL };
+const ANY = requires(DUAL_STACK);
 /** kube-proxy's rules are counted in ip6tables: its iptables mode beside Cilium, none with kube-proxy replacement. */
-const RULES: ConfigDependence["assumes"] = {
-  kpr: { kubeProxy: ["none"], ...DUAL },
-  "kube-proxy": { kubeProxy: ["iptables"], ...DUAL },
-};
+const RULES = requires(KUBE_PROXY_RULES, DUAL_STACK);
 /** What a Pod's connect() meets: socket LB (kpr, full coverage) or per-packet LB (beside kube-proxy). */
-const POD_SOCKET_LB: ConfigDependence["assumes"] = {
-  kpr: { socketLB: ["on"], ...DUAL },
-  "kube-proxy": { socketLB: ["off"], ...DUAL },
-};
+const POD_LB = requires(POD_SOCKET_LB, DUAL_STACK);
 
 const NO_RANGE6 =
   "no IPv6 address range of ours for LoadBalancer addresses and externalIPs on this cluster (LB_IP6_RANGE unset)";
@@ -272,7 +270,7 @@ export const topic = defineTopic({
         kpr: { oneOf: ["UNREACHABLE", "TIMEOUT", "CONNECT_FAILED"] },
         "kube-proxy": { eq: "HTTP 200" },
       },
-      config: { assumes: POD_SOCKET_LB },
+      config: { assumes: POD_LB },
       needs: ["surfaceIpv6"],
       observe: (r) => probeObservation(r, "surfaceIpv6", "ext6_from_pod", NO_RANGE6),
     },

@@ -28,8 +28,8 @@ import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { parseConfig } from "../../helpers/parse/config.ts";
 import { curlArgv } from "../../helpers/parse/curl.ts";
 import { ReplayExhausted } from "../../helpers/poll.ts";
-import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
 import type { ByVersion } from "../../helpers/properties/expectation.ts";
+import { HOSTNS_ONLY_SOCKET_LB, POD_SOCKET_LB, requires } from "../../helpers/properties/requirements.ts";
 import {
   CONVERGENCE_TOLERANCE,
   DROP_PROFILE,
@@ -79,11 +79,8 @@ const P90_PER_PACKET: ByVersion = {
  * coverage), kube-proxy mode that nothing does (off). Host-namespace-only coverage leaves the Pod's connect() to
  * per-packet LB: those runs get the kube-proxy mode's expectation (issue25-facts.md §3.4).
  */
-const POD_SOCKET_LB = {
-  kpr: { socketLB: ["on"] },
-  "kube-proxy": { socketLB: ["off"] },
-} as const satisfies ConfigDependence["assumes"];
-const HOSTNS_ONLY = { socketLB: ["hostns-only"] } as const satisfies ConfigMatch;
+const POD_LB = requires(POD_SOCKET_LB);
+const HOSTNS_ONLY = HOSTNS_ONLY_SOCKET_LB;
 const HOSTNS_ONLY_WHY =
   "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy (issue25-facts.md §3.4)";
 
@@ -162,7 +159,7 @@ export const topic = defineTopic({
         "kube-proxy": P90_PER_PACKET,
       },
       config: {
-        assumes: POD_SOCKET_LB,
+        assumes: POD_LB,
         cases: [
           {
             when: HOSTNS_ONLY,
@@ -197,7 +194,7 @@ export const topic = defineTopic({
       why: "the lab's 'if the datapath silently drops the packet, the client waits until the timeout' holds where a packet is dropped (kube-proxy mode: bpf_lxc's per-packet LB); with kpr the connect() hook returns EHOSTUNREACH for a Service without backends whatever serviceNoBackendResponse says (bpf_sock.c in 1.19.7: enable-no-service-endpoints-routable, default true), so nothing waits. Judged on every probe, not the median: curl's --max-time 5 ends a waiting probe at 5 s (20 recorded probes: 5.0029–5.0066 s, run lab-drop), so ≥ 4.9 s leaves 0.1 s for timer granularity and fails any probe that was answered at all; kpr's probes are held to ghost.seconds' 0.1 s (20 recorded: 0.06–1.4 ms); probing stops after 3 probes that all waited (20 × 5 s showed nothing the first 3 did not)",
       expect: { kpr: { each: { lte: 0.1 } }, "kube-proxy": { each: { gte: 4.9 } } },
       config: {
-        assumes: POD_SOCKET_LB,
+        assumes: POD_LB,
         cases: [
           {
             when: HOSTNS_ONLY,
