@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { RawText } from "../records/evidence.ts";
-import { foldMapNames, packetsOf, whereItDied } from "./load.ts";
+import { foldMapNames } from "./leg-agents.ts";
+import { packetsOf, whereItDied } from "./leg-traffic.ts";
 
 // written by us, in the form tcpdump 4.99 prints with `-i any -nn -tt` (seen on the lab's tools image: the time, the
 // interface, In/Out, then the packet): the request loop's Pod is 10.244.1.7, its request bound to port 20002

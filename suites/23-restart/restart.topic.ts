@@ -9,7 +9,7 @@
  */
 import { mustRun } from "../../helpers/exec/types.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
-import { legUnderLoad } from "../../helpers/observe/load.ts";
+import { legUnderLoad } from "../../helpers/observe/leg.ts";
 import { legProperties } from "../../helpers/properties/legs.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import type { RecordSet, RestartRecord } from "../../helpers/records/types.ts";

@@ -13,7 +13,7 @@ import { CILIUM_CHART } from "../../clusters/versions.ts";
 import { mustRun } from "../../helpers/exec/types.ts";
 import { watchUntil } from "../../helpers/observe/cluster.ts";
 import type { RunContext, UpgradePlan } from "../../helpers/observe/context.ts";
-import { legUnderLoad } from "../../helpers/observe/load.ts";
+import { legUnderLoad } from "../../helpers/observe/leg.ts";
 import { parseNestedRun } from "../../helpers/parse/nested-run.ts";
 import type { Expect } from "../../helpers/properties/expectation.ts";
 import { legProperties } from "../../helpers/properties/legs.ts";
