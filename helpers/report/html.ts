@@ -28,7 +28,7 @@ import { describePath, translationPaths, translationSvg } from "./picture.ts";
 import { placeAnchor, type RawOutput, rawOutputs } from "./provenance.ts";
 import { phaseRows } from "./runs-table.ts";
 import { renderUpgrade, upgradeView } from "./upgrade.ts";
-import { type ColumnGate, gateWord, renderBanner, upgradeGate } from "./verdict.ts";
+import { type ColumnGate, gatePart, gateWord, renderBanner, upgradeGate } from "./verdict.ts";
 
 /** One bundle as a column of the report. */
 export interface ReportColumn {
@@ -392,7 +392,7 @@ ${matrix.html}
     const u = upgradeView(c.meta, c.check.records.upgrade?.record, c.check.verdicts);
     const g = gates.find((x) => x.column === i)?.gate;
     return [
-      html`${renderUpgrade(c.label, u, c.check.verdicts, g ? gateWord(g) : null, cols.filter((x) => x.meta.upgrade).length > 1)}\n`,
+      html`${renderUpgrade(c.label, u, c.check.verdicts, g ? gateWord(g) : null, cols.filter((x) => x.meta.upgrade).length > 1, g ? gatePart(g) : null)}\n`,
     ];
   });
   const upgradeSection =

@@ -4,6 +4,7 @@ import { readMeta } from "../bundle.ts";
 import type { UpgradeRecord } from "../records/types.ts";
 import { shipped } from "../testing/tamper.ts";
 import { renderUpgrade, upgradeView } from "./upgrade.ts";
+import { gatePart } from "./verdict.ts";
 
 const meta = readMeta(shipped("kpr"));
 const record = kprRecords().upgrade?.record as UpgradeRecord;
@@ -86,5 +87,28 @@ describe("the upgrade view (records written by us: suites/example-records.ts)", 
       '<span class="word v-fail">BROKEN</span> Upgrade under load: its record could not be read',
     );
     expect(html).toContain("observed (not observed: record upgrade was not collected)");
+  });
+
+  it("a card's title names the part its word is about, not just the upgrade (issue 44)", () => {
+    const item = (what: string) => ({ what, id: "x", expected: "0", observed: "1", line: "" });
+    expect(gatePart({ word: "BROKEN", broken: [item("restart")], inconclusive: [], unjudged: [] })).toBe(
+      "in the restart leg",
+    );
+    expect(
+      gatePart({
+        word: "INCONCLUSIVE",
+        broken: [],
+        inconclusive: [item("rollback")],
+        unjudged: [item("after the upgrade")],
+      }),
+    ).toBe("in the rollback leg, after the upgrade");
+    expect(gatePart({ word: "REGRESSED", broken: [], inconclusive: [], unjudged: [] })).toBe(
+      "known issues new on the target",
+    );
+    expect(gatePart({ word: "HELD", broken: [], inconclusive: [], unjudged: [] })).toBeNull();
+    const html = renderUpgrade("kpr", null, [], "BROKEN", false, "in the restart leg").text;
+    expect(html).toContain(
+      '<span class="word v-fail">BROKEN</span> <span class="gate-part">in the restart leg</span> · Upgrade under load',
+    );
   });
 });

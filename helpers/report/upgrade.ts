@@ -113,14 +113,17 @@ export function renderUpgrade(
   all: Verdict[],
   word: string | null,
   collapsed = false,
+  /** The part the word is about (issue 44: a card titled BROKEN names what broke: `in the restart leg`). */
+  part: string | null = null,
 ): Html {
   const vs = u ? u.verdicts : all.filter((v) => v.topic === "upgrade");
   const verdicts =
     vs.length > 0
       ? html`<ul class="upgrade-verdicts">${vs.map((v) => html`<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${v.id}</code> ${v.claim}${v.status === "fail" || v.status === "changed" ? html` <span class="verdict fail">expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}${v.status === "changed" ? " (changed in the new minor)" : ""}</span>` : ""}</li>`)}</ul>`
       : "";
-  const cls = word === "HELD" ? "pass" : word === "BROKEN" ? "fail" : word ? "skip" : "";
-  const head = html`${word ? html`<span class="word v-${cls}">${word}</span> ` : ""}Upgrade under load: ${u ? `Cilium ${u.from} → ${u.to}` : "its record could not be read"} <span class="muted">(${label})</span>`;
+  const cls =
+    word === "HELD" ? "pass" : word === "BROKEN" || word === "REGRESSED" ? "fail" : word ? "skip" : "";
+  const head = html`${word ? html`<span class="word v-${cls}">${word}</span> ` : ""}${part ? html`<span class="gate-part">${part}</span> · ` : ""}Upgrade under load: ${u ? `Cilium ${u.from} → ${u.to}` : "its record could not be read"} <span class="muted">(${label})</span>`;
   const body = u
     ? html`${u.legs.map(renderLeg).map((x) => html`${x}\n`)}\n${verdicts}`
     : html`<p class="verdict fail">The bundle's upgrade record could not be derived from its raw outputs: each upgrade property below says why.</p>${verdicts}`;

@@ -29,6 +29,26 @@ export function gateWord(g: Pick<GateResult, "word">): GateWord {
 }
 
 /**
+ * The part of the upgrade the word is about, for a card's title (issue 44: "BROKEN Upgrade 1.19.7 → 1.20.2" where
+ * its restart leg broke): the legs or nested runs named by what decided the word, or null for HELD.
+ */
+export function gatePart(
+  g: Pick<GateResult, "word" | "broken" | "inconclusive" | "unjudged">,
+): string | null {
+  const parts = (items: { what: string }[]) => [...new Set(items.map((b) => b.what))];
+  const named =
+    g.word === "BROKEN"
+      ? parts(g.broken)
+      : g.word === "INCONCLUSIVE"
+        ? parts([...g.inconclusive, ...g.unjudged])
+        : [];
+  if (g.word === "REGRESSED") return "known issues new on the target";
+  return named.length > 0
+    ? `in ${named.map((w) => (w.startsWith("after") ? w : `the ${w} leg`)).join(", ")}`
+    : null;
+}
+
+/**
  * The gate of an upgrade bundle, judged as `datapath-conformance upgrade BUNDLE` judges it (helpers/upgrade-inputs.ts:
  * the same legs, fresh installs and source of known issues, so the banner and the CLI say the same word).
  */
