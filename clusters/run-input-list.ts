@@ -85,6 +85,10 @@ export const OTHER_RUN_VARIABLES: readonly [string, string][] = [
   ["NO_BACKEND_RESPONSE", "drop installs the opt-in drop profile"],
   ["PRELOAD_IMAGES", "1 drops image digests from the Helm values, for preloaded images"],
   ["LAB_IMAGES", "1 runs on the offline lab's images (kind only; LAB_CACHE: where they are)"],
+  [
+    "OUTSIDE_CONTAINER",
+    "existing provider: a running container on the nodes' network as the client outside the nodes",
+  ],
   ["LEASE_WAIT_S", "wait this long for another run's Lease on the same cluster"],
   ["READY_DEADLINE_S", "the Cilium-start gates' deadline (300 s)"],
   ["LB_IP_RANGE", "START-STOP: the addresses of ours for LoadBalancer Services"],
