@@ -2,16 +2,19 @@
  * The upgrade gate's one word (issue 42), on the shipped upgrade bundles and on records changed by us where a case
  * needs one (each such change is named WRITTEN BY US below).
  */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { TOPICS } from "../suites/topics.ts";
 import { checkBundle } from "./check.ts";
 import { compareResults } from "./compare.ts";
+import { isCompressed } from "./exec/raw-file.ts";
 import type { UpgradeLeg } from "./records/types.ts";
+import { shipped } from "./testing/tamper.ts";
 import { datapathProof, type GateResult, judgePath } from "./upgrade-gate.ts";
 import { gateOf, SHIPPED_DIR, shippedFresh } from "./upgrade-inputs.ts";
-
-const shipped = (n: string) => join(SHIPPED_DIR, ...n.split("/"));
 
 describe("the upgrade gate's word", () => {
   it("a known issue new on the target is REGRESSED, exit 1, as compare calls it a regression; --allow-known accepts it", async () => {
@@ -156,5 +159,33 @@ describe("several runs of one path", () => {
     ]);
     expect(proven.word).toBe("BROKEN");
     expect(judgePath("x", [{ bundle: "a", gate: gate("HELD") }]).exitCode).toBe(0);
+  });
+});
+
+describe("BROKEN with proof, end to end", () => {
+  it("a capture that shows the request leave the client's node and arrive nowhere makes the restart leg BROKEN, quoting the line", async () => {
+    // WRITTEN BY US, an edit: in a copy of kpr-3 the backend node's capture of the failed request's port (pcap Pod
+    // 2, the backend's node) is emptied, as if the tunnel had lost every packet toward it
+    const dir = mkdtempSync(join(tmpdir(), "dpc-broken-"));
+    try {
+      cpSync(shipped("upgrade-1.19-1.20/kpr-3"), dir, { recursive: true });
+      const calls = readFileSync(join(dir, "calls", "restart.jsonl"), "utf8")
+        .trim()
+        .split("\n");
+      const call = calls
+        .map((l) => JSON.parse(l) as { argv: string[]; target: string; stdoutFile: string })
+        .find((c) => c.argv[0] === "tcpdump" && c.target === "pod/cca-dp/pcap-restart-2/pcap");
+      expect(call, "the backend node's read-back").toBeTruthy();
+      const file = join(dir, call?.stdoutFile ?? "");
+      writeFileSync(file, isCompressed(file) ? gzipSync("") : "");
+      const g = await gateOf(dir, TOPICS);
+      expect(g.word).toBe("BROKEN");
+      const b = g.broken.find((x) => x.id === "restart.no-failed-requests");
+      expect(b?.line).toMatch(
+        /left cdc-kpr-worker through the tunnel at .* and no other node saw it arrive — raw\/restart\/\d+-tcpdump/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
