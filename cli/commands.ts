@@ -392,9 +392,14 @@ async function judgeUpgradeBundles(
   const { judgePath } = await import("../helpers/upgrade-gate.ts");
   const { upgradeJUnit } = await import("../helpers/check-junit.ts");
   // a folder stands for the upgrade bundles in it (their legs' nested bundles are theirs, not runs)
-  const dirs = bundlesOf(positionals).filter(
-    (d, _i, all) => readMeta(d).upgrade || !all.some((u) => u !== d && d.startsWith(`${u}/`)),
-  );
+  // a folder that is not a bundle stands for the upgrade bundles under it (the fresh ones beside them are not runs)
+  const dirs = positionals.flatMap((p) => {
+    const found = bundlesOf([p]);
+    if (found.length === 1 && found[0] === p) return found;
+    const runs = found.filter((d) => readMeta(d).upgrade);
+    if (runs.length === 0) throw new UserError(`${p} holds no upgrade bundle (a run with UPGRADE_TO)`);
+    return runs;
+  });
   const all = await topics();
   const options = {
     freshFrom: stringOption(values, "fresh-from") ?? null,
