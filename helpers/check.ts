@@ -18,6 +18,7 @@ import {
 } from "./output.ts";
 import type { Mode } from "./properties/expectation.ts";
 import { judge, STATUS_WORDS, STATUSES, skipReason, type Verdict } from "./properties/judge.ts";
+import { STATUS_EMOJI, STATUS_TAG } from "./properties/status.ts";
 import {
   assumedText,
   CHANGED_LABEL,
@@ -372,13 +373,7 @@ export function bySeverity<T extends Pick<Verdict, "status">>(vs: readonly T[]):
  * comparison with the shipped bundle of the nearest declared version, its lines) comes first after the datapath.
  */
 export function formatCheckMarkdown(r: CheckResult, opening: readonly MarkdownText[] = []): MarkdownText {
-  const mark = {
-    pass: "✅ pass",
-    fail: "❌ fail",
-    skip: "⏭ skip",
-    "known-issue": "⚠️ known issue",
-    changed: "🔶 changed in the new minor",
-  } as const;
+  const mark = STATUS_EMOJI;
   const known = r.verdicts.filter((v) => v.status === "known-issue");
   const notes = r.verdicts.filter((v) => v.note && v.status === "pass");
   const judged = bySeverity(r.verdicts.filter((v) => v.status !== "skip"));
@@ -475,13 +470,7 @@ export function formatCheck(
     terminal`datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (a bundle older than the config topic: each property's declared configuration assumed)"}`,
     ...(opening.length > 0 ? [...opening, terminal``] : []),
   ];
-  const tag = {
-    pass: "PASS",
-    fail: "FAIL",
-    skip: "SKIP",
-    "known-issue": "KNOWN",
-    changed: "CHANGED",
-  } as const;
+  const tag = STATUS_TAG;
   // the tags' column is as wide as the widest present (the usual five letters unless a change is shown)
   const width = Math.max(...r.verdicts.map((v) => tag[v.status].length), 5);
   for (const v of bySeverity(r.verdicts)) {

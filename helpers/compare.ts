@@ -11,6 +11,7 @@ import {
 } from "./output.ts";
 import { resolve } from "./properties/expectation.ts";
 import type { Verdict } from "./properties/judge.ts";
+import { isJudged, STATUS_RANK, STATUS_WORD, STATUSES } from "./properties/status.ts";
 import type { Property, Tolerance } from "./properties/types.ts";
 import { nearestShipped } from "./shipped.ts";
 import type { TopicDeclaration } from "./topic.ts";
@@ -53,17 +54,10 @@ export interface Comparison {
   regressed: boolean;
 }
 
-const JUDGED = new Set<Verdict["status"]>(["pass", "fail", "known-issue", "changed"]);
+const JUDGED = new Set<Verdict["status"]>(STATUSES.filter(isJudged));
 /** A change in a new minor ranks as a failure: the expectation assumed for it did not hold. */
-const RANK: Record<Verdict["status"], number> = { pass: 0, "known-issue": 1, fail: 2, changed: 2, skip: -1 };
-
-const WORD: Record<Verdict["status"], string> = {
-  pass: "pass",
-  fail: "fail",
-  skip: "skip",
-  "known-issue": "known issue",
-  changed: "changed in the new minor",
-};
+const RANK = STATUS_RANK;
+const WORD = STATUS_WORD;
 
 /** A verdict's status and value as a cell: "pass (7)", "known issue (28)". */
 function shown(v: Verdict | undefined): string {

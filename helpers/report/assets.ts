@@ -1,5 +1,7 @@
 /** The report's inline style and script: no fonts, images or scripts from anywhere else. */
 
+import { STATUS_MARK } from "../properties/status.ts";
+
 export const CSS = `
 :root { --fail: #b3261e; --skip: #8a6d00; --pass: #1e7b34; --known: #b06000; --line: #d9dce1; --muted: #5f6368; --bg-soft: #f5f6f8; }
 * { box-sizing: border-box; }
@@ -206,7 +208,7 @@ export const SCRIPT = `
       table.dataset.filter = b.dataset.filter;
     });
   }
-  const MARK = { pass: "\u2714 pass", fail: "\u2718 fail", skip: "\u2013 skip", "known-issue": "\u26a0 known issue", changed: "\u0394 changed in the new minor" };
+  const MARK = ${JSON.stringify(STATUS_MARK)};
   let D = null;
   const el = (tag, cls, text) => {
     const e = document.createElement(tag);
@@ -406,10 +408,4 @@ export const SCRIPT = `
 `;
 
 /** A verdict as the page marks it (a known issue is never shown as a pass). */
-export const MARK = {
-  pass: "✔ pass",
-  fail: "✘ fail",
-  skip: "– skip",
-  "known-issue": "⚠ known issue",
-  changed: "Δ changed in the new minor",
-} as const;
+export const MARK = STATUS_MARK;
