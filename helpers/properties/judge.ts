@@ -10,6 +10,7 @@ import {
   resolveVersion,
   satisfies,
 } from "./expectation.ts";
+import type { Status } from "./status.ts";
 import type { Observation, Property, RecordView } from "./types.ts";
 import { assumedText, CHANGED_LABEL, DECLARED_CILIUM, expectationBasis } from "./versions.ts";
 
@@ -28,7 +29,7 @@ export interface Verdict {
    * declared minor did not hold: changed in the new minor — a regression or a new behaviour, to be declared
    * (never a pass, and no expectation bent to fit).
    */
-  status: "pass" | "fail" | "skip" | "known-issue" | "changed";
+  status: Status;
   /**
    * The declared minor whose expectations were assumed ("1.20"): set on every verdict of a minor the suite has
    * not declared (issue 38). Absent: the version's own declaration applied.
