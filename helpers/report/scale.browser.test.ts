@@ -256,7 +256,11 @@ async function cliGateWord(dir: string): Promise<string> {
     err: () => {},
     readStdin: async () => "",
   });
-  return /^### Upgrade .*?: (HELD|BROKEN|INCONCLUSIVE)\b/.exec(out)?.[1] ?? `(none in ${out.slice(0, 80)})`;
+  // the CLI's terminal text opens on the headline (`Upgrade … : WORD: …`)
+  return (
+    /^(?:### )?Upgrade .*?: (HELD|BROKEN|REGRESSED|INCONCLUSIVE)\b/.exec(out)?.[1] ??
+    `(none in ${out.slice(0, 80)})`
+  );
 }
 
 describe(
@@ -295,7 +299,9 @@ describe(
             expect(l.gateWords, at).toEqual([word]);
             expect(l.bannerWord, at).toBe(word);
           } else
-            expect(l.bannerWord, at).toMatch(/^\d+ failed, \d+ known issues?$|^(HELD|BROKEN|INCONCLUSIVE)$/);
+            expect(l.bannerWord, at).toMatch(
+              /^\d+ failed, \d+ known issues?$|^(HELD|BROKEN|REGRESSED|INCONCLUSIVE)$/,
+            );
           expect(l.columns, at).toBe(made.columns);
           expect(l.rows, at).toBe(TOPICS.flatMap((t) => t.properties).length);
           // labels: unique in the matrix and in the headline, never cut, never over each other
