@@ -312,7 +312,9 @@ describe("a terminal gets text, a step summary markdown (--markdown)", { timeout
   it("upgrade: the headline first, the legs as aligned text; --markdown: the step summary", async () => {
     const text = await run(["upgrade", `${B}/upgrade-1.19-1.20/kpr-2`]);
     expect(text.code).toBe(1);
-    expect(text.out).toMatch(/^Upgrade Cilium 1\.19\.7 → 1\.20\.2 → 1\.19\.7 \(rollback\), kpr: INCONCLUSIVE/);
+    expect(text.out).toMatch(
+      /^Upgrade Cilium 1\.19\.7 → 1\.20\.2 → 1\.19\.7 \(rollback\), kpr: INCONCLUSIVE/,
+    );
     expect(text.out).toMatch(/^ {2}restart 1\.19\.7 → 1\.19\.7 +883 +2 \(0\)/m);
     expect(text.out).not.toMatch(ESCAPES);
     expect(text.out).not.toMatch(/^#|^\|/m);

@@ -174,7 +174,8 @@ export async function run(opts: RunOptions, deps: RunDeps): Promise<number> {
       .map(([k, v]) => `${k}=${shellWord(v)}`);
     deps.log(`    ${env.join(" ")} ${plan.command.argv.map(shellWord).join(" ")}`);
     say(2, "check: every bundle the run wrote, judged as `check` judges it");
-    if (phases === 3) say(3, "upgrade: the gate `upgrade BUNDLE` gives (HELD, BROKEN, REGRESSED or INCONCLUSIVE)");
+    if (phases === 3)
+      say(3, "upgrade: the gate `upgrade BUNDLE` gives (HELD, BROKEN, REGRESSED or INCONCLUSIVE)");
     return 0;
   }
   const code = await deps.spawn(plan.command);

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = join(import.meta.dirname, "..");
 /** The subject of the commit that added this test: the commits after it are held to the rule. */
-export const ANCHOR = "CHANGELOG and 0.2.0; commit subjects held to 72 characters";
+const ANCHOR = "CHANGELOG and 0.2.0; commit subjects held to 72 characters";
 
 function subjectsSince(anchor: string): string[] | null {
   let log: string;
