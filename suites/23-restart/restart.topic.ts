@@ -5,15 +5,15 @@
  *
  * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds, then each
  * property with its claim, source, expectation per mode and how it is judged. The load and the leg's observation are
- * the upgrade topic's (helpers/observe/load.ts); the properties are every leg's (helpers/properties/legs.ts).
+ * the upgrade topic's (helpers/observe/leg.ts); the properties are every leg's (suites/legs.ts, beside the topics).
  */
 import { mustRun } from "../../helpers/exec/types.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
 import { legUnderLoad } from "../../helpers/observe/leg.ts";
-import { legProperties } from "../../helpers/properties/legs.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import type { RecordSet, RestartRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import { legProperties } from "../legs.ts";
 
 export const topic = defineTopic({
   name: "restart",

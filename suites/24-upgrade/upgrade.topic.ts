@@ -16,12 +16,12 @@ import type { RunContext, UpgradePlan } from "../../helpers/observe/context.ts";
 import { legUnderLoad } from "../../helpers/observe/leg.ts";
 import { parseNestedRun } from "../../helpers/parse/nested-run.ts";
 import type { Expect } from "../../helpers/properties/expectation.ts";
-import { legProperties } from "../../helpers/properties/legs.ts";
 import { KN } from "../../helpers/properties/sources.ts";
 import type { RecordView } from "../../helpers/properties/types.ts";
 import { derive, type EvidenceItem, RawText } from "../../helpers/records/evidence.ts";
 import type { LegConformance, RecordSet, UpgradeLeg, UpgradeRecord } from "../../helpers/records/types.ts";
 import { defineTopic, type PropertyDeclaration } from "../../helpers/topic.ts";
+import { legProperties } from "../legs.ts";
 
 /** The nested run after each leg: every topic again on the cluster (scripts/conformance-here.mjs). */
 const NESTED_SCRIPT = join(import.meta.dirname, "..", "..", "scripts", "conformance-here.mjs");

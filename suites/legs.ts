@@ -4,12 +4,13 @@
  * request fails, the load's own client kept time (issue 35: a starved client is not a lost packet), no target goes a
  * second without an answer, no drop of a reason not expected, every agent runs the version asked for.
  */
-import type { EvidenceItem } from "../records/evidence.ts";
-import type { LabRecords, UpgradeConnection, UpgradeLeg } from "../records/types.ts";
-import { connectionSurvived } from "../records/upgrade.ts";
-import type { Expect } from "./expectation.ts";
-import { KN, UP } from "./sources.ts";
-import type { Property } from "./types.ts";
+
+import type { Expect } from "../helpers/properties/expectation.ts";
+import { KN, UP } from "../helpers/properties/sources.ts";
+import type { Property } from "../helpers/properties/types.ts";
+import type { EvidenceItem } from "../helpers/records/evidence.ts";
+import type { LabRecords, UpgradeConnection, UpgradeLeg } from "../helpers/records/types.ts";
+import { connectionSurvived } from "../helpers/records/upgrade.ts";
 
 const UPGRADE_GUIDE = "Cilium's upgrade guide (Documentation/operations/upgrade.rst)";
 
