@@ -615,8 +615,19 @@ export function judgePath(path: string, runs: PathRun[]): PathAnswer {
   const tally = WORST.filter((w) => count(w) > 0)
     .map((w) => `${w} in ${count(w)} of ${runs.length}`)
     .join(", ");
+  // what decided the word first: the broken thing, else the known issue new on the target, else the unseen
+  const knownRuns = new Map<string, number>();
+  for (const r of runs)
+    for (const k of r.gate.newKnownIssues) knownRuns.set(k.id, (knownRuns.get(k.id) ?? 0) + 1);
+  const topKnown = [...knownRuns].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0];
   const top = rates[0];
-  const headline = `Upgrade ${path}, ${runs.length} run(s): ${word}${top ? ` — ${top.what}: ${top.id} in ${top.runs} of ${top.of} runs` : ""} (${tally})`;
+  const lead =
+    word === "REGRESSED" && topKnown
+      ? ` — ${topKnown[0]}${knownRuns.size > 1 ? ` and ${knownRuns.size - 1} more known issue(s)` : ""} new on the target in ${topKnown[1]} of ${runs.length} runs`
+      : top
+        ? ` — ${top.what}: ${top.id} in ${top.runs} of ${top.of} runs`
+        : "";
+  const headline = `Upgrade ${path}, ${runs.length} run(s): ${word}${lead} (${tally})`;
   const out: MarkdownText[] = [markdown`### ${headline}`, markdown``];
   out.push(markdown`| run | answer | headline |`, markdown`|---|---|---|`);
   for (const r of runs)
