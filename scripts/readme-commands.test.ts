@@ -159,6 +159,17 @@ const env: NodeJS.ProcessEnv = {
   NO_COLOR: "1",
 };
 delete env.LAB_IMAGES;
+// a reader's shell, not CI's: .ci/run sets CLUSTER_PROVIDER=none so that no test provisions, and plan and run read
+// it as a flag (a reader who types `plan --cilium 1.21.0` has no such variable); the run's own settings likewise
+for (const k of [
+  "CLUSTER_PROVIDER",
+  "CILIUM_VERSION",
+  "CONFORMANCE_MODE",
+  "UPGRADE_TO",
+  "ROLLBACK",
+  "DATAPATH_PROFILE",
+])
+  delete env[k];
 
 /** `bash` without blocking the worker: the README's commands run several at once (each its own processes). */
 function bashAsync(
