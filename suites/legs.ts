@@ -12,6 +12,25 @@ import type { EvidenceItem } from "../helpers/records/evidence.ts";
 import type { LabRecords, UpgradeConnection, UpgradeLeg } from "../helpers/records/types.ts";
 import { connectionSurvived } from "../helpers/records/upgrade.ts";
 
+/**
+ * The steps every leg runs to show where a failure's packets went (both leg topics declare them): the loop node's
+ * SYN/FIN/RST capture, every node's capture read back per failed request and broken connection, and every node's
+ * drop monitor (helpers/observe/leg-capture.ts).
+ */
+export const LEG_EVIDENCE_STEPS = [
+  { on: "kubectl", run: "-n <ns> logs capture-", for: "the leg's capture of the loop's connections" },
+  {
+    on: "pod",
+    run: "tcpdump -r /cap/leg.pcap",
+    for: "each failed request and broken connection read back from every node's capture, data packets and the tunnel included",
+  },
+  {
+    on: "kubectl",
+    run: "-n <ns> logs pcap-",
+    for: "every node's drop monitor during the leg (cilium-dbg monitor --type drop)",
+  },
+] as const;
+
 const UPGRADE_GUIDE = "Cilium's upgrade guide (Documentation/operations/upgrade.rst)";
 
 /** The request loop's target period (ms): its interval times the number of targets, four with a pool of ours. */

@@ -13,7 +13,7 @@ import { legUnderLoad } from "../../helpers/observe/leg.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import type { RecordSet, RestartRecord } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
-import { legProperties } from "../legs.ts";
+import { LEG_EVIDENCE_STEPS, legProperties } from "../legs.ts";
 
 export const topic = defineTopic({
   name: "restart",
@@ -57,17 +57,7 @@ export const topic = defineTopic({
       run: "-n kube-system logs <pod> -c cilium-agent",
       for: "each agent's error lines during the leg",
     },
-    { on: "kubectl", run: "-n <ns> logs capture-", for: "the leg's capture of the loop's connections" },
-    {
-      on: "pod",
-      run: "tcpdump -r /cap/leg.pcap",
-      for: "each failed request and broken connection read back from every node's capture, data packets and the tunnel included",
-    },
-    {
-      on: "kubectl",
-      run: "-n <ns> logs pcap-",
-      for: "every node's drop monitor during the leg (cilium-dbg monitor --type drop)",
-    },
+    ...LEG_EVIDENCE_STEPS,
     { on: "pod", run: "kill -TERM 1", for: "ending the request loop" },
     {
       on: "kubectl",

@@ -21,7 +21,7 @@ import type { RecordView } from "../../helpers/properties/types.ts";
 import { derive, type EvidenceItem, RawText } from "../../helpers/records/evidence.ts";
 import type { LegConformance, RecordSet, UpgradeLeg, UpgradeRecord } from "../../helpers/records/types.ts";
 import { defineTopic, type PropertyDeclaration } from "../../helpers/topic.ts";
-import { legProperties } from "../legs.ts";
+import { LEG_EVIDENCE_STEPS, legProperties } from "../legs.ts";
 
 /** The nested run after each leg: every topic again on the cluster (scripts/conformance-here.mjs). */
 const NESTED_SCRIPT = join(import.meta.dirname, "..", "..", "scripts", "conformance-here.mjs");
@@ -114,17 +114,7 @@ export const topic = defineTopic({
       run: "-n kube-system logs <pod> -c cilium-agent",
       for: "each agent's error lines during the leg",
     },
-    { on: "kubectl", run: "-n <ns> logs capture-", for: "the leg's capture of the loop's connections" },
-    {
-      on: "pod",
-      run: "tcpdump -r /cap/leg.pcap",
-      for: "each failed request and broken connection read back from every node's capture, data packets and the tunnel included",
-    },
-    {
-      on: "kubectl",
-      run: "-n <ns> logs pcap-",
-      for: "every node's drop monitor during the leg (cilium-dbg monitor --type drop)",
-    },
+    ...LEG_EVIDENCE_STEPS,
     { on: "pod", run: "kill -TERM 1", for: "ending the request loop (after each leg)" },
     {
       on: "kubectl",
