@@ -200,6 +200,8 @@ export async function outsideClient(
       .withNetworkMode(network)
       // found by this label in the leftover inventory and by the fault driver (outside-net)
       .withLabels({ [OUTSIDE_LABEL]: p.cluster })
+      // NET_ADMIN in its own network namespace: the lifecycle topic routes our LoadBalancer addresses via a node
+      .withAddedCapabilities("NET_ADMIN")
       .withEntrypoint(["sleep"])
       .withCommand(["3600"])
       .start();

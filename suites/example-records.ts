@@ -3,6 +3,10 @@
  * one that satisfies every kpr expectation and one for kube-proxy mode. Not observations.
  */
 import type { Probe, RecordSet, UpgradeLeg } from "../helpers/records/types.ts";
+import { lifecycleExample } from "./23-lifecycle/lifecycle.records.ts";
+import { lifecyclePortsExample } from "./24-lifecycle-ports/lifecycle-ports.records.ts";
+import { lifecycleAgentsExample } from "./25-lifecycle-agents/lifecycle-agents.records.ts";
+import { lifecycleControlExample } from "./26-lifecycle-control/lifecycle-control.records.ts";
 
 /** The suite's default configuration as the config topic records it (values only, no evidence). */
 function configRecords(mode: "kpr" | "kube-proxy"): RecordSet {
@@ -517,6 +521,10 @@ export function kprRecords(): RecordSet {
     ...configRecords("kpr"),
     ...ipv6Records("kpr"),
     ...surfaceRecords("kpr"),
+    lifecycle: lifecycleExample("kpr"),
+    lifecyclePorts: lifecyclePortsExample("kpr"),
+    lifecycleAgents: lifecycleAgentsExample(),
+    lifecycleControl: lifecycleControlExample(),
     iptables: {
       record: {
         cluster_ip: "10.96.44.2",
@@ -631,6 +639,10 @@ export function kubeProxyRecords(): RecordSet {
     ...configRecords("kube-proxy"),
     ...ipv6Records("kube-proxy"),
     ...surfaceRecords("kube-proxy"),
+    lifecycle: lifecycleExample("kube-proxy"),
+    lifecyclePorts: lifecyclePortsExample("kube-proxy"),
+    lifecycleAgents: lifecycleAgentsExample(),
+    lifecycleControl: lifecycleControlExample(),
     scaling: {
       record: {
         endpoints_per_service: 4,

@@ -157,6 +157,16 @@ describe("the topics' schedule declarations", () => {
           "invariants",
         ],
         [
+          "lifecycle",
+          "lifecycle-ports",
+        ],
+        [
+          "lifecycle-agents",
+        ],
+        [
+          "lifecycle-control",
+        ],
+        [
           "restart",
         ],
         [

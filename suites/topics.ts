@@ -33,8 +33,12 @@ import { topic as surfaceIpv6 } from "./19-surface-ipv6/surface-ipv6.topic.ts";
 import { topic as measureScale } from "./20-measure-scale/measure-scale.topic.ts";
 import { topic as measureLatency } from "./21-measure-latency/measure-latency.topic.ts";
 import { topic as invariants } from "./22-invariants/invariants.topic.ts";
-import { topic as restart } from "./23-restart/restart.topic.ts";
-import { topic as upgrade } from "./24-upgrade/upgrade.topic.ts";
+import { topic as lifecycle } from "./23-lifecycle/lifecycle.topic.ts";
+import { topic as lifecyclePorts } from "./24-lifecycle-ports/lifecycle-ports.topic.ts";
+import { topic as lifecycleAgents } from "./25-lifecycle-agents/lifecycle-agents.topic.ts";
+import { topic as lifecycleControl } from "./26-lifecycle-control/lifecycle-control.topic.ts";
+import { topic as restart } from "./27-restart/restart.topic.ts";
+import { topic as upgrade } from "./28-upgrade/upgrade.topic.ts";
 
 // marked as the checkout's own: the run's shared judgements key them by name (helpers/check-cache.ts)
 export const TOPICS: TopicDeclaration[] = checkoutTopics([
@@ -61,6 +65,10 @@ export const TOPICS: TopicDeclaration[] = checkoutTopics([
   measureScale,
   measureLatency,
   invariants,
+  lifecycle,
+  lifecyclePorts,
+  lifecycleAgents,
+  lifecycleControl,
   restart,
   upgrade,
 ]);

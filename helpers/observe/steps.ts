@@ -132,3 +132,15 @@ export async function probeFrom(
     evidence: [...(body ? [c.stdout.quote(body.line)] : []), ...c.evidence],
   };
 }
+
+/** The outside client's address: the first IPv4 address `hostname -i` prints there. */
+export async function outsideAddress(
+  ctx: RunContext,
+): Promise<{ ip: string; evidence: EvidenceItem[] } | null> {
+  const r = await ctx.exec.run({ target: { kind: "outside" }, argv: ["hostname", "-i"] }).catch(() => null);
+  if (!r || r.exitCode !== 0) return null;
+  const raw = RawText.stdout(r);
+  const ip = r.stdout.split(/\s+/).find((w) => /^\d+\.\d+\.\d+\.\d+$/.test(w));
+  const q = raw.find((l) => ip !== undefined && l.includes(ip));
+  return ip && q ? { ip, evidence: [q] } : null;
+}

@@ -28,6 +28,10 @@ export type Topic =
   | "traffic-policy"
   | "session-affinity"
   | "host-network"
+  | "lifecycle"
+  | "lifecycle-ports"
+  | "lifecycle-agents"
+  | "lifecycle-control"
   | "surface-ipv6";
 
 /** Where a claim comes from: a step of a field document, or a researched fact with its file and section. */

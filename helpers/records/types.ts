@@ -787,5 +787,9 @@ export const RECORD_FILES: Record<RecordName, string> = {
   trafficPolicy: "traffic-policy.json",
   sessionAffinity: "session-affinity.json",
   hostNetwork: "host-network.json",
+  lifecycle: "lifecycle.json",
+  lifecyclePorts: "lifecycle-ports.json",
+  lifecycleAgents: "lifecycle-agents.json",
+  lifecycleControl: "lifecycle-control.json",
   surfaceIpv6: "surface-ipv6.json",
 };

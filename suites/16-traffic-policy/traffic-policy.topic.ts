@@ -13,7 +13,7 @@ import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp } from "../../helpers/observe/cluster.ts";
 import { kubeProxyInIptables, type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
-import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
+import { outsideAddress, type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import {
   apply,
   type Edge,
@@ -42,7 +42,7 @@ import {
 } from "../../helpers/properties/sources.ts";
 import type { Observation, RecordView } from "../../helpers/properties/types.ts";
 import { ipOf, kubeProxyHasEndpoints, lbRows, lbScopes } from "../../helpers/records/common.ts";
-import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
+import { derive, type EvidenceItem, type Read, read } from "../../helpers/records/evidence.ts";
 import type {
   Evidence,
   Evidenced,
@@ -356,16 +356,6 @@ function health(r: RecordView, key: "health_edge" | "health_far"): Observation {
 }
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
-
-/** The outside client's address: the first IPv4 address `hostname -i` prints there. */
-async function outsideAddress(ctx: RunContext): Promise<{ ip: string; evidence: EvidenceItem[] } | null> {
-  const r = await ctx.exec.run({ target: { kind: "outside" }, argv: ["hostname", "-i"] }).catch(() => null);
-  if (!r || r.exitCode !== 0) return null;
-  const raw = RawText.stdout(r);
-  const ip = r.stdout.split(/\s+/).find((w) => /^\d+\.\d+\.\d+\.\d+$/.test(w));
-  const q = raw.find((l) => ip !== undefined && l.includes(ip));
-  return ip && q ? { ip, evidence: [q] } : null;
-}
 
 /** Issue 34: the traffic policies, from outside, from a node and from Pods. */
 export async function observeTrafficPolicy(ctx: RunContext): Promise<RecordSet> {

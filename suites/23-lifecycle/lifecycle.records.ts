@@ -1,0 +1,90 @@
+/** The lifecycle topic's record: what it read before and after each change to Pods and ports. */
+import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
+
+/** One deletion of the hostPort StatefulSet's Pod and what the edge node and a Pod on the far node saw after it. */
+export interface HostPortCycle {
+  /** `graceful` (kubectl delete) or `force` (--grace-period=0 --force: a lost node, an impatient operator). */
+  how: "graceful" | "force";
+  old_ip: string;
+  new_ip: string;
+  /** The TCP HostPort frontend at the edge node's address: its backends once settled (or at the deadline). */
+  frontend_backends: string[];
+  /** ms from the new Pod's readiness until the frontend named it; null when it never did within the deadline. */
+  settled_ms: number | null;
+  /** TCP to the hostPort, from a Pod on the far node. */
+  hostport: Probe;
+  /** TCP to the Service (ClusterIP) in front of the Pod, from the same Pod. */
+  service: Probe;
+}
+
+/** A UDP request (agnhost netexec answers `hostname` with its name): where from, to what, and what came back. */
+export interface UdpProbe {
+  from: string;
+  to: string;
+  /** The answer's text, or null when none came within 2 s. */
+  answer: string | null;
+  exit: number;
+}
+
+export interface LifecycleRecord extends EdgeSite {
+  host_port: number;
+  hostport_cycles: HostPortCycle[];
+  /** Agent log lines on the edge node since the run began that name a frontend owned by another service. */
+  conflict_lines: number;
+  /** UDP on the same port numbers as TCP: the hostPort and the Service port, after the last recreation. */
+  hostport_udp: UdpProbe | null;
+  service_udp: UdpProbe | null;
+}
+
+declare module "../../helpers/records/types.ts" {
+  interface LabRecords {
+    lifecycle: LifecycleRecord;
+  }
+}
+
+/** The record as the declarations expect it (written by us, not an observation): every change healed, per mode. */
+export function lifecycleExample(mode: "kpr" | "kube-proxy"): { record: LifecycleRecord; evidence: object } {
+  const kpr = mode === "kpr";
+  const probe = (url: string, verdict: string, body: string | null): Probe => ({
+    from: "pod far",
+    url,
+    exit: verdict === "HTTP 200" ? 0 : verdict === "TIMEOUT" ? 28 : 7,
+    verdict,
+    http: verdict === "HTTP 200" ? 200 : null,
+    errno: null,
+    seconds: verdict === "TIMEOUT" ? 3 : 0.002,
+    body,
+  });
+  const hp = kpr
+    ? probe("http://172.31.100.4:8090/hostname", "HTTP 200", "lc-hp-0")
+    : probe("http://172.31.100.4:8090/hostname", "REFUSED", null);
+  const cycle = (how: "graceful" | "force", n: number): HostPortCycle => ({
+    how,
+    old_ip: `10.244.1.${10 + n}`,
+    new_ip: `10.244.1.${11 + n}`,
+    frontend_backends: kpr ? [`10.244.1.${11 + n}:8080`] : [],
+    settled_ms: kpr ? 900 : 0,
+    hostport: hp,
+    service: probe("http://10.96.20.20/hostname", "HTTP 200", "lc-hp-0"),
+  });
+  return {
+    record: {
+      edge_node: "cdc-worker2",
+      edge_ip: "172.31.100.4",
+      far_node: "cdc-worker",
+      far_ip: "172.31.100.3",
+      backends: ["edge-6d9f-a", "edge-6d9f-b"],
+      host_port: 8090,
+      hostport_cycles: [cycle("graceful", 0), cycle("graceful", 1), cycle("force", 2), cycle("force", 3)],
+      conflict_lines: 0,
+      hostport_udp: {
+        from: "pod far",
+        to: "udp://172.31.100.4:8090",
+        answer: kpr ? "lc-hp-0" : null,
+        exit: 0,
+      },
+      service_udp: { from: "pod far", to: "udp://10.96.20.20:80", answer: "lc-hp-0", exit: 0 },
+    },
+    evidence: {},
+  };
+}

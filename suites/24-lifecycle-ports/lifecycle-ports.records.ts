@@ -1,0 +1,80 @@
+/** The lifecycle-ports topic's record: what it read after endpoints were removed and ports reused. */
+import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
+
+/** One round of a client coming back to a NodePort from the same source port after its backend was deleted. */
+export interface ReuseRound {
+  source_port: number;
+  first_backend: string | null;
+  /** The backend deleted between the two connections (the one that answered the first). */
+  deleted: string | null;
+  second_backend: string | null;
+  second_exit: number;
+}
+
+export interface LifecyclePortsRecord extends EdgeSite {
+  /** Requests to each of two Services over the same Pods after the other one lost its endpoints. */
+  pair_after_longer_removed: Probe[];
+  pair_after_shorter_removed: Probe[];
+  reuse_rounds: ReuseRound[];
+  /** The outside client's address (inside lc-lsr-in's range, outside lc-lsr-out's); null without one. */
+  outside_ip: string | null;
+  lsr_in_lb: Probe | null;
+  lsr_in_external: Probe | null;
+  lsr_out_lb: Probe | null;
+  lsr_out_external: Probe | null;
+}
+
+declare module "../../helpers/records/types.ts" {
+  interface LabRecords {
+    lifecyclePorts: LifecyclePortsRecord;
+  }
+}
+
+/** The record as the declarations expect it (written by us, not an observation): every change healed, per mode. */
+export function lifecyclePortsExample(mode: "kpr" | "kube-proxy"): {
+  record: LifecyclePortsRecord;
+  evidence: object;
+} {
+  const kpr = mode === "kpr";
+  const probe = (url: string, verdict: string, body: string | null): Probe => ({
+    from: "pod far",
+    url,
+    exit: verdict === "HTTP 200" ? 0 : verdict === "TIMEOUT" ? 28 : 7,
+    verdict,
+    http: verdict === "HTTP 200" ? 200 : null,
+    errno: null,
+    seconds: verdict === "TIMEOUT" ? 3 : 0.002,
+    body,
+  });
+  const pair = Array.from({ length: 6 }, () => probe("http://10.96.20.21/hostname", "HTTP 200", "lc-pair-a"));
+  const out = (url: string, verdict: string) => ({
+    ...probe(url, verdict, verdict === "HTTP 200" ? "lc-pair-a" : null),
+    from: "outside",
+  });
+  return {
+    record: {
+      edge_node: "cdc-worker2",
+      edge_ip: "172.31.100.4",
+      far_node: "cdc-worker",
+      far_ip: "172.31.100.3",
+      backends: ["edge-6d9f-a", "edge-6d9f-b"],
+      pair_after_longer_removed: pair,
+      pair_after_shorter_removed: pair,
+      reuse_rounds: [
+        {
+          source_port: 40791,
+          first_backend: "lc-reuse-a",
+          deleted: "lc-reuse-a",
+          second_backend: "lc-reuse-b",
+          second_exit: 0,
+        },
+      ],
+      outside_ip: "172.31.100.5",
+      lsr_in_lb: out("http://172.31.100.243:81/hostname", "HTTP 200"),
+      lsr_in_external: out("http://172.31.100.248:81/hostname", "HTTP 200"),
+      lsr_out_lb: out("http://172.31.100.244:82/hostname", "TIMEOUT"),
+      lsr_out_external: out("http://172.31.100.248:82/hostname", kpr ? "TIMEOUT" : "HTTP 200"),
+    },
+    evidence: {},
+  };
+}

@@ -1,0 +1,57 @@
+/** The lifecycle-control topic's record: LB-IPAM's addresses around an operator restart, and a node cut from the API. */
+import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
+
+export interface LifecycleControlRecord extends EdgeSite {
+  /** LoadBalancer addresses by Service before and after cilium-operator was restarted; null without a range of ours. */
+  lb_before: Record<string, string[]> | null;
+  lb_after: Record<string, string[]> | null;
+  /** How many addresses the sharing key holds (lc-sk-a, -b, -c). */
+  sharing_addresses: number | null;
+  /** The far node cut from the API server: the lc-cut backend deleted meanwhile, the far node's slots during and after. */
+  cut_node: string | null;
+  cut_deleted: string | null;
+  cut_slots_during: string[];
+  cut_slots_after: string[];
+  cut_remaining: string[];
+  cut_probes: Probe[];
+}
+
+declare module "../../helpers/records/types.ts" {
+  interface LabRecords {
+    lifecycleControl: LifecycleControlRecord;
+  }
+}
+
+/** The record as the declarations expect it (written by us, not an observation): nothing moved, nothing stale. */
+export function lifecycleControlExample(): { record: LifecycleControlRecord; evidence: object } {
+  const ok: Probe = {
+    from: "pod far",
+    url: "http://10.96.30.32/hostname",
+    exit: 0,
+    verdict: "HTTP 200",
+    http: 200,
+    errno: null,
+    seconds: 0.002,
+    body: "lc-cut-b",
+  };
+  const lb = { "lc-sk-a": ["172.31.100.245"], "lc-sk-b": ["172.31.100.246"], "lc-sk-c": ["172.31.100.245"] };
+  return {
+    record: {
+      edge_node: "cdc-worker2",
+      edge_ip: "172.31.100.4",
+      far_node: "cdc-worker",
+      far_ip: "172.31.100.3",
+      backends: ["edge-6d9f-a", "edge-6d9f-b"],
+      lb_before: lb,
+      lb_after: lb,
+      sharing_addresses: 2,
+      cut_node: "cdc-worker",
+      cut_deleted: "10.244.2.40:8080",
+      cut_slots_during: ["10.244.2.40:8080", "10.244.2.41:8080"],
+      cut_slots_after: ["10.244.2.41:8080"],
+      cut_remaining: ["10.244.2.41:8080"],
+      cut_probes: [ok, ok, ok, ok],
+    },
+    evidence: {},
+  };
+}
