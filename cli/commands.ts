@@ -519,8 +519,7 @@ export const summary: Command = {
       measured.push({
         label: `${meta.mode} ${meta.cilium}`,
         meta,
-        ...(r.records.scaling ? { scaling: r.records.scaling.record } : {}),
-        ...(r.records.latency ? { latency: r.records.latency.record } : {}),
+        ...r.measurements,
       });
     }
     if (values.markdown) printMarkdown(io, summaryMarkdown(measured));

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
+import { RECORDS } from "../suites/topics.ts";
 import { bundleLockFile, readRecords, withBundleLock, writeRecords } from "./bundle.ts";
 
 const run = promisify(execFile);
@@ -83,9 +84,9 @@ describe("withBundleLock", () => {
   it("the datapath record merges what two topics wrote, one after the other", () => {
     const d = mkdtempSync(join(tmpdir(), "bundle-merge-"));
     try {
-      writeRecords(d, { datapath: { record: { a: 1 }, evidence: {} } } as never);
-      writeRecords(d, { datapath: { record: { b: 2 }, evidence: {} } } as never);
-      expect(readRecords(d).datapath?.record).toMatchObject({ a: 1, b: 2 });
+      writeRecords(d, { datapath: { record: { a: 1 }, evidence: {} } } as never, RECORDS);
+      writeRecords(d, { datapath: { record: { b: 2 }, evidence: {} } } as never, RECORDS);
+      expect(readRecords(d, RECORDS).datapath?.record).toMatchObject({ a: 1, b: 2 });
     } finally {
       rmSync(d, { recursive: true, force: true });
     }

@@ -27,16 +27,9 @@ import {
 } from "./bundle-schema.ts";
 import { UserError } from "./errors.ts";
 import type { Verdict } from "./properties/judge.ts";
-import { mergeDatapath } from "./records/datapath.ts";
+import { declarations, mergeParts, type RecordCatalogue } from "./records/catalogue.ts";
 import type { EvidenceItem } from "./records/evidence.ts";
-import { formatReport, parseReport } from "./records/report-text.ts";
-import {
-  type Evidenced,
-  RECORD_FILES,
-  type RecordName,
-  type RecordSet,
-  type ReportRecord,
-} from "./records/types.ts";
+import type { Evidenced, RecordSet } from "./records/types.ts";
 
 /**
  * An evidence bundle: everything one mode's run observed.
@@ -221,47 +214,50 @@ function writeWhole(file: string, text: string): void {
   renameSync(tmp, file);
 }
 
-/** Writes records (report as report.txt, the rest as JSON) and their evidence. Datapath parts merge with what is there. */
-export function writeRecords(dir: string, set: RecordSet): void {
-  withBundleLock(dir, () => writeRecordsNow(dir, set));
+/**
+ * Writes records (each to its declared file: JSON, or its own text) and their evidence. A merged record's part
+ * merges with what is there. `catalogue`: every record's declaration (suites/topics.ts RECORDS).
+ */
+export function writeRecords(dir: string, set: RecordSet, catalogue: RecordCatalogue): void {
+  withBundleLock(dir, () => writeRecordsNow(dir, set, catalogue));
 }
 
-function writeRecordsNow(dir: string, set: RecordSet): void {
+function writeRecordsNow(dir: string, set: RecordSet, catalogue: RecordCatalogue): void {
   const rdir = join(dir, "records");
   mkdirSync(rdir, { recursive: true });
-  for (const [name, ev] of Object.entries(set) as [RecordName, Evidenced<unknown>][]) {
+  const decls = new Map(declarations(catalogue));
+  for (const [name, ev] of Object.entries(set) as [keyof RecordSet, Evidenced<unknown>][]) {
     if (!ev) continue;
-    let value = ev;
-    if (name === "datapath")
-      value = mergeDatapath([
-        readRecords(dir).datapath,
-        ev as Evidenced<Record<string, unknown>>,
-      ]) as Evidenced<unknown>;
-    const file = RECORD_FILES[name];
+    const decl = decls.get(name);
+    if (!decl) throw new Error(`record ${name} is declared by no topic`);
+    const value = decl.merged
+      ? mergeParts([readRecords(dir, catalogue)[name] as Evidenced<unknown>, ev])
+      : ev;
     writeWhole(
-      join(rdir, file),
-      name === "report"
-        ? formatReport(value.record as ReportRecord)
-        : `${JSON.stringify(value.record, null, 2)}\n`,
+      join(rdir, decl.file),
+      decl.text ? decl.text.format(value.record) : `${JSON.stringify(value.record, null, 2)}\n`,
     );
     writeWhole(
-      join(rdir, `${file.replace(/\.(json|txt)$/, "")}.evidence.json`),
+      join(rdir, `${decl.file.replace(/\.(json|txt)$/, "")}.evidence.json`),
       `${JSON.stringify(value.evidence, null, 2)}\n`,
     );
   }
 }
 
-/** The records the bundle stores (records/…), each file read as untrusted input (capped, inside the bundle). */
-export function readRecords(dir: string): RecordSet {
+/**
+ * The records the bundle stores (records/…), each file read as untrusted input (capped, inside the bundle), by the
+ * catalogue's declarations (suites/topics.ts RECORDS).
+ */
+export function readRecords(dir: string, catalogue: RecordCatalogue): RecordSet {
   const out: Record<string, Evidenced<unknown>> = {};
-  for (const [name, file] of Object.entries(RECORD_FILES)) {
-    const rel = `records/${file}`;
-    const evRel = `records/${file.replace(/\.(json|txt)$/, "")}.evidence.json`;
+  for (const [name, decl] of declarations(catalogue)) {
+    const rel = `records/${decl.file}`;
+    const evRel = `records/${decl.file.replace(/\.(json|txt)$/, "")}.evidence.json`;
     let record: unknown;
-    if (name === "report") {
+    if (decl.text) {
       const text = readBundleJsonText(dir, rel);
       if (text === null) continue;
-      record = parseReport(text);
+      record = decl.text.parse(text);
     } else {
       const doc = readBundleJson(dir, rel);
       if (!doc) continue;

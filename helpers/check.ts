@@ -5,6 +5,7 @@ import { atLine, checked, STORED_VERDICT, type StoredVerdict } from "./bundle-sc
 import { cachedCheck } from "./check-cache.ts";
 import { UserError } from "./errors.ts";
 import { ReplayExecutor } from "./exec/replay.ts";
+import type { Measurements } from "./measure/records.ts";
 import { replayContext } from "./observe/replay-context.ts";
 import {
   code,
@@ -27,10 +28,17 @@ import {
   versionRefusal,
   versionStanding,
 } from "./properties/versions.ts";
-import { mergeRecordSets } from "./records/datapath.ts";
+import {
+  legRunsOf,
+  measuredRecords,
+  measurementsOf,
+  mergeRecordSets,
+  recordCatalogue,
+  runConfiguration,
+} from "./records/catalogue.ts";
 import { configValues, type DatapathConfig, formatDatapathConfig } from "./records/datapath-config.ts";
 import { isEvidenceItem, MessageBudget, shownValue } from "./records/evidence.ts";
-import type { RecordSet } from "./records/types.ts";
+import type { LegRun, RecordSet } from "./records/types.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
 export interface CheckResult {
@@ -48,6 +56,10 @@ export interface CheckResult {
   assumedFrom?: string;
   verdicts: Verdict[];
   records: RecordSet;
+  /** The legs under load its records hold (the leg topics': RecordDecl.legs), record by record. */
+  legRuns: LegRun[];
+  /** What it measured (the measurement topics' records: RecordDecl.measurements). */
+  measurements: Measurements;
   /** How the re-judged verdicts differ from those the run stored (verdicts.jsonl), each with its reason. */
   stored: StoredComparison;
 }
@@ -115,6 +127,7 @@ export async function judgeBundle(
   if (standing === "older" || standing === "other-major")
     throw new UserError(`${dir}: ${versionRefusal(meta.cilium)}`);
   const recorded = new Set(bundleTopics(dir));
+  const catalogue = recordCatalogue(topics);
   let records: RecordSet = {};
   /** Each topic's own observation: its properties are judged on it, as the run judged them (suites/harness.ts). */
   const own = new Map<string, RecordSet>();
@@ -129,7 +142,7 @@ export async function judgeBundle(
     try {
       const observed = await observe(ctx);
       own.set(topic, observed);
-      records = mergeRecordSets([records, observed]);
+      records = mergeRecordSets([records, observed], catalogue);
     } catch (err) {
       // a bundle that cannot be read is no verdict about the cluster: the bundle is refused (exit 2); nor is an
       // error no check foresaw (a TypeError, a RangeError such as a stack overflow on an output of hostile size):
@@ -140,8 +153,9 @@ export async function judgeBundle(
     // a fault a topic's wait caught and went on without
     if (ctx.exec instanceof ReplayExecutor && ctx.exec.fault) throw ctx.exec.fault;
   }
-  // the run's datapath configuration (the config topic's record): every expectation is resolved for it
-  const config = records.config ? configValues(records.config.record) : null;
+  // the run's datapath configuration (the record declared to hold it): every expectation is resolved for it
+  const runConfig = runConfiguration(records, catalogue);
+  const config = runConfig ? configValues(runConfig) : null;
   // a minor the suite has not declared: every verdict is judged on the newest declared minor's expectations
   const assumedFrom = expectationBasis(meta.cilium).assumedFrom;
   const verdicts = topics
@@ -155,6 +169,7 @@ export async function judgeBundle(
         return {
           id: p.id,
           topic: p.topic,
+          ...(p.leg ? { leg: p.leg } : {}),
           claim: p.claim,
           source: "",
           mode: meta.mode,
@@ -187,11 +202,13 @@ export async function judgeBundle(
     cilium: meta.cilium,
     origin: meta.origin,
     topics: [...recorded],
-    config: records.config?.record ?? null,
+    config: runConfig,
     ...(meta.neverRunHere ? { neverRunHere: meta.neverRunHere } : {}),
     ...(assumedFrom ? { assumedFrom } : {}),
     verdicts,
     records,
+    legRuns: legRunsOf(records, catalogue),
+    measurements: measurementsOf(records, catalogue),
     stored: compareStored(dir, verdicts, topics, recorded),
   };
 }
@@ -239,10 +256,11 @@ export function compareStored(
   if (!stored || stored.size === 0) return { format: "none", differences: [], exact: false };
   const items = [...stored.values()].flatMap((v) => v.evidence as unknown[]);
   const format = items.every(isEvidenceItem) ? "current" : "older";
+  const measuredNames = measuredRecords(recordCatalogue(topics));
   const measured = new Set(
     topics
       .flatMap((t) => t.properties)
-      .filter((p) => p.needs.some((n) => n === "latency" || n === "scaling"))
+      .filter((p) => p.needs.some((n) => measuredNames.has(n)))
       .map((p) => p.id),
   );
   const differences: StoredDifference[] = [];

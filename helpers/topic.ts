@@ -1,5 +1,6 @@
 import type { RunContext } from "./observe/context.ts";
-import type { Property, Source, Topic } from "./properties/types.ts";
+import type { Property, Source } from "./properties/types.ts";
+import type { RecordDecls } from "./records/catalogue.ts";
 import type { RecordName, RecordSet } from "./records/types.ts";
 
 /**
@@ -23,17 +24,26 @@ export interface Step {
 /** A property as its topic declares it (the topic fills in `topic`). */
 export type PropertyDeclaration = Omit<Property, "topic">;
 
-/** One topic: what it deploys, what it runs where, which records it builds, and the properties it judges. */
-export interface TopicDeclaration {
-  name: Topic;
+/**
+ * One topic: what it deploys, what it runs where, which records it builds, and the properties it judges. `N` is its
+ * name and `K` the names of its records, kept by defineTopic so that suites/topics.ts derives the unions from its list.
+ */
+export interface TopicDeclaration<N extends string = string, K extends RecordName = RecordName> {
+  /** Its name (a folder's `nn-<name>`): any string here, the union of them derived in suites/topics.ts (Topic). */
+  name: N;
   /** What the topic shows, in one sentence. */
   title: string;
   source: Source;
   /** Manifests under manifests/ it applies (by file name). */
   deploys: string[];
   steps: Step[];
-  /** The records its observation returns (records/<name>.json in a bundle). */
-  builds: RecordName[];
+  /**
+   * The records it builds, each declared in its folder's records file: its type (registered in LabRecords), its
+   * file in a bundle and an example (helpers/records/catalogue.ts).
+   */
+  records: Pick<RecordDecls, K>;
+  /** The names of `records`, in order: what its observation returns. */
+  builds: K[];
   observe(ctx: RunContext): Promise<RecordSet>;
   properties: Property[];
   /**
@@ -47,7 +57,7 @@ export interface TopicDeclaration {
    * earlier topics it must follow (it reads their records or objects, or they change what it observes) and why.
    * It runs beside every other topic that does not run alone: declare what it reads and changes truthfully.
    */
-  schedule: { alone: string } | { after: Topic[]; why: string };
+  schedule: { alone: string } | { after: string[]; why: string };
   /**
    * The cluster state a topic counts whole, and the state it changes (issue 35: identical runs, identical
    * answers). suites/schedule.test.ts proves that no two topics that may run at once have one counting what the
@@ -64,10 +74,20 @@ export interface TopicDeclaration {
  */
 export type SharedState = "kube-proxy service rules" | "web backends" | "host dns traffic";
 
-export function defineTopic(
-  t: Omit<TopicDeclaration, "properties"> & { properties: PropertyDeclaration[] },
-): TopicDeclaration {
-  return { ...t, properties: t.properties.map((p) => ({ ...p, topic: t.name })) };
+/** A topic as its folder declares it: its records (`records`) and properties; defineTopic names what it builds. */
+export function defineTopic<const N extends string, const D extends RecordDecls>(
+  t: Omit<TopicDeclaration<N>, "properties" | "records" | "builds"> & {
+    records: D;
+    properties: PropertyDeclaration[];
+  },
+): TopicDeclaration<N, keyof D & RecordName> {
+  const builds = Object.keys(t.records) as (keyof D & RecordName)[];
+  return {
+    ...t,
+    records: t.records as unknown as TopicDeclaration<N, keyof D & RecordName>["records"],
+    builds,
+    properties: t.properties.map((p) => ({ ...p, topic: t.name })),
+  };
 }
 
 /** The regular expression a step's `run` stands for: literal words, `<x>` for any one word. */

@@ -33,7 +33,7 @@ import {
 import type { Verdict } from "./properties/judge.ts";
 import type { EvidenceItem } from "./records/evidence.ts";
 import type { UpgradeLeg } from "./records/types.ts";
-import { connectionSurvived, legOutageMs } from "./records/upgrade.ts";
+import { connectionSurvived, isUpgradeVerdict, legOutageMs, upgradeRun } from "./records/upgrade.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
 export interface LegBundle {
@@ -119,18 +119,17 @@ export function judgeUpgrade(input: GateInput): GateResult {
   const broken: Broken[] = [];
   const inconclusive: Broken[] = [];
   // the legs: the restart on the source version (issue 35), the upgrade, the rollback
-  const legVerdicts = upgrade.verdicts.filter((v) => v.topic === "upgrade" || v.topic === "restart");
-  const ups = legVerdicts.filter((v) => v.topic === "upgrade");
+  const legVerdicts = upgrade.verdicts.filter((v) => v.leg !== undefined);
+  const ups = legVerdicts.filter(isUpgradeVerdict);
   for (const v of legVerdicts) {
     if (v.status !== "fail" && v.status !== "changed") continue;
-    const what =
-      v.topic === "restart" ? "restart" : v.id.startsWith("upgrade.rollback.") ? "rollback" : "upgrade";
+    const what = v.leg as UpgradeLeg["kind"];
     const item = { what, id: v.id, expected: v.expected, observed: v.observed, line: firstLine(v) };
     if (v.id.endsWith(".client-kept-time")) {
       inconclusive.push(item);
       continue;
     }
-    const proof = needsProof(v.id) ? datapathProof(v.id, legOf(upgrade, v.id)) : null;
+    const proof = needsProof(v.id) ? datapathProof(v.id, legOf(upgrade, what)) : null;
     if (proof === null || proof.lines.length > 0)
       broken.push(proof ? { ...item, line: `${v.id}: ${proof.lines[0]}` } : item);
     else
@@ -147,9 +146,6 @@ export function judgeUpgrade(input: GateInput): GateResult {
       observed: "none recorded",
       line: `${upgrade.bundle} records no upgrade leg: it is not an upgrade bundle (UPGRADE_TO)`,
     });
-  const legNames = new Set(
-    ups.filter((v) => v.id.endsWith(".conformance-after") && v.status !== "skip").map((v) => v.id),
-  );
   for (const l of legs)
     for (const v of l.result.verdicts)
       if (v.status === "fail" || v.status === "changed")
@@ -160,9 +156,10 @@ export function judgeUpgrade(input: GateInput): GateResult {
           observed: v.observed,
           line: firstLine(v),
         });
-  const expectedLegs = [...legNames].map((id) =>
-    id.startsWith("upgrade.rollback.") ? "rollback" : "upgrade",
-  );
+  // the legs whose topics were run again after them: their nested bundles must be there
+  const expectedLegs = ups
+    .filter((v) => v.id.endsWith(".conformance-after") && v.status !== "skip")
+    .map((v) => v.leg as UpgradeLeg["kind"]);
   for (const leg of expectedLegs)
     if (!legs.some((l) => l.leg === leg))
       broken.push({
@@ -199,7 +196,7 @@ export function judgeUpgrade(input: GateInput): GateResult {
           : "HELD";
   const held = word === "HELD";
   const exitCode: 0 | 1 = held ? 0 : 1;
-  const upLegs = upgrade.records.upgrade?.record.legs ?? [];
+  const upLegs = upgradeRun(upgrade.legRuns)?.legs ?? [];
   const added = upLegs.find((l) => l.kind === "upgrade")?.maps ?? [];
   const back = upLegs.find((l) => l.kind === "rollback")?.maps ?? [];
   const leftovers = back
@@ -237,7 +234,7 @@ const shown = (p: string) => {
 /** The verdict line, as plain text (the annotation's message; the summary's heading shows it as markdown). */
 function headlineOf(input: GateInput, g: Omit<GateResult, "summary" | "headline" | "text">): string {
   const u = input.upgrade;
-  const up = u.records.upgrade?.record;
+  const up = upgradeRun(u.legRuns);
   const path = up
     ? `Cilium ${up.from} → ${up.to}${up.legs.length > 1 ? ` → ${up.from} (rollback)` : ""}`
     : "?";
@@ -268,21 +265,21 @@ function headlineOf(input: GateInput, g: Omit<GateResult, "summary" | "headline"
 /** One line per leg: what it carried and what it cost, and the topics' counts after it. */
 function legRows(input: GateInput): string[][] {
   const u = input.upgrade;
-  const restart = u.records.restart?.record.legs ?? [];
-  const up = u.records.upgrade?.record.legs ?? [];
-  return [...restart, ...up].map((l) => {
-    const o = l.requests.longest_outage;
-    const ok = l.connections.filter(connectionSurvived).length;
-    const nested = input.legs.find((x) => x.leg === l.kind);
-    return [
-      `${l.kind} ${l.from} → ${l.to}`,
-      `${l.requests.total}`,
-      `${l.requests.failed}${l.requests.client_stalls !== undefined ? ` (${l.requests.client_stalls})` : ""}`,
-      o ? `${legOutageMs(l)} ms (${o.to})` : "-",
-      `${ok}/${l.connections.length} survived`,
-      l.kind === "restart" ? "-" : nested ? countLine(nested.result.verdicts) : "not run again",
-    ];
-  });
+  return u.legRuns
+    .flatMap((r) => r.legs)
+    .map((l) => {
+      const o = l.requests.longest_outage;
+      const ok = l.connections.filter(connectionSurvived).length;
+      const nested = input.legs.find((x) => x.leg === l.kind);
+      return [
+        `${l.kind} ${l.from} → ${l.to}`,
+        `${l.requests.total}`,
+        `${l.requests.failed}${l.requests.client_stalls !== undefined ? ` (${l.requests.client_stalls})` : ""}`,
+        o ? `${legOutageMs(l)} ms (${o.to})` : "-",
+        `${ok}/${l.connections.length} survived`,
+        l.kind === "restart" ? "-" : nested ? countLine(nested.result.verdicts) : "not run again",
+      ];
+    });
 }
 
 /** The gate's answer on a terminal: formatGate's sections as plain lines, values as they are. */
@@ -350,7 +347,7 @@ function formatGateText(input: GateInput, g: Omit<GateResult, "summary" | "text"
 
 function formatGate(input: GateInput, g: Omit<GateResult, "summary" | "text">): MarkdownText {
   const u = input.upgrade;
-  const up = u.records.upgrade?.record;
+  const up = upgradeRun(u.legRuns);
   const out: MarkdownText[] = [
     markdown`### ${g.headline}`,
     markdown``,
@@ -467,15 +464,9 @@ export function againstFresh(
 const PROVEN = [".no-failed-requests", ".connections-survive", ".longest-outage"];
 const needsProof = (id: string) => PROVEN.some((p) => id.endsWith(p));
 
-/** The leg a leg property is about, from the upgrade bundle's records. */
-function legOf(r: CheckResult, id: string): UpgradeLeg | null {
-  const kind = id.startsWith("restart.")
-    ? "restart"
-    : id.startsWith("upgrade.rollback.")
-      ? "rollback"
-      : "upgrade";
-  const legs = [...(r.records.restart?.record.legs ?? []), ...(r.records.upgrade?.record.legs ?? [])];
-  return legs.find((l) => l.kind === kind) ?? null;
+/** The leg of `kind` (the one a leg property is about), from the upgrade bundle's records. */
+function legOf(r: CheckResult, kind: UpgradeLeg["kind"]): UpgradeLeg | null {
+  return r.legRuns.flatMap((x) => x.legs).find((l) => l.kind === kind) ?? null;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -69,8 +69,16 @@ export async function gateOf(
       ...(freshDir ? { fresh: againstFresh(await judge(freshDir), result, topics) } : {}),
     });
   }
-  // the source's known issues: the run's own topics before the upgrade, else a fresh bundle of it
-  const ranBefore = up.topics.some((t) => t !== "upgrade" && t !== "restart" && t !== "config");
+  // the source's known issues: the run's own topics before the upgrade (neither a leg topic nor the one that reads
+  // the configuration, which every run records), else a fresh bundle of it
+  const legOrConfig = new Set(
+    topics
+      .filter(
+        (t) => t.properties.some((p) => p.leg) || Object.values(t.records).some((d) => d?.configuration),
+      )
+      .map((t) => t.name),
+  );
+  const ranBefore = up.topics.some((t) => !legOrConfig.has(t));
   const before = ranBefore ? up : freshFrom ? await judge(freshFrom) : null;
   return judgeUpgrade({ upgrade: up, legs, before, allowKnown: o.allowKnown === true });
 }

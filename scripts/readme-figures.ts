@@ -8,12 +8,13 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { COLD_BUILD, formatDuration } from "../cli/lab-run.ts";
-import { readMeta } from "../helpers/bundle.ts";
+import { readMeta, readRecords } from "../helpers/bundle.ts";
 import { checkBundle } from "../helpers/check.ts";
 import { expectationMarkdown } from "../helpers/properties/table.ts";
-import type { Judged } from "../helpers/report/runs-table.ts";
+import { runConfiguration } from "../helpers/records/catalogue.ts";
+import type { Judged, RunRecords } from "../helpers/report/runs-table.ts";
 import { BUNDLES_ROOT, SHIPPED_BUNDLES } from "../suites/environment.ts";
-import { PROPERTIES, TOPICS } from "../suites/topics.ts";
+import { PROPERTIES, RECORDS, TOPICS } from "../suites/topics.ts";
 import { faultTable } from "./faults/main.ts";
 
 const SUITES = join(import.meta.dirname, "..", "suites");
@@ -74,6 +75,12 @@ export function expectationsByTopic(): string {
 }
 
 /** What `check` makes of each shipped bundle today, for the runs table (judged once per bundle). */
+/** What the runs table reads of a bundle's records: the upgrade's legs and the datapath configuration. */
+export function runRecords(dir: string): RunRecords {
+  const r = readRecords(dir, RECORDS);
+  return { legs: r.upgrade?.record.legs ?? [], config: runConfiguration(r, RECORDS) };
+}
+
 export async function judgeShipped(): Promise<Map<string, Judged>> {
   const out = new Map<string, Judged>();
   for (const dir of SHIPPED_BUNDLES) {

@@ -16,6 +16,7 @@ import {
   faultsTable,
   foundLine,
   judgeShipped,
+  runRecords,
   runsCaption,
 } from "./readme-figures.ts";
 
@@ -67,6 +68,7 @@ export function pages(): Page[] {
               if (!x) throw new Error(`${dir} was not judged`);
               return x;
             },
+            runRecords,
             ROOT,
           );
           return `${runsCaption()}\n\n${table}`;

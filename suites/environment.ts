@@ -23,6 +23,7 @@ import type { RecordSet } from "../helpers/records/types.ts";
 import { RECORDED_FAILURES } from "./recorded-failures.ts";
 import type { RunState } from "./run-state.ts";
 import { Turns, turnsDir } from "./schedule.ts";
+import { RECORDS } from "./topics.ts";
 
 export const SUITES_DIR = resolve(import.meta.dirname);
 
@@ -95,7 +96,7 @@ export function replayTargets(bundles: string[], outRoot: string): ModeTarget[] 
       context: (topic) => {
         const ctx = replayContext(dir, meta, topic, {
           log: logger(`replay ${bundleName(dir)}`, meta.mode, topic),
-          earlierRecords: () => readRecords(dir),
+          earlierRecords: () => readRecords(dir, RECORDS),
         });
         return { ctx, outDir: join(outRoot, meta.mode), close: async () => {} };
       },
@@ -163,7 +164,7 @@ export function clusterTargets(state: Extract<RunState, { kind: "cluster" }>): M
         kubeContext: t.context,
         bundleDir: t.bundleDir,
         ...(t.upgrade ? { upgrade: t.upgrade } : {}),
-        earlierRecords: (): RecordSet => withBundleLock(t.bundleDir, () => readRecords(t.bundleDir)),
+        earlierRecords: (): RecordSet => withBundleLock(t.bundleDir, () => readRecords(t.bundleDir, RECORDS)),
         baselineMetrics: () => readBaseline(t.bundleDir),
       };
       return { ctx, outDir: t.bundleDir, close: () => exec.close() };

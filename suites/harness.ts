@@ -21,7 +21,7 @@ import {
 import "../helpers/testing/matchers.ts";
 import type { RunState, RunTopics } from "./run-state.ts";
 import { waitsFor } from "./schedule.ts";
-import { TOPICS } from "./topics.ts";
+import { RECORDS, TOPICS } from "./topics.ts";
 
 const REPLAY_OUT = join(import.meta.dirname, "..", "results", `replay-${process.pid}`);
 
@@ -98,7 +98,7 @@ export class Observations {
       records = await topic.observe(ctx);
       // only what the topic builds: a topic that returns earlier topics' records beside its own (the report)
       // must not write back a copy a topic running beside it has since replaced
-      writeRecords(outDir, onlyBuilt(records, topic));
+      writeRecords(outDir, onlyBuilt(records, topic), RECORDS);
       if (records.config) config = configValues(records.config.record);
       appendVerdicts(
         outDir,

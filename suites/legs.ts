@@ -216,5 +216,5 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
       },
     },
   ];
-  return props;
+  return props.map((p) => ({ ...p, leg: kind }));
 }

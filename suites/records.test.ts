@@ -17,13 +17,13 @@ import { parseTcFilter } from "../helpers/parse/tc-filter.ts";
 import { parseTcpdump } from "../helpers/parse/tcpdump.ts";
 import { linesWithAddress, RecordError } from "../helpers/records/common.ts";
 import { RawText, type Read, read } from "../helpers/records/evidence.ts";
-import { formatReport, parseReport } from "../helpers/records/report-text.ts";
 import { buildIptablesRecord } from "./01-iptables/iptables.topic.ts";
 import { buildSvcRecord } from "./02-service-map/service-map.topic.ts";
 import { buildScaleFacts } from "./03-scale/scale.topic.ts";
 import { buildCtRecord } from "./04-holder/holder.topic.ts";
 import { buildProgRecord } from "./05-program/program.topic.ts";
 import { buildErrnoFacts, buildGhostRecord } from "./07-ghost/ghost.topic.ts";
+import { formatReport, parseReport } from "./08-report/report.records.ts";
 import { buildDnsRecord } from "./09-kube-dns/kube-dns.topic.ts";
 import { buildWireRecord } from "./12-vxlan/vxlan.topic.ts";
 

@@ -20,7 +20,7 @@ import { judge } from "../helpers/properties/judge.ts";
 import { BundleFiles, tallyEvidence } from "../helpers/records/verify-evidence.ts";
 import { shipped } from "../helpers/testing/tamper.ts";
 import { bundleName, SHIPPED_BUNDLES } from "./environment.ts";
-import { TOPICS } from "./topics.ts";
+import { RECORDS, TOPICS } from "./topics.ts";
 
 /**
  * A bundle recorded with this suite is re-judged exactly: `check` reproduces its stored verdicts (status,
@@ -66,11 +66,11 @@ async function rerecord(source: string, dir: string): Promise<void> {
       runStartedAt: meta.createdAt,
       ...(meta.upgrade ? { upgrade: meta.upgrade } : {}),
       ...(meta.kubeContext ? { kubeContext: meta.kubeContext } : {}),
-      earlierRecords: () => readRecords(dir),
+      earlierRecords: () => readRecords(dir, RECORDS),
       baselineMetrics: () => readBaseline(dir),
     };
     const records = await topic.observe(ctx);
-    writeRecords(dir, records);
+    writeRecords(dir, records, RECORDS);
     appendVerdicts(
       dir,
       topic.properties.map((p) => judge(p, meta.mode, records, meta.cilium)),
@@ -87,7 +87,7 @@ describe("a bundle recorded with this suite is re-judged exactly", () => {
     expect(r.stored.differences).toEqual([]);
     expect(r.stored.exact).toBe(true);
     // and its stored evidence holds, verbatim at place: the records' and the verdicts'
-    const stored = readRecords(dir);
+    const stored = readRecords(dir, RECORDS);
     const items = Object.values(stored).flatMap((e) => Object.values(e?.evidence ?? {}).flat());
     const verdicts = [...(storedVerdicts(dir)?.values() ?? [])].flatMap((v) => v.evidence);
     expect(verdicts.length).toBeGreaterThan(100);

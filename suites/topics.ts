@@ -5,10 +5,16 @@
  * `*.topic.ts` declares what it deploys, the commands it runs, the records it builds and its properties;
  * its `*.spec.ts` runs it. The CLI (`expectations`, `check`, `compare`, `summary`) and the README's table
  * read the same declarations from here, without vitest.
+ *
+ * Adding a topic: its folder (`nn-<name>/`: `<name>.records.ts`, `<name>.topic.ts`, `<name>.spec.ts`) and its line
+ * in TOPIC_LIST below. `Topic`, the record names and the record catalogue (RECORDS: each record's file in a
+ * bundle and its example) are derived from the list; helpers/ names no topic (helpers/no-topic-names.test.ts).
  */
 
 import { checkoutTopics } from "../helpers/check-cache.ts";
-import type { Property, Topic } from "../helpers/properties/types.ts";
+import type { Property } from "../helpers/properties/types.ts";
+import { type RecordCatalogue, recordCatalogue } from "../helpers/records/catalogue.ts";
+import type { RecordName } from "../helpers/records/types.ts";
 import type { TopicDeclaration } from "../helpers/topic.ts";
 import { topic as config } from "./00-config/config.topic.ts";
 import { topic as iptables } from "./01-iptables/iptables.topic.ts";
@@ -40,8 +46,8 @@ import { topic as lifecycleControl } from "./26-lifecycle-control/lifecycle-cont
 import { topic as restart } from "./27-restart/restart.topic.ts";
 import { topic as upgrade } from "./28-upgrade/upgrade.topic.ts";
 
-// marked as the checkout's own: the run's shared judgements key them by name (helpers/check-cache.ts)
-export const TOPICS: TopicDeclaration[] = checkoutTopics([
+/** The topics, in order: the one list a new topic is added to. */
+const TOPIC_LIST = [
   config,
   iptables,
   serviceMap,
@@ -71,7 +77,26 @@ export const TOPICS: TopicDeclaration[] = checkoutTopics([
   lifecycleControl,
   restart,
   upgrade,
-]);
+] as const;
+
+/** A listed topic's name. */
+export type Topic = (typeof TOPIC_LIST)[number]["name"];
+
+/** A record a listed topic builds. */
+export type BuiltRecord = (typeof TOPIC_LIST)[number]["builds"][number];
+
+/**
+ * Every record a records file registers (helpers/records/types.ts LabRecords) is built by a listed topic: a
+ * topic's folder without its line in TOPIC_LIST fails to compile here.
+ */
+const everyRecordBuilt: [RecordName] extends [BuiltRecord] ? true : false = true;
+void everyRecordBuilt;
+
+// marked as the checkout's own: the run's shared judgements key them by name (helpers/check-cache.ts)
+export const TOPICS: TopicDeclaration[] = checkoutTopics([...TOPIC_LIST]);
+
+/** Every record a bundle may hold, by name: its file and example, as its topic declares it. */
+export const RECORDS: RecordCatalogue = recordCatalogue(TOPICS);
 
 /** Every declared property, topic by topic. */
 export const PROPERTIES: Property[] = TOPICS.flatMap((t) => t.properties);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { kprRecords, kubeProxyRecords } from "../../suites/example-records.ts";
+import { RECORDS } from "../../suites/topics.ts";
 import { type BundleMeta, readMeta, readRecords } from "../bundle.ts";
 import { shipped } from "../testing/tamper.ts";
 import { type MeasuredBundle, measurementCharts, summaryMarkdown, summarySvg } from "./summary.ts";
@@ -46,7 +47,7 @@ describe("summary", () => {
     const charts = measurementCharts(
       ["kpr", "kube-proxy"].map((m) => {
         const dir = shipped(m);
-        const r = readRecords(dir);
+        const r = readRecords(dir, RECORDS);
         return { label: m, meta: readMeta(dir), scaling: r.scaling?.record, latency: r.latency?.record };
       }),
     );

@@ -10,8 +10,8 @@ import {
   terminal,
   terminalLines,
 } from "../output.ts";
-import type { MeasureLatencyRecord, MeasureScaleRecord } from "../records/types.ts";
 import { dotBoxChart, type LineSeries, lineChart, SERIES_COLORS } from "./charts.ts";
+import type { MeasureLatencyRecord, MeasureScaleRecord } from "./records.ts";
 
 export interface MeasuredBundle {
   label: string;

@@ -98,14 +98,3 @@ export async function waitSettled<T>(
 }
 /** Replay's sleep: no time passes, but the event loop turns (a wait that spun would still let timers fire). */
 export const noSleep = () => new Promise<void>((r) => setImmediate(r));
-
-/**
- * Whether kube-proxy's rules are in iptables on this run: the kube-proxy mode, unless the config topic read
- * kube-proxy in another mode (nftables, ipvs), whose rules never appear in iptables-save: a wait for them
- * would only run to its deadline (issue 25's nftables profile). A run without the config record: the mode.
- */
-export function kubeProxyInIptables(ctx: RunContext): boolean {
-  if (ctx.mode !== "kube-proxy") return false;
-  const kp = ctx.earlierRecords().config?.record.kubeProxy.value;
-  return kp === undefined || kp === null || kp === "iptables";
-}

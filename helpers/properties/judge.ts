@@ -1,6 +1,6 @@
 import { terminalText } from "../output.ts";
 import { type EvidenceItem, showItem, shownValue } from "../records/evidence.ts";
-import type { LabRecords, RecordName, RecordSet } from "../records/types.ts";
+import type { LabRecords, RecordName, RecordSet, UpgradeLeg } from "../records/types.ts";
 import { type ConfigValues, resolveConfig } from "./config.ts";
 import {
   type Deviation,
@@ -30,6 +30,8 @@ export interface Verdict {
    * (never a pass, and no expectation bent to fit).
    */
   status: Status;
+  /** The leg under load its property judges (Property.leg); absent for every other property. */
+  leg?: UpgradeLeg["kind"];
   /**
    * The declared minor whose expectations were assumed ("1.20"): set on every verdict of a minor the suite has
    * not declared (issue 38). Absent: the version's own declaration applied.
@@ -197,6 +199,7 @@ export function judge(
     return {
       id: p.id,
       topic: p.topic,
+      ...(p.leg ? { leg: p.leg } : {}),
       claim: p.claim,
       source: sourceText(p),
       mode,
@@ -219,6 +222,7 @@ export function judge(
   const base = {
     id: p.id,
     topic: p.topic,
+    ...(p.leg ? { leg: p.leg } : {}),
     claim: p.claim,
     source: sourceText(p),
     mode,

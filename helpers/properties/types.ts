@@ -1,38 +1,10 @@
 import type { EvidenceItem } from "../records/evidence.ts";
-import type { LabRecords, RecordName, RecordSet } from "../records/types.ts";
+import type { LabRecords, RecordName, RecordSet, UpgradeLeg } from "../records/types.ts";
 import type { PropertyConfig } from "./config.ts";
 import type { Mode, ModeExpectation } from "./expectation.ts";
 
-export type Topic =
-  | "config"
-  | "iptables"
-  | "service-map"
-  | "scale"
-  | "holder"
-  | "program"
-  | "nodeport"
-  | "ghost"
-  | "report"
-  | "kube-dns"
-  | "host-routing"
-  | "translation"
-  | "vxlan"
-  | "invariants"
-  | "upgrade"
-  | "restart"
-  | "measure-scale"
-  | "measure-latency"
-  | "ipv6"
-  | "loadbalancer"
-  | "external-ip"
-  | "traffic-policy"
-  | "session-affinity"
-  | "host-network"
-  | "lifecycle"
-  | "lifecycle-ports"
-  | "lifecycle-agents"
-  | "lifecycle-control"
-  | "surface-ipv6";
+/** A topic's name: any string here; the union of the listed ones is suites/topics.ts Topic. */
+export type Topic = string;
 
 /** Where a claim comes from: a step of a field document, or a researched fact with its file and section. */
 export interface Source {
@@ -94,4 +66,6 @@ export interface Property {
    * mode and the other configurations the suite models (a setting it does not model: not applicable).
    */
   config: PropertyConfig;
+  /** The leg under load it judges (a leg topic's property: helpers/observe/leg.ts), for the upgrade gate and the report. */
+  leg?: UpgradeLeg["kind"];
 }

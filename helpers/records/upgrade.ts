@@ -1,4 +1,4 @@
-import type { UpgradeConnection, UpgradeLeg } from "./types.ts";
+import type { LegRun, UpgradeConnection, UpgradeLeg } from "./types.ts";
 
 /**
  * A long-lived connection survived a leg: it had connected, and after the leg it is the same connection, with no
@@ -23,3 +23,12 @@ export function legOutageMs(l: Pick<UpgradeLeg, "requests">): number | null {
   const o = l.requests.longest_outage;
   return o ? (o.judged_ms ?? o.ms) : null;
 }
+
+/** The run of legs that changed the version (an upgrade, and its rollback): the one with a path. */
+export function upgradeRun(runs: readonly LegRun[]): LegRun | undefined {
+  return runs.find((r) => r.to !== undefined);
+}
+
+/** Whether a verdict judges the upgrade or its rollback (a leg that changed the version). */
+export const isUpgradeVerdict = (v: { leg?: UpgradeLeg["kind"] }) =>
+  v.leg === "upgrade" || v.leg === "rollback";

@@ -18,6 +18,7 @@ import type { Property } from "../properties/types.ts";
 import { assumedText, CHANGED_LABEL } from "../properties/versions.ts";
 import { formatDatapathConfig } from "../records/datapath-config.ts";
 import { type Place, showPlace } from "../records/evidence.ts";
+import { isUpgradeVerdict, upgradeRun } from "../records/upgrade.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import { CSS, MARK, SCRIPT } from "./assets.ts";
 import { encodeData, reportData } from "./data.ts";
@@ -352,8 +353,7 @@ export function renderReport(input: ReportInput): string {
   const measured: MeasuredBundle[] = cols.map((c) => ({
     label: c.label,
     meta: c.meta,
-    ...(c.check.records.scaling ? { scaling: c.check.records.scaling.record } : {}),
-    ...(c.check.records.latency ? { latency: c.check.records.latency.record } : {}),
+    ...c.check.measurements,
   }));
   const charts = measurementCharts(measured);
   const countsOf = (c: ReportColumn) => countLine(c.check.verdicts);
@@ -389,10 +389,10 @@ ${matrix.html}
   const gates = input.gates ?? [];
   const upgrades = cols.flatMap((c, i) => {
     if (!c.meta.upgrade) return [];
-    const u = upgradeView(c.meta, c.check.records.upgrade?.record, c.check.verdicts);
+    const u = upgradeView(c.meta, upgradeRun(c.check.legRuns), c.check.verdicts);
     const g = gates.find((x) => x.column === i)?.gate;
     return [
-      html`${renderUpgrade(c.label, u, c.check.verdicts, g ? gateWord(g) : null, cols.filter((x) => x.meta.upgrade).length > 1, g ? gatePart(g) : null)}\n`,
+      html`${renderUpgrade(c.label, u, c.check.verdicts.filter(isUpgradeVerdict), g ? gateWord(g) : null, cols.filter((x) => x.meta.upgrade).length > 1, g ? gatePart(g) : null)}\n`,
     ];
   });
   const upgradeSection =

@@ -5,8 +5,9 @@
  * per upgrade leg, its duration and its traffic record. Each cell links to its bundle.
  */
 import { relative } from "node:path";
-import { type BundleMeta, bundleTopics, readMeta, readRecords } from "../bundle.ts";
+import { type BundleMeta, bundleTopics, readMeta } from "../bundle.ts";
 import { readStoredVerdicts } from "../check.ts";
+import type { DatapathConfig } from "../records/datapath-config.ts";
 import type { UpgradeLeg } from "../records/types.ts";
 import { connectionSurvived, legOutageMs } from "../records/upgrade.ts";
 
@@ -15,15 +16,24 @@ export interface RunRow {
   meta: BundleMeta;
   topics: string[];
   legs: UpgradeLeg[];
+  config: DatapathConfig | null;
 }
 
-export function readRun(dir: string): RunRow {
+/**
+ * What a run's records give the table: its upgrade legs, and the datapath configuration it observed (null: a
+ * bundle recorded before the config was read). The caller reads them (the records are its topics': scripts/).
+ */
+export interface RunRecords {
+  legs: UpgradeLeg[];
+  config: DatapathConfig | null;
+}
+
+export function readRun(dir: string, records: (dir: string) => RunRecords): RunRow {
   const meta = readMeta(dir);
   const stored = readStoredVerdicts(dir) ?? [];
-  const up = readRecords(dir).upgrade?.record;
   // the topics that made calls, and those that ran without one (ipv6 on an IPv4-only cluster: judged n/a)
   const topics = [...new Set([...bundleTopics(dir), ...stored.map((v) => v.topic)])];
-  return { dir, meta, topics, legs: up?.legs ?? [] };
+  return { dir, meta, topics, ...records(dir) };
 }
 
 /**
@@ -126,7 +136,7 @@ export function runTimes(meta: BundleMeta): {
  * config topic read; a bundle older than the config topic ran the suite's default (VXLAN tunnel).
  */
 function configurationOf(r: RunRow): string {
-  const c = readRecords(r.dir).config?.record;
+  const c = r.config;
   const profile =
     r.meta.datapathProfile ??
     (r.meta.provider === "existing"
@@ -159,9 +169,10 @@ export function runsMarkdown(
   dirs: string[],
   base: string,
   judged: (dir: string) => Judged,
+  records: (dir: string) => RunRecords,
   root: string = base,
 ): string {
-  const runs = dirs.map(readRun);
+  const runs = dirs.map((d) => readRun(d, records));
   const link = (r: RunRow) => `[${relative(root, r.dir)}](${relative(base, r.dir)})`;
   const out = [
     "| Cilium | mode | configuration | provider | topics | `check` today: pass / fail / known / skip | stored verdicts | create | Cilium ready | specs | end to end | bundle |",

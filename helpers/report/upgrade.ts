@@ -8,8 +8,8 @@ import type { BundleMeta } from "../bundle.ts";
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
 import { shownValue } from "../records/evidence.ts";
-import type { UpgradeLeg, UpgradeRecord } from "../records/types.ts";
-import { connectionSurvived, legOutageMs } from "../records/upgrade.ts";
+import type { LegRun, UpgradeLeg } from "../records/types.ts";
+import { connectionSurvived, isUpgradeVerdict, legOutageMs } from "../records/upgrade.ts";
 import { MARK } from "./assets.ts";
 
 export interface UpgradeView {
@@ -22,15 +22,15 @@ export interface UpgradeView {
 /** The view of one bundle, or null when it has no upgrade record. */
 export function upgradeView(
   meta: BundleMeta,
-  record: UpgradeRecord | undefined,
+  run: LegRun | undefined,
   verdicts: Verdict[],
 ): UpgradeView | null {
-  if (!record || !Array.isArray(record.legs)) return null;
+  if (!run || !Array.isArray(run.legs) || run.to === undefined) return null;
   return {
-    from: record.from ?? meta.cilium,
-    to: record.to,
-    legs: record.legs,
-    verdicts: verdicts.filter((v) => v.topic === "upgrade"),
+    from: run.from ?? meta.cilium,
+    to: run.to,
+    legs: run.legs,
+    verdicts: verdicts.filter(isUpgradeVerdict),
   };
 }
 
@@ -110,13 +110,14 @@ ${conns}${failures}${drops}`;
 export function renderUpgrade(
   label: string,
   u: UpgradeView | null,
+  /** The upgrade's verdicts (the caller picks them: isUpgradeVerdict), shown when there is no view. */
   all: Verdict[],
   word: string | null,
   collapsed = false,
   /** The part the word is about (issue 44: a card titled BROKEN names what broke: `in the restart leg`). */
   part: string | null = null,
 ): Html {
-  const vs = u ? u.verdicts : all.filter((v) => v.topic === "upgrade");
+  const vs = u ? u.verdicts : all;
   const verdicts =
     vs.length > 0
       ? html`<ul class="upgrade-verdicts">${vs.map((v) => html`<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${v.id}</code> ${v.claim}${v.status === "fail" || v.status === "changed" ? html` <span class="verdict fail">expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}${v.status === "changed" ? " (changed in the new minor)" : ""}</span>` : ""}</li>`)}</ul>`

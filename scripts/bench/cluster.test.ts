@@ -11,8 +11,8 @@ import { parse } from "yaml";
 import type { Lab } from "../../clusters/lab.ts";
 import { kindCreateArgv, makeProfile } from "../../clusters/profile.ts";
 import { type BundleMeta, writeMeta } from "../../helpers/bundle.ts";
+import type { MeasureScaleRecord } from "../../helpers/measure/records.ts";
 import type { Mode } from "../../helpers/properties/expectation.ts";
-import type { MeasureScaleRecord } from "../../helpers/records/types.ts";
 import {
   apiAndConvergenceMs,
   clusterBenchArgs,

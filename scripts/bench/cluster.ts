@@ -16,9 +16,10 @@ import { type Lab, labPath } from "../../clusters/lab.ts";
 import { kindCreateArgv, makeProfile } from "../../clusters/profile.ts";
 import { type BundleMeta, readMeta, readRecords } from "../../helpers/bundle.ts";
 import { UserError } from "../../helpers/errors.ts";
+import type { MeasureScaleRecord } from "../../helpers/measure/records.ts";
 import type { Mode } from "../../helpers/properties/expectation.ts";
-import type { MeasureScaleRecord } from "../../helpers/records/types.ts";
 import { isSpecPhase, specsSeconds } from "../../helpers/report/runs-table.ts";
+import { RECORDS } from "../../suites/topics.ts";
 import type { Figure } from "./figures.ts";
 
 /** What `--cluster` measured beside the run's bundles: the references that are not in a bundle. */
@@ -46,7 +47,7 @@ export interface MeasuredMode {
 
 export function readMode(dir: string): MeasuredMode {
   const meta = readMeta(dir);
-  const scaling = (readRecords(dir).scaling?.record as MeasureScaleRecord | undefined) ?? null;
+  const scaling = readRecords(dir, RECORDS).scaling?.record ?? null;
   return { dir, meta, scaling };
 }
 

@@ -10,7 +10,7 @@ import { RecordingExecutor } from "../../helpers/exec/record.ts";
 import type { Executor } from "../../helpers/exec/types.ts";
 import { nothingSpent, type RunContext, type UpgradePlan } from "../../helpers/observe/context.ts";
 import { MODES, type Mode } from "../../helpers/properties/expectation.ts";
-import { TOPICS } from "../../suites/topics.ts";
+import { RECORDS, TOPICS } from "../../suites/topics.ts";
 import { scenario } from "./scenario.ts";
 import { ScriptedCluster } from "./scripted-cluster.ts";
 
@@ -73,9 +73,9 @@ export async function makeBundle(mode: Mode, dir: string): Promise<void> {
       runStartedAt: CREATED_AT,
       kubeContext,
       ...(upgrade ? { upgrade } : {}),
-      earlierRecords: () => readRecords(dir),
+      earlierRecords: () => readRecords(dir, RECORDS),
     };
-    writeRecords(dir, await observe(ctx));
+    writeRecords(dir, await observe(ctx), RECORDS);
   }
   writeFileSync(
     join(dir, "README.md"),

@@ -22,8 +22,10 @@ import {
   unreadSettings,
 } from "../../helpers/records/datapath-config.ts";
 import { derive, type EvidenceItem, RawText, read } from "../../helpers/records/evidence.ts";
-import type { Evidenced, ProxyRulesRecord, RecordSet } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { ProxyRulesRecord } from "./config.records.ts";
+import { records } from "./config.records.ts";
 
 export const topic = defineTopic({
   name: "config",
@@ -43,7 +45,7 @@ export const topic = defineTopic({
     { on: "node", run: "iptables-save", for: "kube-proxy's rules in iptables mode" },
     { on: "node", run: "nft list ruleset", for: "kube-proxy's rules in nftables mode" },
   ],
-  builds: ["config", "proxyRules"],
+  records,
   schedule: {
     alone:
       "first, and nothing beside it: the harness resolves every later topic's expectations for the configuration this topic reads",

@@ -20,11 +20,15 @@ import {
 } from "../../helpers/parse/iptables-save.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import type { ConfigDependence } from "../../helpers/properties/config.ts";
-import { dp, KN, LAB } from "../../helpers/properties/sources.ts";
+import { KN, LAB } from "../../helpers/properties/sources.ts";
 import { linesWithAddress, RecordError, statusQuote } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type { DatapathRecord, Evidenced, IptablesRecord, RecordSet } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { DatapathRecord } from "../datapath.records.ts";
+import { datapathRecords, dp } from "../datapath.records.ts";
+import type { IptablesRecord } from "./iptables.records.ts";
+import { records } from "./iptables.records.ts";
 
 /**
  * Where kube-proxy's rules are read from iptables-save (issue 25): kpr runs without kube-proxy, and beside it
@@ -46,7 +50,7 @@ export const topic = defineTopic({
     { on: "node", run: "iptables-save", for: "every rule on the web Pod's node" },
     { on: "agent", run: "cilium-dbg status", for: "the KubeProxyReplacement line" },
   ],
-  builds: ["iptables", "datapath"],
+  records: { ...records, ...datapathRecords },
   schedule: {
     after: [],
     why: "web's first creation, at two replicas (scale, holder and nodeport, which want four, follow it); it counts every KUBE-SVC line, and the only topic that adds Services with backends beside it would be measure-scale, which runs alone. ghost's Service has no backends (no KUBE-SVC chain)",

@@ -29,8 +29,10 @@ import {
   serviceQuotes,
 } from "../../helpers/records/common.ts";
 import { type EvidenceItem, type Read, read } from "../../helpers/records/evidence.ts";
-import type { Evidenced, RecordSet, SvcRecord } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { SvcRecord } from "./service-map.records.ts";
+import { records } from "./service-map.records.ts";
 
 /**
  * web is a single-stack IPv4 Service (its manifest asks no ipFamilyPolicy), so a dual-stack cluster leaves its
@@ -47,7 +49,7 @@ export const topic = defineTopic({
     { on: "agent", run: "cilium-dbg bpf lb list", for: "web's slots, polled until they are the two Pods" },
     { on: "agent", run: "cilium-dbg service list -o json", for: "the Service id and names" },
   ],
-  builds: ["svc"],
+  records,
   schedule: {
     after: ["iptables"],
     why: "web's backend slots must be exactly its two Pods: after iptables made them, before scale makes four",

@@ -26,7 +26,7 @@ import {
   parseIptablesSave,
 } from "../../helpers/parse/iptables-save.ts";
 import type { ConfigDependence } from "../../helpers/properties/config.ts";
-import { dp, LAB, sameSet } from "../../helpers/properties/sources.ts";
+import { LAB, sameSet } from "../../helpers/properties/sources.ts";
 import {
   findLbService,
   lbBackendRows,
@@ -35,8 +35,10 @@ import {
   readyEvidence,
 } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, type Read, read } from "../../helpers/records/evidence.ts";
-import type { DatapathRecord, Evidenced, RecordSet, ScaleRecord } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { DatapathRecord } from "../datapath.records.ts";
+import type { ScaleRecord } from "./scale.records.ts";
 
 /**
  * web is a single-stack IPv4 Service (its manifest asks no ipFamilyPolicy): on a dual-stack cluster its
@@ -55,7 +57,10 @@ const KUBE_PROXY_IPTABLES = {
 } as const satisfies ConfigDependence["assumes"];
 
 import { IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
+import { records as serviceMapRecords } from "../02-service-map/service-map.records.ts";
 import { observeServiceMap } from "../02-service-map/service-map.topic.ts";
+import { datapathRecords, dp } from "../datapath.records.ts";
+import { records } from "./scale.records.ts";
 
 export const topic = defineTopic({
   name: "scale",
@@ -68,7 +73,7 @@ export const topic = defineTopic({
     { on: "agent", run: "cilium-dbg service list -o json", for: "the Service before the scale" },
     { on: "node", run: "iptables-save", for: "kube-proxy's KUBE-SEP chains for web" },
   ],
-  builds: ["svc", "scale", "datapath"],
+  records: { ...serviceMapRecords, ...records, ...datapathRecords },
   schedule: {
     after: ["service-map"],
     why: "scales web from the two replicas iptables and service-map observe to four (its two new backends are those not there before); it also writes svc after service-map",

@@ -20,7 +20,8 @@ import { type NetstatOutput, parseNetstat } from "../../helpers/parse/netstat.ts
 import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
-import { dp, ipOf, KN, LAB } from "../../helpers/properties/sources.ts";
+import { ipOf, KN, LAB } from "../../helpers/properties/sources.ts";
+import { mergeParts } from "../../helpers/records/catalogue.ts";
 import {
   backendPods,
   ctQuotes,
@@ -28,10 +29,13 @@ import {
   RecordError,
   statusQuote,
 } from "../../helpers/records/common.ts";
-import { mergeDatapath } from "../../helpers/records/datapath.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type { CtRecord, DatapathRecord, Evidenced, RecordSet } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { DatapathRecord } from "../datapath.records.ts";
+import { datapathRecords, dp } from "../datapath.records.ts";
+import type { CtRecord } from "./holder.records.ts";
+import { records } from "./holder.records.ts";
 
 /**
  * Who translates the holder's connect() (issue 25): the kpr expectations assume socket LB translates a Pod's
@@ -65,7 +69,7 @@ export const topic = defineTopic({
       for: "backend ids, to read the SVC entry's BackendID",
     },
   ],
-  builds: ["ct", "datapath"],
+  records: { ...records, ...datapathRecords },
   schedule: {
     after: ["scale"],
     why: "the holder's connection keeps one web backend: web must be at four replicas and stay so (a scale beside it would end the connection)",
@@ -337,7 +341,7 @@ export async function observeHolder(ctx: RunContext): Promise<RecordSet> {
   );
   return {
     ct: ctRec,
-    datapath: mergeDatapath([
+    datapath: mergeParts([
       buildHolderFacts({
         status,
         backendNetstat: backendTcp,

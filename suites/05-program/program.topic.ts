@@ -21,12 +21,16 @@ import { parseReverseSkDump, type ReverseSkEntry } from "../../helpers/parse/rev
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import { parseTcFilter, type TcFilterShow } from "../../helpers/parse/tc-filter.ts";
 import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
-import { dp, KN, LAB } from "../../helpers/properties/sources.ts";
+import { KN, LAB } from "../../helpers/properties/sources.ts";
+import { mergeParts } from "../../helpers/records/catalogue.ts";
 import { RecordError, statusQuote } from "../../helpers/records/common.ts";
-import { mergeDatapath } from "../../helpers/records/datapath.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type { DatapathRecord, Evidenced, ProgRecord, RecordSet } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { DatapathRecord } from "../datapath.records.ts";
+import { datapathRecords, dp } from "../datapath.records.ts";
+import type { ProgRecord } from "./program.records.ts";
+import { records } from "./program.records.ts";
 
 /** The policy map's name by minor: the map format's version is in its name (a documented rename, not a bug). */
 const POLICY_V1 = {
@@ -76,7 +80,7 @@ export const topic = defineTopic({
       for: "the holder's own reverse-translation entries",
     },
   ],
-  builds: ["prog", "datapath"],
+  records: { ...records, ...datapathRecords },
   schedule: {
     after: ["holder"],
     why: "reads the endpoint of the holder, connected (holder waits for that); counts the whole reverse socket map, so no host process of another topic may hold a connection beside it (nodeport's node curls, translation's host queries follow it)",
@@ -285,7 +289,7 @@ export async function observeProgram(ctx: RunContext): Promise<RecordSet> {
   const backend = ctx.earlierRecords().ct?.record.backend ?? null;
   return {
     prog,
-    datapath: mergeDatapath([
+    datapath: mergeParts([
       buildAgentFacts({ status, kernel: await kernelOf(ctx, holder.node) }),
       buildSocketLbFacts({ maps, cgroup }),
       buildHolderReverse({ reverse, frontend: `${cip}:${WEB_PORT}`, backend }),

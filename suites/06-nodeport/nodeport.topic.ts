@@ -24,7 +24,8 @@ import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts"
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { parseSs, type SsOutput } from "../../helpers/parse/ss.ts";
-import { dp, KN, LAB, SETRETVAL_ISSUE, SETRETVAL_WHY } from "../../helpers/properties/sources.ts";
+import { KN, LAB, SETRETVAL_ISSUE, SETRETVAL_WHY } from "../../helpers/properties/sources.ts";
+import { mergeParts } from "../../helpers/records/catalogue.ts";
 import {
   findAgentService,
   lbRows,
@@ -32,10 +33,13 @@ import {
   SERVICE_ID_MEMBERS,
   serviceQuotes,
 } from "../../helpers/records/common.ts";
-import { mergeDatapath } from "../../helpers/records/datapath.ts";
 import { derive, RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type { DatapathRecord, Evidenced, NodePortRecord, RecordSet } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { DatapathRecord } from "../datapath.records.ts";
+import { datapathRecords, dp } from "../datapath.records.ts";
+import type { NodePortRecord } from "./nodeport.records.ts";
+import { records } from "./nodeport.records.ts";
 
 /** web-np is a single-stack IPv4 Service: a dual-stack cluster leaves its IPv4 NodePort as it is (issue25-facts.md §3.6). */
 const IPV4 = ["ipv4", "ipv4+ipv6"] as const;
@@ -67,7 +71,7 @@ export const topic = defineTopic({
       for: "bind() to the NodePort in the node's host network namespace",
     },
   ],
-  builds: ["nodeport", "datapath"],
+  records: { ...records, ...datapathRecords },
   schedule: {
     after: ["program"],
     why: "every NodePort frontend's slots must equal web's Pod count, stable at four once scale and holder are done; its node-side curls are host connections program's reverse socket map must not see",
@@ -303,7 +307,7 @@ export async function observeNodePort(ctx: RunContext): Promise<RecordSet> {
       ss: read(ssRaw, parseSs),
       services,
     }),
-    datapath: mergeDatapath([
+    datapath: mergeParts([
       {
         // null only when there is no client outside the nodes (an existing cluster); a client that ran and got
         // no HTTP answer (its network taken away: the outside-net fault) is 0, curl's 000, and fails the property

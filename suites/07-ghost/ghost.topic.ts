@@ -33,10 +33,6 @@ import {
   requires,
 } from "../../helpers/properties/requirements.ts";
 import {
-  DROP_PROFILE,
-  dp,
-  dropProfile,
-  dropProfileWaits,
   FAST_FAIL_TOLERANCE,
   ICMP_TAIL_UPSTREAM,
   ICMP_TAIL_WHY,
@@ -46,6 +42,7 @@ import {
   SETRETVAL_WHY,
 } from "../../helpers/properties/sources.ts";
 import type { RecordView } from "../../helpers/properties/types.ts";
+import { mergeParts } from "../../helpers/records/catalogue.ts";
 import {
   findAgentService,
   lbRows,
@@ -54,10 +51,13 @@ import {
   serviceBackendQuotes,
   serviceQuotes,
 } from "../../helpers/records/common.ts";
-import { mergeDatapath } from "../../helpers/records/datapath.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type { DatapathRecord, Evidenced, GhostRecord, RecordSet } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { DatapathRecord } from "../datapath.records.ts";
+import { datapathRecords, dp } from "../datapath.records.ts";
+import type { GhostRecord } from "./ghost.records.ts";
+import { DROP_PROFILE, dropProfile, dropProfileWaits, records } from "./ghost.records.ts";
 
 /** Before 1.19 a ClusterIP has no `<vip>:0/ANY` entry: the wildcard came with 1.19 (its documented behaviour). */
 const NO_WILDCARD = {
@@ -157,7 +157,7 @@ export const topic = defineTopic({
       for: "beside kube-proxy: when it last rewrote its rules (a rewrite resets the REJECT counter mid-window)",
     },
   ],
-  builds: ["ghost", "datapath"],
+  records: { ...records, ...datapathRecords },
   schedule: {
     after: ["nodeport", "loadbalancer", "external-ip", "traffic-policy", "session-affinity", "host-network"],
     why: "beside kube-proxy its REJECT counter windows count the filter table's counter whole, and kube-proxy rewrites (and resets) it whenever a Service or its endpoints change: it follows every topic that adds Services or moves web's backends (iptables and scale through nodeport). In the run of the shipped 1.20 bundles (suites/bundles/1.20), beside those topics, kube-proxy rewrote its rules during three of its four Pod windows (17 s each). Otherwise its own Service without backends and its own probe Pod, and the only host traffic to that Service; the probes' timings are the Pod's own (curl's), and the topics that load the cluster (measure-scale, measure-latency, which shares ghost and probe) run alone",
@@ -551,7 +551,7 @@ export async function observeGhost(ctx: RunContext): Promise<RecordSet> {
   });
   return {
     ghost: buildGhostRecord({ clusterIp: cip, port: WEB_PORT, services, curl, config }),
-    datapath: mergeDatapath([
+    datapath: mergeParts([
       buildGhostFacts({ iptables: ipt, lb, clusterIp: cip, namespace: ctx.namespace }),
       buildErrnoFacts(curl),
       buildProbeFacts([

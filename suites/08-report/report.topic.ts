@@ -18,10 +18,12 @@ import type { AgentStatus } from "../../helpers/parse/status.ts";
 import { LAB } from "../../helpers/properties/sources.ts";
 import { findLbService, lbBackendRows, statusQuote } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type { Evidenced, RecordName, RecordSet, ReportRecord } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordName, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 import { holderState } from "../04-holder/holder.topic.ts";
 import { programState } from "../05-program/program.topic.ts";
+import type { ReportRecord } from "./report.records.ts";
+import { records } from "./report.records.ts";
 
 export const topic = defineTopic({
   name: "report",
@@ -42,7 +44,7 @@ export const topic = defineTopic({
     { on: "agent", run: "cilium-dbg config -a", for: "the agent's configuration" },
     { on: "node", run: "iptables-save", for: "kube-proxy's rules" },
   ],
-  builds: ["report"],
+  records,
   schedule: {
     after: ["iptables", "scale", "holder", "program", "nodeport", "ghost"],
     why: "compares report.txt, re-read from the cluster, with those topics' records (and the holder's live backend)",

@@ -30,8 +30,10 @@ import {
   serviceQuotes,
 } from "../../helpers/records/common.ts";
 import { derive, type Read, read } from "../../helpers/records/evidence.ts";
-import type { DnsRecord, Evidenced, RecordSet } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { DnsRecord } from "./kube-dns.records.ts";
+import { records } from "./kube-dns.records.ts";
 
 export const topic = defineTopic({
   name: "kube-dns",
@@ -43,7 +45,7 @@ export const topic = defineTopic({
     { on: "agent", run: "cilium-dbg service list -o json", for: "kube-dns's frontends and backends" },
     { on: "node", run: "iptables-save", for: "kube-proxy's kube-dns chains" },
   ],
-  builds: ["dns"],
+  records,
   schedule: {
     after: [],
     why: "reads kube-dns's Service, slots and rules only, and changes nothing",

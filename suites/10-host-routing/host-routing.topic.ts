@@ -16,13 +16,10 @@ import type { ConfigDependence } from "../../helpers/properties/config.ts";
 import { NB } from "../../helpers/properties/sources.ts";
 import { RecordError } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type {
-  ClusterIpHostRecord,
-  Evidenced,
-  RecordSet,
-  RemoteRouteRecord,
-} from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { ClusterIpHostRecord, RemoteRouteRecord } from "./host-routing.records.ts";
+import { records } from "./host-routing.records.ts";
 
 /**
  * kube-proxy in ipvs mode puts every ClusterIP on its kube-ipvs0 dummy device (with a local route to it): not
@@ -58,7 +55,7 @@ export const topic = defineTopic({
     { on: "node", run: "ip route get <ip>", for: "the route to a Pod on another node, and to that node" },
     { on: "node", run: "cat /sys/class/net/<dev>/mtu", for: "the underlay's MTU" },
   ],
-  builds: ["clusterip", "route"],
+  records,
   schedule: {
     after: [],
     why: "reads the routes and addresses toward kube-dns's ClusterIP and the other node's PodCIDR, and sends nothing (dns-client, its only object, is applied idempotently)",

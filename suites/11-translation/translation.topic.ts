@@ -19,8 +19,10 @@ import {
 import { u64Compare, u64Diff } from "../../helpers/parse/u64.ts";
 import { NB } from "../../helpers/properties/sources.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type { Evidenced, RecordSet, TranslationRecord } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { TranslationRecord } from "./translation.records.ts";
+import { records } from "./translation.records.ts";
 
 export const topic = defineTopic({
   name: "translation",
@@ -37,7 +39,7 @@ export const topic = defineTopic({
       for: "five queries from the client Pod",
     },
   ],
-  builds: ["translation"],
+  records,
   schedule: {
     after: [
       "program",

@@ -21,8 +21,10 @@ import { type IpRouteOutput, parseIpRoute } from "../../helpers/parse/ip-route.t
 import { parseTcpdump, type TcpdumpOutput } from "../../helpers/parse/tcpdump.ts";
 import { ipOf, NB } from "../../helpers/properties/sources.ts";
 import { derive, RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type { Evidenced, RecordSet, VxlanRecord } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { VxlanRecord } from "./vxlan.records.ts";
+import { records } from "./vxlan.records.ts";
 
 /** The native-routing value of the property: the query crossed the wire as the Pod sent it, to the backend. */
 const ON_THE_WIRE = "backend on the wire, not encapsulated";
@@ -55,7 +57,7 @@ export const topic = defineTopic({
       for: "native routing: a capture of the client's queries and of any tunnel packet on that device",
     },
   ],
-  builds: ["vxlan"],
+  records,
   schedule: {
     after: ["host-routing", "program"],
     why: "its capture is judged on the query's inner destination (never the ClusterIP, the backend present), not on every packet, so other topics' traffic beside it does not change the verdict; dns-client after host-routing made it; and after program, which counts the reverse socket map whole: with socket LB each of dns-client's queries is a translated socket with an entry of its own (a lab run, not shipped, recorded 3 where the holder's alone is 1, vxlan beside program)",

@@ -54,8 +54,10 @@ import {
   type Read,
   read,
 } from "../../helpers/records/evidence.ts";
-import type { Evidenced, Ipv6Record, RecordSet } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import type { Ipv6Record } from "./ipv6.records.ts";
+import { records } from "./ipv6.records.ts";
 
 /** web6's NodePort (manifests/ipv6.yaml) and the holder6's source port: apart from the IPv4 topics' 30780 and 40404. */
 export const WEB6_NODE_PORT = 30786;
@@ -104,7 +106,7 @@ export const topic = defineTopic({
     { on: "node", run: "curl -sS -v -o /dev/null --max-time 5", for: "web6's NodePort on another node" },
     { on: "node", run: "ip6tables-save", for: "kube-proxy's rules for web6" },
   ],
-  builds: ["ipv6"],
+  records,
   schedule: {
     after: ["holder"],
     why: "it reads web's Pods as they are and expects web6's slots to equal them: web must have reached the four replicas scale and holder leave (a scale beside it would change the backends). Its own Services, probe and holder (holder6, source port 40406, NodePort 30786) are apart from every IPv4 topic's, and IPv6 rules and maps are apart from the IPv4 ones the others count",

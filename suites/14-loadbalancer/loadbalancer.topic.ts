@@ -9,7 +9,7 @@
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { kubectl } from "../../helpers/observe/cluster.ts";
-import { kubeProxyInIptables, type RunContext, waitSettled } from "../../helpers/observe/context.ts";
+import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import {
@@ -25,7 +25,7 @@ import {
 } from "../../helpers/observe/workloads.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { IPV4_SERVICE, KUBE_PROXY_RULES, requires } from "../../helpers/properties/requirements.ts";
-import { probeObservation, UP } from "../../helpers/properties/sources.ts";
+import { UP } from "../../helpers/properties/sources.ts";
 import {
   findLbService,
   kubeProxyServes,
@@ -41,8 +41,12 @@ import {
   type Read,
   read,
 } from "../../helpers/records/evidence.ts";
-import type { Evidence, Evidenced, LoadBalancerRecord, RecordSet } from "../../helpers/records/types.ts";
+import type { Evidence, Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic, type PropertyDeclaration } from "../../helpers/topic.ts";
+import { kubeProxyInIptables } from "../00-config/config.records.ts";
+import { probeObservation } from "../surface.ts";
+import type { LoadBalancerRecord } from "./loadbalancer.records.ts";
+import { records } from "./loadbalancer.records.ts";
 
 /** edge-lb, edge-proxy and edge-ext are single-stack IPv4 Services; kube-proxy's rules are counted in iptables. */
 const RULES = requires(KUBE_PROXY_RULES, IPV4_SERVICE);
@@ -112,7 +116,7 @@ export const topic = defineTopic({
     { on: "pod", run: "curl -sS -v --max-time 5", for: "each address from a Pod on each node" },
     { on: "node", run: "curl -sS -v --max-time 5", for: "edge-lb from the far node's host namespace" },
   ],
-  builds: ["loadbalancer"],
+  records,
   schedule: {
     after: ["iptables"],
     why: "its Services add KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its own Pods (edge, clients), Services and pool are apart from every other topic's (the traffic-policy topic shares edge and the pool, applied idempotently)",

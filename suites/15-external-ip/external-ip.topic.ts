@@ -9,7 +9,7 @@
  * judged. The observation code and the record builder follow the declaration.
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { kubeProxyInIptables, type RunContext, waitSettled } from "../../helpers/observe/context.ts";
+import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import { apply, type Edge, ensureEdge, lbRange, renderManifest } from "../../helpers/observe/workloads.ts";
@@ -21,7 +21,7 @@ import {
   POD_SOCKET_LB,
   requires,
 } from "../../helpers/properties/requirements.ts";
-import { probeObservation, UP } from "../../helpers/properties/sources.ts";
+import { UP } from "../../helpers/properties/sources.ts";
 import {
   findLbService,
   kubeProxyServes,
@@ -30,8 +30,12 @@ import {
   slotCount,
 } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type { Evidenced, ExternalIpRecord, RecordSet } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import { kubeProxyInIptables } from "../00-config/config.records.ts";
+import { probeObservation } from "../surface.ts";
+import type { ExternalIpRecord } from "./external-ip.records.ts";
+import { records } from "./external-ip.records.ts";
 
 /** edge-ext is a single-stack IPv4 Service; kube-proxy's rules are counted in iptables. */
 const ANY_LB = requires(IPV4_SERVICE);
@@ -61,7 +65,7 @@ export const topic = defineTopic({
     { on: "pod", run: "curl -sS -v --max-time 5", for: "the externalIP from a Pod on the far node" },
     { on: "node", run: "curl -sS -v --max-time 5", for: "the externalIP from the far node's host namespace" },
   ],
-  builds: ["externalIp"],
+  records,
   schedule: {
     after: ["iptables"],
     why: "its Service adds KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its Service is its own (edge's Pods are shared, applied idempotently)",

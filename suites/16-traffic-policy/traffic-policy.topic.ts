@@ -11,7 +11,7 @@
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp } from "../../helpers/observe/cluster.ts";
-import { kubeProxyInIptables, type RunContext, waitSettled } from "../../helpers/observe/context.ts";
+import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { outsideAddress, type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import {
@@ -35,7 +35,6 @@ import {
 import {
   ICMP_TAIL_UPSTREAM,
   ICMP_TAIL_WHY,
-  probeObservation,
   SETRETVAL_ISSUE,
   SETRETVAL_WHY,
   UP,
@@ -43,14 +42,12 @@ import {
 import type { Observation, RecordView } from "../../helpers/properties/types.ts";
 import { ipOf, kubeProxyHasEndpoints, lbRows, lbScopes } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, type Read, read } from "../../helpers/records/evidence.ts";
-import type {
-  Evidence,
-  Evidenced,
-  Probe,
-  RecordSet,
-  TrafficPolicyRecord,
-} from "../../helpers/records/types.ts";
+import type { Evidence, Evidenced, Probe, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import { kubeProxyInIptables } from "../00-config/config.records.ts";
+import { probeObservation } from "../surface.ts";
+import type { TrafficPolicyRecord } from "./traffic-policy.records.ts";
+import { records } from "./traffic-policy.records.ts";
 
 export const LOCAL_NODE_PORT = 30782;
 export const HEALTH_PORT = 30783;
@@ -118,7 +115,7 @@ export const topic = defineTopic({
       for: "the Local LoadBalancer address and the iTP Local ClusterIP",
     },
   ],
-  builds: ["trafficPolicy"],
+  records,
   schedule: {
     after: ["iptables"],
     why: "its Services add KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its NodePorts (30782–30784), Services and probes are its own (edge's Pods and the pool are shared, applied idempotently)",

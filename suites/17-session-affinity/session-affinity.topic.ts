@@ -10,7 +10,7 @@
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp } from "../../helpers/observe/cluster.ts";
-import { kubeProxyInIptables, type RunContext, waitSettled } from "../../helpers/observe/context.ts";
+import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import { apply, type Edge, ensureEdge, renderManifest } from "../../helpers/observe/workloads.ts";
@@ -20,8 +20,11 @@ import { UP } from "../../helpers/properties/sources.ts";
 import type { Observation, RecordView } from "../../helpers/properties/types.ts";
 import { findLbService, kubeProxyHasEndpoints, lbRows, slotCount } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type { Evidenced, RecordSet, SessionAffinityRecord } from "../../helpers/records/types.ts";
+import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import { kubeProxyInIptables } from "../00-config/config.records.ts";
+import type { SessionAffinityRecord } from "./session-affinity.records.ts";
+import { records } from "./session-affinity.records.ts";
 
 /** New connections per series: without affinity all 12 reach one of two backends with probability 2^-11. */
 export const STICKY_TRIES = 8;
@@ -53,7 +56,7 @@ export const topic = defineTopic({
     },
     { on: "node", run: "curl -sS -v --max-time 5", for: "a series from the far node's host namespace" },
   ],
-  builds: ["sessionAffinity"],
+  records,
   schedule: {
     after: ["iptables"],
     why: "its Services add KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its Services are its own (edge's Pods are shared, applied idempotently; no other topic sends to edge-sticky or edge-loose)",

@@ -11,7 +11,7 @@
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp } from "../../helpers/observe/cluster.ts";
-import { kubeProxyInIptables, type RunContext, waitSettled } from "../../helpers/observe/context.ts";
+import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { type ProbeRead, probeFrom, slotAddresses } from "../../helpers/observe/steps.ts";
 import {
@@ -24,11 +24,15 @@ import {
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { IPV4_FAMILIES, IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
-import { probeObservation, UP } from "../../helpers/properties/sources.ts";
+import { UP } from "../../helpers/properties/sources.ts";
 import { findLbService, lbRows } from "../../helpers/records/common.ts";
 import { derive, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type { Evidence, Evidenced, HostNetworkRecord, RecordSet } from "../../helpers/records/types.ts";
+import type { Evidence, Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import { kubeProxyInIptables } from "../00-config/config.records.ts";
+import { probeObservation } from "../surface.ts";
+import type { HostNetworkRecord } from "./host-network.records.ts";
+import { records } from "./host-network.records.ts";
 
 export const HOST_PORT = 8089;
 export const HOSTNET_PORT = 18080;
@@ -72,7 +76,7 @@ export const topic = defineTopic({
       for: "the hostPort and the Service from nodes' host namespaces",
     },
   ],
-  builds: ["hostNetwork"],
+  records,
   schedule: {
     after: ["iptables"],
     why: "its Service adds KUBE-SVC lines iptables counts whole (program counts only the holder's own reverse-socket entries, so its clients' translated sockets do not disturb it); its hostPort (8089), host port 18080 and Service are its own",

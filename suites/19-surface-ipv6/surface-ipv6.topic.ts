@@ -13,7 +13,7 @@
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { apiJsonRaw } from "../../helpers/observe/cluster.ts";
-import { kubeProxyInIptables, type RunContext, waitSettled } from "../../helpers/observe/context.ts";
+import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { onNode } from "../../helpers/observe/node.ts";
 import { type ProbeRead, probeFrom } from "../../helpers/observe/steps.ts";
 import {
@@ -35,7 +35,7 @@ import {
   POD_SOCKET_LB,
   requires,
 } from "../../helpers/properties/requirements.ts";
-import { probeObservation, UP } from "../../helpers/properties/sources.ts";
+import { UP } from "../../helpers/properties/sources.ts";
 import {
   findLbService,
   kubeProxyHasEndpoints,
@@ -48,17 +48,15 @@ import {
   slotCount,
 } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
-import type {
-  Evidence,
-  Evidenced,
-  Probe,
-  RecordSet,
-  SurfaceIpv6Record,
-} from "../../helpers/records/types.ts";
+import type { Evidence, Evidenced, Probe, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import { kubeProxyInIptables } from "../00-config/config.records.ts";
 import { nodeIpv6s, serviceIpv6 } from "../13-ipv6/ipv6.topic.ts";
 import { INTERCEPTED, LB_MAP_SLOTS, WILDCARD_ENTRY } from "../14-loadbalancer/loadbalancer.topic.ts";
 import { STICKY_TRIES, series } from "../17-session-affinity/session-affinity.topic.ts";
+import { probeObservation } from "../surface.ts";
+import type { SurfaceIpv6Record } from "./surface-ipv6.records.ts";
+import { records } from "./surface-ipv6.records.ts";
 
 /** edge6-local's NodePort and health-check node port, the hostPort (manifests/surface-ipv6.yaml). */
 export const LOCAL6_NODE_PORT = 30788;
@@ -114,7 +112,7 @@ export const topic = defineTopic({
     },
     { on: "node", run: "curl -sS -v --max-time 5", for: "edge6-lb from the far node's host namespace" },
   ],
-  builds: ["surfaceIpv6"],
+  records,
   schedule: {
     after: ["iptables"],
     why: "it follows iptables as every surface topic does (edge's Pods, shared and applied idempotently, are on web's nodes); its Services are IPv6 ones, which kube-proxy's IPv6 proxier writes into ip6tables: they change none of the IPv4 rules iptables and ghost count whole. Its Services, pool, NodePorts (30788, 30789) and hostPort (8090) are its own",

@@ -6,6 +6,8 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
+
+import type { MeasureScaleRecord } from "../../helpers/measure/records.ts";
 import { fitLine } from "../../helpers/measure/stats.ts";
 import {
   agentNodes,
@@ -19,15 +21,17 @@ import {
   timedCalls,
 } from "../../helpers/measure/workloads.ts";
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { kubeProxyInIptables, type RunContext, waitFor } from "../../helpers/observe/context.ts";
+import { type RunContext, waitFor } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { linesContaining } from "../../helpers/parse/iptables-save.ts";
 import type { ConfigDependence } from "../../helpers/properties/config.ts";
 import { KN, LAB } from "../../helpers/properties/sources.ts";
 import { derive, type EvidenceItem, type RawText } from "../../helpers/records/evidence.ts";
-import type { MeasureScaleRecord, RecordSet } from "../../helpers/records/types.ts";
+import type { RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import { kubeProxyInIptables } from "../00-config/config.records.ts";
+import { records } from "./measure-scale.records.ts";
 
 /** 1.18 keeps one entry fewer per Service: the `<vip>:0/ANY` wildcard came with 1.19. */
 const FIVE_ENTRIES = {
@@ -71,7 +75,7 @@ export const topic = defineTopic({
       for: "removing them in bulk (timed), then every agent polled until they are gone",
     },
   ],
-  builds: ["scaling"],
+  records,
   schedule: {
     alone:
       "up to 200 Services and their EndpointSlices load the API server, the agents and kube-proxy: its convergence figures must be its own, and every Service count and timing of the others would move",

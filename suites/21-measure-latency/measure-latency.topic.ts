@@ -6,6 +6,8 @@
  * then each property with its claim, source, expectation per mode and per Cilium version, and how it is
  * judged. The observation code and the record builders follow the declaration.
  */
+
+import type { MeasureLatencyRecord } from "../../helpers/measure/records.ts";
 import { percentile } from "../../helpers/measure/stats.ts";
 import {
   agentNodes,
@@ -19,7 +21,7 @@ import {
 } from "../../helpers/measure/workloads.ts";
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp, kubectl, kubectlRaw, nodes } from "../../helpers/observe/cluster.ts";
-import { kubeProxyInIptables, type RunContext } from "../../helpers/observe/context.ts";
+import type { RunContext } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { type CurlRead, curlRead } from "../../helpers/observe/steps.ts";
 import { ensureGhostAndProbe } from "../../helpers/observe/workloads.ts";
@@ -32,8 +34,6 @@ import type { ByVersion } from "../../helpers/properties/expectation.ts";
 import { HOSTNS_ONLY_SOCKET_LB, POD_SOCKET_LB, requires } from "../../helpers/properties/requirements.ts";
 import {
   CONVERGENCE_TOLERANCE,
-  DROP_PROFILE,
-  dropProfileWaits,
   FAST_FAIL_TOLERANCE,
   ICMP_TAIL_UPSTREAM,
   ICMP_TAIL_WHY,
@@ -48,8 +48,11 @@ import {
   type Quote,
   read,
 } from "../../helpers/records/evidence.ts";
-import type { MeasureLatencyRecord, RecordSet } from "../../helpers/records/types.ts";
+import type { RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import { kubeProxyInIptables } from "../00-config/config.records.ts";
+import { DROP_PROFILE, dropProfileWaits } from "../07-ghost/ghost.records.ts";
+import { records } from "./measure-latency.records.ts";
 
 /** Probes to make when every one times out (exit 28) before stopping: enough to show it is every probe. */
 const TIMEOUT_PROBES = 3;
@@ -104,7 +107,7 @@ export const topic = defineTopic({
       for: "removing the measurement's Service and EndpointSlice",
     },
   ],
-  builds: ["latency"],
+  records,
   schedule: {
     alone:
       "p90 timings (map and kube-proxy convergence, the ghost's fail-fast) measured with nothing else loading two cores; it also reuses ghost's Service and probe Pod and deletes them",

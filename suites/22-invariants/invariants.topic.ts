@@ -15,6 +15,7 @@ import { EXPECTED_DROP_REASONS, EXPECTED_ERROR_LINES, KN } from "../../helpers/p
 import { derive, type EvidenceItem, type Quote, RawText } from "../../helpers/records/evidence.ts";
 import type { RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import { records } from "./invariants.records.ts";
 
 export const topic = defineTopic({
   name: "invariants",
@@ -30,7 +31,7 @@ export const topic = defineTopic({
       for: "each agent's log since the run started",
     },
   ],
-  builds: ["invariants"],
+  records,
   schedule: {
     alone:
       "last before the upgrade: drops, agent restarts and Pods since the run began cover every topic, so every other topic must be done",

@@ -1,4 +1,6 @@
 /** The lifecycle topic's record: what it read before and after each change to Pods and ports. */
+import type { Mode } from "../../helpers/properties/expectation.ts";
+import type { RecordDecls } from "../../helpers/records/catalogue.ts";
 import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
 
 /** One deletion of the hostPort StatefulSet's Pod and what the edge node and a Pod on the far node saw after it. */
@@ -43,7 +45,7 @@ declare module "../../helpers/records/types.ts" {
 }
 
 /** The record as the declarations expect it (written by us, not an observation): every change healed, per mode. */
-export function lifecycleExample(mode: "kpr" | "kube-proxy"): { record: LifecycleRecord; evidence: object } {
+function lifecycleExample(mode: Mode): LifecycleRecord {
   const kpr = mode === "kpr";
   const probe = (url: string, verdict: string, body: string | null): Probe => ({
     from: "pod far",
@@ -68,23 +70,25 @@ export function lifecycleExample(mode: "kpr" | "kube-proxy"): { record: Lifecycl
     service: probe("http://10.96.20.20/hostname", "HTTP 200", "lc-hp-0"),
   });
   return {
-    record: {
-      edge_node: "cdc-worker2",
-      edge_ip: "172.31.100.4",
-      far_node: "cdc-worker",
-      far_ip: "172.31.100.3",
-      backends: ["edge-6d9f-a", "edge-6d9f-b"],
-      host_port: 8090,
-      hostport_cycles: [cycle("graceful", 0), cycle("graceful", 1), cycle("force", 2), cycle("force", 3)],
-      conflict_lines: 0,
-      hostport_udp: {
-        from: "pod far",
-        to: "udp://172.31.100.4:8090",
-        answer: kpr ? "lc-hp-0" : null,
-        exit: 0,
-      },
-      service_udp: { from: "pod far", to: "udp://10.96.20.20:80", answer: "lc-hp-0", exit: 0 },
+    edge_node: "cdc-worker2",
+    edge_ip: "172.31.100.4",
+    far_node: "cdc-worker",
+    far_ip: "172.31.100.3",
+    backends: ["edge-6d9f-a", "edge-6d9f-b"],
+    host_port: 8090,
+    hostport_cycles: [cycle("graceful", 0), cycle("graceful", 1), cycle("force", 2), cycle("force", 3)],
+    conflict_lines: 0,
+    hostport_udp: {
+      from: "pod far",
+      to: "udp://172.31.100.4:8090",
+      answer: kpr ? "lc-hp-0" : null,
+      exit: 0,
     },
-    evidence: {},
+    service_udp: { from: "pod far", to: "udp://10.96.20.20:80", answer: "lc-hp-0", exit: 0 },
   };
 }
+
+/** The record this topic builds: its file in a bundle and its example. */
+export const records = {
+  lifecycle: { file: "lifecycle.json", example: (mode) => lifecycleExample(mode) },
+} satisfies RecordDecls;

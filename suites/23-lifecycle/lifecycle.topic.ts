@@ -17,7 +17,7 @@ import { findLbService, lbRows } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, RawText } from "../../helpers/records/evidence.ts";
 import type { Evidence, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
-import type { HostPortCycle, LifecycleRecord, UdpProbe } from "./lifecycle.records.ts";
+import { type HostPortCycle, type LifecycleRecord, records, type UdpProbe } from "./lifecycle.records.ts";
 
 export const LC_HOST_PORT = 8090;
 /**
@@ -68,7 +68,7 @@ export const topic = defineTopic({
     why: "after the invariants: its forced deletions leave agent warnings the invariants would count; its hostPort (8090), Pod and Service are its own",
   },
   shared: { changes: ["kube-proxy service rules"] },
-  builds: ["lifecycle"],
+  records,
   observe: observeLifecycle,
   properties: [
     {

@@ -1,4 +1,6 @@
 /** The lifecycle-ports topic's record: what it read after endpoints were removed and ports reused. */
+import type { Mode } from "../../helpers/properties/expectation.ts";
+import type { RecordDecls } from "../../helpers/records/catalogue.ts";
 import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
 
 /** One round of a client coming back to a NodePort from the same source port after its backend was deleted. */
@@ -31,10 +33,7 @@ declare module "../../helpers/records/types.ts" {
 }
 
 /** The record as the declarations expect it (written by us, not an observation): every change healed, per mode. */
-export function lifecyclePortsExample(mode: "kpr" | "kube-proxy"): {
-  record: LifecyclePortsRecord;
-  evidence: object;
-} {
+function lifecyclePortsExample(mode: Mode): LifecyclePortsRecord {
   const kpr = mode === "kpr";
   const probe = (url: string, verdict: string, body: string | null): Probe => ({
     from: "pod far",
@@ -52,29 +51,31 @@ export function lifecyclePortsExample(mode: "kpr" | "kube-proxy"): {
     from: "outside",
   });
   return {
-    record: {
-      edge_node: "cdc-worker2",
-      edge_ip: "172.31.100.4",
-      far_node: "cdc-worker",
-      far_ip: "172.31.100.3",
-      backends: ["edge-6d9f-a", "edge-6d9f-b"],
-      pair_after_longer_removed: pair,
-      pair_after_shorter_removed: pair,
-      reuse_rounds: [
-        {
-          source_port: 40791,
-          first_backend: "lc-reuse-a",
-          deleted: "lc-reuse-a",
-          second_backend: "lc-reuse-b",
-          second_exit: 0,
-        },
-      ],
-      outside_ip: "172.31.100.5",
-      lsr_in_lb: out("http://172.31.100.243:81/hostname", "HTTP 200"),
-      lsr_in_external: out("http://172.31.100.248:81/hostname", "HTTP 200"),
-      lsr_out_lb: out("http://172.31.100.244:82/hostname", "TIMEOUT"),
-      lsr_out_external: out("http://172.31.100.248:82/hostname", kpr ? "TIMEOUT" : "HTTP 200"),
-    },
-    evidence: {},
+    edge_node: "cdc-worker2",
+    edge_ip: "172.31.100.4",
+    far_node: "cdc-worker",
+    far_ip: "172.31.100.3",
+    backends: ["edge-6d9f-a", "edge-6d9f-b"],
+    pair_after_longer_removed: pair,
+    pair_after_shorter_removed: pair,
+    reuse_rounds: [
+      {
+        source_port: 40791,
+        first_backend: "lc-reuse-a",
+        deleted: "lc-reuse-a",
+        second_backend: "lc-reuse-b",
+        second_exit: 0,
+      },
+    ],
+    outside_ip: "172.31.100.5",
+    lsr_in_lb: out("http://172.31.100.243:81/hostname", "HTTP 200"),
+    lsr_in_external: out("http://172.31.100.248:81/hostname", "HTTP 200"),
+    lsr_out_lb: out("http://172.31.100.244:82/hostname", "TIMEOUT"),
+    lsr_out_external: out("http://172.31.100.248:82/hostname", kpr ? "TIMEOUT" : "HTTP 200"),
   };
 }
+
+/** The record this topic builds: its file in a bundle and its example. */
+export const records = {
+  lifecyclePorts: { file: "lifecycle-ports.json", example: (mode) => lifecyclePortsExample(mode) },
+} satisfies RecordDecls;

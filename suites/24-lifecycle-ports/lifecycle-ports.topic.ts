@@ -25,7 +25,7 @@ import { derive, type EvidenceItem, RawText } from "../../helpers/records/eviden
 import type { Evidence, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 
-import type { LifecyclePortsRecord } from "./lifecycle-ports.records.ts";
+import { type LifecyclePortsRecord, records } from "./lifecycle-ports.records.ts";
 
 const LC_NODE_PORT = 30791;
 const PAIR_REQUESTS = 6;
@@ -64,7 +64,7 @@ export const topic = defineTopic({
     why: "after the invariants: its out-of-range requests are dropped on purpose ('Denied by LB src range check'), which the invariants would count; its Services, Pods, NodePort 30791 and ports are its own",
   },
   shared: { changes: ["kube-proxy service rules"] },
-  builds: ["lifecyclePorts"],
+  records,
   observe: observeLifecyclePorts,
   properties: [
     {

@@ -1,4 +1,5 @@
 /** The lifecycle-agents topic's record: what each node held, and what a Pod on it reached, after the agents restarted. */
+import type { RecordDecls } from "../../helpers/records/catalogue.ts";
 import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
 
 /** A node's view of a Service after the change: its backends as `address (state)`, from `cilium-dbg service list`. */
@@ -30,7 +31,7 @@ declare module "../../helpers/records/types.ts" {
 }
 
 /** The record as the declarations expect it (written by us, not an observation): every backend active. */
-export function lifecycleAgentsExample(): { record: LifecycleAgentsRecord; evidence: object } {
+function lifecycleAgentsExample(): LifecycleAgentsRecord {
   const nodes = ["cdc-control-plane", "cdc-worker", "cdc-worker2"];
   const ok = (node: string, url: string): NodeProbe => ({
     node,
@@ -47,18 +48,20 @@ export function lifecycleAgentsExample(): { record: LifecycleAgentsRecord; evide
   });
   const roll = ["10.244.1.30:8080", "10.244.2.31:8080"];
   return {
-    record: {
-      edge_node: "cdc-worker2",
-      edge_ip: "172.31.100.4",
-      far_node: "cdc-worker",
-      far_ip: "172.31.100.3",
-      backends: ["edge-6d9f-a", "edge-6d9f-b"],
-      roll_backends: roll,
-      roll_views: nodes.map((node) => ({ node, backends: roll.map((b) => `${b} (active)`) })),
-      hostds_views: nodes.map((node, i) => ({ node, backends: [`172.31.100.${2 + i}:18091 (active)`] })),
-      roll_probes: nodes.map((n) => ok(n, "http://10.96.30.30/hostname")),
-      hostds_probes: nodes.map((n) => ok(n, "http://10.96.30.31/hostname")),
-    },
-    evidence: {},
+    edge_node: "cdc-worker2",
+    edge_ip: "172.31.100.4",
+    far_node: "cdc-worker",
+    far_ip: "172.31.100.3",
+    backends: ["edge-6d9f-a", "edge-6d9f-b"],
+    roll_backends: roll,
+    roll_views: nodes.map((node) => ({ node, backends: roll.map((b) => `${b} (active)`) })),
+    hostds_views: nodes.map((node, i) => ({ node, backends: [`172.31.100.${2 + i}:18091 (active)`] })),
+    roll_probes: nodes.map((n) => ok(n, "http://10.96.30.30/hostname")),
+    hostds_probes: nodes.map((n) => ok(n, "http://10.96.30.31/hostname")),
   };
 }
+
+/** The record this topic builds: its file in a bundle and its example. */
+export const records = {
+  lifecycleAgents: { file: "lifecycle-agents.json", example: () => lifecycleAgentsExample() },
+} satisfies RecordDecls;

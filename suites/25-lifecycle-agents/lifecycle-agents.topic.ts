@@ -20,7 +20,12 @@ import type { Observation, RecordView } from "../../helpers/properties/types.ts"
 import { derive, type EvidenceItem } from "../../helpers/records/evidence.ts";
 import type { Evidence, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
-import type { LifecycleAgentsRecord, NodeBackends, NodeProbe } from "./lifecycle-agents.records.ts";
+import {
+  type LifecycleAgentsRecord,
+  type NodeBackends,
+  type NodeProbe,
+  records,
+} from "./lifecycle-agents.records.ts";
 
 const ANY = requires(IPV4_SERVICE);
 const RESTORE = UP(
@@ -59,7 +64,7 @@ export const topic = defineTopic({
     { on: "kubectl", run: "delete pod", for: "every agent, while a host-network backend is terminating" },
     { on: "pod", run: "curl -sS -v --max-time 3", for: "lc-roll and lc-hostds from a Pod on each node" },
   ],
-  builds: ["lifecycleAgents"],
+  records,
   schedule: {
     alone: "restarts every agent: every other topic's datapath would be regenerated under it",
   },

@@ -1,4 +1,5 @@
 /** The lifecycle-control topic's record: LB-IPAM's addresses around an operator restart, and a node cut from the API. */
+import type { RecordDecls } from "../../helpers/records/catalogue.ts";
 import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
 
 export interface LifecycleControlRecord extends EdgeSite {
@@ -23,7 +24,7 @@ declare module "../../helpers/records/types.ts" {
 }
 
 /** The record as the declarations expect it (written by us, not an observation): nothing moved, nothing stale. */
-export function lifecycleControlExample(): { record: LifecycleControlRecord; evidence: object } {
+function lifecycleControlExample(): LifecycleControlRecord {
   const ok: Probe = {
     from: "pod far",
     url: "http://10.96.30.32/hostname",
@@ -36,22 +37,24 @@ export function lifecycleControlExample(): { record: LifecycleControlRecord; evi
   };
   const lb = { "lc-sk-a": ["172.31.100.245"], "lc-sk-b": ["172.31.100.246"], "lc-sk-c": ["172.31.100.245"] };
   return {
-    record: {
-      edge_node: "cdc-worker2",
-      edge_ip: "172.31.100.4",
-      far_node: "cdc-worker",
-      far_ip: "172.31.100.3",
-      backends: ["edge-6d9f-a", "edge-6d9f-b"],
-      lb_before: lb,
-      lb_after: lb,
-      sharing_addresses: 2,
-      cut_node: "cdc-worker",
-      cut_deleted: "10.244.2.40:8080",
-      cut_slots_during: ["10.244.2.40:8080", "10.244.2.41:8080"],
-      cut_slots_after: ["10.244.2.41:8080"],
-      cut_remaining: ["10.244.2.41:8080"],
-      cut_probes: [ok, ok, ok, ok],
-    },
-    evidence: {},
+    edge_node: "cdc-worker2",
+    edge_ip: "172.31.100.4",
+    far_node: "cdc-worker",
+    far_ip: "172.31.100.3",
+    backends: ["edge-6d9f-a", "edge-6d9f-b"],
+    lb_before: lb,
+    lb_after: lb,
+    sharing_addresses: 2,
+    cut_node: "cdc-worker",
+    cut_deleted: "10.244.2.40:8080",
+    cut_slots_during: ["10.244.2.40:8080", "10.244.2.41:8080"],
+    cut_slots_after: ["10.244.2.41:8080"],
+    cut_remaining: ["10.244.2.41:8080"],
+    cut_probes: [ok, ok, ok, ok],
   };
 }
+
+/** The record this topic builds: its file in a bundle and its example. */
+export const records = {
+  lifecycleControl: { file: "lifecycle-control.json", example: () => lifecycleControlExample() },
+} satisfies RecordDecls;

@@ -29,7 +29,7 @@ import { UP } from "../../helpers/properties/sources.ts";
 import { derive, read } from "../../helpers/records/evidence.ts";
 import type { Evidence, Probe, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
-import type { LifecycleControlRecord } from "./lifecycle-control.records.ts";
+import { type LifecycleControlRecord, records } from "./lifecycle-control.records.ts";
 
 const ANY = requires(IPV4_SERVICE);
 const LBIPAM = UP(
@@ -54,7 +54,7 @@ export const topic = defineTopic({
     { on: "agent", run: "cilium-dbg bpf lb list", for: "lc-cut's slots on the far node, during and after" },
     { on: "pod", run: "curl -sS -v --max-time 3", for: "lc-cut from the far node's Pod" },
   ],
-  builds: ["lifecycleControl"],
+  records,
   schedule: {
     alone:
       "restarts the operator and cuts a node from the API server: another topic's Services and waits would change under it",

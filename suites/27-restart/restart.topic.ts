@@ -11,9 +11,11 @@ import { mustRun } from "../../helpers/exec/types.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
 import { legUnderLoad } from "../../helpers/observe/leg.ts";
 import { UP } from "../../helpers/properties/sources.ts";
-import type { RecordSet, RestartRecord } from "../../helpers/records/types.ts";
+import type { RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 import { LEG_EVIDENCE_STEPS, legProperties } from "../legs.ts";
+import type { RestartRecord } from "./restart.records.ts";
+import { records } from "./restart.records.ts";
 
 export const topic = defineTopic({
   name: "restart",
@@ -65,7 +67,7 @@ export const topic = defineTopic({
       for: "every request's outcome, time and the loop's lag",
     },
   ],
-  builds: ["restart"],
+  records,
   schedule: {
     alone: "restarts every agent under load: every other topic's cluster changes under it",
   },

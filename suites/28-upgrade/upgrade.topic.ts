@@ -19,9 +19,11 @@ import type { Expect } from "../../helpers/properties/expectation.ts";
 import { KN } from "../../helpers/properties/sources.ts";
 import type { RecordView } from "../../helpers/properties/types.ts";
 import { derive, type EvidenceItem, RawText } from "../../helpers/records/evidence.ts";
-import type { LegConformance, RecordSet, UpgradeLeg, UpgradeRecord } from "../../helpers/records/types.ts";
+import type { LegConformance, RecordSet, UpgradeLeg } from "../../helpers/records/types.ts";
 import { defineTopic, type PropertyDeclaration } from "../../helpers/topic.ts";
 import { LEG_EVIDENCE_STEPS, legProperties } from "../legs.ts";
+import type { UpgradeRecord } from "./upgrade.records.ts";
+import { records } from "./upgrade.records.ts";
 
 /** The nested run after each leg: every topic again on the cluster (scripts/conformance-here.mjs). */
 const NESTED_SCRIPT = join(import.meta.dirname, "..", "..", "scripts", "conformance-here.mjs");
@@ -42,6 +44,7 @@ function conformanceAfterProperty(kind: "upgrade" | "rollback"): PropertyDeclara
   const both = (e: Expect) => ({ kpr: e, "kube-proxy": e });
   return {
     id: `${prefix}.conformance-after`,
+    leg: kind,
     claim: `After ${what}, every topic run again on the same cluster (not a fresh install) finds no property failing: what the ${kind === "upgrade" ? "upgraded" : "rolled-back"} cluster does is what the version's declarations say`,
     source: KN(`${UPGRADE_GUIDE} (an upgrade ends in full conformance)`),
     why: `the nested run is this suite's conformance project with the existing provider on the run's own cluster, into the bundle's after-${kind}/ folder (check judges it with this one; compare it with the fresh bundle of the same version to see what the ${kind} left behind). A known issue of the version is not a failure here (check's default: docs/verdicts.md): the nested bundle lists it, and check --strict fails on it`,
@@ -127,7 +130,7 @@ export const topic = defineTopic({
       for: "every topic again on the same cluster after each leg, into a bundle of its own",
     },
   ],
-  builds: ["upgrade"],
+  records,
   schedule: {
     alone: "upgrades Cilium under load and rolls it back: every topic's cluster changes under it",
   },

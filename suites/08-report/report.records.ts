@@ -1,5 +1,23 @@
-import { RecordError } from "./common.ts";
-import type { ReportRecord } from "./types.ts";
+/** The report topic's record (lab step 8): report.txt, seven key=value lines. */
+
+import type { RecordDecls } from "../../helpers/records/catalogue.ts";
+import { RecordError } from "../../helpers/records/common.ts";
+
+/** Lab step 8: the seven report.txt keys. */
+export interface ReportRecord {
+  kube_proxy_replacement: string;
+  socket_lb_coverage: string | null;
+  web_backends: number;
+  holder_backend: string;
+  holder_program: string;
+  nodeport_iptables_lines: number;
+  ghost_no_backend_response: string;
+}
+declare module "../../helpers/records/types.ts" {
+  interface LabRecords {
+    report: ReportRecord;
+  }
+}
 
 /** report.txt: seven `key=value` lines in the lab's order (a missing value is written empty). */
 export function formatReport(r: ReportRecord): string {
@@ -37,3 +55,19 @@ export function parseReport(text: string): ReportRecord {
     ghost_no_backend_response: need("ghost_no_backend_response"),
   };
 }
+
+export const records = {
+  report: {
+    file: "report.txt",
+    text: { format: formatReport, parse: parseReport },
+    example: (mode) => ({
+      kube_proxy_replacement: mode === "kpr" ? "True" : "False",
+      socket_lb_coverage: mode === "kpr" ? "Full" : null,
+      web_backends: 4,
+      holder_backend: "10.244.2.9:8080",
+      holder_program: "cil_from_container",
+      nodeport_iptables_lines: mode === "kpr" ? 0 : 2,
+      ghost_no_backend_response: "reject",
+    }),
+  },
+} satisfies RecordDecls;
