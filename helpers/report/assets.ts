@@ -41,7 +41,7 @@ th.bh .h2 { color: var(--muted); font-weight: 400; }
 table.props th[scope="row"], table.props th.corner { position: sticky; left: 0; background: #fff; z-index: 2; width: 19em; min-width: 19em; max-width: 19em; font-weight: normal; border-right: 1px solid var(--line); }
 table.props th.corner { background: var(--bg-soft); z-index: 3; }
 table.props.one th[scope="row"] { width: 32em; min-width: 0; max-width: none; position: static; }
-.pid { display: block; font-size: 12px; color: #1f4f8a; }
+.pid { display: block; font-size: 12px; color: #1f4f8a; overflow-wrap: anywhere; }
 /* two lines of the claim in the row; the whole claim is in the opened verdict */
 .claim { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; font-size: 12px; color: #3c4043; }
 .vd-claim { margin: 0 0 6px; }
@@ -154,12 +154,16 @@ table.compare td, table.compare th { border-bottom: 1px solid var(--line); paddi
 .gate-head { font-weight: 600; overflow-wrap: anywhere; }
 .gate-list { margin: 4px 0 2px; padding-left: 20px; font-size: 13px; }
 .gate-list li { overflow-wrap: anywhere; }
-.gate-list.fails li, .gate.v-fail .gate-list li { color: var(--fail); }
+.gate-list.fails li, .gate.v-fail .gate-list:not(.left) li { color: var(--fail); }
+.left-head { margin: 6px 0 0; font-size: 13px; }
+.gate-list.left li { color: #3c4043; }
 .gate-line { display: block; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; color: #3c4043; }
 .known-line { margin: 4px 0 2px; font-size: 13px; color: var(--known); overflow-wrap: anywhere; }
 .run.run-fail { border-color: var(--fail); border-left: 6px solid var(--fail); background: #fdecea; }
 .run.run-known { border-left: 6px solid var(--known); }
-.counts.c-fail { color: var(--fail); font-weight: 600; } .counts.c-known { color: var(--known); } .counts.c-pass { color: var(--muted); }
+/* a run card's counts: a line of its summary that wraps inside the card (not the banner's block) */
+.run-counts { display: block; max-width: 100%; overflow-wrap: anywhere; font-size: 13px; margin-top: 2px; }
+.run-counts.c-fail { color: var(--fail); font-weight: 600; } .run-counts.c-known { color: var(--known); } .run-counts.c-pass { color: var(--muted); }
 details.upgrade > summary { cursor: pointer; } details.upgrade > summary h3 { display: inline; }
 .phases tr.within td:first-child { padding-left: 18px; color: var(--muted); }
 .phases tr.within td { font-size: 12px; color: var(--muted); }

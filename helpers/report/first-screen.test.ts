@@ -10,6 +10,7 @@ import { bundlesOf, readMeta } from "../bundle.ts";
 import { checkBundle } from "../check.ts";
 import type { Verdict } from "../properties/judge.ts";
 import { BUNDLES_DIR, shipped } from "../testing/tamper.ts";
+import { CSS } from "./assets.ts";
 import { HEADLINE, headlineCell, modeWords } from "./headline.ts";
 import { buildReport, renderReport } from "./html.ts";
 import { columnName, columnNames, groupedOrder } from "./labels.ts";
@@ -191,6 +192,15 @@ describe("the verdict banner", () => {
     expect(out).toContain('<div class="gate v-known" data-word="HELD"');
     expect(out).toContain("<code>ghost.fails-fast</code>: curl hangs (PR 48578)");
     expect(out).toContain("w1: cilium_lb4_new");
+    // what the rollback left is its own neutral list, never the gate's red one, even in a gate that broke
+    expect(out).toContain('<ul class="gate-list left"><li>w1: cilium_lb4_new</li></ul>');
+    const red = renderBanner(
+      [{ label: "x", verdicts: [] }],
+      [{ column: 0, gate: { ...held, word: "REGRESSED" as const, held: false } }],
+    ).text;
+    expect(red).toContain('<div class="gate v-fail" data-word="REGRESSED"');
+    expect(red).toContain('<ul class="gate-list left"><li>w1: cilium_lb4_new</li></ul>');
+    expect(CSS).toContain(".gate.v-fail .gate-list:not(.left) li { color: var(--fail); }");
     const broken = {
       ...held,
       word: "BROKEN" as const,

@@ -172,11 +172,11 @@ ${phaseTable((m.phases ?? {}) as Record<string, unknown>)}`;
       : "pass";
   // many bundles: one line each (label and counts), opened for the rest
   if (compact)
-    return html`<details class="run run-${st}" aria-label="${c.label}"><summary><b>${c.label}</b> <span class="origin-${m.origin}">${m.origin}</span><br><span class="counts c-${st}">${counts}</span></summary>
+    return html`<details class="run run-${st}" aria-label="${c.label}"><summary><b>${c.label}</b> <span class="origin-${m.origin}">${m.origin}</span><span class="run-counts c-${st}">${counts}</span></summary>
 ${body}</details>`;
   return html`<section class="run run-${st}" aria-label="${c.label}">
 <h3>${c.label} <span class="origin-${m.origin}">${m.origin}</span></h3>
-<p class="counts c-${st}">${counts}</p>
+<p class="run-counts c-${st}">${counts}</p>
 ${body}
 </section>`;
 }
