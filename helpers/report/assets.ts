@@ -127,7 +127,9 @@ details.run[open] dl { margin-top: 6px; }
 .raw-bundle > summary { cursor: pointer; }
 .pictures { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap: 12px; margin-top: 12px; }
 .picture { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; min-width: 0; }
-.picture figcaption { font-weight: 600; margin-bottom: 4px; }
+.picture figcaption { font-weight: 600; margin-bottom: 4px; overflow-wrap: anywhere; }
+.picture-bundles { font-size: 12px; margin: 0 0 4px; } .picture-bundles summary { cursor: pointer; color: #1f4f8a; }
+.picture-bundles ul { margin: 2px 0; padding-left: 18px; }
 .picture svg { max-width: 100%; height: auto; display: block; }
 .picture ul { margin: 4px 0 0; padding-left: 18px; font-size: 12px; }
 .upgrade { border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; margin-top: 12px; }

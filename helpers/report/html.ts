@@ -259,13 +259,25 @@ function headlineSection(input: ReportInput): Html {
     d.cols.push(c);
     drawn.set(key, d);
   }
-  const pictures = [...drawn.values()].map(({ paths, cols: cs }) => {
+  // a picture's caption is short (issue 44: one listed 15 bundles in its heading): one bundle's label, or the mode
+  // and how many bundles drew it, the bundles a click away; a caption two pictures would share is numbered
+  const drawings = [...drawn.values()];
+  const captionOf = (cs: ReportColumn[]) =>
+    cs.length === 1
+      ? (cs[0] as ReportColumn).label
+      : `${(cs[0] as ReportColumn).meta.mode}: ${cs.length} bundles`;
+  const captions = drawings.map(({ cols: cs }) => captionOf(cs));
+  const pictures = drawings.map(({ paths, cols: cs }, i) => {
     const first = cs[0] as ReportColumn;
-    const who =
-      cs.length === 1
-        ? html`${first.label}`
-        : html`${cs.length} bundles <span class="muted">(${cs.map((x) => x.label).join(", ")})</span>`;
-    return html`<figure class="picture" data-mode="${first.meta.mode}" data-bundles="${cs.length}"><figcaption>${who}: where the Service was translated</figcaption>${translationSvg(first.label, paths)}<ul class="muted">${paths.map((p) => html`<li>${describePath(p)}</li>`)}</ul></figure>\n`;
+    const caption = captions[i] as string;
+    const same = captions.filter((c) => c === caption).length;
+    const nth = captions.slice(0, i).filter((c) => c === caption).length + 1;
+    const numbered = same > 1 ? `${caption} (picture ${nth} of ${same})` : caption;
+    const which =
+      cs.length > 1
+        ? html`<details class="picture-bundles"><summary>which ${cs.length} bundles</summary><ul>${cs.map((x) => html`<li>${x.label}</li>`)}</ul></details>`
+        : "";
+    return html`<figure class="picture" data-mode="${first.meta.mode}" data-bundles="${cs.length}"><figcaption>${numbered}: where the Service was translated</figcaption>${which}${translationSvg(first.label, paths)}<ul class="muted">${paths.map((p) => html`<li>${describePath(p)}</li>`)}</ul></figure>\n`;
   });
   const skipped =
     none.length > 0
