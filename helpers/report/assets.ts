@@ -118,6 +118,10 @@ table.headline.many col.hl-claim-col { width: auto; }
 table.headline.many th[scope="row"] { min-width: 16em; max-width: 22em; position: sticky; left: 0; background: #fff; }
 table.headline.many td { min-width: 11em; max-width: 16em; font-size: 12px; }
 table.headline.many th.bh { font-size: 12px; }
+table.headline.many th.g, table.headline.many th.gm { font-size: 12px; white-space: nowrap; }
+table.headline.many th.g { background: #e8eaed; font-weight: 700; }
+table.headline.many th.corner { position: sticky; left: 0; z-index: 2; }
+table.headline.many .gs { border-left: 2px solid #9aa0a6; }
 .hl-more summary { cursor: pointer; font-size: 11px; color: #1f4f8a; }
 .pictures.many { grid-template-columns: repeat(auto-fill, minmax(min(100%, 300px), 1fr)); }
 .runs.many { grid-template-columns: repeat(auto-fill, minmax(min(100%, 300px), 1fr)); align-items: start; }
@@ -176,6 +180,9 @@ details.upgrade > summary { cursor: pointer; } details.upgrade > summary h3 { di
 /* columns grouped by version (an upgrade with its legs), "what differs" first */
 table.props th.g { text-align: left; font-size: 12px; font-weight: 700; background: #e8eaed; border-bottom: 1px solid var(--line); white-space: nowrap; }
 table.props .gs { border-left: 2px solid #9aa0a6; }
+table.props th.gm { text-align: left; font-size: 12px; font-weight: 600; white-space: nowrap; border-bottom: 1px solid var(--line); }
+.differs-note { margin: 4px 0 8px; font-size: 13px; }
+.differs-note a.show-all { font-weight: 600; color: #1f4f8a; white-space: nowrap; }
 table.props .g-diff { display: none; }
 table.props[data-filter="differs"] .g-all { display: none; }
 table.props[data-filter="differs"] .g-diff { display: table-cell; }
@@ -208,12 +215,16 @@ export const SCRIPT = `
   const root = document.documentElement;
   const table = document.querySelector("table.props");
   const status = document.getElementById("data-status");
-  for (const b of document.querySelectorAll(".filters button")) {
-    b.addEventListener("click", () => {
-      for (const o of document.querySelectorAll(".filters button")) o.setAttribute("aria-pressed", String(o === b));
-      table.dataset.filter = b.dataset.filter;
-    });
-  }
+  const note = document.querySelector(".differs-note");
+  const showFilter = (filter) => {
+    for (const o of document.querySelectorAll(".filters button")) o.setAttribute("aria-pressed", String(o.dataset.filter === filter));
+    table.dataset.filter = filter;
+    if (note) note.hidden = filter !== "differs";
+  };
+  for (const b of document.querySelectorAll(".filters button")) b.addEventListener("click", () => showFilter(b.dataset.filter));
+  // "Show the full matrix": the All view, the page scrolled to it (a link to #properties-all opens on it too)
+  for (const a of document.querySelectorAll("a[data-filter-link]")) a.addEventListener("click", () => showFilter(a.dataset.filterLink));
+  if (table && location.hash === "#properties-all") showFilter("all");
   const MARK = ${JSON.stringify(STATUS_MARK)};
   let D = null;
   const el = (tag, cls, text) => {

@@ -20,6 +20,7 @@ import { formatDatapathConfig } from "../records/datapath-config.ts";
 import { type Place, showPlace } from "../records/evidence.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import { CSS, MARK, SCRIPT } from "./assets.ts";
+import { groupedHead, groupStarts, leafLines } from "./column-head.ts";
 import { encodeData, reportData } from "./data.ts";
 import { HEADLINE, type HeadlineCell, headlineCell, modeWords } from "./headline.ts";
 import { columnNames, groupedOrder } from "./labels.ts";
@@ -240,6 +241,7 @@ function headlineColumns(cols: ReportColumn[]): { shown: ReportColumn[]; none: R
 function headlineSection(input: ReportInput): Html {
   const { shown: cols, none } = headlineColumns(input.columns);
   const compact = cols.length > 2;
+  const starts = groupStarts(cols);
   const rows = HEADLINE.map((claim) => {
     const cells = cols.map((c) =>
       headlineCellHtml(
@@ -289,7 +291,16 @@ function headlineSection(input: ReportInput): Html {
   return html`<section id="headline" aria-labelledby="headline-title">
 <h2 id="headline-title">The field documents' five claims</h2>
 <div class="hl-wrap${compact ? " many" : ""}" tabindex="0" role="region" aria-label="the five claims by bundle"><table class="headline${compact ? " many" : ""}"><colgroup><col class="hl-claim-col">${cols.map(() => html`<col>`)}</colgroup>
-<thead><tr><th scope="col">claim</th>${cols.map((c) => (compact ? html`<th scope="col" class="bh" title="${c.label}">${c.head.filter((h) => h !== "").map((h, i) => html`<span class="h${i}">${h}</span>`)}</th>` : html`<th scope="col">${c.label}</th>`))}</tr></thead>
+<thead>${
+    compact
+      ? groupedHead(cols, {
+          corner: html`<th scope="col" class="corner" rowspan="3">claim</th>`,
+          views: [{ cls: "", shown: () => true }],
+          leaf: (c, i) =>
+            html`<th scope="col" class="bh${i !== 0 && starts.has(i) ? " gs" : ""}" title="${c.label}">${leafLines(c).map((h, j) => html`<span class="h${j === 0 ? 2 : 1}">${h}</span>`)}</th>`,
+        })
+      : html`<tr><th scope="col">claim</th>${cols.map((c) => html`<th scope="col">${c.label}</th>`)}</tr>`
+  }</thead>
 <tbody>
 ${rows}</tbody></table></div>
 ${skipped}

@@ -11,6 +11,7 @@ import { skipReason, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
 import { shownValue } from "../records/evidence.ts";
 import { MARK } from "./assets.ts";
+import { groupedHead, groupStarts, leafLines } from "./column-head.ts";
 import { shownValues } from "./values.ts";
 import { rowId } from "./verdict.ts";
 
@@ -158,33 +159,29 @@ export function renderMatrix(
   const start = withDiffers && opts.differsFirst === true ? "differs" : "all";
   const judged = rows.filter((r) => r.rank < 3);
   const nowhere = rows.filter((r) => r.rank === 3);
-  // the groups of columns (a version, an upgrade with its legs), each with its span in either view
-  const groups: { name: string; cols: number[] }[] = [];
-  cols.forEach((c, i) => {
-    const g = c.group ?? "";
-    const last = groups.at(-1);
-    if (last && last.name === g) last.cols.push(i);
-    else groups.push({ name: g, cols: [i] });
-  });
-  const starts = new Set(groups.slice(1).map((g) => g.cols[0] as number));
-  const grouped = groups.some((g) => g.name !== "") && cols.length > 1;
+  // the groups of columns (a version, an upgrade with its legs), then each group's modes, then each column's variant
+  const starts = groupStarts(cols);
+  const grouped = cols.some((c) => (c.group ?? "") !== "") && cols.length > 1;
   const none = (k: keyof typeof counts, words: string) =>
     counts[k] === 0
       ? html`<tbody class="none" data-none="${k}"><tr><td colspan="${cols.length + 1}">${words}</td></tr></tbody>`
       : "";
   const hidden = cols.length - differsCols.size;
-  const groupRow = grouped
-    ? html`<tr class="groups"><th scope="col" class="corner" rowspan="2">property</th>${groups.map(
-        (g) =>
-          html`<th scope="colgroup" class="g g-all${g.cols[0] !== 0 ? " gs" : ""}" colspan="${g.cols.length}">${g.name}</th>`,
-      )}${groups.flatMap((g) => {
-        const n = g.cols.filter((i) => differsCols.has(i)).length;
-        return n > 0
-          ? [
-              html`<th scope="colgroup" class="g g-diff${g.cols[0] !== 0 ? " gs" : ""}" colspan="${n}">${g.name}</th>`,
-            ]
-          : [];
-      })}</tr>`
+  const leaf = (c: MatrixColumn, i: number) =>
+    html`<th scope="col" class="bh c${i}${starts.has(i) ? " gs" : ""}" data-mode="${c.mode}" title="${c.label}">${leafLines(c).map((h, j) => html`<span class="h${j === 0 ? 2 : 1}">${h}</span>`)}</th>`;
+  const head = grouped
+    ? groupedHead(cols, {
+        corner: html`<th scope="col" class="corner" rowspan="3">property</th>`,
+        views: [
+          { cls: "g-all", shown: () => true },
+          { cls: "g-diff", shown: (i) => differsCols.has(i) },
+        ],
+        leaf,
+      })
+    : html`<tr><th scope="col" class="corner">property</th>${cols.map((c, i) => html`<th scope="col" class="bh c${i}${starts.has(i) ? " gs" : ""}" data-mode="${c.mode}" title="${c.label}">${c.head.filter((h) => h !== "").map((h, j) => html`<span class="h${j}">${h}</span>`)}</th>`)}</tr>`;
+  const hiddenRows = properties.length - counts.differs;
+  const note = withDiffers
+    ? html`<p class="differs-note">Showing the ${counts.differs} of ${properties.length} properties that differ, in the ${differsCols.size} of ${cols.length} bundles where they do: ${hiddenRows} ${hiddenRows === 1 ? "row" : "rows"}${hidden > 0 ? ` and ${hidden} ${hidden === 1 ? "column" : "columns"}` : ""} hidden (held, or skipped, alike everywhere). <a href="#properties-all" class="show-all" data-filter-link="all">Show the full matrix: ${properties.length} properties × ${cols.length} bundles</a></p>\n`
     : "";
   const markup = html`<div class="filters" role="group" aria-label="Show properties">
 ${withDiffers ? html`<button type="button" data-filter="differs" aria-pressed="${start === "differs"}">What differs (${counts.differs})</button>\n` : ""}<button type="button" data-filter="fail" aria-pressed="false">Failed (${counts.fail})</button>
@@ -192,10 +189,10 @@ ${withDiffers ? html`<button type="button" data-filter="differs" aria-pressed="$
 <button type="button" data-filter="skip" aria-pressed="false">Skipped (${counts.skip})</button>
 <button type="button" data-filter="all" aria-pressed="${start === "all"}">All (${properties.length})</button>
 </div>
-<p class="muted legend">${cols.length > 1 ? "One column per bundle, grouped by version. " : ""}✔ held · ✘ failed · ⚠ known issue of that version${cols.some((c) => [...c.verdicts.values()].some((v) => v.assumedFrom)) ? " · Δ changed in the new minor (the expectation assumed from the newest declared minor did not hold: a regression or a new behaviour, to be declared)" : ""} · – skipped · n/a not applicable there. Open a cell for that bundle's verdict: expected vs observed, the message and the raw lines.${withDiffers ? ` What differs: the properties some bundle failed (or that changed in a new minor) or showed a known issue for, or whose verdicts disagree (${counts.differs} of ${properties.length}), in the bundles where they did (${differsCols.size} of ${cols.length}${hidden > 0 ? `; the ${hidden} others held each of them or skipped it` : ""}); All shows every property in every bundle.` : ""}</p>
-<div class="matrix-wrap" tabindex="0" role="region" aria-label="properties by bundle">
+${note}<p class="muted legend">${cols.length > 1 ? "One column per bundle, grouped by version (an upgrade with its legs), then mode, then profile. " : ""}✔ held · ✘ failed · ⚠ known issue of that version${cols.some((c) => [...c.verdicts.values()].some((v) => v.assumedFrom)) ? " · Δ changed in the new minor (the expectation assumed from the newest declared minor did not hold: a regression or a new behaviour, to be declared)" : ""} · – skipped · n/a not applicable there. Open a cell for that bundle's verdict: expected vs observed, the message and the raw lines.${withDiffers ? ` What differs: the properties some bundle failed (or that changed in a new minor) or showed a known issue for, or whose verdicts disagree (${counts.differs} of ${properties.length}), in the bundles where they did (${differsCols.size} of ${cols.length}${hidden > 0 ? `; the ${hidden} others held each of them or skipped it` : ""}); All shows every property in every bundle.` : ""}</p>
+<div class="matrix-wrap" id="properties-all" tabindex="0" role="region" aria-label="properties by bundle">
 <table class="props matrix${cols.length === 1 ? " one" : ""}${grouped ? " grouped" : ""}" data-filter="${start}">
-<thead>${groupRow}<tr>${grouped ? "" : html`<th scope="col" class="corner">property</th>`}${cols.map((c, i) => html`<th scope="col" class="bh c${i}${starts.has(i) ? " gs" : ""}" data-mode="${c.mode}" title="${c.label}">${c.head.filter((h) => h !== "").map((h, j) => html`<span class="h${j}">${h}</span>`)}</th>`)}</tr></thead>
+<thead>${head}</thead>
 ${none("differs", `Nothing differs: every property a bundle judged held there (All shows the ${properties.length}).`)}${none("fail", "No property failed in these bundles.")}${none("known-issue", "No known issue showed in these bundles.")}${none("skip", "Nothing was skipped in these bundles.")}
 ${judged.map((r) => row(cols, r.p, r.i, r.kinds, true, starts))}${
   nowhere.length > 0

@@ -229,7 +229,8 @@ function layout(page: Page) {
           .filter(shown)
           .filter((g) => g.scrollWidth > g.clientWidth + 1)
           .map((g) => g.textContent),
-        headlineTitles: [...document.querySelectorAll("#headline thead th")].map(
+        // a column's label: its title (many columns: the header reads group, mode, variant), else its text
+        headlineTitles: [...document.querySelectorAll("#headline thead tr:last-child th")].map(
           (th) => th.getAttribute("title") ?? th.textContent,
         ),
         cells: [...document.querySelectorAll("table.props button.m")]
