@@ -97,6 +97,8 @@ tr.evidence > td { background: var(--bg-soft); }
 .charts { display: grid; align-items: start; grid-template-columns: repeat(auto-fit, minmax(min(100%, 560px), 1fr)); gap: 16px; }
 .charts figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 6px; }
 .charts svg { max-width: 100%; height: auto; display: block; }
+.charts.small { grid-template-columns: repeat(auto-fill, minmax(min(100%, 380px), 1fr)); gap: 12px; }
+.chart-kind h3 { margin-top: 12px; }
 #headline h2 { margin-top: 16px; }
 table.headline { width: 100%; border-collapse: collapse; table-layout: fixed; }
 table.headline col.hl-claim-col { width: 30%; }

@@ -349,6 +349,9 @@ ${g.rows.map(
 )}<tbody><tr><td colspan="4" class="muted">${c.unchanged} properties unchanged (same verdict, value within its tolerance)</td></tr></tbody></table></section>`;
 }
 
+/** Past this many measured bundles the charts are small multiples (a chart per version and mode). */
+const SMALL_MULTIPLES = 4;
+
 /** Past this many columns the matrix (what differs) comes before the five claims. */
 const MANY = 6;
 
@@ -378,7 +381,31 @@ export function renderReport(input: ReportInput): string {
     ...(c.check.records.scaling ? { scaling: c.check.records.scaling.record } : {}),
     ...(c.check.records.latency ? { latency: c.check.records.latency.record } : {}),
   }));
-  const charts = measurementCharts(measured);
+  // past a few measured bundles, small multiples: a chart per version (or upgrade) and mode, each bundle named in
+  // it by what tells it apart there (issue 44: 46 bundles' lines overlaid in one chart 4,155 px tall)
+  const measuredCount = measured.filter((m) => m.scaling || m.latency).length;
+  const byLabel = new Map(cols.map((c) => [c.label, c]));
+  const charts = measurementCharts(
+    measured,
+    measuredCount > SMALL_MULTIPLES
+      ? {
+          split: (m) => {
+            const c = byLabel.get(m.label) as ReportColumn;
+            return `${c.group} · ${String(c.meta.mode)}`;
+          },
+          // in an upgrade's chart, a leg by its word (the chart's title says from what to what)
+          name: (m) => {
+            const c = byLabel.get(m.label) as ReportColumn;
+            const leaf = leafLines(c);
+            return c.group.includes("→")
+              ? (leaf.at(-1) as string).replace(/ from \S+$/, "")
+              : leaf.join(" · ");
+          },
+          width: 400,
+        }
+      : {},
+  );
+  const kinds = [...new Set(charts.map((c) => c.kind))].map((k) => charts.filter((c) => c.kind === k));
   const countsOf = (c: ReportColumn) => countLine(c.check.verdicts);
   const matrix = renderMatrix(
     cols.map((c) => ({
@@ -461,7 +488,17 @@ ${many ? "" : properties}
 <h2 id="runs">The run${cols.length > 1 ? "s" : ""}</h2>
 <div class="runs${cols.length > 3 ? " many" : ""}">${cols.map((c) => html`${runCard(c, countsOf(c), cols.length > 3)}\n`)}</div>
 <h2 id="measurements">Measurements</h2>
-${charts.length > 0 ? html`<div class="charts">${charts.map((c) => html`<figure id="chart-${c.id}">${c.svg}</figure>\n`)}</div>` : html`<p class="muted">No measurements in these bundles.</p>`}
+${
+  charts.length === 0
+    ? html`<p class="muted">No measurements in these bundles.</p>`
+    : measuredCount > SMALL_MULTIPLES
+      ? html`<p class="muted">One chart per version (or upgrade) and mode; in each, the bundles by what tells them apart.</p>
+${kinds.map(
+  (k) =>
+    html`<section class="chart-kind" aria-label="${k[0]?.kindTitle ?? ""}"><h3>${k[0]?.kindTitle ?? ""}</h3><div class="charts small">${k.map((c) => html`<figure id="chart-${c.id}">${c.svg}</figure>\n`)}</div></section>\n`,
+)}`
+      : html`<div class="charts">${charts.map((c) => html`<figure id="chart-${c.id}">${c.svg}</figure>\n`)}</div>`
+}
 <h2 id="raw">Raw outputs</h2>
 <p class="muted">Every output the evidence above points into, from the bundles' raw/ files and the calls' stderr, held once in this page and shown when opened: a link on an evidence line opens its output here, scrolled to the line and highlighted. Long outputs are shown around the cited lines.</p>
 ${cols.map((c, i) => rawSection(c, i))}
