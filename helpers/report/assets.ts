@@ -41,11 +41,11 @@ th.bh .h2 { color: var(--muted); font-weight: 400; }
 table.props th[scope="row"], table.props th.corner { position: sticky; left: 0; background: #fff; z-index: 2; width: 19em; min-width: 19em; max-width: 19em; font-weight: normal; border-right: 1px solid var(--line); }
 table.props th.corner { background: var(--bg-soft); z-index: 3; }
 table.props.one th[scope="row"] { width: 32em; min-width: 0; max-width: none; position: static; }
-.pid { display: block; font-size: 12px; color: #1f4f8a; overflow-wrap: anywhere; }
+.pid { display: block; font-size: 12px; color: #1f4f8a; overflow-wrap: break-word; }
 /* two lines of the claim in the row; the whole claim is in the opened verdict */
 .claim { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; font-size: 12px; color: #3c4043; }
 .vd-claim { margin: 0 0 6px; }
-.reasons { margin: 2px 0 0; padding-left: 16px; font-size: 12px; color: var(--skip); }
+.reasons { margin: 2px 0 0; padding-left: 16px; font-size: 12px; color: var(--skip); overflow-wrap: break-word; }
 table.props td.cell { white-space: nowrap; padding: 2px 4px; }
 button.m { font: 12px/1.3 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; border: 1px solid transparent; border-radius: 4px; background: none; padding: 2px 4px; cursor: pointer; display: inline-flex; gap: 4px; align-items: baseline; max-width: 17em; color: inherit; text-align: left; }
 table.props.one button.m { max-width: 40em; }
