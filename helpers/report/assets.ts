@@ -181,7 +181,7 @@ details.upgrade > summary { cursor: pointer; } details.upgrade > summary h3 { di
 .hl-none { font-size: 12px; }
 /* columns grouped by version (an upgrade with its legs), "what differs" first */
 table.props th.g { text-align: left; font-size: 12px; font-weight: 700; background: #e8eaed; border-bottom: 1px solid var(--line); white-space: nowrap; }
-table.props .gs { border-left: 2px solid #9aa0a6; }
+table.props .gs, table.props[data-filter="differs"] .gsd { border-left: 2px solid #9aa0a6; }
 table.props th.gm { text-align: left; font-size: 12px; font-weight: 600; white-space: nowrap; border-bottom: 1px solid var(--line); }
 .differs-note { margin: 4px 0 8px; font-size: 13px; }
 .differs-note a.show-all { font-weight: 600; color: #1f4f8a; white-space: nowrap; }

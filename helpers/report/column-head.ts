@@ -46,10 +46,13 @@ export function leafLines(c: HeadColumn): string[] {
   ];
 }
 
-/** The indexes of the columns that start a group (a thicker line on their left). */
-export function groupStarts(cols: HeadColumn[]): Set<number> {
+/**
+ * The indexes of the columns that start a group (a thicker line on their left) among those `shown` (all by
+ * default; the matrix's what differs shows fewer, and a group's first shown column starts it there).
+ */
+export function groupStarts(cols: HeadColumn[], shown: (i: number) => boolean = () => true): Set<number> {
   const groups = runs(
-    cols.map((_, i) => i),
+    cols.flatMap((_, i) => (shown(i) ? [i] : [])),
     (i) => cols[i]?.group ?? "",
   );
   return new Set(groups.slice(1).map((g) => g.cols[0] as number));
@@ -64,23 +67,28 @@ export function groupedHead<C extends HeadColumn>(
   opts: { corner: Html; views: HeadView[]; leaf: (c: C, i: number) => Html },
 ): Html {
   const all = cols.map((_, i) => i);
-  const starts = groupStarts(cols);
-  const gs = (i: number) => (i !== 0 && starts.has(i) ? " gs" : "");
   const group = (i: number) => cols[i]?.group ?? "";
   const mode = (i: number) => `${group(i)}\u0000${cols[i]?.head[1] ?? ""}`;
   const one = opts.views.length === 1;
   const viewCls = (v: HeadView) => (one ? "" : ` ${v.cls}`);
-  const groupRow = opts.views.flatMap((v) =>
-    runs(all.filter(v.shown), group).map(
+  // a group's line on its left, in each view at the first column that view shows of it
+  const startsIn = (v: HeadView) => {
+    const shown = all.filter(v.shown);
+    return new Set(shown.filter((i, k) => k > 0 && group(i) !== group(shown[k - 1] as number)));
+  };
+  const groupRow = opts.views.flatMap((v) => {
+    const starts = startsIn(v);
+    return runs(all.filter(v.shown), group).map(
       (g) =>
-        html`<th scope="colgroup" class="g${viewCls(v)}${gs(g.cols[0] as number)}" colspan="${g.cols.length}">${g.name}</th>`,
-    ),
-  );
-  const modeRow = opts.views.flatMap((v) =>
-    runs(all.filter(v.shown), mode).map(
+        html`<th scope="colgroup" class="g${viewCls(v)}${starts.has(g.cols[0] as number) ? " gs" : ""}" colspan="${g.cols.length}">${g.name}</th>`,
+    );
+  });
+  const modeRow = opts.views.flatMap((v) => {
+    const starts = startsIn(v);
+    return runs(all.filter(v.shown), mode).map(
       (m) =>
-        html`<th scope="colgroup" class="gm${viewCls(v)}${gs(m.cols[0] as number)}" colspan="${m.cols.length}">${cols[m.cols[0] as number]?.head[1] ?? ""}</th>`,
-    ),
-  );
+        html`<th scope="colgroup" class="gm${viewCls(v)}${starts.has(m.cols[0] as number) ? " gs" : ""}" colspan="${m.cols.length}">${cols[m.cols[0] as number]?.head[1] ?? ""}</th>`,
+    );
+  });
   return html`<tr class="groups">${opts.corner}${groupRow}</tr><tr class="modes">${modeRow}</tr><tr class="leaves">${cols.map((c, i) => opts.leaf(c, i))}</tr>`;
 }

@@ -125,6 +125,25 @@ describe("column labels: version, mode, profile, what the folder adds, provider"
       'Showing the 1 of 3 properties that differ, in the 1 of 3 bundles where they do: 2 rows and 2 columns hidden (held, or skipped, alike everywhere). <a href="#properties-all" class="show-all" data-filter-link="all">Show the full matrix: 3 properties × 3 bundles</a>',
     );
     expect(m.html.text).toContain('id="properties-all"');
+    // a group whose first column what differs hides: its line on the left of its first shown column, in that view
+    const g = renderMatrix(
+      [
+        { label: "a", head: ["1.19.7", "kpr", ""], group: "1.19.7", mode: "kpr", verdicts: verdicts("fail") },
+        { label: "b", head: ["1.20.2", "kpr", ""], group: "1.20.2", mode: "kpr", verdicts: verdicts("pass") },
+        {
+          label: "c",
+          head: ["1.20.2", "kpr", "x"],
+          group: "1.20.2",
+          mode: "kpr",
+          verdicts: verdicts("fail"),
+        },
+      ],
+      props,
+      { differsFirst: true },
+    ).html.text;
+    expect(g).toContain('<th scope="col" class="bh c1 gs"');
+    expect(g).toContain('<th scope="col" class="bh c2 gsd"');
+    expect(g).toContain('<th scope="colgroup" class="g g-diff gs" colspan="1">1.20.2</th>');
     // the hidden columns, by the page's style, in that view only
     expect(m.css).toBe(
       'table.props[data-filter="differs"] .c1, table.props[data-filter="differs"] .c2 { display: none; }\n',

@@ -95,6 +95,7 @@ function row(
   kinds: CellKind[],
   judged: boolean,
   starts: Set<number>,
+  gsd: Set<number>,
 ): Html {
   const id = `ev-${slug(p.id)}`;
   const cells = cols.map((c, i) => {
@@ -106,7 +107,7 @@ function row(
         : "";
     // no title per cell (the column's header names the bundle, the opened verdict says the rest): 15 bundles
     // × 77 properties of it were a third of the matrix
-    return html`<td class="cell k-${k} c${i}${starts.has(i) ? " gs" : ""}"><button type="button" class="expander m" data-c="${i}" data-mode="${c.mode}" data-status="${k}" aria-expanded="false" aria-controls="${id}"><span class="mk" aria-label="${k === "na" ? "n/a" : MARK[k as Verdict["status"]]}">${CELL_MARK[k]}</span>${value ? html`<span class="ov">${value}</span>` : ""}</button></td>`;
+    return html`<td class="cell k-${k} c${i}${starts.has(i) ? " gs" : ""}${gsd.has(i) ? " gsd" : ""}"><button type="button" class="expander m" data-c="${i}" data-mode="${c.mode}" data-status="${k}" aria-expanded="false" aria-controls="${id}"><span class="mk" aria-label="${k === "na" ? "n/a" : MARK[k as Verdict["status"]]}">${CELL_MARK[k]}</span>${value ? html`<span class="ov">${value}</span>` : ""}</button></td>`;
   });
   const why = judged
     ? ""
@@ -161,6 +162,9 @@ export function renderMatrix(
   const nowhere = rows.filter((r) => r.rank === 3);
   // the groups of columns (a version, an upgrade with its legs), then each group's modes, then each column's variant
   const starts = groupStarts(cols);
+  // where what differs hides a group's first columns, its first shown column carries the group's line there
+  const startsDiffers = [...groupStarts(cols, (i) => differsCols.has(i))].filter((i) => !starts.has(i));
+  const gsd = new Set(startsDiffers);
   const grouped = cols.some((c) => (c.group ?? "") !== "") && cols.length > 1;
   const none = (k: keyof typeof counts, words: string) =>
     counts[k] === 0
@@ -168,7 +172,7 @@ export function renderMatrix(
       : "";
   const hidden = cols.length - differsCols.size;
   const leaf = (c: MatrixColumn, i: number) =>
-    html`<th scope="col" class="bh c${i}${starts.has(i) ? " gs" : ""}" data-mode="${c.mode}" title="${c.label}">${leafLines(c).map((h, j) => html`<span class="h${j === 0 ? 2 : 1}">${h}</span>`)}</th>`;
+    html`<th scope="col" class="bh c${i}${starts.has(i) ? " gs" : ""}${gsd.has(i) ? " gsd" : ""}" data-mode="${c.mode}" title="${c.label}">${leafLines(c).map((h, j) => html`<span class="h${j === 0 ? 2 : 1}">${h}</span>`)}</th>`;
   const head = grouped
     ? groupedHead(cols, {
         corner: html`<th scope="col" class="corner" rowspan="3">property</th>`,
@@ -194,10 +198,10 @@ ${note}<p class="muted legend">${cols.length > 1 ? "One column per bundle, group
 <table class="props matrix${cols.length === 1 ? " one" : ""}${grouped ? " grouped" : ""}" data-filter="${start}">
 <thead>${head}</thead>
 ${none("differs", `Nothing differs: every property a bundle judged held there (All shows the ${properties.length}).`)}${none("fail", "No property failed in these bundles.")}${none("known-issue", "No known issue showed in these bundles.")}${none("skip", "Nothing was skipped in these bundles.")}
-${judged.map((r) => row(cols, r.p, r.i, r.kinds, true, starts))}${
+${judged.map((r) => row(cols, r.p, r.i, r.kinds, true, starts, gsd))}${
   nowhere.length > 0
     ? html`<tbody class="group-head"><tr><th colspan="${cols.length + 1}" scope="rowgroup" id="skipped-nowhere">Judged in no bundle (${nowhere.length}), each with its reason</th></tr></tbody>
-${nowhere.map((r) => row(cols, r.p, r.i, r.kinds, false, starts))}`
+${nowhere.map((r) => row(cols, r.p, r.i, r.kinds, false, starts, gsd))}`
     : ""
 }</table></div>`;
   const off = cols.flatMap((_, i) =>
