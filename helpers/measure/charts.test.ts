@@ -21,6 +21,22 @@ describe("charts", () => {
     expect(svg.match(/<circle/g)).toHaveLength(11);
   });
 
+  it("a percentile's label near 0 stays inside the plot, off the row's name; the key inside a narrow chart", () => {
+    const svg = dotBoxChart({
+      title: "t",
+      xLabel: "s",
+      width: 400,
+      rows: [{ name: "run 2 · after rollback", color: "#000", values: [0.001, 0.002, 0.003, 1000] }],
+    }).text;
+    const left = Number(
+      /<line x1="([\d.]+)" x2="[\d.]+" y1="[\d.]+" y2="[\d.]+" stroke="#333"\/>/.exec(svg)?.[1],
+    );
+    const p50 = /<text x="([\d.]+)"[^>]*>p50 0\.00<\/text>/.exec(svg);
+    expect(Number(p50?.[1]) - textWidth("p50 0.00".length, 10) / 2).toBeGreaterThanOrEqual(left - 0.1);
+    const key = /<text x="([\d.]+)" y="[\d.]+">p90 \(nearest rank\)<\/text>/.exec(svg);
+    expect(Number(key?.[1]) + textWidth(18, 11)).toBeLessThanOrEqual(400);
+  });
+
   it("a chart without values says so instead of drawing an empty box", () => {
     expect(
       dotBoxChart({ title: "t", xLabel: "s", rows: [{ name: "kpr", color: "#000", values: [] }] }).text,

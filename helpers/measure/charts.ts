@@ -7,7 +7,18 @@ import { attr, type Html, html } from "../html.ts";
 import { percentile } from "./stats.ts";
 
 /** Pure: data in, SVG out, every name and label escaped by construction (helpers/html.ts). */
-export const SERIES_COLORS = ["#c0392b", "#1f6fb4", "#2e8b57", "#8e44ad"];
+export const SERIES_COLORS = [
+  "#c0392b",
+  "#1f6fb4",
+  "#2e8b57",
+  "#8e44ad",
+  "#b06000",
+  "#00838f",
+  "#6d4c41",
+  "#c2185b",
+  "#5f6368",
+  "#827717",
+];
 const f1 = (n: number) => n.toFixed(1);
 
 /** Round tick values covering [0, max]: 1, 2 or 5 × 10^k apart, about `count` of them. */
@@ -69,6 +80,15 @@ export function wrapWords(text: string, max: number): string[] {
   return lines.length > 0 ? lines : [""];
 }
 
+/**
+ * A legend by bundle (a small multiple of many bundles, two series each): what each line style means, once, in
+ * grey; then each bundle's colour. Each series' name is still its line's tooltip.
+ */
+export interface LegendKey {
+  styles: { name: string; dash?: string; marker: LineSeries["marker"] }[];
+  bundles: { name: string; color: string }[];
+}
+
 /** A line chart with both axes ticked and labelled, and a legend below it (each entry wrapped to the width). */
 export function lineChart(opts: {
   title: string;
@@ -76,6 +96,8 @@ export function lineChart(opts: {
   yLabel: string;
   series: LineSeries[];
   width?: number;
+  /** A legend by bundle instead of one entry per series. */
+  key?: LegendKey;
 }): Html {
   const W = opts.width ?? 560;
   const left = 64;
@@ -90,7 +112,20 @@ export function lineChart(opts: {
     return twin ? `${s.name} (same values as ${twin.name})` : s.name;
   };
   const legendChars = Math.max(10, Math.floor((W - left - 42 - 8) / textWidth(1)));
-  const legendLines = opts.series.map((s, i) => wrapWords(legendName(s, i), legendChars));
+  const GREY = "#555";
+  // the legend's entries: each series, or the line styles then the bundles
+  const entries: { name: string; color: string; dash?: string; marker?: LineSeries["marker"] }[] = opts.key
+    ? [
+        ...opts.key.styles.map((st) => ({ ...st, color: GREY })),
+        ...opts.key.bundles.map((b) => ({ name: b.name, color: b.color })),
+      ]
+    : opts.series.map((s, i) => ({
+        name: legendName(s, i),
+        color: s.color,
+        marker: s.marker,
+        ...(s.dash ? { dash: s.dash } : {}),
+      }));
+  const legendLines = entries.map((e) => wrapWords(e.name, legendChars));
   const H = top + plotH + 48 + legendLines.reduce((t, l) => t + legendRow + (l.length - 1) * lineH, 0) + 8;
   const pw = W - left - right;
   const xs = opts.series.flatMap((s) => s.points.map((p) => p[0]));
@@ -132,10 +167,14 @@ export function lineChart(opts: {
       p.push(marker(s.marker, sx(x) + dx, sy(y), s.color, `${s.name}: ${x} → ${y}`));
   }
   let ly = y0 + 56;
-  opts.series.forEach((s, i) => {
+  entries.forEach((s, i) => {
     const [first, ...more] = legendLines[i] as string[];
+    // a bundle's entry (a key's): a swatch of its colour; a series' (a style's): its line, dash and marker
+    const swatch = s.marker
+      ? html`<line x1="${left}" x2="${left + 34}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${attr("stroke-dasharray", s.dash)}/>${marker(s.marker, left + 17, ly, s.color, s.name)}`
+      : html`<rect x="${left}" y="${ly - 5}" width="34" height="10" rx="2" fill="${s.color}"/>`;
     p.push(
-      html`<g class="legend-item"><line x1="${left}" x2="${left + 34}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${attr("stroke-dasharray", s.dash)}/>${marker(s.marker, left + 17, ly, s.color, s.name)}<text x="${left + 42}" y="${ly + 4}" font-size="12">${first as string}${more.map((m) => html`<tspan x="${left + 42}" dy="${lineH}">${m}</tspan>`)}</text></g>`,
+      html`<g class="legend-item">${swatch}<text x="${left + 42}" y="${ly + 4}" font-size="12">${first as string}${more.map((m) => html`<tspan x="${left + 42}" dy="${lineH}">${m}</tspan>`)}</text></g>`,
     );
     ly += legendRow + more.length * lineH;
   });
@@ -184,9 +223,16 @@ export function dotBoxChart(opts: {
   );
   // what the marks mean, drawn as they appear in the rows
   const ky = y0 + 54;
+  // the key starts under the plot, or further left when the names' margin leaves it too little room (a narrow chart)
+  const kx = Math.max(8, Math.min(left, W - right - 200 - textWidth(18, 11)));
   p.push(
-    html`<g class="key" font-size="11"><circle cx="${left}" cy="${ky - 4}" r="2.5" fill="#555"/><text x="${left + 6}" y="${ky}">one value</text><rect x="${left + 70}" y="${ky - 10}" width="18" height="12" fill="#555" fill-opacity="0.15" stroke="#555"/><text x="${left + 92}" y="${ky}">p25–p75</text><line x1="${left + 150}" x2="${left + 150}" y1="${ky - 11}" y2="${ky + 2}" stroke="#111" stroke-width="3"/><text x="${left + 156}" y="${ky}">p50</text><line x1="${left + 190}" x2="${left + 190}" y1="${ky - 11}" y2="${ky + 2}" stroke="#111" stroke-width="1.5" stroke-dasharray="3,2"/><text x="${left + 196}" y="${ky}">p90 (nearest rank)</text></g>`,
+    html`<g class="key" font-size="11"><circle cx="${kx}" cy="${ky - 4}" r="2.5" fill="#555"/><text x="${kx + 6}" y="${ky}">one value</text><rect x="${kx + 70}" y="${ky - 10}" width="18" height="12" fill="#555" fill-opacity="0.15" stroke="#555"/><text x="${kx + 92}" y="${ky}">p25–p75</text><line x1="${kx + 150}" x2="${kx + 150}" y1="${ky - 11}" y2="${ky + 2}" stroke="#111" stroke-width="3"/><text x="${kx + 156}" y="${ky}">p50</text><line x1="${kx + 190}" x2="${kx + 190}" y1="${ky - 11}" y2="${ky + 2}" stroke="#111" stroke-width="1.5" stroke-dasharray="3,2"/><text x="${kx + 196}" y="${ky}">p90 (nearest rank)</text></g>`,
   );
+  // a percentile's label centred on its mark, kept inside the plot (a value near 0 put half of it over the names)
+  const labelX = (x: number, label: string) => {
+    const half = textWidth(label.length, 10) / 2;
+    return Math.max(left + half, Math.min(x, W - right - half));
+  };
   if (rows.length === 0)
     p.push(html`<text x="${left}" y="${top + 20}" font-size="12" fill="#666">no values recorded</text>`);
   rows.forEach((r, i) => {
@@ -210,9 +256,9 @@ export function dotBoxChart(opts: {
     });
     p.push(
       html`<line class="p50" x1="${f1(sx(p50))}" x2="${f1(sx(p50))}" y1="${f1(cy - 14)}" y2="${f1(cy + 14)}" stroke="#111" stroke-width="3"><title>p50 ${fmt(p50)}</title></line>`,
-      html`<text x="${f1(sx(p50))}" y="${f1(cy - 17)}" font-size="10" text-anchor="middle">p50 ${fmt(p50)}</text>`,
+      html`<text x="${f1(labelX(sx(p50), `p50 ${fmt(p50)}`))}" y="${f1(cy - 17)}" font-size="10" text-anchor="middle">p50 ${fmt(p50)}</text>`,
       html`<line class="p90" x1="${f1(sx(p90))}" x2="${f1(sx(p90))}" y1="${f1(cy - 14)}" y2="${f1(cy + 14)}" stroke="#111" stroke-width="1.5" stroke-dasharray="3,2"><title>p90 ${fmt(p90)}</title></line>`,
-      html`<text x="${f1(sx(p90))}" y="${f1(cy + 24)}" font-size="10" text-anchor="middle">p90 ${fmt(p90)}</text>`,
+      html`<text x="${f1(labelX(sx(p90), `p90 ${fmt(p90)}`))}" y="${f1(cy + 24)}" font-size="10" text-anchor="middle">p90 ${fmt(p90)}</text>`,
     );
   });
   return svg(W, H, p);

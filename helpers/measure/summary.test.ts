@@ -80,6 +80,38 @@ describe("summary", () => {
     expect(map.match(/class="p90"/g)).toHaveLength(2);
   });
 
+  it("split: small multiples, a chart per group for each kind, a legend by bundle, each bundle by its short name", () => {
+    const bundles = ["1.20/kpr", "1.20/kube-proxy", "1.19/kpr", "1.19/kube-proxy", "existing/kpr"].map(
+      (m) => {
+        const dir = shipped(m);
+        const r = readRecords(dir);
+        return { label: m, meta: readMeta(dir), scaling: r.scaling?.record, latency: r.latency?.record };
+      },
+    );
+    const charts = measurementCharts(bundles, {
+      split: (b) => String(b.meta.mode),
+      name: (b) => b.label.split("/")[0] as string,
+      width: 400,
+    });
+    expect(charts.map((c) => c.id)).toEqual([
+      "scaling-kpr",
+      "scaling-kube-proxy",
+      "map-latency-kpr",
+      "map-latency-kube-proxy",
+      "kube-proxy-latency-kube-proxy",
+      "ghost-latency-kpr",
+      "ghost-latency-kube-proxy",
+    ]);
+    const kpr = charts[0]?.svg.text ?? "";
+    // its group is its title; two lines a bundle, the legend the two styles then a swatch per bundle
+    expect(kpr).toContain('font-weight="600">kpr</text>');
+    expect(kpr.match(/<polyline/g)).toHaveLength(6);
+    expect(kpr.match(/class="legend-item"/g)).toHaveLength(2 + 3);
+    expect(kpr).toMatch(/<g class="legend-item"><rect [^>]*\/><text [^>]*>existing<\/text><\/g>/);
+    expect(kpr).toContain('width="400"');
+    expect(charts.map((c) => c.kindTitle)).toContain("EndpointSlice change → every agent's BPF map");
+  });
+
   it("summary --svg stacks the charts into one SVG", () => {
     const svg = summarySvg(measured());
     expect(svg.startsWith("<svg")).toBe(true);

@@ -118,77 +118,157 @@ export function summaryText(bundles: MeasuredBundle[]): TerminalText {
   return terminalLines(out);
 }
 
-/** The measurement charts of some bundles, each a standalone SVG (the HTML report shows them one by one). */
-export function measurementCharts(bundles: MeasuredBundle[]): { id: string; svg: Html }[] {
-  const color = (b: MeasuredBundle) => SERIES_COLORS[bundles.indexOf(b) % SERIES_COLORS.length] as string;
-  const charts: { id: string; svg: Html }[] = [];
-  const scaled = bundles.filter((b) => b.scaling);
-  if (scaled.length > 0) {
-    const series: LineSeries[] = scaled.flatMap((b, i) => {
-      const s = b.scaling as MeasureScaleRecord;
-      // bundles whose lines coincide (kpr's and kube-proxy's LB entries) are drawn 5 px apart
-      const offset = i * 5;
-      return [
-        {
-          name: `${b.label}: kube-proxy rules`,
-          color: color(b),
-          marker: "circle" as const,
-          offset,
-          points: s.points.map((p): [number, number] => [p.services, p.kube_proxy_lines]),
-        },
-        {
-          name: `${b.label}: BPF LB entries (first node)`,
-          color: color(b),
-          dash: "6,4",
-          marker: "square" as const,
-          offset,
-          points: s.points.map((p): [number, number] => [p.services, Object.values(p.lb_entries)[0] ?? 0]),
-        },
-      ];
-    });
+export interface MeasurementChart {
+  id: string;
+  /** What it shows (the scaling, a latency), and that kind's title. */
+  kind: string;
+  kindTitle: string;
+  /** The bundles' group it shows (small multiples), or null: every bundle. */
+  group: string | null;
+  svg: Html;
+}
+
+const KINDS = {
+  scaling: "Rules and map entries as Services grow",
+  "map-latency": "EndpointSlice change → every agent's BPF map",
+  "kube-proxy-latency": "EndpointSlice change → kube-proxy's DNAT rule",
+  "ghost-latency": "Service without backends: connect() fails after",
+} as const;
+
+const slug = (s: string) =>
+  s
+    .replace(/→/g, "to")
+    .replace(/[^A-Za-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "");
+
+/**
+ * The measurement charts of some bundles, each a standalone SVG (the HTML report shows them one by one). With
+ * `split` (issue 44: 46 bundles' 92 lines overlaid in one chart 4,155 px tall), small multiples: for each kind, a
+ * chart per group of bundles (`split` names a bundle's group; the report's: version and mode), each bundle named by
+ * `name` in it (what tells it apart in its group) and the scaling's legend by bundle.
+ */
+export function measurementCharts(
+  bundles: MeasuredBundle[],
+  opts: { split?: (b: MeasuredBundle) => string; name?: (b: MeasuredBundle) => string; width?: number } = {},
+): MeasurementChart[] {
+  const parts: { group: string | null; bundles: MeasuredBundle[] }[] = [];
+  if (opts.split) {
+    for (const b of bundles) {
+      const g = opts.split(b);
+      const part = parts.find((x) => x.group === g);
+      if (part) part.bundles.push(b);
+      else parts.push({ group: g, bundles: [b] });
+    }
+  } else parts.push({ group: null, bundles });
+  const charts: MeasurementChart[] = [];
+  const add = (kind: keyof typeof KINDS, group: string | null, svg: Html) =>
     charts.push({
-      id: "scaling",
-      svg: lineChart({
-        title: "Rules and map entries as Services grow",
-        xLabel: `ClusterIP Services (${scaled[0]?.scaling?.endpoints_per_service ?? "?"} endpoints each)`,
-        yLabel: "iptables rules / BPF LB entries",
-        series,
-      }),
+      id: group === null ? kind : `${kind}-${slug(group)}`,
+      kind,
+      kindTitle: KINDS[kind],
+      group,
+      svg,
     });
-  }
-  const lat = bundles.filter((b) => b.latency);
-  if (lat.length > 0) {
-    const rows = (pick: (l: MeasureLatencyRecord) => number[]) =>
-      lat.map((b) => ({ name: b.label, color: color(b), values: pick(b.latency as MeasureLatencyRecord) }));
-    charts.push({
-      id: "map-latency",
-      svg: dotBoxChart({
-        title: "EndpointSlice change → every agent's BPF map",
-        xLabel: "milliseconds (one dot per event and node)",
-        rows: rows((l) =>
-          l.events.flatMap((e) => Object.values(e.map_ms).filter((v): v is number => v !== null)),
-        ),
-      }),
-    });
-    const kp = rows((l) => l.events.map((e) => e.kube_proxy_ms).filter((v): v is number => v !== null));
-    if (kp.some((r) => r.values.length > 0))
-      charts.push({
-        id: "kube-proxy-latency",
-        svg: dotBoxChart({
-          title: "EndpointSlice change → kube-proxy's DNAT rule",
-          xLabel: "milliseconds (one dot per event)",
-          rows: kp,
-        }),
-      });
-    charts.push({
-      id: "ghost-latency",
-      svg: dotBoxChart({
-        title: "Service without backends: connect() fails after",
-        xLabel: "seconds (one dot per probe)",
-        rows: rows((l) => l.ghost_seconds),
-      }),
-    });
-  }
+  const width = opts.width !== undefined ? { width: opts.width } : {};
+  for (const kind of Object.keys(KINDS) as (keyof typeof KINDS)[])
+    for (const part of parts) {
+      const title = part.group ?? KINDS[kind];
+      const name = (b: MeasuredBundle) => (part.group !== null && opts.name ? opts.name(b) : b.label);
+      // a bundle's colour among its chart's bundles
+      const color = (b: MeasuredBundle) =>
+        SERIES_COLORS[part.bundles.indexOf(b) % SERIES_COLORS.length] as string;
+      if (kind === "scaling") {
+        const scaled = part.bundles.filter((b) => b.scaling);
+        if (scaled.length === 0) continue;
+        const RULES = "kube-proxy rules";
+        const ENTRIES = "BPF LB entries (first node)";
+        const series: LineSeries[] = scaled.flatMap((b, i) => {
+          const s = b.scaling as MeasureScaleRecord;
+          // bundles whose lines coincide (kpr's and kube-proxy's LB entries) are drawn 5 px apart, all of them within
+          // 20 px (a chart of ten bundles drew its last ones 45 px right, out of the plot)
+          const offset = i * Math.min(5, 20 / Math.max(1, scaled.length - 1));
+          return [
+            {
+              name: `${name(b)}: ${RULES}`,
+              color: color(b),
+              marker: "circle" as const,
+              offset,
+              points: s.points.map((p): [number, number] => [p.services, p.kube_proxy_lines]),
+            },
+            {
+              name: `${name(b)}: ${ENTRIES}`,
+              color: color(b),
+              dash: "6,4",
+              marker: "square" as const,
+              offset,
+              points: s.points.map((p): [number, number] => [
+                p.services,
+                Object.values(p.lb_entries)[0] ?? 0,
+              ]),
+            },
+          ];
+        });
+        add(
+          kind,
+          part.group,
+          lineChart({
+            title,
+            xLabel: `ClusterIP Services (${scaled[0]?.scaling?.endpoints_per_service ?? "?"} endpoints each)`,
+            yLabel: "iptables rules / BPF LB entries",
+            series,
+            ...width,
+            ...(part.group !== null
+              ? {
+                  key: {
+                    styles: [
+                      { name: RULES, marker: "circle" as const },
+                      { name: ENTRIES, dash: "6,4", marker: "square" as const },
+                    ],
+                    bundles: scaled.map((b) => ({ name: name(b), color: color(b) })),
+                  },
+                }
+              : {}),
+          }),
+        );
+        continue;
+      }
+      const lat = part.bundles.filter((b) => b.latency);
+      if (lat.length === 0) continue;
+      const rows = (pick: (l: MeasureLatencyRecord) => number[]) =>
+        lat.map((b) => ({ name: name(b), color: color(b), values: pick(b.latency as MeasureLatencyRecord) }));
+      if (kind === "map-latency")
+        add(
+          kind,
+          part.group,
+          dotBoxChart({
+            title,
+            xLabel: "milliseconds (one dot per event and node)",
+            rows: rows((l) =>
+              l.events.flatMap((e) => Object.values(e.map_ms).filter((v): v is number => v !== null)),
+            ),
+            ...width,
+          }),
+        );
+      else if (kind === "kube-proxy-latency") {
+        const kp = rows((l) => l.events.map((e) => e.kube_proxy_ms).filter((v): v is number => v !== null));
+        if (kp.some((r) => r.values.length > 0))
+          add(
+            kind,
+            part.group,
+            dotBoxChart({ title, xLabel: "milliseconds (one dot per event)", rows: kp, ...width }),
+          );
+      } else
+        add(
+          kind,
+          part.group,
+          dotBoxChart({
+            title,
+            xLabel: "seconds (one dot per probe)",
+            rows: rows((l) => l.ghost_seconds),
+            ...width,
+          }),
+        );
+    }
   return charts;
 }
 

@@ -41,11 +41,11 @@ th.bh .h2 { color: var(--muted); font-weight: 400; }
 table.props th[scope="row"], table.props th.corner { position: sticky; left: 0; background: #fff; z-index: 2; width: 19em; min-width: 19em; max-width: 19em; font-weight: normal; border-right: 1px solid var(--line); }
 table.props th.corner { background: var(--bg-soft); z-index: 3; }
 table.props.one th[scope="row"] { width: 32em; min-width: 0; max-width: none; position: static; }
-.pid { display: block; font-size: 12px; color: #1f4f8a; }
+.pid { display: block; font-size: 12px; color: #1f4f8a; overflow-wrap: break-word; }
 /* two lines of the claim in the row; the whole claim is in the opened verdict */
 .claim { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; font-size: 12px; color: #3c4043; }
 .vd-claim { margin: 0 0 6px; }
-.reasons { margin: 2px 0 0; padding-left: 16px; font-size: 12px; color: var(--skip); }
+.reasons { margin: 2px 0 0; padding-left: 16px; font-size: 12px; color: var(--skip); overflow-wrap: break-word; }
 table.props td.cell { white-space: nowrap; padding: 2px 4px; }
 button.m { font: 12px/1.3 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; border: 1px solid transparent; border-radius: 4px; background: none; padding: 2px 4px; cursor: pointer; display: inline-flex; gap: 4px; align-items: baseline; max-width: 17em; color: inherit; text-align: left; }
 table.props.one button.m { max-width: 40em; }
@@ -97,6 +97,8 @@ tr.evidence > td { background: var(--bg-soft); }
 .charts { display: grid; align-items: start; grid-template-columns: repeat(auto-fit, minmax(min(100%, 560px), 1fr)); gap: 16px; }
 .charts figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 6px; }
 .charts svg { max-width: 100%; height: auto; display: block; }
+.charts.small { grid-template-columns: repeat(auto-fill, minmax(min(100%, 380px), 1fr)); gap: 12px; }
+.chart-kind h3 { margin-top: 12px; }
 #headline h2 { margin-top: 16px; }
 table.headline { width: 100%; border-collapse: collapse; table-layout: fixed; }
 table.headline col.hl-claim-col { width: 30%; }
@@ -118,6 +120,10 @@ table.headline.many col.hl-claim-col { width: auto; }
 table.headline.many th[scope="row"] { min-width: 16em; max-width: 22em; position: sticky; left: 0; background: #fff; }
 table.headline.many td { min-width: 11em; max-width: 16em; font-size: 12px; }
 table.headline.many th.bh { font-size: 12px; }
+table.headline.many th.g, table.headline.many th.gm { font-size: 12px; white-space: nowrap; }
+table.headline.many th.g { background: #e8eaed; font-weight: 700; }
+table.headline.many th.corner { position: sticky; left: 0; z-index: 2; }
+table.headline.many .gs { border-left: 2px solid #9aa0a6; }
 .hl-more summary { cursor: pointer; font-size: 11px; color: #1f4f8a; }
 .pictures.many { grid-template-columns: repeat(auto-fill, minmax(min(100%, 300px), 1fr)); }
 .runs.many { grid-template-columns: repeat(auto-fill, minmax(min(100%, 300px), 1fr)); align-items: start; }
@@ -127,7 +133,9 @@ details.run[open] dl { margin-top: 6px; }
 .raw-bundle > summary { cursor: pointer; }
 .pictures { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap: 12px; margin-top: 12px; }
 .picture { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; min-width: 0; }
-.picture figcaption { font-weight: 600; margin-bottom: 4px; }
+.picture figcaption { font-weight: 600; margin-bottom: 4px; overflow-wrap: anywhere; }
+.picture-bundles { font-size: 12px; margin: 0 0 4px; } .picture-bundles summary { cursor: pointer; color: #1f4f8a; }
+.picture-bundles ul { margin: 2px 0; padding-left: 18px; }
 .picture svg { max-width: 100%; height: auto; display: block; }
 .picture ul { margin: 4px 0 0; padding-left: 18px; font-size: 12px; }
 .upgrade { border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; margin-top: 12px; }
@@ -154,12 +162,16 @@ table.compare td, table.compare th { border-bottom: 1px solid var(--line); paddi
 .gate-head { font-weight: 600; overflow-wrap: anywhere; }
 .gate-list { margin: 4px 0 2px; padding-left: 20px; font-size: 13px; }
 .gate-list li { overflow-wrap: anywhere; }
-.gate-list.fails li, .gate.v-fail .gate-list li { color: var(--fail); }
+.gate-list.fails li, .gate.v-fail .gate-list:not(.left) li { color: var(--fail); }
+.left-head { margin: 6px 0 0; font-size: 13px; }
+.gate-list.left li { color: #3c4043; }
 .gate-line { display: block; font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; color: #3c4043; }
 .known-line { margin: 4px 0 2px; font-size: 13px; color: var(--known); overflow-wrap: anywhere; }
 .run.run-fail { border-color: var(--fail); border-left: 6px solid var(--fail); background: #fdecea; }
 .run.run-known { border-left: 6px solid var(--known); }
-.counts.c-fail { color: var(--fail); font-weight: 600; } .counts.c-known { color: var(--known); } .counts.c-pass { color: var(--muted); }
+/* a run card's counts: a line of its summary that wraps inside the card (not the banner's block) */
+.run-counts { display: block; max-width: 100%; overflow-wrap: anywhere; font-size: 13px; margin-top: 2px; }
+.run-counts.c-fail { color: var(--fail); font-weight: 600; } .run-counts.c-known { color: var(--known); } .run-counts.c-pass { color: var(--muted); }
 details.upgrade > summary { cursor: pointer; } details.upgrade > summary h3 { display: inline; }
 .phases tr.within td:first-child { padding-left: 18px; color: var(--muted); }
 .phases tr.within td { font-size: 12px; color: var(--muted); }
@@ -169,7 +181,10 @@ details.upgrade > summary { cursor: pointer; } details.upgrade > summary h3 { di
 .hl-none { font-size: 12px; }
 /* columns grouped by version (an upgrade with its legs), "what differs" first */
 table.props th.g { text-align: left; font-size: 12px; font-weight: 700; background: #e8eaed; border-bottom: 1px solid var(--line); white-space: nowrap; }
-table.props .gs { border-left: 2px solid #9aa0a6; }
+table.props .gs, table.props[data-filter="differs"] .gsd { border-left: 2px solid #9aa0a6; }
+table.props th.gm { text-align: left; font-size: 12px; font-weight: 600; white-space: nowrap; border-bottom: 1px solid var(--line); }
+.differs-note { margin: 4px 0 8px; font-size: 13px; }
+.differs-note a.show-all { font-weight: 600; color: #1f4f8a; white-space: nowrap; }
 table.props .g-diff { display: none; }
 table.props[data-filter="differs"] .g-all { display: none; }
 table.props[data-filter="differs"] .g-diff { display: table-cell; }
@@ -202,12 +217,16 @@ export const SCRIPT = `
   const root = document.documentElement;
   const table = document.querySelector("table.props");
   const status = document.getElementById("data-status");
-  for (const b of document.querySelectorAll(".filters button")) {
-    b.addEventListener("click", () => {
-      for (const o of document.querySelectorAll(".filters button")) o.setAttribute("aria-pressed", String(o === b));
-      table.dataset.filter = b.dataset.filter;
-    });
-  }
+  const note = document.querySelector(".differs-note");
+  const showFilter = (filter) => {
+    for (const o of document.querySelectorAll(".filters button")) o.setAttribute("aria-pressed", String(o.dataset.filter === filter));
+    table.dataset.filter = filter;
+    if (note) note.hidden = filter !== "differs";
+  };
+  for (const b of document.querySelectorAll(".filters button")) b.addEventListener("click", () => showFilter(b.dataset.filter));
+  // "Show the full matrix": the All view, the page scrolled to it (a link to #properties-all opens on it too)
+  for (const a of document.querySelectorAll("a[data-filter-link]")) a.addEventListener("click", () => showFilter(a.dataset.filterLink));
+  if (table && location.hash === "#properties-all") showFilter("all");
   const MARK = ${JSON.stringify(STATUS_MARK)};
   let D = null;
   const el = (tag, cls, text) => {

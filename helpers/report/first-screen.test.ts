@@ -10,6 +10,8 @@ import { bundlesOf, readMeta } from "../bundle.ts";
 import { checkBundle } from "../check.ts";
 import type { Verdict } from "../properties/judge.ts";
 import { BUNDLES_DIR, shipped } from "../testing/tamper.ts";
+import { CSS } from "./assets.ts";
+import { leafLines } from "./column-head.ts";
 import { HEADLINE, headlineCell, modeWords } from "./headline.ts";
 import { buildReport, renderReport } from "./html.ts";
 import { columnName, columnNames, groupedOrder } from "./labels.ts";
@@ -51,6 +53,100 @@ describe("column labels: version, mode, profile, what the folder adds, provider"
     expect(order.filter((g) => g === "1.19.7 → 1.20.2")).toHaveLength(path);
     expect(at("upgrade-1.19-1.20/kpr-2/after-upgrade")).toBe(
       "1.20.2 / kpr / run 2 · after upgrade from 1.19.7",
+    );
+  });
+
+  it("the columns of a group by mode, side by side; the header reads group, mode, then what tells a column apart", () => {
+    const cols = bundlesOf([BUNDLES_DIR]).map((dir) => ({ dir, meta: readMeta(dir) }));
+    const names = columnNames(cols);
+    const order = groupedOrder(names).map((i) => names[i] as (typeof names)[number]);
+    // in each group, each mode's columns are one run (one header cell spans them)
+    const runs = order.map((n) => `${n.group}|${n.head[1]}`).filter((k, i, a) => k !== a[i - 1]);
+    expect(new Set(runs).size).toBe(runs.length);
+    const at = (rel: string) =>
+      names[cols.findIndex((c) => c.dir === shipped(rel))] as (typeof names)[number];
+    expect(leafLines(at("1.20/kpr"))).toEqual(["default"]);
+    expect(leafLines(at("profiles/dsr-maglev/existing-kpr"))).toEqual(["dsr-maglev · existing"]);
+    expect(leafLines(at("upgrade-1.19-1.20/kpr"))).toEqual(["upgrade"]);
+    // a leg's version is not its group's: it is said
+    expect(leafLines(at("upgrade-1.19-1.20/kpr/after-rollback"))).toEqual([
+      "1.19.7",
+      "after rollback from 1.20.2",
+    ]);
+    const m = renderMatrix(
+      order.slice(0, 4).map((n) => ({
+        label: n.label,
+        head: n.head,
+        group: n.group,
+        mode: n.head[1] as string,
+        verdicts: new Map(),
+      })),
+      TOPICS.flatMap((t) => t.properties),
+      { differsFirst: true },
+    ).html.text;
+    expect(m).toContain('<tr class="groups"><th scope="col" class="corner" rowspan="3">property</th>');
+    expect(m).toMatch(/<tr class="modes"><th scope="colgroup" class="gm g-all" colspan="\d+">kpr<\/th>/);
+    expect(m).toContain('<tr class="leaves"><th scope="col" class="bh c0"');
+  });
+
+  it("what differs says how many rows and columns it hides, and links to the full matrix", () => {
+    const verdicts = (status: Verdict["status"]) =>
+      new Map(
+        TOPICS.flatMap((t) => t.properties)
+          .slice(0, 3)
+          .map((p, i) => [
+            p.id,
+            { id: p.id, status: i === 0 ? status : "pass", observed: "x", expected: "x" } as Verdict,
+          ]),
+      );
+    const props = TOPICS.flatMap((t) => t.properties).slice(0, 3);
+    const m = renderMatrix(
+      [
+        { label: "a", head: ["1.20.2", "kpr", ""], group: "1.20.2", mode: "kpr", verdicts: verdicts("fail") },
+        {
+          label: "b",
+          head: ["1.20.2", "kpr", "x"],
+          group: "1.20.2",
+          mode: "kpr",
+          verdicts: verdicts("pass"),
+        },
+        {
+          label: "c",
+          head: ["1.20.2", "kube-proxy", ""],
+          group: "1.20.2",
+          mode: "kube-proxy",
+          verdicts: verdicts("pass"),
+        },
+      ],
+      props,
+      { differsFirst: true },
+    );
+    expect(m.html.text).toContain(
+      'Showing the 1 of 3 properties that differ, in the 1 of 3 bundles where they do: 2 rows and 2 columns hidden (held, or skipped, alike everywhere). <a href="#properties-all" class="show-all" data-filter-link="all">Show the full matrix: 3 properties × 3 bundles</a>',
+    );
+    expect(m.html.text).toContain('id="properties-all"');
+    // a group whose first column what differs hides: its line on the left of its first shown column, in that view
+    const g = renderMatrix(
+      [
+        { label: "a", head: ["1.19.7", "kpr", ""], group: "1.19.7", mode: "kpr", verdicts: verdicts("fail") },
+        { label: "b", head: ["1.20.2", "kpr", ""], group: "1.20.2", mode: "kpr", verdicts: verdicts("pass") },
+        {
+          label: "c",
+          head: ["1.20.2", "kpr", "x"],
+          group: "1.20.2",
+          mode: "kpr",
+          verdicts: verdicts("fail"),
+        },
+      ],
+      props,
+      { differsFirst: true },
+    ).html.text;
+    expect(g).toContain('<th scope="col" class="bh c1 gs"');
+    expect(g).toContain('<th scope="col" class="bh c2 gsd"');
+    expect(g).toContain('<th scope="colgroup" class="g g-diff gs" colspan="1">1.20.2</th>');
+    // the hidden columns, by the page's style, in that view only
+    expect(m.css).toBe(
+      'table.props[data-filter="differs"] .c1, table.props[data-filter="differs"] .c2 { display: none; }\n',
     );
   });
 
@@ -191,6 +287,15 @@ describe("the verdict banner", () => {
     expect(out).toContain('<div class="gate v-known" data-word="HELD"');
     expect(out).toContain("<code>ghost.fails-fast</code>: curl hangs (PR 48578)");
     expect(out).toContain("w1: cilium_lb4_new");
+    // what the rollback left is its own neutral list, never the gate's red one, even in a gate that broke
+    expect(out).toContain('<ul class="gate-list left"><li>w1: cilium_lb4_new</li></ul>');
+    const red = renderBanner(
+      [{ label: "x", verdicts: [] }],
+      [{ column: 0, gate: { ...held, word: "REGRESSED" as const, held: false } }],
+    ).text;
+    expect(red).toContain('<div class="gate v-fail" data-word="REGRESSED"');
+    expect(red).toContain('<ul class="gate-list left"><li>w1: cilium_lb4_new</li></ul>');
+    expect(CSS).toContain(".gate.v-fail .gate-list:not(.left) li { color: var(--fail); }");
     const broken = {
       ...held,
       word: "BROKEN" as const,

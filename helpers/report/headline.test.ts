@@ -10,7 +10,10 @@ const shippedReport = await buildReport(
   ["kpr", "kube-proxy", "drop-kpr"].map((b) => shipped(b)),
   TOPICS,
 );
-const [kpr, kubeProxy, drop] = shippedReport.columns as [ReportColumn, ReportColumn, ReportColumn];
+// the columns by their bundle (the report orders them by version, then mode)
+const [kpr, kubeProxy, drop] = ["kpr", "kube-proxy", "drop-kpr"].map(
+  (b) => shippedReport.columns.find((c) => c.dir === shipped(b)) as ReportColumn,
+) as [ReportColumn, ReportColumn, ReportColumn];
 const cell = (c: ReportColumn, key: string) =>
   headlineCell(HEADLINE.find((h) => h.key === key) ?? (undefined as never), (id) =>
     c.check.verdicts.find((v) => v.id === id),

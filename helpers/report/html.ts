@@ -21,6 +21,7 @@ import { type Place, showPlace } from "../records/evidence.ts";
 import { isUpgradeVerdict, upgradeRun } from "../records/upgrade.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import { CSS, MARK, SCRIPT } from "./assets.ts";
+import { groupedHead, groupStarts, leafLines } from "./column-head.ts";
 import { encodeData, reportData } from "./data.ts";
 import { HEADLINE, type HeadlineCell, headlineCell, modeWords } from "./headline.ts";
 import { columnNames, groupedOrder } from "./labels.ts";
@@ -173,11 +174,11 @@ ${phaseTable((m.phases ?? {}) as Record<string, unknown>)}`;
       : "pass";
   // many bundles: one line each (label and counts), opened for the rest
   if (compact)
-    return html`<details class="run run-${st}" aria-label="${c.label}"><summary><b>${c.label}</b> <span class="origin-${m.origin}">${m.origin}</span><br><span class="counts c-${st}">${counts}</span></summary>
+    return html`<details class="run run-${st}" aria-label="${c.label}"><summary><b>${c.label}</b> <span class="origin-${m.origin}">${m.origin}</span><span class="run-counts c-${st}">${counts}</span></summary>
 ${body}</details>`;
   return html`<section class="run run-${st}" aria-label="${c.label}">
 <h3>${c.label} <span class="origin-${m.origin}">${m.origin}</span></h3>
-<p class="counts c-${st}">${counts}</p>
+<p class="run-counts c-${st}">${counts}</p>
 ${body}
 </section>`;
 }
@@ -241,6 +242,7 @@ function headlineColumns(cols: ReportColumn[]): { shown: ReportColumn[]; none: R
 function headlineSection(input: ReportInput): Html {
   const { shown: cols, none } = headlineColumns(input.columns);
   const compact = cols.length > 2;
+  const starts = groupStarts(cols);
   const rows = HEADLINE.map((claim) => {
     const cells = cols.map((c) =>
       headlineCellHtml(
@@ -260,13 +262,25 @@ function headlineSection(input: ReportInput): Html {
     d.cols.push(c);
     drawn.set(key, d);
   }
-  const pictures = [...drawn.values()].map(({ paths, cols: cs }) => {
+  // a picture's caption is short (issue 44: one listed 15 bundles in its heading): one bundle's label, or the mode
+  // and how many bundles drew it, the bundles a click away; a caption two pictures would share is numbered
+  const drawings = [...drawn.values()];
+  const captionOf = (cs: ReportColumn[]) =>
+    cs.length === 1
+      ? (cs[0] as ReportColumn).label
+      : `${(cs[0] as ReportColumn).meta.mode}: ${cs.length} bundles`;
+  const captions = drawings.map(({ cols: cs }) => captionOf(cs));
+  const pictures = drawings.map(({ paths, cols: cs }, i) => {
     const first = cs[0] as ReportColumn;
-    const who =
-      cs.length === 1
-        ? html`${first.label}`
-        : html`${cs.length} bundles <span class="muted">(${cs.map((x) => x.label).join(", ")})</span>`;
-    return html`<figure class="picture" data-mode="${first.meta.mode}" data-bundles="${cs.length}"><figcaption>${who}: where the Service was translated</figcaption>${translationSvg(first.label, paths)}<ul class="muted">${paths.map((p) => html`<li>${describePath(p)}</li>`)}</ul></figure>\n`;
+    const caption = captions[i] as string;
+    const same = captions.filter((c) => c === caption).length;
+    const nth = captions.slice(0, i).filter((c) => c === caption).length + 1;
+    const numbered = same > 1 ? `${caption} (picture ${nth} of ${same})` : caption;
+    const which =
+      cs.length > 1
+        ? html`<details class="picture-bundles"><summary>which ${cs.length} bundles</summary><ul>${cs.map((x) => html`<li>${x.label}</li>`)}</ul></details>`
+        : "";
+    return html`<figure class="picture" data-mode="${first.meta.mode}" data-bundles="${cs.length}"><figcaption>${numbered}: where the Service was translated</figcaption>${which}${translationSvg(first.label, paths)}<ul class="muted">${paths.map((p) => html`<li>${describePath(p)}</li>`)}</ul></figure>\n`;
   });
   const skipped =
     none.length > 0
@@ -278,7 +292,16 @@ function headlineSection(input: ReportInput): Html {
   return html`<section id="headline" aria-labelledby="headline-title">
 <h2 id="headline-title">The field documents' five claims</h2>
 <div class="hl-wrap${compact ? " many" : ""}" tabindex="0" role="region" aria-label="the five claims by bundle"><table class="headline${compact ? " many" : ""}"><colgroup><col class="hl-claim-col">${cols.map(() => html`<col>`)}</colgroup>
-<thead><tr><th scope="col">claim</th>${cols.map((c) => (compact ? html`<th scope="col" class="bh" title="${c.label}">${c.head.filter((h) => h !== "").map((h, i) => html`<span class="h${i}">${h}</span>`)}</th>` : html`<th scope="col">${c.label}</th>`))}</tr></thead>
+<thead>${
+    compact
+      ? groupedHead(cols, {
+          corner: html`<th scope="col" class="corner" rowspan="3">claim</th>`,
+          views: [{ cls: "", shown: () => true }],
+          leaf: (c, i) =>
+            html`<th scope="col" class="bh${i !== 0 && starts.has(i) ? " gs" : ""}" title="${c.label}">${leafLines(c).map((h, j) => html`<span class="h${j === 0 ? 2 : 1}">${h}</span>`)}</th>`,
+        })
+      : html`<tr><th scope="col">claim</th>${cols.map((c) => html`<th scope="col">${c.label}</th>`)}</tr>`
+  }</thead>
 <tbody>
 ${rows}</tbody></table></div>
 ${skipped}
@@ -327,6 +350,9 @@ ${g.rows.map(
 )}<tbody><tr><td colspan="4" class="muted">${c.unchanged} properties unchanged (same verdict, value within its tolerance)</td></tr></tbody></table></section>`;
 }
 
+/** Past this many measured bundles the charts are small multiples (a chart per version and mode). */
+const SMALL_MULTIPLES = 4;
+
 /** Past this many columns the matrix (what differs) comes before the five claims. */
 const MANY = 6;
 
@@ -355,7 +381,31 @@ export function renderReport(input: ReportInput): string {
     meta: c.meta,
     ...c.check.measurements,
   }));
-  const charts = measurementCharts(measured);
+  // past a few measured bundles, small multiples: a chart per version (or upgrade) and mode, each bundle named in
+  // it by what tells it apart there (issue 44: 46 bundles' lines overlaid in one chart 4,155 px tall)
+  const measuredCount = measured.filter((m) => m.scaling || m.latency).length;
+  const byLabel = new Map(cols.map((c) => [c.label, c]));
+  const charts = measurementCharts(
+    measured,
+    measuredCount > SMALL_MULTIPLES
+      ? {
+          split: (m) => {
+            const c = byLabel.get(m.label) as ReportColumn;
+            return `${c.group} · ${String(c.meta.mode)}`;
+          },
+          // in an upgrade's chart, a leg by its word (the chart's title says from what to what)
+          name: (m) => {
+            const c = byLabel.get(m.label) as ReportColumn;
+            const leaf = leafLines(c);
+            return c.group.includes("→")
+              ? (leaf.at(-1) as string).replace(/ from \S+$/, "")
+              : leaf.join(" · ");
+          },
+          width: 400,
+        }
+      : {},
+  );
+  const kinds = [...new Set(charts.map((c) => c.kind))].map((k) => charts.filter((c) => c.kind === k));
   const countsOf = (c: ReportColumn) => countLine(c.check.verdicts);
   const matrix = renderMatrix(
     cols.map((c) => ({
@@ -438,7 +488,17 @@ ${many ? "" : properties}
 <h2 id="runs">The run${cols.length > 1 ? "s" : ""}</h2>
 <div class="runs${cols.length > 3 ? " many" : ""}">${cols.map((c) => html`${runCard(c, countsOf(c), cols.length > 3)}\n`)}</div>
 <h2 id="measurements">Measurements</h2>
-${charts.length > 0 ? html`<div class="charts">${charts.map((c) => html`<figure id="chart-${c.id}">${c.svg}</figure>\n`)}</div>` : html`<p class="muted">No measurements in these bundles.</p>`}
+${
+  charts.length === 0
+    ? html`<p class="muted">No measurements in these bundles.</p>`
+    : measuredCount > SMALL_MULTIPLES
+      ? html`<p class="muted">One chart per version (or upgrade) and mode; in each, the bundles by what tells them apart.</p>
+${kinds.map(
+  (k) =>
+    html`<section class="chart-kind" aria-label="${k[0]?.kindTitle ?? ""}"><h3>${k[0]?.kindTitle ?? ""}</h3><div class="charts small">${k.map((c) => html`<figure id="chart-${c.id}">${c.svg}</figure>\n`)}</div></section>\n`,
+)}`
+      : html`<div class="charts">${charts.map((c) => html`<figure id="chart-${c.id}">${c.svg}</figure>\n`)}</div>`
+}
 <h2 id="raw">Raw outputs</h2>
 <p class="muted">Every output the evidence above points into, from the bundles' raw/ files and the calls' stderr, held once in this page and shown when opened: a link on an evidence line opens its output here, scrolled to the line and highlighted. Long outputs are shown around the cited lines.</p>
 ${cols.map((c, i) => rawSection(c, i))}

@@ -105,12 +105,17 @@ const byVersion = (a: string, b: string) => a.localeCompare(b, "en", { numeric: 
 
 /**
  * The columns' order: grouped by version, the versions ascending, then the upgrades by their source version; in a
- * group, the order given (path order for a folder). Returns the indexes of the columns in that order.
+ * group, by mode (each mode's columns side by side, under one header: helpers/report/column-head.ts), then the order
+ * given (path order for a folder). Returns the indexes of the columns in that order.
  */
 export function groupedOrder(names: ColumnName[]): number[] {
   const isUpgrade = (g: string) => g.includes("→");
   const groups = [...new Set(names.map((n) => n.group))].sort(
     (a, b) => Number(isUpgrade(a)) - Number(isUpgrade(b)) || byVersion(a, b),
   );
-  return groups.flatMap((g) => names.flatMap((n, i) => (n.group === g ? [i] : [])));
+  return groups.flatMap((g) => {
+    const inGroup = names.flatMap((n, i) => (n.group === g ? [i] : []));
+    const modes = [...new Set(inGroup.map((i) => names[i]?.head[1] ?? ""))];
+    return modes.flatMap((m) => inGroup.filter((i) => (names[i]?.head[1] ?? "") === m));
+  });
 }

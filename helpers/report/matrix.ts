@@ -11,6 +11,7 @@ import { skipReason, type Verdict } from "../properties/judge.ts";
 import type { Property } from "../properties/types.ts";
 import { shownValue } from "../records/evidence.ts";
 import { MARK } from "./assets.ts";
+import { groupedHead, groupStarts, leafLines } from "./column-head.ts";
 import { shownValues } from "./values.ts";
 import { rowId } from "./verdict.ts";
 
@@ -94,6 +95,7 @@ function row(
   kinds: CellKind[],
   judged: boolean,
   starts: Set<number>,
+  gsd: Set<number>,
 ): Html {
   const id = `ev-${slug(p.id)}`;
   const cells = cols.map((c, i) => {
@@ -105,7 +107,7 @@ function row(
         : "";
     // no title per cell (the column's header names the bundle, the opened verdict says the rest): 15 bundles
     // × 77 properties of it were a third of the matrix
-    return html`<td class="cell k-${k} c${i}${starts.has(i) ? " gs" : ""}"><button type="button" class="expander m" data-c="${i}" data-mode="${c.mode}" data-status="${k}" aria-expanded="false" aria-controls="${id}"><span class="mk" aria-label="${k === "na" ? "n/a" : MARK[k as Verdict["status"]]}">${CELL_MARK[k]}</span>${value ? html`<span class="ov">${value}</span>` : ""}</button></td>`;
+    return html`<td class="cell k-${k} c${i}${starts.has(i) ? " gs" : ""}${gsd.has(i) ? " gsd" : ""}"><button type="button" class="expander m" data-c="${i}" data-mode="${c.mode}" data-status="${k}" aria-expanded="false" aria-controls="${id}"><span class="mk" aria-label="${k === "na" ? "n/a" : MARK[k as Verdict["status"]]}">${CELL_MARK[k]}</span>${value ? html`<span class="ov">${value}</span>` : ""}</button></td>`;
   });
   const why = judged
     ? ""
@@ -158,33 +160,32 @@ export function renderMatrix(
   const start = withDiffers && opts.differsFirst === true ? "differs" : "all";
   const judged = rows.filter((r) => r.rank < 3);
   const nowhere = rows.filter((r) => r.rank === 3);
-  // the groups of columns (a version, an upgrade with its legs), each with its span in either view
-  const groups: { name: string; cols: number[] }[] = [];
-  cols.forEach((c, i) => {
-    const g = c.group ?? "";
-    const last = groups.at(-1);
-    if (last && last.name === g) last.cols.push(i);
-    else groups.push({ name: g, cols: [i] });
-  });
-  const starts = new Set(groups.slice(1).map((g) => g.cols[0] as number));
-  const grouped = groups.some((g) => g.name !== "") && cols.length > 1;
+  // the groups of columns (a version, an upgrade with its legs), then each group's modes, then each column's variant
+  const starts = groupStarts(cols);
+  // where what differs hides a group's first columns, its first shown column carries the group's line there
+  const startsDiffers = [...groupStarts(cols, (i) => differsCols.has(i))].filter((i) => !starts.has(i));
+  const gsd = new Set(startsDiffers);
+  const grouped = cols.some((c) => (c.group ?? "") !== "") && cols.length > 1;
   const none = (k: keyof typeof counts, words: string) =>
     counts[k] === 0
       ? html`<tbody class="none" data-none="${k}"><tr><td colspan="${cols.length + 1}">${words}</td></tr></tbody>`
       : "";
   const hidden = cols.length - differsCols.size;
-  const groupRow = grouped
-    ? html`<tr class="groups"><th scope="col" class="corner" rowspan="2">property</th>${groups.map(
-        (g) =>
-          html`<th scope="colgroup" class="g g-all${g.cols[0] !== 0 ? " gs" : ""}" colspan="${g.cols.length}">${g.name}</th>`,
-      )}${groups.flatMap((g) => {
-        const n = g.cols.filter((i) => differsCols.has(i)).length;
-        return n > 0
-          ? [
-              html`<th scope="colgroup" class="g g-diff${g.cols[0] !== 0 ? " gs" : ""}" colspan="${n}">${g.name}</th>`,
-            ]
-          : [];
-      })}</tr>`
+  const leaf = (c: MatrixColumn, i: number) =>
+    html`<th scope="col" class="bh c${i}${starts.has(i) ? " gs" : ""}${gsd.has(i) ? " gsd" : ""}" data-mode="${c.mode}" title="${c.label}">${leafLines(c).map((h, j) => html`<span class="h${j === 0 ? 2 : 1}">${h}</span>`)}</th>`;
+  const head = grouped
+    ? groupedHead(cols, {
+        corner: html`<th scope="col" class="corner" rowspan="3">property</th>`,
+        views: [
+          { cls: "g-all", shown: () => true },
+          { cls: "g-diff", shown: (i) => differsCols.has(i) },
+        ],
+        leaf,
+      })
+    : html`<tr><th scope="col" class="corner">property</th>${cols.map((c, i) => html`<th scope="col" class="bh c${i}${starts.has(i) ? " gs" : ""}" data-mode="${c.mode}" title="${c.label}">${c.head.filter((h) => h !== "").map((h, j) => html`<span class="h${j}">${h}</span>`)}</th>`)}</tr>`;
+  const hiddenRows = properties.length - counts.differs;
+  const note = withDiffers
+    ? html`<p class="differs-note">Showing the ${counts.differs} of ${properties.length} properties that differ, in the ${differsCols.size} of ${cols.length} bundles where they do: ${hiddenRows} ${hiddenRows === 1 ? "row" : "rows"}${hidden > 0 ? ` and ${hidden} ${hidden === 1 ? "column" : "columns"}` : ""} hidden (held, or skipped, alike everywhere). <a href="#properties-all" class="show-all" data-filter-link="all">Show the full matrix: ${properties.length} properties × ${cols.length} bundles</a></p>\n`
     : "";
   const markup = html`<div class="filters" role="group" aria-label="Show properties">
 ${withDiffers ? html`<button type="button" data-filter="differs" aria-pressed="${start === "differs"}">What differs (${counts.differs})</button>\n` : ""}<button type="button" data-filter="fail" aria-pressed="false">Failed (${counts.fail})</button>
@@ -192,15 +193,15 @@ ${withDiffers ? html`<button type="button" data-filter="differs" aria-pressed="$
 <button type="button" data-filter="skip" aria-pressed="false">Skipped (${counts.skip})</button>
 <button type="button" data-filter="all" aria-pressed="${start === "all"}">All (${properties.length})</button>
 </div>
-<p class="muted legend">${cols.length > 1 ? "One column per bundle, grouped by version. " : ""}✔ held · ✘ failed · ⚠ known issue of that version${cols.some((c) => [...c.verdicts.values()].some((v) => v.assumedFrom)) ? " · Δ changed in the new minor (the expectation assumed from the newest declared minor did not hold: a regression or a new behaviour, to be declared)" : ""} · – skipped · n/a not applicable there. Open a cell for that bundle's verdict: expected vs observed, the message and the raw lines.${withDiffers ? ` What differs: the properties some bundle failed (or that changed in a new minor) or showed a known issue for, or whose verdicts disagree (${counts.differs} of ${properties.length}), in the bundles where they did (${differsCols.size} of ${cols.length}${hidden > 0 ? `; the ${hidden} others held each of them or skipped it` : ""}); All shows every property in every bundle.` : ""}</p>
-<div class="matrix-wrap" tabindex="0" role="region" aria-label="properties by bundle">
+${note}<p class="muted legend">${cols.length > 1 ? "One column per bundle, grouped by version (an upgrade with its legs), then mode, then profile. " : ""}✔ held · ✘ failed · ⚠ known issue of that version${cols.some((c) => [...c.verdicts.values()].some((v) => v.assumedFrom)) ? " · Δ changed in the new minor (the expectation assumed from the newest declared minor did not hold: a regression or a new behaviour, to be declared)" : ""} · – skipped · n/a not applicable there. Open a cell for that bundle's verdict: expected vs observed, the message and the raw lines.${withDiffers ? ` What differs: the properties some bundle failed (or that changed in a new minor) or showed a known issue for, or whose verdicts disagree (${counts.differs} of ${properties.length}), in the bundles where they did (${differsCols.size} of ${cols.length}${hidden > 0 ? `; the ${hidden} others held each of them or skipped it` : ""}); All shows every property in every bundle.` : ""}</p>
+<div class="matrix-wrap" id="properties-all" tabindex="0" role="region" aria-label="properties by bundle">
 <table class="props matrix${cols.length === 1 ? " one" : ""}${grouped ? " grouped" : ""}" data-filter="${start}">
-<thead>${groupRow}<tr>${grouped ? "" : html`<th scope="col" class="corner">property</th>`}${cols.map((c, i) => html`<th scope="col" class="bh c${i}${starts.has(i) ? " gs" : ""}" data-mode="${c.mode}" title="${c.label}">${c.head.filter((h) => h !== "").map((h, j) => html`<span class="h${j}">${h}</span>`)}</th>`)}</tr></thead>
+<thead>${head}</thead>
 ${none("differs", `Nothing differs: every property a bundle judged held there (All shows the ${properties.length}).`)}${none("fail", "No property failed in these bundles.")}${none("known-issue", "No known issue showed in these bundles.")}${none("skip", "Nothing was skipped in these bundles.")}
-${judged.map((r) => row(cols, r.p, r.i, r.kinds, true, starts))}${
+${judged.map((r) => row(cols, r.p, r.i, r.kinds, true, starts, gsd))}${
   nowhere.length > 0
     ? html`<tbody class="group-head"><tr><th colspan="${cols.length + 1}" scope="rowgroup" id="skipped-nowhere">Judged in no bundle (${nowhere.length}), each with its reason</th></tr></tbody>
-${nowhere.map((r) => row(cols, r.p, r.i, r.kinds, false, starts))}`
+${nowhere.map((r) => row(cols, r.p, r.i, r.kinds, false, starts, gsd))}`
     : ""
 }</table></div>`;
   const off = cols.flatMap((_, i) =>

@@ -11,6 +11,12 @@
  * suite has not declared (issue 38: a shipped 1.20 bundle relabelled 1.21.0 by us, one raw output edited so a
  * property changed in the new minor): its verdict counts the change as a failure, and the comparison with the
  * nearest shipped bundle follows it.
+ *
+ * Every page, at each width, also passes the layout audit (helpers/report/layout-audit.ts, proved able to fail by
+ * layout-audit.browser.test.ts): no text drawn over text, nothing spilling out of its box or cut, the page no wider
+ * than the window, every wide table in a scroll box of its own with a sticky first column, no heading, caption,
+ * legend entry or column said twice. Its charts are small multiples past four measured bundles: none taller than
+ * 1,000 px, none with more than ten bundles' lines; what an upgrade's rollback left is never in the failures' red.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,6 +31,7 @@ import type { CheckResult } from "../check.ts";
 import { findBrowser, launchChromium } from "../testing/browser.ts";
 import { BUNDLES_DIR, BundleCopies, editJson, shipped } from "../testing/tamper.ts";
 import { buildReport, renderReport } from "./html.ts";
+import { audit } from "./layout-audit.ts";
 
 const OUT = join(import.meta.dirname, "..", "..", "results", "report");
 
@@ -229,7 +236,8 @@ function layout(page: Page) {
           .filter(shown)
           .filter((g) => g.scrollWidth > g.clientWidth + 1)
           .map((g) => g.textContent),
-        headlineTitles: [...document.querySelectorAll("#headline thead th")].map(
+        // a column's label: its title (many columns: the header reads group, mode, variant), else its text
+        headlineTitles: [...document.querySelectorAll("#headline thead tr:last-child th")].map(
           (th) => th.getAttribute("title") ?? th.textContent,
         ),
         cells: [...document.querySelectorAll("table.props button.m")]
@@ -240,6 +248,21 @@ function layout(page: Page) {
           .filter((v) => (v.textContent ?? "").length <= whole && v.scrollWidth > v.clientWidth + 1)
           .map((v) => v.textContent),
         charts,
+        chartHeights: [...document.querySelectorAll(".charts figure")].map((f) =>
+          Math.round(f.getBoundingClientRect().height),
+        ),
+        chartLines: [...document.querySelectorAll(".charts svg")].map(
+          (svg) => svg.querySelectorAll("polyline").length,
+        ),
+        measurementsHeight: (() => {
+          const a = document.getElementById("measurements");
+          const b = document.getElementById("raw");
+          return a && b ? Math.round(b.getBoundingClientRect().top - a.getBoundingClientRect().top) : 0;
+        })(),
+        leftoverColours: [...document.querySelectorAll(".gate-list.left li")].map(
+          (li) => getComputedStyle(li).color,
+        ),
+        captions: [...document.querySelectorAll("figure.picture figcaption")].map((f) => f.textContent ?? ""),
         columns: document.querySelectorAll("table.props thead th.bh").length,
         rows: document.querySelectorAll("table.props tbody.prop").length,
       };
@@ -289,8 +312,20 @@ describe(
           const l = await layout(page);
           const at = `${c.name} at ${width} px`;
           console.log(
-            `${at}: ${made.bytes} bytes, ${l.height} px tall, ${l.rows} rows × ${l.columns} columns`,
+            `${at}: ${made.bytes} bytes, ${l.height} px tall, ${l.scrollWidth} px wide, ${l.rows} rows × ${l.columns} columns; ${l.chartHeights.length} charts, the tallest ${Math.max(0, ...l.chartHeights)} px, measurements ${l.measurementsHeight} px`,
           );
+          // the layout audit: no overlap, nothing clipped, no page or table too wide, no label said twice
+          expect(await audit(page), at).toEqual([]);
+          // small multiples: no chart taller than 1,000 px, none with more than ten bundles' two lines
+          expect(Math.max(0, ...l.chartHeights), at).toBeLessThan(1_000);
+          expect(Math.max(0, ...l.chartLines), at).toBeLessThanOrEqual(20);
+          // what a rollback left is named in the page's neutral colour, never the failures' red
+          expect(
+            l.leftoverColours.filter((c) => c === "rgb(179, 38, 30)"),
+            at,
+          ).toEqual([]);
+          // a picture's caption names a bundle or a mode and a count, never a list of bundles
+          for (const cap of l.captions) expect(cap.length, `${at}: ${cap}`).toBeLessThan(100);
           // the first screen is the verdict: its first block starts on it, its heading whole above the fold
           expect(l.sections.slice(0, 2), at).toEqual(["verdict", c.next]);
           expect(l.bannerTop, at).toBeLessThan(l.fold / 2);

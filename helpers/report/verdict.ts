@@ -103,15 +103,19 @@ function gateBlock(label: string, g: GateResult, many: boolean): Html {
   const stalled = [...g.inconclusive, ...g.unjudged].map(
     (b) => html`<li><b>${b.what}</b>: not conclusive: <code>${b.id}</code> ${isoTimes(b.line)}</li>`,
   );
-  const left = g.leftovers.map(
-    (x) =>
-      html`<li>${x.node}: ${x.maps.join(", ")} <span class="muted">(pinned maps the upgrade added, still there after the rollback; named, not a failure)</span></li>`,
-  );
-  const known = g.newKnownIssues.map((k) => html`<li><code>${k.id}</code>: ${k.detail}</li>`);
-  const details =
-    broken.length + stalled.length + left.length + known.length > 0
-      ? html`<ul class="gate-list">${broken}${more}${stalled}${known.length > 0 ? html`<li class="muted">known issues new on the target:</li>${known}` : ""}${left}</ul>`
+  // what the rollback left is named, not a failure: its own list, in the page's neutral colour (never the gate's red)
+  const left =
+    g.leftovers.length > 0
+      ? html`<p class="left-head muted">Left by the rollback (pinned maps the upgrade added, still there; named, not a failure):</p><ul class="gate-list left">${g.leftovers.map(
+          (x) => html`<li>${x.node}: ${x.maps.join(", ")}</li>`,
+        )}</ul>`
       : "";
+  const known = g.newKnownIssues.map((k) => html`<li><code>${k.id}</code>: ${k.detail}</li>`);
+  const details = html`${
+    broken.length + stalled.length + known.length > 0
+      ? html`<ul class="gate-list">${broken}${more}${stalled}${known.length > 0 ? html`<li class="muted">known issues new on the target:</li>${known}` : ""}</ul>`
+      : ""
+  }${left}`;
   const body = html`<span class="word v-${cls}">${word}</span> <span class="gate-head">${g.headline}</span>${many ? html` <span class="muted">(${label})</span>` : ""}`;
   return many
     ? html`<details class="gate v-${cls}" data-word="${word}" aria-label="upgrade verdict: ${label}"><summary>${body}</summary>${details}</details>`
