@@ -84,7 +84,7 @@ describe("summary", () => {
     const bundles = ["1.20/kpr", "1.20/kube-proxy", "1.19/kpr", "1.19/kube-proxy", "existing/kpr"].map(
       (m) => {
         const dir = shipped(m);
-        const r = readRecords(dir);
+        const r = readRecords(dir, RECORDS);
         return { label: m, meta: readMeta(dir), scaling: r.scaling?.record, latency: r.latency?.record };
       },
     );

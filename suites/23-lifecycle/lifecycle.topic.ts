@@ -77,7 +77,12 @@ export const topic = defineTopic({
         "A hostPort Pod deleted gracefully and brought back under its name is reached at the hostPort from a Pod on another node, every time",
       source: HOSTPORT,
       why: `kpr: the reflector deletes the old Pod's HostPort service and adds the new one's; nodeport_lb4 on the edge node translates to the new address. ${NOBODY}`,
-      expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "REFUSED" } },
+      expect: {
+        // the same issue on a graceful deletion: the StatefulSet brings the Pod back as soon as the old one is gone,
+        // often inside the reflector's 500 ms batch (seen on 1.18.11 kpr: suites/bundles/lifecycle/1.18/kpr)
+        kpr: { default: { eq: "HTTP 200" }, byMinor: hostPortIssue({ eq: "TIMEOUT" }) },
+        "kube-proxy": { eq: "REFUSED" },
+      },
       config: { assumes: ANY },
       needs: ["lifecycle"],
       observe: (r) => cyclesAnswer(r, "graceful", "hostport"),

@@ -266,6 +266,14 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
     ["INPUT", "-p", "tcp", "-s", apiIp, "--sport", apiPort, "-j", "DROP"],
   ];
   const lb = async () => read(await ciliumDbgRaw(ctx, far, ["bpf", "lb", "list"]), parseBpfLbList);
+  // the agent's exec goes through the API server and the cut node's kubelet: during the cut, and while the agent
+  // reconnects, a reading may fail (on the lab: `exited (status lost)`); it is kept as unreadable, not fatal
+  const tryLb = () =>
+    lb().catch((err: unknown) => ({
+      error: err instanceof Error ? err.message.split("\n")[0] : String(err),
+    }));
+  const slotsOf = (l: Awaited<ReturnType<typeof tryLb>>) =>
+    "error" in l ? null : slotAddresses(l.parsed, frontend);
   const before = await pods(ctx, ctx.namespace, "app=lc-cut");
   for (const r of rules) await onNode(ctx, far, ["iptables", "-w", "-I", ...r]);
   let during: string[] = [];
@@ -276,11 +284,11 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
       what: `30 s of ${far} cut from the API server (its LB map read meanwhile)`,
       deadlineMs: 60_000,
       intervalMs: 3000,
-      probe: lb,
+      probe: tryLb,
       done: () => ctx.now() - t0 >= 30_000,
-      show: (l) => `[${slotAddresses(l.parsed, frontend).join(", ")}]`,
+      show: (l) => ("error" in l ? `unreadable: ${l.error}` : `[${slotsOf(l)?.join(", ")}]`),
     });
-    during = slotAddresses(value.parsed, frontend);
+    during = slotsOf(value) ?? [];
   } finally {
     for (const r of rules) await onNode(ctx, far, ["iptables", "-w", "-D", ...r]);
   }
@@ -290,9 +298,9 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
     what: `${far}'s lc-cut slots back to [${remaining.join(", ")}] after the cut`,
     deadlineMs: 60_000,
     intervalMs: 2000,
-    probe: lb,
-    done: (l) => slotAddresses(l.parsed, frontend).join() === remaining.join(),
-    show: (l) => `[${slotAddresses(l.parsed, frontend).join(", ")}]`,
+    probe: tryLb,
+    done: (l) => slotsOf(l)?.join() === remaining.join(),
+    show: (l) => ("error" in l ? `unreadable: ${l.error}` : `[${slotsOf(l)?.join(", ")}]`),
   });
   const probes = [];
   for (let i = 0; i < 4; i++)
@@ -305,19 +313,23 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
         { maxTime: 3 },
       ),
     );
+  const afterSlots = slotsOf(after) ?? [];
   ctx.log(
-    `cut from the API server: ${far} held [${during.join(", ")}] during, [${slotAddresses(after.parsed, frontend).join(", ")}] after; ${deleted ?? "no backend"} deleted`,
+    `cut from the API server: ${far} held [${during.join(", ")}] during, [${afterSlots.join(", ")}] after; ${deleted ?? "no backend"} deleted`,
   );
-  const row = after.parsed.services.find((s) => s.frontend === frontend && s.scope === "external");
-  evidence.cut_slots_after = row
-    ? row.backends.map((b) => after.raw.quote(b.line))
-    : [derive(`no ${frontend} in bpf lb list`, after.raw)];
+  if ("error" in after) evidence.cut_slots_after = [derive(`bpf lb list unreadable after the cut: ${after.error}`)];
+  else {
+    const row = after.parsed.services.find((s) => s.frontend === frontend && s.scope === "external");
+    evidence.cut_slots_after = row
+      ? row.backends.map((b) => after.raw.quote(b.line))
+      : [derive(`no ${frontend} in bpf lb list`, after.raw)];
+  }
   evidence.cut_probes = probes.flatMap((p) => p.evidence);
   return {
     cut_node: far,
     cut_deleted: deleted,
     cut_slots_during: during,
-    cut_slots_after: slotAddresses(after.parsed, frontend),
+    cut_slots_after: afterSlots,
     cut_remaining: remaining,
     cut_probes: probes.map((p) => p.probe),
   };
