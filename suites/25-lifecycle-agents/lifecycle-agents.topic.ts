@@ -179,21 +179,24 @@ async function views(
   ip: string,
   ev: EvidenceItem[],
 ): Promise<NodeBackends[]> {
-  return Promise.all(
+  const read = await Promise.all(
     nodes.map(async (node) => {
       const raw = await ciliumDbgRaw(ctx, node, ["service", "list"]);
       const svc = parseServiceList(raw.text).services.find(
         (s) => s.frontend === `${ip}:80` && s.protocol !== "UDP",
       );
-      if (svc?.line)
-        ev.push(
-          raw.quote(svc.line),
-          ...svc.backends.slice(1).flatMap((b) => (b.line ? [raw.quote(b.line)] : [])),
-        );
-      else ev.push(derive(`no ${ip}:80 in ${node}'s service list`, raw));
-      return { node, backends: (svc?.backends ?? []).map((b) => `${b.address} (${b.state})`) };
+      const quoted: EvidenceItem[] = svc?.line
+        ? [raw.quote(svc.line), ...svc.backends.slice(1).flatMap((b) => (b.line ? [raw.quote(b.line)] : []))]
+        : [derive(`no ${ip}:80 in ${node}'s service list`, raw)];
+      return {
+        view: { node, backends: (svc?.backends ?? []).map((b) => `${b.address} (${b.state})`) },
+        quoted,
+      };
     }),
   );
+  // in the nodes' order, whichever answered first: a replay quotes the same lines in the same order
+  for (const r of read) ev.push(...r.quoted);
+  return read.map((r) => r.view);
 }
 
 /** lc-roll and lc-hostds rolled, and every agent deleted while a host-network backend is terminating. */
