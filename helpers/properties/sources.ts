@@ -4,9 +4,39 @@ import type { Observation, RecordView } from "./types.ts";
 
 export const LAB = (step: number) => ({ doc: "lab" as const, where: `step ${step}` });
 export const NB = (section: string) => ({ doc: "notebook" as const, where: section });
-export const KN = (where: string) => ({ doc: "knowledge" as const, where });
 /** An upstream text: Kubernetes docs or a KEP, Cilium's docs or its code at a tag, a PR or an issue. */
 export const UP = (where: string) => ({ doc: "upstream" as const, where });
+/** A file of this repository (a doc page, a shipped bundle): its path from the repository's root. */
+export const REPO = (where: string) => ({ doc: "repository" as const, where });
+
+/** Cilium's tree at the tag of the newest patch the suite declares: what a source names there, a reader opens. */
+export const CILIUM_AT = "https://github.com/cilium/cilium/blob/v1.20.2";
+/** Cilium's documentation of that minor. */
+export const CILIUM_DOCS = "https://docs.cilium.io/en/v1.20";
+/** Cilium's kube-proxy replacement guide ("Kubernetes Without kube-proxy"). */
+export const KPR_GUIDE = `${CILIUM_DOCS}/network/kubernetes/kubeproxy-free/`;
+/** Its Quick-Start: "By default, Helm sets kubeProxyReplacement=false, which only enables per-packet in-cluster load-balancing of ClusterIP services". */
+export const KPR_FALSE_CLUSTERIP = `${KPR_GUIDE}#quick-start`;
+/** Kubernetes (kube-proxy, kubelet) at the tag the lab's clusters run. */
+export const K8S_AT = "https://github.com/kubernetes/kubernetes/blob/v1.35.5";
+/** kube-proxy's iptables proxier: KUBE-SERVICES/SVC/SEP chains, and a filter REJECT per Service port without endpoints. */
+export const KUBE_PROXY_PROXIER = `${K8S_AT}/pkg/proxy/iptables/proxier.go`;
+/** Socket LB refuses connect() to a Service without backends with -EHOSTUNREACH (cil_sock4_connect). */
+export const SOCK4_NO_BACKEND = `${CILIUM_AT}/bpf/bpf_sock.c#L337-L343`;
+/** The IPv6 twin (cil_sock6_connect). */
+export const SOCK6_NO_BACKEND = `${CILIUM_AT}/bpf/bpf_sock.c#L1081-L1087`;
+/** Per-packet LB answers a Service without backends itself (serviceNoBackendResponse, default reject: an ICMP reply). */
+export const LB_NO_SERVICE = `${CILIUM_AT}/bpf/lib/lb.h#L2455-L2512 (tail_no_service_ipv4, tail_no_service_ipv6); --service-no-backend-response (default "reject"): ${CILIUM_AT}/Documentation/cmdref/cilium-agent.md`;
+/** Kube-proxy replacement turns socket LB on by itself (pkg/kpr: EnableSocketLB = true under KubeProxyReplacement). */
+export const KPR_SOCKET_LB = `${CILIUM_AT}/pkg/kpr/kpr.go#L47-L49`;
+/** The chart's default socketLB.enabled: false (so beside kube-proxy there is no socket LB). */
+export const SOCKET_LB_DEFAULT = `${CILIUM_AT}/install/kubernetes/cilium/values.yaml#L1382-L1384`;
+/** The wildcard `<vip>:0/ANY` entries, in 1.19.0's CHANGELOG: "Introduce wildcard service entries". */
+export const WILDCARD_PR = "cilium PR 40684, https://github.com/cilium/cilium/pull/40684";
+/** Cilium's upgrade guide: the upgrade, the rollback and what an upgrade keeps working. */
+export const UPGRADE_GUIDE = `Cilium's upgrade guide, ${CILIUM_DOCS}/operations/upgrade/`;
+/** Cilium's own upgrade CI: agents restarted, upgraded and downgraded under cilium-cli's conn-disrupt test. */
+export const UPGRADE_CI = `Cilium's upgrade CI under cilium-cli's conn-disrupt test, ${CILIUM_AT}/.github/workflows/tests-e2e-upgrade.yaml`;
 
 /** A datapath field a property needs; absent means the topic that observes it did not run. */
 export function dp<K extends keyof DatapathFields>(r: RecordView, field: K): DatapathFields[K] {

@@ -77,12 +77,12 @@ const P90_PER_PACKET: ByVersion = {
 /**
  * Who refuses the probe Pod's connect() (issue 25): kpr assumes socket LB translates a Pod's sockets (on, full
  * coverage), kube-proxy mode that nothing does (off). Host-namespace-only coverage leaves the Pod's connect() to
- * per-packet LB: those runs get the kube-proxy mode's expectation (issue25-facts.md §3.4).
+ * per-packet LB: those runs get the kube-proxy mode's expectation (bpf_sock.c, bpf_lxc.c: ENABLE_SOCKET_LB_HOST_ONLY).
  */
 const POD_LB = requires(POD_SOCKET_LB);
 const HOSTNS_ONLY = HOSTNS_ONLY_SOCKET_LB;
 const HOSTNS_ONLY_WHY =
-  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy (issue25-facts.md §3.4)";
+  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_lxc.c#L91)";
 
 export const topic = defineTopic({
   name: "measure-latency",
