@@ -92,7 +92,7 @@ export function SETRETVAL_ISSUE(call: string, meant: string, fixed: string) {
 
 /** Why a Pod's connect() to a ClusterIP without backends times out with KPR=false on Cilium 1.20.2. */
 export const ICMP_TAIL_WHY =
-  "Cilium 1.20.2 backports PR 48020 (#48114, CHANGELOG: 'bpf: icmp*: fix up sample length'): generate_icmp4_reply() now cuts the rejected SYN to 42 bytes (bpf/lib/icmp.h:60-67), which the kernel refuses for a Pod's packet with a pending checksum (bpf_skb_change_tail -EINVAL below 52 bytes); the unchecked error leaves an ICMP reply whose IP length disagrees with the frame, and the Pod's kernel discards it (IpInDiscards), so the SYN is retried until curl's 5 s limit. Seen on the lab cluster (run lab120b: 24 probes, exit 28 at 5.0 s; the node's probes still meet kube-proxy's REJECT); cilium PR 48426 names it, fixed upstream by PR 48578 (not in 1.20.2)";
+  "Cilium 1.20.2 backports PR 48020 (#48114, CHANGELOG: 'bpf: icmp*: fix up sample length'): generate_icmp4_reply() now cuts the rejected SYN to 42 bytes (bpf/lib/icmp.h:60-67), which the kernel refuses for a Pod's packet with a pending checksum (bpf_skb_change_tail -EINVAL below 52 bytes); the unchecked error leaves an ICMP reply whose IP length disagrees with the frame, and the Pod's kernel discards it (IpInDiscards), so the SYN is retried until curl's 5 s limit. Seen on the lab cluster (24 probes, exit 28 at 5.0 s, as in the shipped suites/bundles/1.20/kube-proxy; the node's probes still meet kube-proxy's REJECT); cilium PR 48426 names it, fixed upstream by PR 48578 (not in 1.20.2)";
 
 /**
  * compare's tolerance for a fast failure's seconds: every refusal here took under 10 ms (a run-to-run spread of

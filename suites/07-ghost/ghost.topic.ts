@@ -296,7 +296,7 @@ export const topic = defineTopic({
       source: UP(
         `${SOCK4_NO_BACKEND} (socket LB); ${KUBE_PROXY_PROXIER} (kube-proxy's REJECT for a Service without endpoints)`,
       ),
-      why: "a host process is served by Cilium's socket LB with KPR (connect() refused on the node) and by kube-proxy's filter REJECT beside it (an ICMP reply from the node's own stack): neither needs a round trip off the node, and neither depends on the ICMP reply Cilium builds for a Pod (1.20.2 kept refusing host probes at once on the lab cluster, run lab120b); 0.1 s as for ghost.seconds",
+      why: "a host process is served by Cilium's socket LB with KPR (connect() refused on the node) and by kube-proxy's filter REJECT beside it (an ICMP reply from the node's own stack): neither needs a round trip off the node, and neither depends on the ICMP reply Cilium builds for a Pod (1.20.2 kept refusing host probes at once on the lab cluster: suites/bundles/1.20/kube-proxy, under 2 ms); 0.1 s as for ghost.seconds",
       expect: { kpr: { each: { lte: 0.1 } }, "kube-proxy": { each: { lte: 0.1 } } },
       config: {
         // the host's connect() is refused by the socket hook in kpr, host-namespace-only coverage included;

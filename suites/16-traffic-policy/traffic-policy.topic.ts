@@ -168,7 +168,7 @@ export const topic = defineTopic({
               expect: { eq: "TIMEOUT" },
               claim:
                 "the ICMP port unreachable Cilium builds for the outside client's SYN never reaches the client: its connect() waits until curl's 5 s limit",
-              why: `the reply leaves the node (captured on cdc-kpr-worker's eth0, run 20261206t001543: \`ICMP 172.31.100.3 tcp port 30782 unreachable\`, IP length 56 in a 102-byte frame, the rejected SYN's tail not cut) and never reaches the client's IP layer (its IpInReceives stayed 0); the SYN came in with a pending checksum (tcpdump: \`cksum incorrect\`), as a Pod's does: ${ICMP_TAIL_WHY}`,
+              why: `the reply leaves the node (captured on cdc-kpr-worker's eth0 in a lab run: \`ICMP 172.31.100.3 tcp port 30782 unreachable\`, IP length 56 in a 102-byte frame, the rejected SYN's tail not cut) and never reaches the client's IP layer (its IpInReceives stayed 0); the SYN came in with a pending checksum (tcpdump: \`cksum incorrect\`), as a Pod's does: ${ICMP_TAIL_WHY}`,
               upstream: ICMP_TAIL_UPSTREAM,
             },
           ],

@@ -136,7 +136,7 @@ export const topic = defineTopic({
             expect: { kpr: { eq: 4 } },
             claim:
               "On a dual-stack cluster the edge node's LB map holds the hostPort as four HostPort frontends: each family's zero address and the node's address of that family ([::]:8089 and the node's IPv6 address beside the IPv4 two)",
-            why: "upsertHostPort (pkg/loadbalancer/reflectors/k8s.go) adds the IPv6 zero address beside the IPv4 one when the Pod has an IPv6 address, and the reconciler expands each to the node's addresses of its family; seen so in run lab-20261206-060804 (profile dual-stack, 1.20.2: 0.0.0.0:8089, 172.31.101.4:8089, [::]:8089, [fd00:ca1d:101::4]:8089)",
+            why: "upsertHostPort (pkg/loadbalancer/reflectors/k8s.go) adds the IPv6 zero address beside the IPv4 one when the Pod has an IPv6 address, and the reconciler expands each to the node's addresses of its family; seen so in suites/bundles/profiles/dual-stack/kpr (1.20.2: 0.0.0.0:8089, 172.31.101.4:8089, [::]:8089, [fd00:ca1d:101::4]:8089)",
           },
         ],
       },
