@@ -21,6 +21,7 @@ import { type Place, showPlace } from "../records/evidence.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import { CSS, MARK, SCRIPT } from "./assets.ts";
 import { encodeData, reportData } from "./data.ts";
+import { glossarySection } from "./glossary.ts";
 import { HEADLINE, type HeadlineCell, headlineCell, modeWords } from "./headline.ts";
 import { columnNames, groupedOrder } from "./labels.ts";
 import { renderMatrix } from "./matrix.ts";
@@ -427,7 +428,7 @@ ${matrix.html}
 ${inlineStyle(css)}</head>
 <body><main>
 <header><h1>Where Service load balancing happens: ${title}</h1>
-<p class="muted">cilium-datapath-conformance report, generated ${input.generatedAt} by re-judging the bundles below (as <code>check</code> does).</p></header>
+<p class="muted">cilium-datapath-conformance report, generated ${input.generatedAt} by re-judging the bundles below (as <code>check</code> does). The words it uses: <a href="#glossary">glossary</a>.</p></header>
 ${banner}
 ${(input.nearest ?? []).map((n, i) => comparisonSection(n.comparison, n.why, `nearest-${i}`))}
 ${input.comparison ? comparisonSection(input.comparison) : ""}
@@ -439,6 +440,7 @@ ${many ? "" : properties}
 <div class="runs${cols.length > 3 ? " many" : ""}">${cols.map((c) => html`${runCard(c, countsOf(c), cols.length > 3)}\n`)}</div>
 <h2 id="measurements">Measurements</h2>
 ${charts.length > 0 ? html`<div class="charts">${charts.map((c) => html`<figure id="chart-${c.id}">${c.svg}</figure>\n`)}</div>` : html`<p class="muted">No measurements in these bundles.</p>`}
+${glossarySection()}
 <h2 id="raw">Raw outputs</h2>
 <p class="muted">Every output the evidence above points into, from the bundles' raw/ files and the calls' stderr, held once in this page and shown when opened: a link on an evidence line opens its output here, scrolled to the line and highlighted. Long outputs are shown around the cited lines.</p>
 ${cols.map((c, i) => rawSection(c, i))}
