@@ -2,7 +2,7 @@
  * Datapath profiles (issue 25): the configurations people run, beside today's tunnel default, each declared once —
  * the modes it applies to, the Helm values it adds on top of clusters/profile.ts `helmValues`, the kind config it
  * changes, what the run's DatapathConfig record must then show, and its sources. Facts and sources in detail:
- * /work/notes/issue25-facts.md (§3 requirements, §5 values).
+ * each profile's `sources` below, and docs/profiles.md.
  *
  * And the user's own values (`--values FILE` / CILIUM_VALUES=FILE): merged UNDER what the suite must set, with
  * the keys the suite overrode listed so a run can say them in one line.
@@ -104,12 +104,12 @@ export const PROFILES: Record<DatapathProfileName, DatapathProfile> = {
         : { routing: "native", tunnelProtocol: null, hostRouting: "legacy", masquerading: "iptables" },
     sources: [
       "pkg/kpr/initializer/kube_proxy_replacement.go FinishKubeProxyReplacementInit: BPF host routing falls back to legacy without BPF masquerade or KPR",
-      "cilium .github/actions/cilium-config (BPF masquerade only with KPR=true), knowledge clusters.md §1.2",
+      "cilium .github/actions/cilium-config (BPF masquerade only with KPR=true): https://github.com/cilium/cilium/blob/v1.20.2/.github/actions/cilium-config/action.yml",
       "install/kubernetes/cilium/templates/cilium-configmap.yaml: ipv4NativeRoutingCIDR required with routingMode native",
-      "lab run 2026-12-03 (knowledge offline-lab.md §7): `Routing: Network: Native Host: BPF`, `Masquerading: BPF`",
+      "seen on the lab (suites/bundles/profiles/native-bpf/kpr): `Routing: Network: Native Host: BPF`, `Masquerading: BPF`",
     ],
     notes: [
-      "BPF host routing bypasses kind's docker-DNS DNAT: CoreDNS's upstream forwarding breaks, cluster names still resolve (knowledge clusters.md P3, cilium#23330)",
+      "BPF host routing bypasses kind's docker-DNS DNAT: CoreDNS's upstream forwarding breaks, cluster names still resolve (cilium issue 23330, https://github.com/cilium/cilium/issues/23330; https://github.com/cilium/cilium/blob/v1.20.2/contrib/scripts/kind.sh patches CoreDNS for it)",
     ],
   },
   "socketlb-hostns": {
@@ -122,7 +122,7 @@ export const PROFILES: Record<DatapathProfileName, DatapathProfile> = {
     expect: () => ({ socketLB: "hostns-only" }),
     sources: [
       "cilium-configmap.yaml: socketLB.hostNamespaceOnly → bpf-lb-sock-hostns-only",
-      "pkg/client/client.go FormatStatusResponse: `Socket LB Coverage: Hostns-only`; seen on the lab (offline-lab.md §7)",
+      "pkg/client/client.go FormatStatusResponse: `Socket LB Coverage: Hostns-only`; seen on the lab (suites/bundles/profiles/socketlb-hostns/kpr)",
     ],
   },
   "dsr-maglev": {
@@ -221,7 +221,7 @@ export const PROFILES: Record<DatapathProfileName, DatapathProfile> = {
     neverRun: "declared from the source; the lab's kernel has no CONFIG_NETKIT (the agent exits)",
     sources: [
       "cilium-configmap.yaml: bpf.datapathMode → datapath-mode",
-      'lab run 2026-12-03 (offline-lab.md §7): "netkit connector not available: netkit device probe failed, requires kernel 6.7.0+ and CONFIG_NETKIT"',
+      'the agent on the lab (2026-12-03): "netkit connector not available: netkit device probe failed, requires kernel 6.7.0+ and CONFIG_NETKIT" (https://github.com/cilium/cilium/blob/v1.20.2/pkg/datapath/connector/config.go)',
     ],
     notes: ["BPF host routing with netkit is the documented pairing [unverified on a cluster]"],
   },

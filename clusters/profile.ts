@@ -117,7 +117,7 @@ export function helmValues(
     tunnelProtocol: "vxlan",
     // KPR=true turns socket LB on by itself; with kube-proxy it stays off (the chart default), as in the notebook.
     ...(mode === "kube-proxy" ? { socketLB: { enabled: false } } : {}),
-    // Gateway API would force bpf-lb-sock-hostns-only and change Pod ClusterIP handling (clusters.md P8).
+    // Gateway API would force bpf-lb-sock-hostns-only and change Pod ClusterIP handling (the chart's cilium-configmap.yaml).
     gatewayAPI: { enabled: false },
     // the chart default is reject; `drop` is the opt-in profile that shows the client timeout reject avoids
     ...(noBackendResponse === "drop" ? { serviceNoBackendResponse: "drop" } : {}),

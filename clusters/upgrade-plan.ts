@@ -5,7 +5,7 @@ import type { Profile } from "./profile.ts";
 import { resolveCilium } from "./versions.ts";
 
 /**
- * The upgrade leg: to the next minor (the path Cilium's upgrade guide and CI take, clusters.md §6), or to a
+ * The upgrade leg: to the next minor (the path Cilium's upgrade guide and CI take: Documentation/operations/upgrade.rst, .github/workflows/tests-e2e-upgrade.yaml), or to a
  * newer patch of the same minor; with `rollback`, then back with `helm rollback` (the guide's way back).
  */
 export function planUpgrade(

@@ -114,7 +114,7 @@ export const KIND = {
   nodeKubernetes: (/:(v[\d.]+)/.exec(need("KIND_NODE_IMAGE"))?.[1] ?? "unknown") as string,
 } as const;
 
-/** k3d and the k3s image it runs (clusters.md §2.2). */
+/** k3d and the k3s image it runs (k3d's version/version.go). */
 export const K3D = {
   version: "v5.9.0",
   image: "rancher/k3s:v1.35.5-k3s1",

@@ -6,7 +6,7 @@
  */
 
 import type { Expect } from "../helpers/properties/expectation.ts";
-import { KN, UP } from "../helpers/properties/sources.ts";
+import { UP, UPGRADE_CI, UPGRADE_GUIDE } from "../helpers/properties/sources.ts";
 import type { Property } from "../helpers/properties/types.ts";
 import type { EvidenceItem } from "../helpers/records/evidence.ts";
 import type { LabRecords, UpgradeConnection, UpgradeLeg } from "../helpers/records/types.ts";
@@ -30,8 +30,6 @@ export const LEG_EVIDENCE_STEPS = [
     for: "every node's drop monitor during the leg (cilium-dbg monitor --type drop)",
   },
 ] as const;
-
-const UPGRADE_GUIDE = "Cilium's upgrade guide (Documentation/operations/upgrade.rst)";
 
 /** The request loop's target period (ms): its interval times the number of targets, four with a pool of ours. */
 export const LOOP_PERIOD_PER_TARGET_MS = 200;
@@ -79,9 +77,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
     {
       id: `${prefix}.connections-survive`,
       claim: `Every long-lived connection (a Pod on every node to the ClusterIP, a node to the NodePort, Pods to a LoadBalancer address and to one with externalTrafficPolicy Local) survives ${what}: same connection, no close, no error`,
-      source: KN(
-        "clusters.md §6 (BPF maps stay pinned while agents restart; cilium-cli's conn-disrupt test)",
-      ),
+      source: UP(`${UPGRADE_CI}; ${UPGRADE_GUIDE}#upgrade-impact`),
       expect: both({ eq: true }),
       config: "none",
       needs: [record],
@@ -102,7 +98,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
     {
       id: `${prefix}.same-backend`,
       claim: `Every long-lived connection is answered by the same backend before and after ${what}, and where Cilium's conntrack holds its entry, the entry points at that backend`,
-      source: KN("clusters.md §6"),
+      source: UP(UPGRADE_CI),
       why: "the conntrack entry is looked for on every node (the client's OUT entry, or the backend node's IN entry of a connection translated at its socket) and compared where one is found before and after, so the expectation is the same in every configuration",
       expect: both({ eq: true }),
       config: "none",
@@ -119,7 +115,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
     {
       id: `${prefix}.no-failed-requests`,
       claim: `No request of the loop (a new connection to each target in turn) fails during ${what}, other than those the client's own stall explains`,
-      source: KN("clusters.md §6 (cilium-cli's conn-disrupt test: no disruption during the upgrade)"),
+      source: UP(UPGRADE_CI),
       why: "a request counts against the datapath unless the loop's own lag explains it (it ran past its timeout by over 500 ms, or started late or inside a measured stall of 500 ms or more: its process was not running); each failure is shown with where its packets were seen on the loop's node (the leg's capture, by its local port). Those the stall explains are judged by the client-kept-time property instead",
       expect: both({ eq: 0 }),
       config: "none",
@@ -134,9 +130,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
     {
       id: `${prefix}.client-kept-time`,
       claim: `The load's own clients kept time during ${what}: no failed request is explained by the loop's process not running, no broken connection by its holder's`,
-      source: KN(
-        "clusters.md §6 (cilium-cli's conn-disrupt test); a failure blamed on Cilium must show the datapath lost it",
-      ),
+      source: UP(`${UPGRADE_CI}; a failure blamed on Cilium must show the datapath lost it`),
       why: "the suite's client shares two cores with three kind nodes whose agents restart and compile programs: a request that runs past its own 2 s timeout by over 500 ms, or started in a stall of 500 ms or more the loop measured itself, says the client was starved, not that the datapath lost the packet. A failure here makes the leg inconclusive (rerun on a quieter machine), never Cilium's. A loop recorded before it measured its lag is judged on the overrun alone (its start line names its timeout)",
       expect: both({ eq: 0 }),
       config: "none",
@@ -160,7 +154,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
     {
       id: `${prefix}.longest-outage`,
       claim: `During ${what}, no target of the loop goes longer than a second without a successful request (the raw gap, less only the stall the loop measured itself)`,
-      source: KN("clusters.md §6"),
+      source: UP(UPGRADE_CI),
       why: `the loop starts a request to each target every ${LOOP_PERIOD_PER_TARGET_MS} ms and never waits for an answer (a hung request fails at its 2 s timeout, the next starts on time), so a target's time between successes is ${LOOP_PERIOD_PER_TARGET_MS} ms when nothing is wrong. The outage is judged on the raw gap; only a stall the loop measured itself (its lag sampler) is taken off, never one inferred from missing starts (both figures are in the evidence). A bundle whose loop did not measure its lag is judged on the raw gap. Over 1000 ms means the target went unanswered for five of its periods`,
       expect: both({ lte: 1000 }),
       config: "none",
@@ -177,7 +171,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
       id: `${prefix}.no-unexpected-drops`,
       claim: `The datapath drops nothing for a reason outside the expected ones during ${what} (drop counters by reason, every node, before and after)`,
       source: UP(
-        "cilium-cli's connectivity tests: no-unexpected-packet-drops (defaults.ExpectedDropReasons)",
+        "cilium-cli's connectivity tests: no-unexpected-packet-drops (defaults.ExpectedDropReasons), https://github.com/cilium/cilium/blob/v1.20.2/cilium-cli/connectivity/tests/errors.go, https://github.com/cilium/cilium/blob/v1.20.2/cilium-cli/defaults/defaults.go",
       ),
       why: "the pinned metrics map counts every drop by reason and outlives the agents: its difference over the leg on every node, against cilium-cli's expected reasons (the invariants topic's list)",
       expect: both({ eq: [] }),
@@ -201,7 +195,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
     {
       id: `${prefix}.agents-run-target`,
       claim: `After ${what} every agent runs exactly the version asked for and reports OK`,
-      source: KN(UPGRADE_GUIDE),
+      source: UP(UPGRADE_GUIDE),
       expect: both({ eq: true }),
       config: "none",
       needs: [record],

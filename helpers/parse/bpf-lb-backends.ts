@@ -23,7 +23,7 @@ const JOINED = /^\d+\s+(?:[A-Z]+:\/\/)?[0-9a-fA-F:.[\]]+(?:\s|$)/;
 
 /**
  * `cilium-dbg bpf lb list --backends`: header `ID  BACKEND ADDRESS (REVNAT_ID) (SLOT)` (the header text is
- * not what the rows hold), rows `<id>  <PROTO>://<ip>` (knowledge output-formats.md §2; written by us).
+ * not what the rows hold), rows `<id>  <PROTO>://<ip>` (Backend4ValueV3.String() in cilium pkg/loadbalancer/maps; written by us).
  */
 export function parseBpfLbBackends(input: string): { backends: LbBackendRow[] } {
   const backends: LbBackendRow[] = [];

@@ -140,7 +140,7 @@ export function sourceText(p: Property): string {
         ? "notebook"
         : p.source.doc === "upstream"
           ? "upstream"
-          : "knowledge";
+          : "this repository:";
   return `${doc} ${p.source.where}`;
 }
 

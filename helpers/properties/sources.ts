@@ -3,9 +3,39 @@ import type { Probe } from "../records/types.ts";
 
 export const LAB = (step: number) => ({ doc: "lab" as const, where: `step ${step}` });
 export const NB = (section: string) => ({ doc: "notebook" as const, where: section });
-export const KN = (where: string) => ({ doc: "knowledge" as const, where });
 /** An upstream text: Kubernetes docs or a KEP, Cilium's docs or its code at a tag, a PR or an issue. */
 export const UP = (where: string) => ({ doc: "upstream" as const, where });
+/** A file of this repository (a doc page, a shipped bundle): its path from the repository's root. */
+export const REPO = (where: string) => ({ doc: "repository" as const, where });
+
+/** Cilium's tree at the tag of the newest patch the suite declares: what a source names there, a reader opens. */
+export const CILIUM_AT = "https://github.com/cilium/cilium/blob/v1.20.2";
+/** Cilium's documentation of that minor. */
+export const CILIUM_DOCS = "https://docs.cilium.io/en/v1.20";
+/** Cilium's kube-proxy replacement guide ("Kubernetes Without kube-proxy"). */
+export const KPR_GUIDE = `${CILIUM_DOCS}/network/kubernetes/kubeproxy-free/`;
+/** Its Quick-Start: "By default, Helm sets kubeProxyReplacement=false, which only enables per-packet in-cluster load-balancing of ClusterIP services". */
+export const KPR_FALSE_CLUSTERIP = `${KPR_GUIDE}#quick-start`;
+/** Kubernetes (kube-proxy, kubelet) at the tag the lab's clusters run. */
+export const K8S_AT = "https://github.com/kubernetes/kubernetes/blob/v1.35.5";
+/** kube-proxy's iptables proxier: KUBE-SERVICES/SVC/SEP chains, and a filter REJECT per Service port without endpoints. */
+export const KUBE_PROXY_PROXIER = `${K8S_AT}/pkg/proxy/iptables/proxier.go`;
+/** Socket LB refuses connect() to a Service without backends with -EHOSTUNREACH (cil_sock4_connect). */
+export const SOCK4_NO_BACKEND = `${CILIUM_AT}/bpf/bpf_sock.c#L337-L343`;
+/** The IPv6 twin (cil_sock6_connect). */
+export const SOCK6_NO_BACKEND = `${CILIUM_AT}/bpf/bpf_sock.c#L1081-L1087`;
+/** Per-packet LB answers a Service without backends itself (serviceNoBackendResponse, default reject: an ICMP reply). */
+export const LB_NO_SERVICE = `${CILIUM_AT}/bpf/lib/lb.h#L2455-L2512 (tail_no_service_ipv4, tail_no_service_ipv6); --service-no-backend-response (default "reject"): ${CILIUM_AT}/Documentation/cmdref/cilium-agent.md`;
+/** Kube-proxy replacement turns socket LB on by itself (pkg/kpr: EnableSocketLB = true under KubeProxyReplacement). */
+export const KPR_SOCKET_LB = `${CILIUM_AT}/pkg/kpr/kpr.go#L47-L49`;
+/** The chart's default socketLB.enabled: false (so beside kube-proxy there is no socket LB). */
+export const SOCKET_LB_DEFAULT = `${CILIUM_AT}/install/kubernetes/cilium/values.yaml#L1382-L1384`;
+/** The wildcard `<vip>:0/ANY` entries, in 1.19.0's CHANGELOG: "Introduce wildcard service entries". */
+export const WILDCARD_PR = "cilium PR 40684, https://github.com/cilium/cilium/pull/40684";
+/** Cilium's upgrade guide: the upgrade, the rollback and what an upgrade keeps working. */
+export const UPGRADE_GUIDE = `Cilium's upgrade guide, ${CILIUM_DOCS}/operations/upgrade/`;
+/** Cilium's own upgrade CI: agents restarted, upgraded and downgraded under cilium-cli's conn-disrupt test. */
+export const UPGRADE_CI = `Cilium's upgrade CI under cilium-cli's conn-disrupt test, ${CILIUM_AT}/.github/workflows/tests-e2e-upgrade.yaml`;
 
 export const sameSet = (a: string[], b: string[]) =>
   JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
@@ -35,7 +65,7 @@ export function SETRETVAL_ISSUE(call: string, meant: string, fixed: string) {
 
 /** Why a Pod's connect() to a ClusterIP without backends times out with KPR=false on Cilium 1.20.2. */
 export const ICMP_TAIL_WHY =
-  "Cilium 1.20.2 backports PR 48020 (#48114, CHANGELOG: 'bpf: icmp*: fix up sample length'): generate_icmp4_reply() now cuts the rejected SYN to 42 bytes (bpf/lib/icmp.h:60-67), which the kernel refuses for a Pod's packet with a pending checksum (bpf_skb_change_tail -EINVAL below 52 bytes); the unchecked error leaves an ICMP reply whose IP length disagrees with the frame, and the Pod's kernel discards it (IpInDiscards), so the SYN is retried until curl's 5 s limit. Seen on the lab cluster (run lab120b: 24 probes, exit 28 at 5.0 s; the node's probes still meet kube-proxy's REJECT); cilium PR 48426 names it, fixed upstream by PR 48578 (not in 1.20.2)";
+  "Cilium 1.20.2 backports PR 48020 (#48114, CHANGELOG: 'bpf: icmp*: fix up sample length'): generate_icmp4_reply() now cuts the rejected SYN to 42 bytes (bpf/lib/icmp.h:60-67), which the kernel refuses for a Pod's packet with a pending checksum (bpf_skb_change_tail -EINVAL below 52 bytes); the unchecked error leaves an ICMP reply whose IP length disagrees with the frame, and the Pod's kernel discards it (IpInDiscards), so the SYN is retried until curl's 5 s limit. Seen on the lab cluster (24 probes, exit 28 at 5.0 s, as in the shipped suites/bundles/1.20/kube-proxy; the node's probes still meet kube-proxy's REJECT); cilium PR 48426 names it, fixed upstream by PR 48578 (not in 1.20.2)";
 
 /**
  * compare's tolerance for a fast failure's seconds: every refusal here took under 10 ms (a run-to-run spread of

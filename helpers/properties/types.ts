@@ -6,14 +6,17 @@ import type { Mode, ModeExpectation } from "./expectation.ts";
 /** A topic's name: any string here; the union of the listed ones is suites/topics.ts Topic. */
 export type Topic = string;
 
-/** Where a claim comes from: a step of a field document, or a researched fact with its file and section. */
+/**
+ * Where a claim comes from, as a reader can open it: a step of a field document (docs/glossary.md), an upstream text
+ * (a URL, a file at a tag, a PR), or a file of this repository.
+ */
 export interface Source {
   /**
-   * The lab and the notebook (the two field documents), our knowledge files (../shared/knowledge), or an upstream
-   * text: Kubernetes docs or a KEP, Cilium's docs or code at a tag, a PR (the Service surface, issue 34).
+   * The lab and the notebook (the two field documents), an upstream text: Kubernetes docs or a KEP, Cilium's docs
+   * or code at a tag, a PR; or a file of this repository (a doc page, a shipped bundle).
    */
-  doc: "lab" | "notebook" | "knowledge" | "upstream";
-  /** e.g. "step 1", "§7", "clusters.md §4.3", "KEP-1860; cilium pkg/loadbalancer/reflectors/conversions.go". */
+  doc: "lab" | "notebook" | "upstream" | "repository";
+  /** e.g. "step 1", "§7", "https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L337-L343", "docs/running.md#faults". */
   where: string;
 }
 

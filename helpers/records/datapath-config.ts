@@ -6,8 +6,8 @@
  * back from some settings, e.g. BPF host routing without BPF masquerade), and for kube-proxy its `/proxyMode`
  * answer, then its ConfigMap's `config.conf`. A field no source tells is null with the reason (never a default
  * guessed); where the ConfigMap asks something else than the agent runs, the field says so (`disagrees`).
- * Where each setting prints and why: /work/notes/issue25-facts.md §1 (pkg/client/client.go, the chart's
- * cilium-configmap.yaml, kube-proxy's server_linux.go).
+ * Where each setting prints: cilium pkg/client/client.go (status), the chart's cilium-configmap.yaml, kube-proxy's
+ * server_linux.go.
  */
 import { ParseError } from "../errors.ts";
 import { type AgentConfig, parseConfig } from "../parse/config.ts";
@@ -335,7 +335,7 @@ export function buildDatapathConfig(src: DatapathConfigSources): DatapathConfig 
       { unknown: "config -a has no socket LB switch (removed with the KPR cell in 1.18)" },
     ],
     fromCm<SocketLB>(["kube-proxy-replacement", "bpf-lb-sock", "bpf-lb-sock-hostns-only"], (d) => {
-      // KPR=true turns socket LB on by itself (knowledge clusters.md §4.2)
+      // KPR=true turns socket LB on by itself (cilium pkg/kpr/kpr.go NewKPRConfig)
       const on = bool(d["kube-proxy-replacement"]) === true || bool(d["bpf-lb-sock"]) === true;
       if (!on) return "off";
       return bool(d["bpf-lb-sock-hostns-only"]) ? "hostns-only" : "on";

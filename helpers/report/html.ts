@@ -23,6 +23,7 @@ import type { TopicDeclaration } from "../topic.ts";
 import { CSS, MARK, SCRIPT } from "./assets.ts";
 import { groupedHead, groupStarts, leafLines } from "./column-head.ts";
 import { encodeData, reportData } from "./data.ts";
+import { glossarySection } from "./glossary.ts";
 import { HEADLINE, type HeadlineCell, headlineCell, modeWords } from "./headline.ts";
 import { columnNames, groupedOrder } from "./labels.ts";
 import { renderMatrix } from "./matrix.ts";
@@ -477,7 +478,7 @@ ${matrix.html}
 ${inlineStyle(css)}</head>
 <body><main>
 <header><h1>Where Service load balancing happens: ${title}</h1>
-<p class="muted">cilium-datapath-conformance report, generated ${input.generatedAt} by re-judging the bundles below (as <code>check</code> does).</p></header>
+<p class="muted">cilium-datapath-conformance report, generated ${input.generatedAt} by re-judging the bundles below (as <code>check</code> does). The words it uses: <a href="#glossary">glossary</a>.</p></header>
 ${banner}
 ${(input.nearest ?? []).map((n, i) => comparisonSection(n.comparison, n.why, `nearest-${i}`))}
 ${input.comparison ? comparisonSection(input.comparison) : ""}
@@ -499,6 +500,7 @@ ${kinds.map(
 )}`
       : html`<div class="charts">${charts.map((c) => html`<figure id="chart-${c.id}">${c.svg}</figure>\n`)}</div>`
 }
+${glossarySection()}
 <h2 id="raw">Raw outputs</h2>
 <p class="muted">Every output the evidence above points into, from the bundles' raw/ files and the calls' stderr, held once in this page and shown when opened: a link on an evidence line opens its output here, scrolled to the line and highlighted. Long outputs are shown around the cited lines.</p>
 ${cols.map((c, i) => rawSection(c, i))}

@@ -20,7 +20,7 @@ const ROOT = process.env.BUNDLE_OUT ?? join(import.meta.dirname, "..", "..", "re
 const CREATED_AT = "2026-12-02T09:00:00.000Z";
 
 export const HAND_MADE =
-  "hand-made: written by us with scripts/bundle-maker from the output formats documented in ../shared/knowledge/output-formats.md; addresses and names are illustrative, not captured from a cluster";
+  "hand-made: written by us with scripts/bundle-maker in the output formats of the printers in Cilium's source (cilium-dbg/cmd, pkg/client, pkg/maps/ctmap), bpftool, tc and iptables-save; addresses and names are illustrative, not captured from a cluster";
 
 export async function makeBundle(mode: Mode, dir: string): Promise<void> {
   rmSync(dir, { recursive: true, force: true });

@@ -14,7 +14,14 @@ import type { RunContext } from "../../helpers/observe/context.ts";
 import { iptablesSaveRaw, onNode } from "../../helpers/observe/node.ts";
 import { allRules, parseIptablesSave } from "../../helpers/parse/iptables-save.ts";
 import { kubeProxyNft, parseNftRuleset } from "../../helpers/parse/nft-ruleset.ts";
-import { KN } from "../../helpers/properties/sources.ts";
+import {
+  CILIUM_AT,
+  K8S_AT,
+  KPR_GUIDE,
+  KPR_SOCKET_LB,
+  KUBE_PROXY_PROXIER,
+  UP,
+} from "../../helpers/properties/sources.ts";
 import {
   buildDatapathConfig,
   configValues,
@@ -30,7 +37,9 @@ import { records } from "./config.records.ts";
 export const topic = defineTopic({
   name: "config",
   title: "The datapath configuration this cluster runs: what every later expectation is resolved for",
-  source: KN("status and config formats: output-formats.md §4, §5"),
+  source: UP(
+    `status and config formats: ${CILIUM_AT}/pkg/client/client.go (FormatStatusResponse), ${CILIUM_AT}/cilium-dbg/cmd/config.go`,
+  ),
   deploys: [],
   steps: [
     {
@@ -56,7 +65,9 @@ export const topic = defineTopic({
       id: "config.read",
       claim:
         "Every setting that decides the datapath is read from the cluster: routing, host routing, masquerading, socket LB, LB mode and algorithm, device mode, kube-proxy mode, IP families",
-      source: KN("status and config formats: output-formats.md §4, §5"),
+      source: UP(
+        `status and config formats: ${CILIUM_AT}/pkg/client/client.go (FormatStatusResponse), ${CILIUM_AT}/cilium-dbg/cmd/config.go`,
+      ),
       why: "each later property resolves its expectation for these settings; one that cannot be read leaves that property on its declared assumption, said in its verdict. LB mode and algorithm do not apply beside kube-proxy (no BPF NodePort: status prints no Mode line), so they read as n/a there, not unread",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
       config: "none",
@@ -73,7 +84,9 @@ export const topic = defineTopic({
       id: "config.mode-matches",
       claim:
         "The mode the run was asked for is the one the cluster runs: kpr has no kube-proxy and socket LB on; beside kube-proxy, kube-proxy runs",
-      source: KN("clusters.md §4"),
+      source: UP(
+        `Cilium docs ${KPR_GUIDE} (kubeProxyReplacement=true replaces kube-proxy); ${KPR_SOCKET_LB} (kube-proxy replacement turns socket LB on)`,
+      ),
       why: "a kube-proxy left running beside kpr, or a kpr cluster judged as the kube-proxy mode, would make every mode-keyed property a false verdict",
       expect: {
         kpr: { eq: "kube-proxy none" },
@@ -90,7 +103,7 @@ export const topic = defineTopic({
       id: "config.kube-proxy-rules",
       claim:
         "Where kube-proxy runs, its Service rules are where its mode puts them (iptables chains, or the nftables table kube-proxy), and translate Services; without kube-proxy there are none in either place",
-      source: KN("clusters.md §4.3; kube-proxy pkg/proxy/nftables/proxier.go (v1.35.5)"),
+      source: UP(`${KUBE_PROXY_PROXIER}; ${K8S_AT}/pkg/proxy/nftables/proxier.go`),
       why: "kube-proxy's nftables mode (GA in Kubernetes 1.33) writes nothing to iptables: `iptables-save` is empty of KUBE-SVC rules while kube-proxy still translates every Service, from `table ip kube-proxy` (its service-ips map sends each ClusterIP to a service chain that DNATs to the endpoints). So the suite looks in both places and names the one it found: never 'no kube-proxy' because iptables is empty. kube-dns is the Service every cluster has",
       expect: {
         kpr: { eq: "no kube-proxy rules" },

@@ -20,7 +20,7 @@ import {
 } from "../../helpers/parse/iptables-save.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import type { ConfigDependence } from "../../helpers/properties/config.ts";
-import { KN, LAB } from "../../helpers/properties/sources.ts";
+import { K8S_AT, KUBE_PROXY_PROXIER, LAB, UP } from "../../helpers/properties/sources.ts";
 import { linesWithAddress, RecordError, statusQuote } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
@@ -33,7 +33,7 @@ import { records } from "./iptables.records.ts";
 /**
  * Where kube-proxy's rules are read from iptables-save (issue 25): kpr runs without kube-proxy, and beside it
  * kube-proxy runs in iptables mode. Its nftables mode (`table ip kube-proxy`) and ipvs mode write no KUBE-SVC /
- * KUBE-SEP rules: not modelled by these properties, so not applicable there (issue25-facts.md §2, §4).
+ * KUBE-SEP rules: not modelled by these properties, so not applicable there (helpers/properties/config.ts).
  */
 const KUBE_PROXY_IPTABLES = {
   kpr: { kubeProxy: ["none"] },
@@ -98,7 +98,7 @@ export const topic = defineTopic({
           "kube-proxy": { ...KUBE_PROXY_IPTABLES["kube-proxy"], ipFamilies: ["ipv4", "ipv4+ipv6"] },
         },
       },
-      why: "kube-proxy writes a KUBE-SERVICES match and a KUBE-MARK-MASQ rule per ClusterIP port (knowledge output-formats.md §8)",
+      why: "kube-proxy writes a KUBE-SERVICES match and a KUBE-MARK-MASQ rule per ClusterIP port (kube-proxy's iptables proxier: https://github.com/kubernetes/kubernetes/blob/v1.35.5/pkg/proxy/iptables/proxier.go)",
       needs: ["iptables"],
       observe: (r) => ({
         value: r.get("iptables").cluster_ip_lines,
@@ -111,7 +111,7 @@ export const topic = defineTopic({
       claim:
         "Lines containing CILIUM in iptables-save (the lab's cilium_lines): Cilium's own rules stay in both modes, so iptables is never literally empty",
       source: LAB(1),
-      why: "the lab counts lines ('the number of lines containing CILIUM'), not chains: they are the rules and declarations of Cilium's CILIUM_* chains, which Cilium installs in both modes (knowledge clusters.md §4.3); 40 lines in 10 chains recorded on the lab cluster (Cilium 1.19.7, kpr). No modelled setting changes it: BPF masquerading removes only CILIUM_POST_nat's masquerade rule, the CILIUM_* chains stay (installIptablesRules=false would remove them; the suite does not read that setting)",
+      why: "the lab counts lines ('the number of lines containing CILIUM'), not chains: they are the rules and declarations of Cilium's CILIUM_* chains, which Cilium installs in both modes (cilium pkg/datapath/iptables/custom_chain.go: https://github.com/cilium/cilium/blob/v1.20.2/pkg/datapath/iptables/custom_chain.go); 40 lines in 10 chains recorded on the lab cluster (Cilium 1.19.7, kpr). No modelled setting changes it: BPF masquerading removes only CILIUM_POST_nat's masquerade rule, the CILIUM_* chains stay (installIptablesRules=false would remove them; the suite does not read that setting)",
       expect: { kpr: { gte: 1 }, "kube-proxy": { gte: 1 } },
       config: "none",
       needs: ["iptables"],
@@ -124,7 +124,7 @@ export const topic = defineTopic({
       id: "iptables.kube-proxy-chains",
       tolerance: { factor: 1.5, floor: 0, unit: "chains" },
       claim: "kube-proxy chains (KUBE-SERVICES/SVC/SEP/NODEPORTS/…) exist only where kube-proxy runs",
-      source: KN("clusters.md §4.3"),
+      source: UP(KUBE_PROXY_PROXIER),
       expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 3 } },
       config: { assumes: KUBE_PROXY_IPTABLES },
       needs: ["datapath"],
@@ -137,7 +137,9 @@ export const topic = defineTopic({
       id: "iptables.kubelet-chains",
       claim:
         "kubelet's chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY) remain in both modes: 'empty iptables' means no kube-proxy chains",
-      source: KN("clusters.md §4.3 (KEP-3178)"),
+      source: UP(
+        `KEP-3178, https://github.com/kubernetes/enhancements/tree/master/keps/sig-network/3178-iptables-cleanup; kubelet ${K8S_AT}/pkg/kubelet/kubelet_network_linux.go`,
+      ),
       why: "kubelet writes them whatever handles Services, so no datapath setting changes it",
       expect: { kpr: { gte: 1 }, "kube-proxy": { gte: 1 } },
       config: "none",

@@ -36,7 +36,7 @@ import { records } from "./service-map.records.ts";
 
 /**
  * web is a single-stack IPv4 Service (its manifest asks no ipFamilyPolicy), so a dual-stack cluster leaves its
- * IPv4 frontend and backends as they are; an IPv6-only cluster is not modelled (issue25-facts.md §3.6).
+ * IPv4 frontend and backends as they are; an IPv6-only cluster is not modelled (clusters/datapath-profiles.ts: dual-stack).
  */
 const IPV4_ONLY = requires(IPV4_SERVICE);
 
@@ -62,7 +62,7 @@ export const topic = defineTopic({
       claim:
         "The agent has a ClusterIP entry for cca-dp/web at ClusterIP:80 in both modes (Pod ClusterIP traffic stays in eBPF)",
       source: LAB(2),
-      why: "KPR=false keeps ClusterIP handling for Pod traffic in eBPF (knowledge clusters.md §4.2)",
+      why: "KPR=false keeps ClusterIP handling for Pod traffic in eBPF (Cilium docs, https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#quick-start: kubeProxyReplacement=false 'only enables per-packet in-cluster load-balancing of ClusterIP services')",
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
       config: { assumes: IPV4_ONLY },
       needs: ["svc"],

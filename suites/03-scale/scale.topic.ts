@@ -42,14 +42,14 @@ import type { ScaleRecord } from "./scale.records.ts";
 
 /**
  * web is a single-stack IPv4 Service (its manifest asks no ipFamilyPolicy): on a dual-stack cluster its
- * frontend, slots and EndpointSlice stay IPv4 only; an IPv6-only cluster is not modelled (issue25-facts.md §3.6).
+ * frontend, slots and EndpointSlice stay IPv4 only; an IPv6-only cluster is not modelled (clusters/datapath-profiles.ts: dual-stack).
  */
 const IPV4_ONLY = requires(IPV4_SERVICE);
 
 /**
  * kube-proxy's KUBE-SEP chains are read from iptables-save: kpr runs without kube-proxy, beside it kube-proxy
  * runs in iptables mode. Its nftables mode (endpoint-… chains) and ipvs mode (real servers) are not modelled
- * here: not applicable (issue25-facts.md §4).
+ * here: not applicable (helpers/properties/config.ts).
  */
 const KUBE_PROXY_IPTABLES = {
   kpr: { kubeProxy: ["none"] },

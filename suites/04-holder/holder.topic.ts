@@ -20,7 +20,7 @@ import { type NetstatOutput, parseNetstat } from "../../helpers/parse/netstat.ts
 import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
-import { ipOf, KN, LAB } from "../../helpers/properties/sources.ts";
+import { CILIUM_AT, ipOf, LAB, UP } from "../../helpers/properties/sources.ts";
 import { mergeParts } from "../../helpers/records/catalogue.ts";
 import {
   backendPods,
@@ -41,7 +41,7 @@ import { records } from "./holder.records.ts";
  * Who translates the holder's connect() (issue 25): the kpr expectations assume socket LB translates a Pod's
  * sockets (on, full coverage), the kube-proxy ones that nothing does (off). With host-namespace-only coverage a
  * Pod's connect() is left alone and its packets are translated, so those runs get the kube-proxy mode's
- * expectation (issue25-facts.md §3.4, §4).
+ * expectation (bpf_sock.c, bpf_lxc.c: ENABLE_SOCKET_LB_HOST_ONLY).
  */
 const POD_SOCKET_LB = {
   kpr: { socketLB: ["on"] },
@@ -49,7 +49,7 @@ const POD_SOCKET_LB = {
 } as const satisfies ConfigDependence["assumes"];
 const HOSTNS_ONLY = { socketLB: ["hostns-only"] } as const satisfies ConfigMatch;
 const HOSTNS_ONLY_WHY =
-  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd: `if (is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns) return -ENXIO`, in_hostns from ctx_in_hostns), so the holder Pod's packets are translated by bpf_lxc (bpf_lxc.c defines ENABLE_PER_PACKET_LB when ENABLE_SOCKET_LB_HOST_ONLY is set), as beside kube-proxy (issue25-facts.md §3.4)";
+  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd: `if (is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns) return -ENXIO`, in_hostns from ctx_in_hostns), so the holder Pod's packets are translated by bpf_lxc (bpf_lxc.c defines ENABLE_PER_PACKET_LB when ENABLE_SOCKET_LB_HOST_ONLY is set), as beside kube-proxy (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_lxc.c#L91)";
 
 export const topic = defineTopic({
   name: "holder",
@@ -95,7 +95,7 @@ export const topic = defineTopic({
       claim:
         "The kernel socket table (netstat in the holder) shows the backend Pod with socket LB, the ClusterIP without it",
       source: LAB(4),
-      why: "with kube-proxy, KPR=false has no socket LB (socketLB.enabled defaults to false): bpf_lxc translates per packet (knowledge clusters.md §4.2)",
+      why: "with kube-proxy, KPR=false has no socket LB (socketLB.enabled defaults to false): bpf_lxc translates per packet (Cilium docs, https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#quick-start; the chart's socketLB.enabled: false, https://github.com/cilium/cilium/blob/v1.20.2/install/kubernetes/cilium/values.yaml#L1382-L1384)",
       expect: { kpr: { eq: "backend" }, "kube-proxy": { eq: "cluster-ip" } },
       config: {
         assumes: POD_SOCKET_LB,
@@ -150,7 +150,7 @@ export const topic = defineTopic({
       claim:
         "TCP SVC conntrack entries for :40404: none with socket LB (the packet never carries the VIP), one with per-packet LB",
       source: LAB(4),
-      why: "SVC entries are written by the per-packet service lookup (knowledge output-formats.md §3); socket LB bypasses it",
+      why: "SVC entries are written by the per-packet service lookup (lb4_local's CT_SERVICE entry, https://github.com/cilium/cilium/blob/v1.20.2/bpf/lib/lb.h#L2266-L2304); socket LB bypasses it",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
       config: {
         assumes: POD_SOCKET_LB,
@@ -171,7 +171,7 @@ export const topic = defineTopic({
       id: "holder.socket-lb",
       claim: "Socket LB is enabled with full coverage without kube-proxy, disabled beside kube-proxy",
       source: LAB(4),
-      why: "KPR=true auto-enables socket LB; KPR=false leaves socketLB.enabled=false (knowledge clusters.md §4.2). The `Socket LB:` line decides: `Socket LB Coverage: Full` is printed even when socket LB is disabled (pkg/client/client.go, v1.19.7), so the kube-proxy expectation matches on the first part only",
+      why: "KPR=true auto-enables socket LB; KPR=false leaves socketLB.enabled=false (https://github.com/cilium/cilium/blob/v1.20.2/pkg/kpr/kpr.go#L47-L49, https://github.com/cilium/cilium/blob/v1.20.2/install/kubernetes/cilium/values.yaml#L1382-L1384). The `Socket LB:` line decides: `Socket LB Coverage: Full` is printed even when socket LB is disabled (pkg/client/client.go, v1.19.7), so the kube-proxy expectation matches on the first part only",
       expect: { kpr: { eq: "Enabled/Full" }, "kube-proxy": { match: "^Disabled(/|$)" } },
       config: {
         // the observed value is the setting itself: a run's own socket LB is what this property reports
@@ -181,7 +181,7 @@ export const topic = defineTopic({
             when: HOSTNS_ONLY,
             expect: { kpr: { eq: "Enabled/Hostns-only" } },
             claim: "Socket LB is enabled, its coverage the host network namespace only",
-            why: "socketLB.hostNamespaceOnly=true (bpf-lb-sock-hostns-only): status prints `Socket LB Coverage: Hostns-only` (pkg/client/client.go, coverage Full unless BpfSocketLBHostnsOnly; seen on the lab cluster, issue25-facts.md §1.1)",
+            why: "socketLB.hostNamespaceOnly=true (bpf-lb-sock-hostns-only): status prints `Socket LB Coverage: Hostns-only` (pkg/client/client.go, coverage Full unless BpfSocketLBHostnsOnly; https://github.com/cilium/cilium/blob/v1.20.2/pkg/client/client.go#L740; seen on the lab cluster, suites/bundles/profiles/socketlb-hostns/kpr)",
           },
         ],
       },
@@ -211,7 +211,9 @@ export const topic = defineTopic({
       id: "holder.ct-rev-nat",
       claim:
         "The holder's OUT conntrack entry has RevNAT 0 with socket LB (nothing to reverse: the socket already points at the backend) and the Service's id with per-packet LB",
-      source: KN("clusters.md §4.3"),
+      source: UP(
+        `${CILIUM_AT}/bpf/lib/lb.h#L2266-L2304 (lb4_local: the connection's rev_nat_index is the Service's); ${CILIUM_AT}/bpf/bpf_sock.c#L145-L195 (sock4_update_revnat: socket LB's reverse mapping per socket)`,
+      ),
       expect: { kpr: { eq: "0" }, "kube-proxy": { eq: "the Service's id" } },
       config: {
         assumes: POD_SOCKET_LB,
@@ -251,7 +253,9 @@ export const topic = defineTopic({
       id: "holder.svc-backend-id",
       claim:
         "With per-packet LB an SVC conntrack entry names the holder's backend by its id in the backend map; socket LB leaves no SVC entry",
-      source: KN("clusters.md §4.3"),
+      source: UP(
+        `${CILIUM_AT}/bpf/lib/lb.h#L2266-L2304 (lb4_local: the CT_SERVICE entry keeps the backend_id it chose); ${CILIUM_AT}/pkg/maps/ctmap/types.go (SVC entries print BackendID=)`,
+      ),
       expect: { kpr: { eq: "no SVC entry" }, "kube-proxy": { eq: "the holder's backend" } },
       config: {
         assumes: POD_SOCKET_LB,

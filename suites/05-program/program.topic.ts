@@ -21,7 +21,7 @@ import { parseReverseSkDump, type ReverseSkEntry } from "../../helpers/parse/rev
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import { parseTcFilter, type TcFilterShow } from "../../helpers/parse/tc-filter.ts";
 import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
-import { KN, LAB } from "../../helpers/properties/sources.ts";
+import { CILIUM_AT, KPR_GUIDE, LAB, UP } from "../../helpers/properties/sources.ts";
 import { mergeParts } from "../../helpers/records/catalogue.ts";
 import { RecordError, statusQuote } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, RawText, type Read, read } from "../../helpers/records/evidence.ts";
@@ -48,7 +48,7 @@ const POLICY_V3 = {
 
 /**
  * The Pod's device is a veth pair whose host side carries the programs (tcx or clsact): netkit devices attach
- * theirs as netkit links, not modelled here (issue25-facts.md §3.7).
+ * theirs as netkit links, not modelled here (clusters/datapath-profiles.ts: netkit).
  */
 const VETH = {
   kpr: { deviceMode: ["veth"] },
@@ -101,7 +101,7 @@ export const topic = defineTopic({
       claim:
         "The attach point follows the agent's Attach Mode: tcx/ingress (kernel ≥ 6.6, bpf.enableTCX default) or clsact/ingress (legacy tc)",
       source: LAB(5),
-      why: "bpf.enableTCX defaults to true since 1.16; tcx needs kernel ≥ 6.6 (knowledge output-formats.md §7)",
+      why: "bpf.enableTCX defaults to true since 1.16; tcx needs kernel ≥ 6.6 (the chart's bpf.enableTCX: true, https://github.com/cilium/cilium/blob/v1.20.2/install/kubernetes/cilium/values.yaml#L747; the legacy tc fallback, https://github.com/cilium/cilium/blob/v1.20.2/pkg/datapath/loader/tc.go)",
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
       config: { assumes: VETH },
       needs: ["prog", "datapath"],
@@ -167,7 +167,9 @@ export const topic = defineTopic({
       id: "program.socket-lb-hooks",
       claim:
         "Socket LB's programs (cil_sock4_connect, sendmsg, recvmsg, getpeername) are attached at Cilium's cgroup2 root with KPR, none with kube-proxy",
-      source: KN("clusters.md §4.3"),
+      source: UP(
+        `Cilium docs ${KPR_GUIDE}#validate-bpf-cgroup-programs-attachment; ${CILIUM_AT}/pkg/socketlb/socketlb.go`,
+      ),
       why: "socketLB.enabled follows kubeProxyReplacement (chart default); the connect4 hook translates the ClusterIP before a packet exists, getpeername4/recvmsg4 translate back",
       expect: { kpr: { eq: 4 }, "kube-proxy": { eq: 0 } },
       config: {
@@ -182,7 +184,7 @@ export const topic = defineTopic({
             expect: { kpr: { eq: 4 } },
             claim:
               "Socket LB's four programs stay attached at Cilium's cgroup2 root with host-namespace-only coverage: the host-only check is inside them",
-            why: "pkg/socketlb/socketlb.go Enable attaches connect4, sendmsg4, recvmsg4 (and getpeername4 with EnableSocketLBPeer) with no regard to hostns-only; hostns-only turns off only socket-LB tracing (pkg/kpr/initializer, `if BPFSocketLBHostnsOnly { EnableSocketLBTracing = false }`); the check is in bpf_sock.c (ENABLE_SOCKET_LB_HOST_ONLY, issue25-facts.md §3.4)",
+            why: "pkg/socketlb/socketlb.go Enable attaches connect4, sendmsg4, recvmsg4 (and getpeername4 with EnableSocketLBPeer) with no regard to hostns-only; hostns-only turns off only socket-LB tracing (pkg/kpr/initializer, `if BPFSocketLBHostnsOnly { EnableSocketLBTracing = false }`); the check is in bpf_sock.c (ENABLE_SOCKET_LB_HOST_ONLY, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322)",
           },
         ],
       },
@@ -198,7 +200,7 @@ export const topic = defineTopic({
       id: "program.reverse-sk-entry",
       claim:
         "Socket LB keeps a reverse-translation entry per translated socket (cilium_lb4_reverse_sk holds the holder's); empty with kube-proxy",
-      source: KN("clusters.md §4.3"),
+      source: UP(`${CILIUM_AT}/bpf/bpf_sock.c#L145-L195 (sock4_update_revnat, cilium_lb4_reverse_sk)`),
       why: "sock4_update_revnat stores backend → ClusterIP per socket cookie so getpeername() can answer the VIP (bpf_sock.c); per-packet LB reverses through conntrack instead. Only the holder's own entries are counted (those reversing web's ClusterIP:80 for the holder's backend, read from the map with bpftool): the map is the node's, and any Pod there with a translated socket open (CoreDNS's to the API server, another topic's query) adds to it, so its whole count differed between identical runs (1 and 3). A bundle recorded before the map was read counts it whole",
       expect: { kpr: { eq: 1 }, "kube-proxy": { eq: 0 } },
       config: {
@@ -209,7 +211,7 @@ export const topic = defineTopic({
             expect: { kpr: { eq: 0 } },
             claim:
               "cilium_lb4_reverse_sk holds no entry for the holder: socket LB covers only the host namespace, so the Pod's connect() is not translated and per-packet LB reverses through conntrack, as beside kube-proxy",
-            why: "socketLB.hostNamespaceOnly=true: bpf_sock.c __sock4_xlate_fwd returns -ENXIO before sock4_update_revnat for a socket outside the host network namespace (`is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`), and bpf_lxc.c translates the Pod's packets (ENABLE_PER_PACKET_LB); the map is counted whole, so this holds while no host process keeps a connection to a Service open (issue25-facts.md §3.4)",
+            why: "socketLB.hostNamespaceOnly=true: bpf_sock.c __sock4_xlate_fwd returns -ENXIO before sock4_update_revnat for a socket outside the host network namespace (`is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`), and bpf_lxc.c translates the Pod's packets (ENABLE_PER_PACKET_LB); the map is counted whole, so this holds while no host process keeps a connection to a Service open (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_lxc.c#L91)",
           },
         ],
       },

@@ -24,7 +24,14 @@ import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts"
 import type { ServiceList } from "../../helpers/parse/service-list.ts";
 import { parseServiceListJson } from "../../helpers/parse/service-list-json.ts";
 import { parseSs, type SsOutput } from "../../helpers/parse/ss.ts";
-import { KN, LAB, SETRETVAL_ISSUE, SETRETVAL_WHY } from "../../helpers/properties/sources.ts";
+import {
+  CILIUM_AT,
+  KPR_GUIDE,
+  LAB,
+  SETRETVAL_ISSUE,
+  SETRETVAL_WHY,
+  UP,
+} from "../../helpers/properties/sources.ts";
 import { mergeParts } from "../../helpers/records/catalogue.ts";
 import {
   findAgentService,
@@ -41,7 +48,7 @@ import { datapathRecords, dp } from "../datapath.records.ts";
 import type { NodePortRecord } from "./nodeport.records.ts";
 import { records } from "./nodeport.records.ts";
 
-/** web-np is a single-stack IPv4 Service: a dual-stack cluster leaves its IPv4 NodePort as it is (issue25-facts.md §3.6). */
+/** web-np is a single-stack IPv4 Service: a dual-stack cluster leaves its IPv4 NodePort as it is (clusters/datapath-profiles.ts: dual-stack). */
 const IPV4 = ["ipv4", "ipv4+ipv6"] as const;
 
 export const topic = defineTopic({
@@ -112,7 +119,7 @@ export const topic = defineTopic({
             expect: { kpr: { eq: 200 } },
             claim:
               "NodePort 30780 answers HTTP 200 to a client outside the nodes: a request forwarded to another node's backend is answered by that node directly (DSR), with the NodePort's address as its source",
-            why: "loadBalancer.mode=dsr (hybrid: DSR for TCP): the frontend node forwards the request with the service address in an IP option and does not SNAT it; the backend's node replies to the client itself with <frontend node IP>:30780 as the source, so the client still gets its answer (issue25-facts.md §3.5)",
+            why: "loadBalancer.mode=dsr (hybrid: DSR for TCP): the frontend node forwards the request with the service address in an IP option and does not SNAT it; the backend's node replies to the client itself with <frontend node IP>:30780 as the source, so the client still gets its answer (Cilium docs, https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#hybrid-dsr-and-snat-mode)",
           },
         ],
       },
@@ -133,7 +140,7 @@ export const topic = defineTopic({
       claim:
         "No process listens on 30780 in either mode (kube-proxy's port opener was removed in Kubernetes 1.24)",
       source: LAB(6),
-      why: "kubernetes PR #108496 (knowledge clusters.md P11): this does not tell the modes apart",
+      why: "kubernetes PR #108496 (kube-proxy: remove port opener, https://github.com/kubernetes/kubernetes/pull/108496): this does not tell the modes apart",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 0 } },
       config: "none",
       needs: ["nodeport"],
@@ -175,7 +182,9 @@ export const topic = defineTopic({
       id: "nodeport.bind-protection",
       claim:
         "bind() to NodePort 30780 in a node's host network namespace fails with EADDRINUSE where Cilium serves NodePorts (it reserves the port) and succeeds beside kube-proxy",
-      source: KN("clusters.md §4.3"),
+      source: UP(
+        `Cilium docs ${KPR_GUIDE}#nodeport-devices-port-and-bind-settings (nodePort.bindProtection); ${CILIUM_AT}/bpf/bpf_sock.c#L486-L528 (cil_sock4_post_bind: -EADDRINUSE)`,
+      ),
       why: `Cilium's post_bind4 socket hook returns -EADDRINUSE for a NodePort, LoadBalancer or ExternalIP frontend (bpf_sock.c; nodePort.bindProtection, default true); with KPR=false there is no such hook. 'No listener' (nodeport.no-listener) is true in both modes and tells them apart less. On 1.18 and 1.19.0-1.19.3 bind() still fails, with EPERM: ${SETRETVAL_WHY}`,
       expect: {
         kpr: {
@@ -204,7 +213,9 @@ export const topic = defineTopic({
       id: "nodeport.bpf-frontends",
       claim:
         "NodePort 30780 is in the datapath's LB map (bpf lb list) with KPR — one frontend per node address plus 0.0.0.0:30780 — and absent with KPR=false",
-      source: KN("clusters.md §4.3"),
+      source: UP(
+        `Cilium docs ${KPR_GUIDE}#nodeport-devices-port-and-bind-settings; cilium PRs 41380, 41277 (1.19: NodePort only with kube-proxy replacement), https://github.com/cilium/cilium/pull/41380, https://github.com/cilium/cilium/pull/41277`,
+      ),
       why: "NodePort handling left the KPR=false path in 1.19 (cilium PRs 41380, 41277). A kind node has one address: 2 frontends, recorded on the lab cluster (Cilium 1.19.7)",
       expect: { kpr: { eq: 2 }, "kube-proxy": { eq: 0 } },
       config: {
@@ -228,7 +239,9 @@ export const topic = defineTopic({
     {
       id: "nodeport.bpf-slots",
       claim: "Each NodePort frontend in the LB map holds every web backend (N slots after its slot 0)",
-      source: KN("clusters.md §4.3"),
+      source: UP(
+        `${CILIUM_AT}/bpf/lib/lb.h#L68-L101 (lb4_key: backend_slot 0 is the frontend, each slot ≥ 1 a backend; lb4_service count)`,
+      ),
       why: "the slots are the Service's backends whatever the LB mode or algorithm: Maglev keeps its lookup table in a map of its own (cilium_lb4_maglev), not in bpf lb list's slots",
       expect: {
         kpr: { eq: true },

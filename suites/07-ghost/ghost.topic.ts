@@ -36,10 +36,14 @@ import {
   FAST_FAIL_TOLERANCE,
   ICMP_TAIL_UPSTREAM,
   ICMP_TAIL_WHY,
-  KN,
+  KUBE_PROXY_PROXIER,
   LAB,
+  LB_NO_SERVICE,
   SETRETVAL_ISSUE,
   SETRETVAL_WHY,
+  SOCK4_NO_BACKEND,
+  UP,
+  WILDCARD_PR,
 } from "../../helpers/properties/sources.ts";
 import type { RecordView } from "../../helpers/properties/types.ts";
 import { mergeParts } from "../../helpers/records/catalogue.ts";
@@ -64,7 +68,7 @@ const NO_WILDCARD = {
   kind: "behaviour",
   expect: { eq: false },
   claim: "no `<vip>:0/ANY` wildcard entry: a ClusterIP has only its ports' entries before 1.19",
-  why: "the wildcard entry came with cilium commit b3b0fc849f in 1.19 (output-formats.md §2)",
+  why: "the wildcard entry came with 1.19 (cilium PR 40684, https://github.com/cilium/cilium/pull/40684)",
 } as const;
 
 /**
@@ -119,12 +123,12 @@ const SECONDS_PER_PACKET: ByVersion = {
 /**
  * Who refuses the probe Pod's connect() (issue 25): the kpr expectations assume socket LB translates a Pod's
  * sockets (on, full coverage), the kube-proxy ones that nothing does (off). Host-namespace-only coverage leaves
- * the Pod's connect() to per-packet LB: those runs get the kube-proxy mode's expectation (issue25-facts.md §3.4).
+ * the Pod's connect() to per-packet LB: those runs get the kube-proxy mode's expectation (bpf_sock.c, bpf_lxc.c: ENABLE_SOCKET_LB_HOST_ONLY).
  */
 const POD_LB = requires(POD_SOCKET_LB);
 const HOSTNS_ONLY = HOSTNS_ONLY_SOCKET_LB;
 const HOSTNS_ONLY_WHY =
-  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy, 1.20.2's lost ICMP reject included (issue25-facts.md §3.4)";
+  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy, 1.20.2's lost ICMP reject included (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_lxc.c#L91)";
 
 /** ghost is a single-stack IPv4 Service (its manifest asks no ipFamilyPolicy): a dual-stack cluster leaves its entries as they are. */
 const IPV4_ONLY = requires(IPV4_SERVICE);
@@ -180,7 +184,7 @@ export const topic = defineTopic({
       claim:
         "curl to the ghost ClusterIP fails with exit 7 (refused/unreachable), not 28 (timeout): an answer, not a wait (how soon: ghost.seconds)",
       source: LAB(7),
-      why: "socket LB answers EHOSTUNREACH at connect(); per-packet LB answers an ICMP reject (knowledge clusters.md §4.2, P12). Under the opt-in drop profile kpr still fails fast (the socket hook refuses whatever serviceNoBackendResponse says: bpf_sock.c, 1.19.7); only kube-proxy mode waits",
+      why: "socket LB answers EHOSTUNREACH at connect(); per-packet LB answers an ICMP reject (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L337-L343; https://github.com/cilium/cilium/blob/v1.20.2/bpf/lib/lb.h#L2455-L2477). Under the opt-in drop profile kpr still fails fast (the socket hook refuses whatever serviceNoBackendResponse says: bpf_sock.c, 1.19.7); only kube-proxy mode waits",
       expect: {
         kpr: { eq: 7 },
         "kube-proxy": EXIT_PER_PACKET,
@@ -207,7 +211,9 @@ export const topic = defineTopic({
       id: "ghost.errno",
       claim:
         "The fast failure differs by path: socket LB refuses connect() with EHOSTUNREACH, per-packet LB answers an ICMP reject (ECONNREFUSED)",
-      source: KN("clusters.md §4.2, P12 (bpf_sock.c returns -EHOSTUNREACH when a service has no backends)"),
+      source: UP(
+        `${SOCK4_NO_BACKEND} (bpf_sock.c returns -EHOSTUNREACH when a service has no backends); ${LB_NO_SERVICE}`,
+      ),
       why: `Cilium 1.18 and 1.19.0-1.19.3 return EPERM instead: ${SETRETVAL_WHY}. With KPR=false on 1.20.2 the reject never arrives and the probe times out (no errno: curl's 5 s limit, exit 28): ${ICMP_TAIL_WHY}`,
       expect: {
         kpr: {
@@ -287,8 +293,10 @@ export const topic = defineTopic({
       tolerance: FAST_FAIL_TOLERANCE,
       claim:
         "Every probe of the ghost Service from a node's host network namespace fails in under 0.1 s: the socket hook (kpr) or kube-proxy's REJECT (kube-proxy mode) refuses it",
-      source: KN("clusters.md §4.2, P12"),
-      why: "a host process is served by Cilium's socket LB with KPR (connect() refused on the node) and by kube-proxy's filter REJECT beside it (an ICMP reply from the node's own stack): neither needs a round trip off the node, and neither depends on the ICMP reply Cilium builds for a Pod (1.20.2 kept refusing host probes at once on the lab cluster, run lab120b); 0.1 s as for ghost.seconds",
+      source: UP(
+        `${SOCK4_NO_BACKEND} (socket LB); ${KUBE_PROXY_PROXIER} (kube-proxy's REJECT for a Service without endpoints)`,
+      ),
+      why: "a host process is served by Cilium's socket LB with KPR (connect() refused on the node) and by kube-proxy's filter REJECT beside it (an ICMP reply from the node's own stack): neither needs a round trip off the node, and neither depends on the ICMP reply Cilium builds for a Pod (1.20.2 kept refusing host probes at once on the lab cluster: suites/bundles/1.20/kube-proxy, under 2 ms); 0.1 s as for ghost.seconds",
       expect: { kpr: { each: { lte: 0.1 } }, "kube-proxy": { each: { lte: 0.1 } } },
       config: {
         // the host's connect() is refused by the socket hook in kpr, host-namespace-only coverage included;
@@ -303,7 +311,7 @@ export const topic = defineTopic({
             expect: { "kube-proxy": { each: { lte: 0.1 } } },
             claim:
               "Every probe of the ghost Service from a node's host network namespace fails in under 0.1 s: kube-proxy's nftables reject-chain refuses it",
-            why: "kube-proxy in nftables mode puts a Service without endpoints in its no-endpoint-services map (`<ip> . tcp . 80 : goto reject-chain`), checked by service-endpoints-check from the filter-output-pre-dnat chain for the host's own packets; reject-chain's `reject` answers from the node's own stack (pkg/proxy/nftables/proxier.go, v1.35.5; issue25-facts.md §2)",
+            why: "kube-proxy in nftables mode puts a Service without endpoints in its no-endpoint-services map (`<ip> . tcp . 80 : goto reject-chain`), checked by service-endpoints-check from the filter-output-pre-dnat chain for the host's own packets; reject-chain's `reject` answers from the node's own stack (https://github.com/kubernetes/kubernetes/blob/v1.35.5/pkg/proxy/nftables/proxier.go)",
           },
         ],
       },
@@ -341,7 +349,7 @@ export const topic = defineTopic({
       id: "ghost.kube-proxy-reject-rule",
       claim:
         "kube-proxy adds a filter REJECT 'has no endpoints' rule for ghost; without kube-proxy there is none",
-      source: KN("output-formats.md §8"),
+      source: UP(`${KUBE_PROXY_PROXIER} (a filter-table REJECT 'has no endpoints' per Service port)`),
       why: "one `has no endpoints` REJECT per Service port without endpoints (kube-proxy's proxier); recorded on the lab cluster",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
       config: {
@@ -358,7 +366,7 @@ export const topic = defineTopic({
       id: "ghost.wildcard-entry",
       claim:
         "Since 1.19 each ClusterIP also gets a `<vip>:0/ANY` wildcard entry in bpf lb list that rejects unknown ports",
-      source: KN("output-formats.md §2 (commit b3b0fc849f; from source, not yet seen on a release)"),
+      source: UP(`${WILDCARD_PR} (1.19.0 CHANGELOG: 'Introduce wildcard service entries')`),
       expect: {
         kpr: {
           default: { eq: true },
@@ -380,7 +388,7 @@ export const topic = defineTopic({
       id: "ghost.reject-counter",
       claim:
         "kube-proxy's REJECT rule answers probes from a node's host namespace but not from a Pod (Cilium answers the Pod's packet first); without kube-proxy there is no such rule",
-      source: KN("clusters.md §4.3"),
+      source: UP(`${KUBE_PROXY_PROXIER} (the filter REJECT); ${LB_NO_SERVICE}`),
       why: "a Pod's packet meets bpf_lxc's per-packet LB, which replies for a Service without backends before netfilter sees it; the host's packet has no Cilium hook in front (KPR=false: no socket LB) and reaches kube-proxy's filter rule",
       expect: { kpr: { eq: "no REJECT rule" }, "kube-proxy": { eq: "host moves, Pod does not" } },
       config: {

@@ -24,7 +24,7 @@ import { records } from "./host-routing.records.ts";
 /**
  * kube-proxy in ipvs mode puts every ClusterIP on its kube-ipvs0 dummy device (with a local route to it): not
  * modelled here. iptables and nftables modes, and kpr, leave the ClusterIP on no interface and in no route
- * (issue25-facts.md §2, §4).
+ * (helpers/properties/config.ts).
  */
 const NO_IPVS = {
   kpr: { kubeProxy: ["none"] },
@@ -33,7 +33,7 @@ const NO_IPVS = {
 
 /**
  * The remote Pod's route goes through cilium_host in tunnel routing (the tunnel protocol does not change it);
- * native routing routes it over the underlay instead, not modelled here (issue25-facts.md §3.1).
+ * native routing routes it over the underlay instead, not modelled here (clusters/datapath-profiles.ts: native-bpf).
  */
 const TUNNEL = {
   kpr: { routing: ["tunnel"] },

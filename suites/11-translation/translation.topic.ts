@@ -101,7 +101,7 @@ export const topic = defineTopic({
       claim:
         "A Pod's ClusterIP queries are answered without moving kube-proxy's counter: Cilium translated them in eBPF first",
       source: NB("§7"),
-      why: "KPR=false still handles ClusterIP for Pod traffic in bpf_lxc (knowledge clusters.md §4.2)",
+      why: "KPR=false still handles ClusterIP for Pod traffic in bpf_lxc (Cilium docs, https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#quick-start: kubeProxyReplacement=false 'only enables per-packet in-cluster load-balancing of ClusterIP services')",
       expect: { kpr: { eq: "eBPF" }, "kube-proxy": { eq: "eBPF" } },
       config: {
         // the evidence beside kube-proxy is its iptables counter that did not move: not modelled for nftables

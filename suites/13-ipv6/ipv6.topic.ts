@@ -44,7 +44,18 @@ import {
   POD_SOCKET_LB,
   requires,
 } from "../../helpers/properties/requirements.ts";
-import { FAST_FAIL_TOLERANCE, KN, SETRETVAL_ISSUE, SETRETVAL_WHY } from "../../helpers/properties/sources.ts";
+import {
+  CILIUM_AT,
+  FAST_FAIL_TOLERANCE,
+  KPR_FALSE_CLUSTERIP,
+  KPR_GUIDE,
+  KUBE_PROXY_PROXIER,
+  LB_NO_SERVICE,
+  SETRETVAL_ISSUE,
+  SETRETVAL_WHY,
+  SOCK6_NO_BACKEND,
+  UP,
+} from "../../helpers/properties/sources.ts";
 import { ctQuotes, lbRows, RecordError } from "../../helpers/records/common.ts";
 import {
   derive,
@@ -86,7 +97,9 @@ export const topic = defineTopic({
   name: "ipv6",
   title:
     "The IPv6 family of a dual-stack cluster: web's IPv6 ClusterIP and NodePort, a held connection and a Service without backends, translated as their IPv4 twins",
-  source: KN("clusters.md §4.2-4.3 (the IPv4 facts, asked of the IPv6 family)"),
+  source: UP(
+    `the IPv4 facts, asked of the IPv6 family: Cilium docs ${KPR_GUIDE}; ${CILIUM_AT}/bpf/bpf_sock.c (cil_sock6_*), ${CILIUM_AT}/bpf/lib/lb.h (lb6_*)`,
+  ),
   deploys: ["ipv6.yaml", "holder.yaml"],
   steps: [
     { on: "api", run: "get pods -n <ns> -l app=web", for: "web's Pods and their IPv6 addresses" },
@@ -118,8 +131,10 @@ export const topic = defineTopic({
       id: "ipv6.backend-slots",
       claim:
         "The agent's LB map holds web6's IPv6 ClusterIP with one slot per web Pod, at the Pods' IPv6 addresses",
-      source: KN("clusters.md §4.3"),
-      why: "Cilium's service map holds every ClusterIP of each enabled family with its backends in both modes (with KPR=false it still serves ClusterIPs per packet in bpf_lxc); an IPv6 frontend lives in the lb6 maps and prints bracketed (output-formats.md §2)",
+      source: UP(
+        `${CILIUM_AT}/bpf/lib/lb.h (lb6_key: backend_slot 0 is the frontend, each slot ≥ 1 a backend); ${CILIUM_AT}/cilium-dbg/cmd/bpf_lb_list.go`,
+      ),
+      why: "Cilium's service map holds every ClusterIP of each enabled family with its backends in both modes (with KPR=false it still serves ClusterIPs per packet in bpf_lxc); an IPv6 frontend lives in the lb6 maps and prints bracketed (cilium-dbg bpf lb list, https://github.com/cilium/cilium/blob/v1.20.2/cilium-dbg/cmd/bpf_lb_list.go)",
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
       config: { assumes: BOTH_MODES },
       needs: ["ipv6"],
@@ -135,7 +150,9 @@ export const topic = defineTopic({
     {
       id: "ipv6.clusterip-http",
       claim: "A Pod's request to web6's IPv6 ClusterIP is answered (HTTP 200)",
-      source: KN("clusters.md §4.2"),
+      source: UP(
+        `Cilium docs ${KPR_FALSE_CLUSTERIP}; ${CILIUM_AT}/bpf/bpf_sock.c#L1177-L1178 (cil_sock6_connect)`,
+      ),
       why: "socket LB (kpr) or bpf_lxc per packet (beside kube-proxy) translates the IPv6 VIP to a web Pod's IPv6 address, as for IPv4",
       expect: { kpr: { eq: 200 }, "kube-proxy": { eq: 200 } },
       config: { assumes: BOTH_MODES },
@@ -148,7 +165,9 @@ export const topic = defineTopic({
     {
       id: "ipv6.holder-app-sees-clusterip",
       claim: "getpeername() in holder6 returns the IPv6 ClusterIP:80 it dialled",
-      source: KN("clusters.md §4.2"),
+      source: UP(
+        `${CILIUM_AT}/bpf/bpf_sock.c#L1295-L1296 (cil_sock6_getpeername); ${CILIUM_AT}/pkg/socketlb/socketlb.go`,
+      ),
       why: `socket LB reverse-translates getpeername (cil_sock6_getpeername) in kpr; per-packet DNAT leaves the socket on the VIP beside kube-proxy. ${SOCK6_WHY}`,
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
       config: { assumes: BOTH_MODES },
@@ -165,7 +184,9 @@ export const topic = defineTopic({
       id: "ipv6.holder-socket-peer",
       claim:
         "holder6's kernel socket (/proc/net/tcp6) points at the backend Pod's IPv6 address with socket LB, at the IPv6 ClusterIP without it",
-      source: KN("clusters.md §4.2"),
+      source: UP(
+        `${CILIUM_AT}/bpf/bpf_sock.c#L1177-L1178 (cil_sock6_connect); ${CILIUM_AT}/pkg/socketlb/socketlb.go`,
+      ),
       why: SOCK6_WHY,
       expect: { kpr: { eq: "backend" }, "kube-proxy": { eq: "cluster-ip" } },
       config: {
@@ -206,7 +227,9 @@ export const topic = defineTopic({
       id: "ipv6.holder-svc-entries",
       claim:
         "TCP SVC conntrack entries for holder6's connection: none with socket LB (its packets never carry the VIP), one with per-packet LB",
-      source: KN("output-formats.md §3"),
+      source: UP(
+        `${CILIUM_AT}/bpf/lib/lb.h#L1432-L1507 (lb6_local: the CT_SERVICE entry); ${CILIUM_AT}/pkg/maps/ctmap/types.go (SVC entries)`,
+      ),
       why: "SVC entries are written by the per-packet service lookup (lb6_local in bpf_lxc); socket LB bypasses it, as for IPv4",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
       config: {
@@ -231,7 +254,7 @@ export const topic = defineTopic({
       id: "ipv6.ghost-fails-fast",
       claim:
         "curl from a Pod to ghost6's IPv6 ClusterIP (no backends) fails with exit 7 (refused/unreachable), not 28 (timeout): an answer, not a wait (how soon: ipv6.ghost-seconds)",
-      source: KN("clusters.md §4.2, P12"),
+      source: UP(`${SOCK6_NO_BACKEND} (socket LB: -EHOSTUNREACH); ${LB_NO_SERVICE}`),
       why: "socket LB refuses connect() (__sock6_xlate_fwd: no backend → -EHOSTUNREACH); per-packet LB answers an ICMPv6 destination unreachable for the Pod (tail_no_service_ipv6)",
       expect: { kpr: { eq: 7 }, "kube-proxy": GHOST_EXIT_PER_PACKET },
       config: {
@@ -254,7 +277,7 @@ export const topic = defineTopic({
       tolerance: FAST_FAIL_TOLERANCE,
       claim:
         "The probe Pod's request to ghost6 fails in under 0.1 s, as the IPv4 ghost's do: a refusal, not a SYN retransmitted",
-      source: KN("clusters.md §4.2, P12"),
+      source: UP(`${SOCK6_NO_BACKEND} (socket LB: -EHOSTUNREACH); ${LB_NO_SERVICE}`),
       why: "held to the IPv4 ghost's bound (ghost.seconds: every fast failure recorded took 0.06–6.5 ms; 0.1 s is 10× under TCP's 1 s initial retransmission timeout, RFC 6298 §2.1): socket LB answers in connect(), bpf_lxc's ICMPv6 reject is the node's own reply. ipv6.ghost-fails-fast passed at 1.03 s on the dual-stack kube-proxy bundles (one SYN retransmission), which only a seconds bound can see",
       expect: { kpr: { lte: 0.1 }, "kube-proxy": { lte: 0.1 } },
       config: {
@@ -283,7 +306,7 @@ export const topic = defineTopic({
       id: "ipv6.ghost-errno",
       claim:
         "The failure differs by path as for IPv4: socket LB refuses connect() with EHOSTUNREACH, per-packet LB's ICMPv6 reject gives ECONNREFUSED",
-      source: KN("clusters.md §4.2, P12"),
+      source: UP(`${SOCK6_NO_BACKEND} (socket LB: -EHOSTUNREACH); ${LB_NO_SERVICE}`),
       why: `the connect6 hook sets its errno as the connect4 one does (try_set_retval), so the versions whose hook cannot set it answer EPERM for IPv6 too: ${SETRETVAL_WHY}`,
       expect: {
         kpr: {
@@ -331,7 +354,9 @@ export const topic = defineTopic({
     {
       id: "ipv6.nodeport-http",
       claim: "web6's NodePort on another node's IPv6 InternalIP answers HTTP 200 to a node",
-      source: KN("clusters.md §4.3"),
+      source: UP(
+        `Cilium docs ${KPR_GUIDE}#nodeport-devices-port-and-bind-settings; ${KUBE_PROXY_PROXIER} (KUBE-NODEPORTS, the IPv6 proxier of a dual-stack node)`,
+      ),
       why: "kpr: the node's connect6 is translated by socket LB (NodePort frontends on each node address, host-namespace-only coverage included); beside kube-proxy, its ip6tables KUBE-NODEPORTS rules DNAT it",
       expect: { kpr: { eq: 200 }, "kube-proxy": { eq: 200 } },
       config: {
@@ -350,7 +375,9 @@ export const topic = defineTopic({
       id: "ipv6.nodeport-lb-frontends",
       claim:
         "web6's NodePort is in the agent's LB map (IPv6 frontends) with kube-proxy replacement, and absent beside kube-proxy",
-      source: KN("clusters.md §4.3"),
+      source: UP(
+        `Cilium docs ${KPR_GUIDE}#nodeport-devices-port-and-bind-settings; cilium PRs 41380, 41277 (1.19), https://github.com/cilium/cilium/pull/41380, https://github.com/cilium/cilium/pull/41277`,
+      ),
       why: "BPF NodePort is part of kube-proxy replacement only since 1.19 (cilium PRs 41380, 41277), for each enabled family",
       expect: { kpr: { eq: true }, "kube-proxy": { eq: false } },
       config: { assumes: BOTH_MODES },
@@ -363,7 +390,7 @@ export const topic = defineTopic({
     {
       id: "ipv6.kube-proxy-rules",
       claim: "ip6tables holds kube-proxy's rules for web6 beside kube-proxy, and none without it",
-      source: KN("output-formats.md §8"),
+      source: UP(KUBE_PROXY_PROXIER),
       why: "kube-proxy's iptables mode runs one proxier per family (the IPv6 one writes ip6tables), its rules commented with the Service's namespace/name:port",
       expect: { kpr: { eq: 0 }, "kube-proxy": { gte: 1 } },
       config: {

@@ -53,8 +53,12 @@ const RULES = requires(KUBE_PROXY_RULES, IPV4_SERVICE);
 const ANY_LB = requires(IPV4_SERVICE);
 
 const NO_POOL = "no address range of ours for LoadBalancer addresses on this cluster (LB_IP_RANGE unset)";
-const LB_IPAM = UP("Cilium docs network/lb-ipam.rst (1.18–1.20); operator/pkg/lbipam");
-const KEP_1860 = UP("KEP-1860 (LoadBalancer ipMode, GA in Kubernetes 1.32)");
+const LB_IPAM = UP(
+  "Cilium docs network/lb-ipam.rst (1.18–1.20), https://docs.cilium.io/en/v1.20/network/lb-ipam/; operator/pkg/lbipam, https://github.com/cilium/cilium/blob/v1.20.2/operator/pkg/lbipam/lbipam.go",
+);
+const KEP_1860 = UP(
+  "KEP-1860 (LoadBalancer ipMode, GA in Kubernetes 1.32), https://github.com/kubernetes/enhancements/tree/master/keps/sig-network/1860-kube-proxy-IP-node-binding",
+);
 /** Why a LoadBalancer address is kube-proxy's beside it (what 1.19.0–1.19.6 did instead is a known issue). */
 const NOT_PROGRAMMED =
   "with kubeProxyReplacement=false Cilium leaves LoadBalancer addresses to kube-proxy: 1.18 reflects only ClusterIPs (pkg/loadbalancer/reflectors/conversions.go wraps NodePort, LoadBalancer and ExternalIPs in `if extCfg.KubeProxyReplacement`); 1.19.7 and 1.20 reflect them for BGP and L2 announcements but program only ClusterIP, LocalRedirect and ExternalIPs (bpf_reconciler.go isDatapathCandidate, PR 47204)";
@@ -191,7 +195,7 @@ export const topic = defineTopic({
       claim:
         "edge-lb's address is in the agent's LB map with both backends with kube-proxy replacement, and absent beside kube-proxy",
       source: UP(
-        "cilium pkg/loadbalancer/reflectors/conversions.go, reconciler/bpf_reconciler.go (v1.18.11–v1.20.2)",
+        "cilium pkg/loadbalancer/reflectors/conversions.go, reconciler/bpf_reconciler.go (v1.18.11–v1.20.2): https://github.com/cilium/cilium/blob/v1.20.2/pkg/loadbalancer/reflectors/conversions.go, https://github.com/cilium/cilium/blob/v1.20.2/pkg/loadbalancer/reconciler/bpf_reconciler.go",
       ),
       why: NOT_PROGRAMMED,
       expect: LB_MAP_SLOTS,
@@ -208,7 +212,7 @@ export const topic = defineTopic({
       claim:
         "With kube-proxy replacement, Cilium 1.19+ adds a `<address>:0/ANY` entry for edge-lb's address (traffic to a port the Service lacks is dropped, not routed on)",
       source: UP(
-        "cilium PR 40684 (1.19: wildcard service entries); Documentation/operations/upgrade.rst 1.19",
+        "cilium PR 40684 (1.19: wildcard service entries), https://github.com/cilium/cilium/pull/40684; Documentation/operations/upgrade.rst 1.19, https://docs.cilium.io/en/v1.20/operations/upgrade/",
       ),
       why: "LoadBalancer addresses of class-less Services under default-lb-service-ipam=lbipam get one (bpf_reconciler.go isWildcardCandidate, isWildcardClass); kube-proxy's addresses are not in the map at all",
       expect: WILDCARD_ENTRY,
@@ -223,7 +227,9 @@ export const topic = defineTopic({
     {
       id: "lb.kube-proxy-rule",
       claim: "kube-proxy writes one `loadbalancer IP` rule for edge-lb's address; none without kube-proxy",
-      source: UP("kubernetes pkg/proxy/iptables/proxier.go syncProxyRules (v1.35.5)"),
+      source: UP(
+        "kubernetes pkg/proxy/iptables/proxier.go syncProxyRules (v1.35.5), https://github.com/kubernetes/kubernetes/blob/v1.35.5/pkg/proxy/iptables/proxier.go",
+      ),
       why: "one KUBE-SERVICES rule per VIP-mode ingress address and port (`-d <address>/32 … loadbalancer IP … -j KUBE-EXT-…`); KUBE-FW chains only with loadBalancerSourceRanges",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
       config: { assumes: RULES },

@@ -48,7 +48,7 @@ const ciliumProgramsExternalIps = (minor: string) => Number(minor.split(".")[1] 
 
 const NO_RANGE = "no address range of ours for an externalIP on this cluster (LB_IP_RANGE unset)";
 const EXTERNAL_IPS = UP(
-  "Kubernetes docs: Service externalIPs; Cilium docs network/kubernetes/kubeproxy-free.rst",
+  "Kubernetes docs: Service externalIPs, https://kubernetes.io/docs/concepts/services-networking/service/; Cilium docs network/kubernetes/kubeproxy-free.rst, https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/",
 );
 
 export const topic = defineTopic({
@@ -137,7 +137,9 @@ export const topic = defineTopic({
     {
       id: "external-ip.kube-proxy-rule",
       claim: "kube-proxy writes one `external IP` rule for edge-ext's externalIP; none without kube-proxy",
-      source: UP("kubernetes pkg/proxy/iptables/proxier.go syncProxyRules (v1.35.5)"),
+      source: UP(
+        "kubernetes pkg/proxy/iptables/proxier.go syncProxyRules (v1.35.5), https://github.com/kubernetes/kubernetes/blob/v1.35.5/pkg/proxy/iptables/proxier.go",
+      ),
       why: "one KUBE-SERVICES rule per external IP and port (`-d <ip>/32 … external IP … -j KUBE-EXT-…`)",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
       config: { assumes: RULES },

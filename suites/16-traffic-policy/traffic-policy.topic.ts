@@ -57,10 +57,14 @@ const ANY = requires(IPV4_SERVICE);
 /** kube-proxy answers beside Cilium in iptables mode (its nftables mode is not modelled for these paths). */
 const KP_IPTABLES = requires(KUBE_PROXY_IPTABLES, IPV4_SERVICE);
 
-const K8S_ETP = UP("Kubernetes docs: Service externalTrafficPolicy (Virtual IPs and Service Proxies)");
-const K8S_ITP = UP("Kubernetes docs: Service internalTrafficPolicy; KEP-2086");
+const K8S_ETP = UP(
+  "Kubernetes docs: Service externalTrafficPolicy (Virtual IPs and Service Proxies), https://kubernetes.io/docs/reference/networking/virtual-ips/",
+);
+const K8S_ITP = UP(
+  "Kubernetes docs: Service internalTrafficPolicy, https://kubernetes.io/docs/concepts/services-networking/service-traffic-policy/; KEP-2086, https://github.com/kubernetes/enhancements/tree/master/keps/sig-network/2086-service-internal-traffic-policy",
+);
 const CILIUM_TP = UP(
-  "Cilium docs network/kubernetes/kubeproxy-free.rst: externalTrafficPolicy, internalTrafficPolicy",
+  "Cilium docs network/kubernetes/kubeproxy-free.rst: externalTrafficPolicy, internalTrafficPolicy, https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#client-source-ip-preservation, https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#internal-traffic-policy",
 );
 const NO_OUTSIDE = "no client outside the nodes could run here (existing cluster without a docker network)";
 const NO_POOL = "no address range of ours for LoadBalancer addresses on this cluster (LB_IP_RANGE unset)";
@@ -161,7 +165,7 @@ export const topic = defineTopic({
               expect: { eq: "TIMEOUT" },
               claim:
                 "the ICMP port unreachable Cilium builds for the outside client's SYN never reaches the client: its connect() waits until curl's 5 s limit",
-              why: `the reply leaves the node (captured on cdc-kpr-worker's eth0, run 20261206t001543: \`ICMP 172.31.100.3 tcp port 30782 unreachable\`, IP length 56 in a 102-byte frame, the rejected SYN's tail not cut) and never reaches the client's IP layer (its IpInReceives stayed 0); the SYN came in with a pending checksum (tcpdump: \`cksum incorrect\`), as a Pod's does: ${ICMP_TAIL_WHY}`,
+              why: `the reply leaves the node (captured on cdc-kpr-worker's eth0 in a lab run: \`ICMP 172.31.100.3 tcp port 30782 unreachable\`, IP length 56 in a 102-byte frame, the rejected SYN's tail not cut) and never reaches the client's IP layer (its IpInReceives stayed 0); the SYN came in with a pending checksum (tcpdump: \`cksum incorrect\`), as a Pod's does: ${ICMP_TAIL_WHY}`,
               upstream: ICMP_TAIL_UPSTREAM,
             },
           ],
@@ -211,7 +215,9 @@ export const topic = defineTopic({
       id: "traffic-policy.health-backend-node",
       claim:
         "The health-check node port of a node with backends answers 200 with their count (localEndpoints 2)",
-      source: UP("Kubernetes docs: Service healthCheckNodePort; cilium pkg/loadbalancer/healthserver"),
+      source: UP(
+        "Kubernetes docs: Service healthCheckNodePort, https://kubernetes.io/docs/concepts/services-networking/service/; cilium pkg/loadbalancer/healthserver, https://github.com/cilium/cilium/tree/v1.20.2/pkg/loadbalancer/healthserver",
+      ),
       why: "kpr: the agent serves it (enable-health-check-nodeport, default true; healthserver.go: 200 and `localEndpoints` when the node has backends); beside kube-proxy, kube-proxy's health server does (the same body with serviceProxyHealthy)",
       expect: { kpr: { eq: "200 localEndpoints=2" }, "kube-proxy": { eq: "200 localEndpoints=2" } },
       config: { assumes: KP_IPTABLES },
@@ -222,7 +228,9 @@ export const topic = defineTopic({
       id: "traffic-policy.health-no-backend-node",
       claim:
         "The health-check node port of a node without a backend answers 503 (localEndpoints 0): a load balancer takes it out",
-      source: UP("Kubernetes docs: Service healthCheckNodePort; cilium pkg/loadbalancer/healthserver"),
+      source: UP(
+        "Kubernetes docs: Service healthCheckNodePort, https://kubernetes.io/docs/concepts/services-networking/service/; cilium pkg/loadbalancer/healthserver, https://github.com/cilium/cilium/tree/v1.20.2/pkg/loadbalancer/healthserver",
+      ),
       why: "both health servers answer 503 Service Unavailable when the node has no local endpoint (healthserver.go ServeHTTP; kube-proxy pkg/proxy/healthcheck)",
       expect: { kpr: { eq: "503 localEndpoints=0" }, "kube-proxy": { eq: "503 localEndpoints=0" } },
       config: { assumes: KP_IPTABLES },

@@ -31,8 +31,12 @@ export const STICKY_TRIES = 8;
 export const LOOSE_TRIES = 12;
 
 const ANY = requires(IPV4_SERVICE);
-const K8S_AFFINITY = UP("Kubernetes docs: Service sessionAffinity (Virtual IPs and Service Proxies)");
-const CILIUM_AFFINITY = UP("Cilium docs network/kubernetes/kubeproxy-free.rst: Session Affinity");
+const K8S_AFFINITY = UP(
+  "Kubernetes docs: Service sessionAffinity (Virtual IPs and Service Proxies), https://kubernetes.io/docs/reference/networking/virtual-ips/",
+);
+const CILIUM_AFFINITY = UP(
+  "Cilium docs network/kubernetes/kubeproxy-free.rst: Session Affinity, https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#session-affinity",
+);
 
 export const topic = defineTopic({
   name: "session-affinity",
@@ -115,7 +119,7 @@ export const topic = defineTopic({
       claim:
         "kube-proxy keeps the affinity in `-m recent` rules: one check and one set per backend (4 for two); none without kube-proxy",
       source: UP(
-        "kubernetes pkg/proxy/iptables/proxier.go (v1.35.5): writeServiceToEndpointRules, the SEP chains",
+        "kubernetes pkg/proxy/iptables/proxier.go (v1.35.5): writeServiceToEndpointRules, the SEP chains, https://github.com/kubernetes/kubernetes/blob/v1.35.5/pkg/proxy/iptables/proxier.go",
       ),
       why: "KUBE-SVC-… gets `-m recent --rcheck --seconds 10800 --reap --name KUBE-SEP-…` per endpoint before its statistic rules, and each KUBE-SEP-… `-m recent --set --name KUBE-SEP-…` before its DNAT",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 4 } },

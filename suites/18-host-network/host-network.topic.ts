@@ -40,10 +40,10 @@ const HOSTPORT_POD = "edge-hostport";
 
 const ANY = requires(IPV4_SERVICE);
 const HOSTPORT = UP(
-  "Cilium docs network/kubernetes/kubeproxy-free.rst: Container HostPort Support; PRs 41277, 41380 (1.19)",
+  "Cilium docs network/kubernetes/kubeproxy-free.rst: Container HostPort Support, https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#container-hostport-support; PRs 41277, 41380 (1.19), https://github.com/cilium/cilium/pull/41277, https://github.com/cilium/cilium/pull/41380",
 );
 const HOSTNET = UP(
-  "Kubernetes docs: Service (endpoints at node addresses); cilium bpf/bpf_sock.c, bpf/lib/nodeport.h",
+  "Kubernetes docs: Service (endpoints at node addresses), https://kubernetes.io/docs/concepts/services-networking/service/; cilium bpf/bpf_sock.c, bpf/lib/nodeport.h, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c, https://github.com/cilium/cilium/blob/v1.20.2/bpf/lib/nodeport.h",
 );
 /** Why nothing serves a hostPort beside kube-proxy here. */
 const NOBODY =
@@ -140,7 +140,7 @@ export const topic = defineTopic({
             expect: { kpr: { eq: 4 } },
             claim:
               "On a dual-stack cluster the edge node's LB map holds the hostPort as four HostPort frontends: each family's zero address and the node's address of that family ([::]:8089 and the node's IPv6 address beside the IPv4 two)",
-            why: "upsertHostPort (pkg/loadbalancer/reflectors/k8s.go) adds the IPv6 zero address beside the IPv4 one when the Pod has an IPv6 address, and the reconciler expands each to the node's addresses of its family; seen so in run lab-20261206-060804 (profile dual-stack, 1.20.2: 0.0.0.0:8089, 172.31.101.4:8089, [::]:8089, [fd00:ca1d:101::4]:8089)",
+            why: "upsertHostPort (pkg/loadbalancer/reflectors/k8s.go) adds the IPv6 zero address beside the IPv4 one when the Pod has an IPv6 address, and the reconciler expands each to the node's addresses of its family; seen so in suites/bundles/profiles/dual-stack/kpr (1.20.2: 0.0.0.0:8089, 172.31.101.4:8089, [::]:8089, [fd00:ca1d:101::4]:8089)",
           },
         ],
       },
@@ -211,7 +211,9 @@ export const topic = defineTopic({
       id: "host-network.hostnet-kube-proxy-rule",
       claim:
         "kube-proxy DNATs to the host-network backend (one KUBE-SEP rule to the far node's address); none without kube-proxy",
-      source: UP("kubernetes pkg/proxy/iptables/proxier.go (v1.35.5): the KUBE-SEP chains"),
+      source: UP(
+        "kubernetes pkg/proxy/iptables/proxier.go (v1.35.5): the KUBE-SEP chains, https://github.com/kubernetes/kubernetes/blob/v1.35.5/pkg/proxy/iptables/proxier.go",
+      ),
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
       config: {
         assumes: {

@@ -72,14 +72,18 @@ const POD_LB = requires(POD_SOCKET_LB, DUAL_STACK);
 const NO_RANGE6 =
   "no IPv6 address range of ours for LoadBalancer addresses and externalIPs on this cluster (LB_IP6_RANGE unset)";
 const TWIN = (id: string) =>
-  UP(`the IPv4 twin ${id} (its sources), asked of a single-stack IPv6 Service; Cilium bpf/lib/lb.h lb6_*`);
+  UP(
+    `the IPv4 twin ${id} (its sources), asked of a single-stack IPv6 Service; Cilium bpf/lib/lb.h lb6_*, https://github.com/cilium/cilium/blob/v1.20.2/bpf/lib/lb.h`,
+  );
 const HOSTPORT_POD = ["edge6-hostport"];
 
 export const topic = defineTopic({
   name: "surface-ipv6",
   title:
     "The Service surface's IPv6 family: an IPv6 LoadBalancer address, externalTrafficPolicy Local, an externalIP, ClientIP affinity and a hostPort, on a dual-stack cluster",
-  source: UP("Kubernetes docs: IPv4/IPv6 dual-stack (Services: ipFamilies); Cilium docs network/lb-ipam.rst"),
+  source: UP(
+    "Kubernetes docs: IPv4/IPv6 dual-stack (Services: ipFamilies), https://kubernetes.io/docs/concepts/services-networking/dual-stack/; Cilium docs network/lb-ipam.rst, https://docs.cilium.io/en/v1.20/network/lb-ipam/",
+  ),
   deploys: ["edge.yaml", "lb-pool.yaml", "surface-ipv6.yaml"],
   steps: [
     {
@@ -123,7 +127,9 @@ export const topic = defineTopic({
       id: "surface-ipv6.lb-ipam-assigns",
       claim:
         "Cilium's LB-IPAM gives edge6-lb an IPv6 address from our IPv6 CiliumLoadBalancerIPPool, in both modes",
-      source: UP("Cilium docs network/lb-ipam.rst (IPv6 blocks; a Service's ipFamilies choose the family)"),
+      source: UP(
+        "Cilium docs network/lb-ipam.rst (IPv6 blocks; a Service's ipFamilies choose the family), https://docs.cilium.io/en/v1.20/network/lb-ipam/",
+      ),
       why: "LB-IPAM allocates from the pool's blocks of the families the Service asks for (operator/pkg/lbipam: ipFamilies SingleStack IPv6 takes an IPv6 address); it checks nothing of kube-proxy replacement",
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
       config: { assumes: ANY },
@@ -188,7 +194,9 @@ export const topic = defineTopic({
       id: "surface-ipv6.lb-wildcard-entry",
       claim:
         "With kube-proxy replacement, Cilium 1.19+ adds a `[address]:0/ANY` entry for edge6-lb's IPv6 address, as for IPv4",
-      source: UP("cilium PR 40684 (1.19: wildcard service entries); the IPv4 twin lb.wildcard-entry"),
+      source: UP(
+        "cilium PR 40684 (1.19: wildcard service entries), https://github.com/cilium/cilium/pull/40684; the IPv4 twin lb.wildcard-entry",
+      ),
       why: "bpf_reconciler.go isWildcardCandidate picks LoadBalancer frontends by type and IPAM class, not by family; kube-proxy's addresses are not in the map at all",
       expect: WILDCARD_ENTRY,
       config: { assumes: ANY },
@@ -204,7 +212,7 @@ export const topic = defineTopic({
       claim:
         "kube-proxy writes one ip6tables `loadbalancer IP` rule for edge6-lb's address; none without kube-proxy",
       source: UP(
-        "kubernetes pkg/proxy/iptables/proxier.go syncProxyRules (v1.35.5); the IPv6 proxier of a dual-stack node",
+        "kubernetes pkg/proxy/iptables/proxier.go syncProxyRules (v1.35.5), https://github.com/kubernetes/kubernetes/blob/v1.35.5/pkg/proxy/iptables/proxier.go; the IPv6 proxier of a dual-stack node",
       ),
       why: "kube-proxy runs one proxier per family on a dual-stack node (metaproxier); the IPv6 one writes `-d <address>/128 … loadbalancer IP … -j KUBE-EXT-…` into ip6tables",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },

@@ -26,7 +26,7 @@ import { iptablesSaveRaw } from "../../helpers/observe/node.ts";
 import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { linesContaining } from "../../helpers/parse/iptables-save.ts";
 import type { ConfigDependence } from "../../helpers/properties/config.ts";
-import { KN, LAB } from "../../helpers/properties/sources.ts";
+import { KUBE_PROXY_PROXIER, LAB, UP } from "../../helpers/properties/sources.ts";
 import { derive, type EvidenceItem, type RawText } from "../../helpers/records/evidence.ts";
 import type { RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
@@ -39,13 +39,13 @@ const FIVE_ENTRIES = {
   expect: { eq: 5 },
   claim:
     "a Service with 4 backends is 5 map entries (slot 0 + one per backend): no wildcard entry before 1.19",
-  why: "the `<vip>:0/ANY` wildcard entry came with 1.19 (cilium commit b3b0fc849f, output-formats.md §2)",
+  why: "the `<vip>:0/ANY` wildcard entry came with 1.19 (cilium PR 40684, https://github.com/cilium/cilium/pull/40684)",
 } as const;
 
 /**
  * kube-proxy's lines are read from iptables-save: kpr runs without kube-proxy, beside it kube-proxy runs in
  * iptables mode; its nftables mode (rules in `table ip kube-proxy`) and ipvs mode are not modelled here
- * (issue25-facts.md §4).
+ * (helpers/properties/config.ts).
  */
 const KUBE_PROXY_IPTABLES = {
   kpr: { kubeProxy: ["none"] },
@@ -88,7 +88,7 @@ export const topic = defineTopic({
       claim:
         "kube-proxy's iptables lines grow linearly with Services (1, 50, 200 × 4 endpoints); without kube-proxy there are none",
       source: LAB(1),
-      why: "the lab's 'rules grow with every Service and endpoint'; per-Service shape 1 + 2N (peers-and-pitfalls.md §4.3)",
+      why: "the lab's 'rules grow with every Service and endpoint'; per-Service shape 1 + 2N (kube-proxy's iptables proxier, https://github.com/kubernetes/kubernetes/blob/v1.35.5/pkg/proxy/iptables/proxier.go: a KUBE-SERVICES match, then per endpoint a KUBE-SVC jump and a KUBE-SEP DNAT)",
       expect: { kpr: { eq: "none" }, "kube-proxy": { eq: "linear" } },
       config: { assumes: KUBE_PROXY_IPTABLES },
       needs: ["scaling"],
@@ -111,7 +111,7 @@ export const topic = defineTopic({
       id: "measure.kube-proxy-lines-per-service",
       claim:
         "Rules kube-proxy writes per ClusterIP Service port with N=4 endpoints: 2 + 3N (the KUBE-SERVICES jump, the KUBE-SVC masquerade rule, N KUBE-SVC jumps, and per endpoint a KUBE-SEP masquerade and a DNAT rule)",
-      source: KN("peers-and-pitfalls.md §4.3"),
+      source: UP(KUBE_PROXY_PROXIER),
       why: "the count is of rule lines carrying the Service's comment, so the 1 + N chain declarations (`:KUBE-SVC-…`, `:KUBE-SEP-…`) are not in it; 14 = 2 + 3·4 recorded on the lab cluster (kube-proxy v1.35.5, iptables mode)",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 14 } },
       config: { assumes: KUBE_PROXY_IPTABLES },
@@ -126,14 +126,14 @@ export const topic = defineTopic({
       claim:
         "Cilium keeps a Service as a few map entries (slot 0 + one per backend, + the 1.19+ wildcard), in both modes",
       source: LAB(1),
-      why: "the lab's 'each Service as a hash map entry'; KPR=false keeps ClusterIP entries too (clusters.md §4.2). 1 + N on 1.18, 2 + N from 1.19 with the `<vip>:0/ANY` wildcard entry: 6 for N=4 recorded on the lab cluster (1.19.7) in both modes",
+      why: "the lab's 'each Service as a hash map entry'; KPR=false keeps ClusterIP entries too (Cilium docs, https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#quick-start). 1 + N on 1.18, 2 + N from 1.19 with the `<vip>:0/ANY` wildcard entry: 6 for N=4 recorded on the lab cluster (1.19.7) in both modes",
       expect: {
         kpr: { default: { eq: 6 }, byMinor: { "1.18": FIVE_ENTRIES } },
         "kube-proxy": { default: { eq: 6 }, byMinor: { "1.18": FIVE_ENTRIES } },
       },
       config: {
         // the generated Services are single-stack IPv4 (IPv4 EndpointSlices): a dual-stack cluster adds no entry
-        // for them; Maglev keeps its table in a map of its own, not in these entries (issue25-facts.md §4)
+        // for them; Maglev keeps its table in a map of its own, not in these entries (helpers/properties/config.ts)
         assumes: {
           kpr: { ipFamilies: ["ipv4", "ipv4+ipv6"] },
           "kube-proxy": { ipFamilies: ["ipv4", "ipv4+ipv6"] },

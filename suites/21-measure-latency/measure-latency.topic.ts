@@ -80,12 +80,12 @@ const P90_PER_PACKET: ByVersion = {
 /**
  * Who refuses the probe Pod's connect() (issue 25): kpr assumes socket LB translates a Pod's sockets (on, full
  * coverage), kube-proxy mode that nothing does (off). Host-namespace-only coverage leaves the Pod's connect() to
- * per-packet LB: those runs get the kube-proxy mode's expectation (issue25-facts.md §3.4).
+ * per-packet LB: those runs get the kube-proxy mode's expectation (bpf_sock.c, bpf_lxc.c: ENABLE_SOCKET_LB_HOST_ONLY).
  */
 const POD_LB = requires(POD_SOCKET_LB);
 const HOSTNS_ONLY = HOSTNS_ONLY_SOCKET_LB;
 const HOSTNS_ONLY_WHY =
-  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy (issue25-facts.md §3.4)";
+  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_lxc.c#L91)";
 
 export const topic = defineTopic({
   name: "measure-latency",
@@ -194,7 +194,7 @@ export const topic = defineTopic({
       claim:
         "Opt-in drop profile (serviceNoBackendResponse=drop): per-packet LB drops the SYN and every probe waits for curl's 5 s limit; socket LB still refuses every connect() at once",
       source: LAB(7),
-      why: "the lab's 'if the datapath silently drops the packet, the client waits until the timeout' holds where a packet is dropped (kube-proxy mode: bpf_lxc's per-packet LB); with kpr the connect() hook returns EHOSTUNREACH for a Service without backends whatever serviceNoBackendResponse says (bpf_sock.c in 1.19.7: enable-no-service-endpoints-routable, default true), so nothing waits. Judged on every probe, not the median: curl's --max-time 5 ends a waiting probe at 5 s (20 recorded probes: 5.0029–5.0066 s, run lab-drop), so ≥ 4.9 s leaves 0.1 s for timer granularity and fails any probe that was answered at all; kpr's probes are held to ghost.seconds' 0.1 s (20 recorded: 0.06–1.4 ms); probing stops after 3 probes that all waited (20 × 5 s showed nothing the first 3 did not)",
+      why: "the lab's 'if the datapath silently drops the packet, the client waits until the timeout' holds where a packet is dropped (kube-proxy mode: bpf_lxc's per-packet LB); with kpr the connect() hook returns EHOSTUNREACH for a Service without backends whatever serviceNoBackendResponse says (bpf_sock.c in 1.19.7: enable-no-service-endpoints-routable, default true), so nothing waits. Judged on every probe, not the median: curl's --max-time 5 ends a waiting probe at 5 s (20 recorded probes: 5.0029–5.0066 s in a lab run; suites/bundles/1.19/drop-kube-proxy holds three more, 5.0005–5.0016 s), so ≥ 4.9 s leaves 0.1 s for timer granularity and fails any probe that was answered at all; kpr's probes are held to ghost.seconds' 0.1 s (20 recorded: 0.06–1.4 ms); probing stops after 3 probes that all waited (20 × 5 s showed nothing the first 3 did not)",
       expect: { kpr: { each: { lte: 0.1 } }, "kube-proxy": { each: { gte: 4.9 } } },
       config: {
         assumes: POD_LB,

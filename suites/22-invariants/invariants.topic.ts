@@ -1,5 +1,5 @@
 /**
- * Topic "invariants" — Knowledge: peers-and-pitfalls.md §0, §5.
+ * Topic "invariants" — cilium-cli's connectivity test's global checks (no-unexpected-packet-drops, check-log-errors).
  * What must hold after every topic: no unexpected drop reasons, no unexpected error lines in the agents' logs.
  *
  * Read top to bottom: what it deploys, the commands it runs (in order, and where), the records it builds,
@@ -11,7 +11,13 @@ import { kubectlJsonRaw, kubectlRaw, pods } from "../../helpers/observe/cluster.
 import type { RunContext } from "../../helpers/observe/context.ts";
 import { newerStep } from "../../helpers/observe/steps.ts";
 import { dropReasons, errorLines, type Metric, parseMetricsJson } from "../../helpers/parse/metrics-json.ts";
-import { EXPECTED_DROP_REASONS, EXPECTED_ERROR_LINES, KN } from "../../helpers/properties/sources.ts";
+import {
+  CILIUM_AT,
+  EXPECTED_DROP_REASONS,
+  EXPECTED_ERROR_LINES,
+  REPO,
+  UP,
+} from "../../helpers/properties/sources.ts";
 import { derive, type EvidenceItem, type Quote, RawText } from "../../helpers/records/evidence.ts";
 import type { RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
@@ -21,7 +27,9 @@ export const topic = defineTopic({
   name: "invariants",
   title:
     "What must hold after every topic: no unexpected drop reasons, no unexpected error lines in the agents' logs, every node stayed Ready, no system Pod restarted",
-  source: KN("peers-and-pitfalls.md §0, §5"),
+  source: UP(
+    `cilium-cli's connectivity test (no-unexpected-packet-drops, check-log-errors): ${CILIUM_AT}/cilium-cli/connectivity/tests/errors.go`,
+  ),
   deploys: [],
   steps: [
     { on: "agent", run: "cilium-dbg metrics list -o json", for: "drop counters by reason, every agent" },
@@ -42,7 +50,9 @@ export const topic = defineTopic({
       id: "invariants.no-unexpected-drops",
       claim:
         "The agents' cilium_drop_count_total has no reason outside the allowlist (e.g. 'Service backend not found' from ghost is expected)",
-      source: KN("peers-and-pitfalls.md §0, §5 (cilium connectivity test's no-unexpected-packet-drops)"),
+      source: UP(
+        `cilium-cli's no-unexpected-packet-drops: ${CILIUM_AT}/cilium-cli/connectivity/tests/errors.go, its allow-list ExpectedDropReasons ${CILIUM_AT}/cilium-cli/defaults/defaults.go`,
+      ),
       why: "the allow-list is cilium-cli's (defaults.ExpectedDropReasons, 15 reasons); the counts are this run's: the agents' counters now minus when Cilium was ready (bundle baseline/); a bundle without a baseline counts the agents' lifetime and says so",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
       config: "none",
@@ -56,7 +66,9 @@ export const topic = defineTopic({
       id: "invariants.nodes-stayed-ready",
       claim:
         "Every node stayed Ready while the run observed it (no Ready condition changed after the run began)",
-      source: KN("peers-and-pitfalls.md §0 (a verdict is only as good as the cluster it was taken on)"),
+      source: REPO(
+        "docs/running.md#faults: the node-pause fault runs (suites/bundles/faults/) passed every topic before this property existed",
+      ),
       why: "a node that paused or restarted mid-run heals and later topics may pass, but what was observed meanwhile was observed on a broken cluster: the run must say so (the node-pause fault run passed every topic before this property existed). A node's Ready condition keeps the time it last changed (lastTransitionTime); one after the run began means the node left Ready, or came back, during it",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
       config: "none",
@@ -83,7 +95,9 @@ export const topic = defineTopic({
       id: "invariants.system-not-restarted",
       claim:
         "No kube-system Pod (the Cilium agents and operator, the control plane, CoreDNS, kube-proxy) restarted or was replaced while the run observed it",
-      source: KN("peers-and-pitfalls.md §0 (cilium connectivity test checks the agents' restart counts)"),
+      source: REPO(
+        "docs/running.md#faults: the agent-delete and apiserver-kill fault runs (suites/bundles/faults/)",
+      ),
       why: "an agent that restarts mid-run regenerates the datapath under the topics' feet (the agent-delete fault run), and an API server that restarts answers some of the run's calls from a half-started state (the apiserver-kill fault run passed every topic before this property existed); a Pod created after the run began, or a container that ended after it, is one",
       expect: { kpr: { eq: [] }, "kube-proxy": { eq: [] } },
       config: "none",
@@ -105,7 +119,9 @@ export const topic = defineTopic({
     {
       id: "invariants.no-agent-errors",
       claim: "No agent logged an error-level line during the run",
-      source: KN("peers-and-pitfalls.md §0, §5 (cilium connectivity test's check-log-errors)"),
+      source: UP(
+        `cilium-cli's check-log-errors: ${CILIUM_AT}/cilium-cli/connectivity/tests/errors.go (NoErrorsInLogs)`,
+      ),
       why: "a healthy cluster logs no error in any configuration: an agent refusing or failing a setting (netkit without kernel support, kube-proxy in ipvs mode without IP_VS) is what this must report, not a configuration to excuse",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 0 } },
       config: "none",

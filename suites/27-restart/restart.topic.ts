@@ -22,7 +22,9 @@ export const topic = defineTopic({
   title:
     "The agents restarted on one version under load: what a restart alone costs, before the version changes",
   runsIn: "an upgrade run (UPGRADE_TO)",
-  source: UP("Cilium's upgrade CI (agents restarted, then upgraded, under cilium-cli's conn-disrupt test)"),
+  source: UP(
+    "Cilium's upgrade CI (agents restarted, then upgraded, under cilium-cli's conn-disrupt test), https://github.com/cilium/cilium/blob/v1.20.2/.github/workflows/tests-e2e-upgrade.yaml",
+  ),
   deploys: [
     "web.yaml",
     "web-np.yaml",

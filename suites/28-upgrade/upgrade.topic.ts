@@ -1,5 +1,5 @@
 /**
- * Topic "upgrade" — Knowledge: clusters.md §6; Cilium's upgrade guide (Documentation/operations/upgrade.rst).
+ * Topic "upgrade" — Cilium's upgrade guide (Documentation/operations/upgrade.rst) and its upgrade CI (tests-e2e-upgrade.yaml).
  * A Cilium upgrade, and the way back, with traffic flowing: every long-lived connection survives on its
  * backend, no request fails (the client's own stalls told apart), no drop of a reason not expected, every agent runs
  * the version asked for, and every topic holds again on the upgraded and the rolled-back cluster.
@@ -16,7 +16,7 @@ import type { RunContext, UpgradePlan } from "../../helpers/observe/context.ts";
 import { legUnderLoad } from "../../helpers/observe/leg.ts";
 import { parseNestedRun } from "../../helpers/parse/nested-run.ts";
 import type { Expect } from "../../helpers/properties/expectation.ts";
-import { KN } from "../../helpers/properties/sources.ts";
+import { UP, UPGRADE_CI, UPGRADE_GUIDE } from "../../helpers/properties/sources.ts";
 import type { RecordView } from "../../helpers/properties/types.ts";
 import { derive, type EvidenceItem, RawText } from "../../helpers/records/evidence.ts";
 import type { LegConformance, RecordSet, UpgradeLeg } from "../../helpers/records/types.ts";
@@ -29,8 +29,6 @@ import { records } from "./upgrade.records.ts";
 const NESTED_SCRIPT = join(import.meta.dirname, "..", "..", "scripts", "conformance-here.mjs");
 /** Named deadline: one mode's topics on the existing provider took 4-6 min on the lab; a busy machine, more. */
 const NESTED_DEADLINE_MS = 45 * 60_000;
-
-const UPGRADE_GUIDE = "Cilium's upgrade guide (Documentation/operations/upgrade.rst)";
 
 /** After a leg, every topic run again on the same cluster: no property fails (issue 24). */
 function conformanceAfterProperty(kind: "upgrade" | "rollback"): PropertyDeclaration {
@@ -46,7 +44,7 @@ function conformanceAfterProperty(kind: "upgrade" | "rollback"): PropertyDeclara
     id: `${prefix}.conformance-after`,
     leg: kind,
     claim: `After ${what}, every topic run again on the same cluster (not a fresh install) finds no property failing: what the ${kind === "upgrade" ? "upgraded" : "rolled-back"} cluster does is what the version's declarations say`,
-    source: KN(`${UPGRADE_GUIDE} (an upgrade ends in full conformance)`),
+    source: UP(`${UPGRADE_GUIDE} (an upgrade ends in full conformance)`),
     why: `the nested run is this suite's conformance project with the existing provider on the run's own cluster, into the bundle's after-${kind}/ folder (check judges it with this one; compare it with the fresh bundle of the same version to see what the ${kind} left behind). A known issue of the version is not a failure here (check's default: docs/verdicts.md): the nested bundle lists it, and check --strict fails on it`,
     expect: both({ eq: 0 }),
     config: "none",
@@ -72,7 +70,7 @@ export const topic = defineTopic({
   name: "upgrade",
   title: "A Cilium upgrade, and the way back, under load: connections survive, no request fails",
   runsIn: "an upgrade run (UPGRADE_TO)",
-  source: KN("clusters.md §6"),
+  source: UP(`${UPGRADE_GUIDE}; ${UPGRADE_CI}`),
   deploys: [
     "web.yaml",
     "web-np.yaml",
