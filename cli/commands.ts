@@ -2,6 +2,7 @@
  * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
  * without the topics, the report or the cluster code).
  */
+
 import { closeSync, createReadStream, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { createGunzip, gunzipSync } from "node:zlib";
@@ -21,6 +22,13 @@ import {
   terminalLines,
 } from "../helpers/output.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
+import {
+  countStatuses,
+  failsRun,
+  isFailure,
+  isKnownIssue,
+  type Status,
+} from "../helpers/properties/status.ts";
 import { oneOf, stringOption } from "./args.ts";
 import type { Io } from "./io.ts";
 import {
@@ -197,7 +205,6 @@ export const check: Command = {
     const { checkBundle, formatCheck, formatCheckMarkdown } = await import("../helpers/check.ts");
     const all = await topics();
     // a change in a new minor is no pass: its assumed expectation did not hold, and it waits to be declared
-    const bad = new Set(values.strict ? ["fail", "changed", "known-issue"] : ["fail", "changed"]);
     let failed = false;
     const totals: string[] = [];
     const notes: { kind: AnnotationKind; title: string; message: string }[] = [];
@@ -223,16 +230,16 @@ export const check: Command = {
       } else
         printOut(io, formatCheck(r, near ? formatComparisonText(near.comparison, near.why) : [], messages));
       if (dirs.length > 1) printOut(io, terminal`\n`);
-      if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
+      if (r.verdicts.some((v) => failsRun(v.status, values.strict === true))) failed = true;
       // in a GitHub Actions step, each failure (a change in a new minor too, and a known issue) is an annotation
       for (const v of r.verdicts)
-        if (v.status === "fail" || v.status === "changed" || v.status === "known-issue")
+        if (isFailure(v.status) || isKnownIssue(v.status))
           notes.push({
-            kind: v.status !== "known-issue" || values.strict ? "error" : "warning",
+            kind: !isKnownIssue(v.status) || values.strict ? "error" : "warning",
             title: v.id,
-            message: `${v.status === "known-issue" ? `known issue of Cilium ${v.deviation?.versions ?? r.cilium}: ` : ""}${v.status === "changed" ? `changed in the new minor (assumed from ${v.assumedFrom ?? "?"}): ` : ""}expected ${v.expected}, observed ${v.observed} (bundle ${dir})`,
+            message: `${isKnownIssue(v.status) ? `known issue of Cilium ${v.deviation?.versions ?? r.cilium}: ` : ""}${v.status === "changed" ? `changed in the new minor (assumed from ${v.assumedFrom ?? "?"}): ` : ""}expected ${v.expected}, observed ${v.observed} (bundle ${dir})`,
           });
-      const n = (status: string) => r.verdicts.filter((v) => v.status === status).length;
+      const n = (status: Status) => countStatuses(r.verdicts)[status];
       totals.push(
         `${n("pass")} passed, ${n("fail")} failed${n("changed") ? `, ${n("changed")} changed in the new minor` : ""}${n("known-issue") ? `, ${n("known-issue")} known issue(s)` : ""}, ${n("skip")} skipped`,
       );

@@ -18,8 +18,17 @@ import {
   terminalLines,
 } from "./output.ts";
 import type { Mode } from "./properties/expectation.ts";
-import { judge, STATUS_WORDS, STATUSES, skipReason, type Verdict } from "./properties/judge.ts";
-import { STATUS_EMOJI, STATUS_TAG } from "./properties/status.ts";
+import { judge, skipReason, type Verdict } from "./properties/judge.ts";
+import {
+  bySeverity,
+  countSentence,
+  isExplained,
+  isKnownIssue,
+  isNotApplicable,
+  STATUS_COUNTED,
+  STATUS_EMOJI,
+  STATUS_TAG,
+} from "./properties/status.ts";
 import {
   assumedText,
   CHANGED_LABEL,
@@ -165,7 +174,7 @@ export async function judgeBundle(
         // a topic with nothing to observe in this configuration (the ipv6 topic on an IPv4-only cluster) records
         // no calls: its properties are not applicable, naming the setting, not missing
         const na = judge(p, meta.mode, {}, meta.cilium, config);
-        if (na.status === "skip" && na.reason?.startsWith("not applicable")) return na;
+        if (isNotApplicable(na)) return na;
         return {
           id: p.id,
           topic: p.topic,
@@ -186,8 +195,7 @@ export async function judgeBundle(
       const failed = failedTopics.get(p.topic);
       const v = judge(p, meta.mode, own.get(p.topic) ?? {}, meta.cilium, config);
       // a property the configuration makes not applicable stays so, whatever its topic's replay did
-      const notApplicable = v.status === "skip" && v.reason?.startsWith("not applicable");
-      if (failed && v.status !== "pass" && v.status !== "known-issue" && !notApplicable)
+      if (failed && !isExplained(v.status) && !isNotApplicable(v))
         return {
           ...v,
           // a replay that broke is no statement about the new minor: a failure, as for a declared one
@@ -288,7 +296,7 @@ export function compareStored(
           ? `Cilium ${v.cilium ?? "?"} is of a minor the suite does not declare, and the stored verdicts were judged as declared (a relabelled bundle, or a minor declared then and not now)`
           : `Cilium ${v.cilium ?? "?"}'s minor was declared after the recording: its own expectations apply now`,
       });
-    if (s.status === "pass" && v.status === "known-issue") {
+    if (s.status === "pass" && isKnownIssue(v.status)) {
       // before issue 24 a version's known issue was declared as its expectation, and a run showing it passed
       differences.push({
         id: v.id,
@@ -360,30 +368,13 @@ export function compareStored(
   return { format, differences, exact: format === "current" && differences.length === 0 };
 }
 
-/** The counts of a bundle's verdicts, by status. */
-export function countVerdicts(vs: readonly Pick<Verdict, "status">[]): Record<Verdict["status"], number> {
-  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0, changed: 0 };
-  for (const v of vs) counts[v.status]++;
-  return counts;
-}
-
 /**
  * "62 passed, 0 failed, 3 known issues, 12 skipped": the closing line (known issues and changes in a new minor
  * only where there are), and "; every expectation assumed from 1.20" for a minor the suite has not declared.
  */
 export function countLine(vs: readonly Pick<Verdict, "status" | "assumedFrom">[]): string {
-  const c = countVerdicts(vs);
-  const changed = c.changed > 0 ? `, ${c.changed} ${STATUS_WORDS.changed}` : "";
-  const known =
-    c["known-issue"] > 0 ? `, ${c["known-issue"]} known issue${c["known-issue"] === 1 ? "" : "s"}` : "";
   const from = vs.find((v) => v.assumedFrom)?.assumedFrom;
-  return `${c.pass} passed, ${c.fail} failed${changed}${known}, ${c.skip} skipped${from ? `; every expectation ${assumedText(from)}` : ""}`;
-}
-
-/** Failures first, then changes in a new minor, known issues, passes, and skips last (each in declaration order). */
-const ORDER = Object.fromEntries(STATUSES.map((s, i) => [s, i])) as Record<Verdict["status"], number>;
-export function bySeverity<T extends Pick<Verdict, "status">>(vs: readonly T[]): T[] {
-  return [...vs].sort((a, b) => ORDER[a.status] - ORDER[b.status]);
+  return `${countSentence(vs)}${from ? `; every expectation ${assumedText(from)}` : ""}`;
 }
 
 /**
@@ -392,7 +383,7 @@ export function bySeverity<T extends Pick<Verdict, "status">>(vs: readonly T[]):
  */
 export function formatCheckMarkdown(r: CheckResult, opening: readonly MarkdownText[] = []): MarkdownText {
   const mark = STATUS_EMOJI;
-  const known = r.verdicts.filter((v) => v.status === "known-issue");
+  const known = r.verdicts.filter((v) => isKnownIssue(v.status));
   const notes = r.verdicts.filter((v) => v.note && v.status === "pass");
   const judged = bySeverity(r.verdicts.filter((v) => v.status !== "skip"));
   const skipped = r.verdicts.filter((v) => v.status === "skip");
@@ -495,7 +486,7 @@ export function formatCheck(
     const what =
       v.status === "skip"
         ? skipReason(v)
-        : v.status === "known-issue"
+        : isKnownIssue(v.status)
           ? `expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}: known issue of Cilium ${v.deviation?.versions}`
           : `expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}`;
     lines.push(
@@ -518,11 +509,11 @@ export function formatCheck(
     for (const v of changed) for (const l of messages.take(v.message).split("\n")) lines.push(terminal`${l}`);
     lines.push(terminal``);
   }
-  const known = r.verdicts.filter((v) => v.status === "known-issue");
+  const known = r.verdicts.filter((v) => isKnownIssue(v.status));
   if (known.length > 0) {
     lines.push(
       terminal``,
-      terminal`Known issues of Cilium ${from ? `${[...new Set(known.map((v) => v.deviation?.versions ?? "?"))].join(", ")}, shown by ${r.cilium} (${assumedText(from)})` : r.cilium} (${STATUS_WORDS["known-issue"]}: neither pass nor fail; --strict fails on them):`,
+      terminal`Known issues of Cilium ${from ? `${[...new Set(known.map((v) => v.deviation?.versions ?? "?"))].join(", ")}, shown by ${r.cilium} (${assumedText(from)})` : r.cilium} (${STATUS_COUNTED["known-issue"]}: neither pass nor fail; --strict fails on them):`,
     );
     for (const v of known)
       lines.push(

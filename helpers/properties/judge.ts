@@ -76,18 +76,6 @@ export interface DeviationNote {
   expected: string;
 }
 
-/** A verdict's kind as a word for people: "passed", "failed", "skipped", "known issue". */
-export const STATUS_WORDS: Record<Verdict["status"], string> = {
-  pass: "passed",
-  fail: "failed",
-  skip: "skipped",
-  "known-issue": "known issue",
-  changed: "changed in the new minor",
-};
-
-/** Every status, in the order verdicts are shown (worst first). */
-export const STATUSES: readonly Verdict["status"][] = ["fail", "changed", "known-issue", "pass", "skip"];
-
 export class MissingRecord extends Error {
   constructor(readonly record: RecordName) {
     super(`record ${record} was not collected`);
