@@ -7,7 +7,7 @@ import { closeSync, createReadStream, openSync, readdirSync, readFileSync, readS
 import { join } from "node:path";
 import { createGunzip, gunzipSync } from "node:zlib";
 import { OTHER_RUN_VARIABLES, RUN_INPUTS } from "../clusters/run-input-list.ts";
-import type { BundleMeta } from "../helpers/bundle.ts";
+import type { BundleMeta } from "../helpers/bundle/read.ts";
 import { UserError } from "../helpers/errors.ts";
 import type { MeasuredBundle } from "../helpers/measure/summary.ts";
 import {
@@ -195,7 +195,7 @@ export const check: Command = {
     const { compareWithNearest, formatComparisonLines, formatComparisonText } = await import(
       "../helpers/compare.ts"
     );
-    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const { bundlesOf } = await import("../helpers/bundle/read.ts");
     const dirs = bundlesOf(positionals);
     // where the JUnit report goes is checked before any work (a folder, or inside a bundle: one line)
     const junit = stringOption(values, "junit");
@@ -307,7 +307,7 @@ export const declareMinor: Command = {
       throw new UserError(
         "which bundle? e.g. declare-minor results/<run-id>/kpr results/<run-id>/kube-proxy",
       );
-    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const { bundlesOf } = await import("../helpers/bundle/read.ts");
     const { checkBundle } = await import("../helpers/check.ts");
     const { formatDeclaration, toDeclare } = await import("../helpers/declare.ts");
     const all = await topics();
@@ -394,7 +394,7 @@ async function judgeUpgradeBundles(
   const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
   const junit = stringOption(values, "junit");
   if (junit !== undefined) checkOutputPath(junit, positionals, "--junit");
-  const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
+  const { bundlesOf, readMeta } = await import("../helpers/bundle/read.ts");
   const { gateBundles, gateOf, pathKey } = await import("../helpers/upgrade-inputs.ts");
   const { judgePath } = await import("../helpers/upgrade-gate.ts");
   const { upgradeJUnit } = await import("../helpers/check-junit.ts");
@@ -509,7 +509,7 @@ export const summary: Command = {
     if (positionals.length === 0)
       throw new UserError("which bundle(s)? e.g. summary results/<run-id>/kpr results/<run-id>/kube-proxy");
     const { checkBundle } = await import("../helpers/check.ts");
-    const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
+    const { bundlesOf, readMeta } = await import("../helpers/bundle/read.ts");
     const { summaryMarkdown, summarySvg, summaryText } = await import("../helpers/measure/summary.ts");
     const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
     const all = await topics();
@@ -556,7 +556,7 @@ export const report: Command = {
   run: async ({ positionals, values }, io) => {
     const pair = values.compare;
     const compare = Array.isArray(pair) ? pair : undefined;
-    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const { bundlesOf } = await import("../helpers/bundle/read.ts");
     const dirs = bundlesOf(positionals.length > 0 ? positionals : compare ? [...compare] : []);
     if (dirs.length === 0)
       throw new UserError(

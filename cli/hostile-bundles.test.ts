@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { LIMITS } from "../helpers/bundle-read.ts";
+import { LIMITS } from "../helpers/bundle/files.ts";
 import type { CallRecord } from "../helpers/exec/record.ts";
 import { guardLines } from "../helpers/output.ts";
 import { SHOWN_VALUE_CHARS } from "../helpers/records/evidence.ts";

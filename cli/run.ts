@@ -239,11 +239,11 @@ export async function realRunDeps(io: {
 }): Promise<RunDeps> {
   const { execa } = await import("execa");
   const { existsSync, readdirSync, statSync } = await import("node:fs");
-  const { findBundles } = await import("../helpers/bundle.ts");
+  const { findBundles } = await import("../helpers/bundle/read.ts");
   const { checkBundle } = await import("../helpers/check.ts");
   const { TOPICS } = await import("../suites/topics.ts");
   const { gateUpgrade, readingBundles } = await import("./commands.ts");
-  const { readMeta } = await import("../helpers/bundle.ts");
+  const { readMeta } = await import("../helpers/bundle/read.ts");
   const root = join(import.meta.dirname, "..");
   return {
     root,

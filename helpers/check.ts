@@ -1,7 +1,6 @@
 import { existsSync, realpathSync } from "node:fs";
-import { bundleTopics, readMeta } from "./bundle.ts";
-import { BundleFault, readBundleJsonLines } from "./bundle-read.ts";
-import { atLine, checked, STORED_VERDICT, type StoredVerdict } from "./bundle-schema.ts";
+import { BundleFault } from "./bundle/files.ts";
+import { bundleTopics, readMeta, storedVerdicts } from "./bundle/read.ts";
 import { cachedCheck } from "./check-cache.ts";
 import { UserError } from "./errors.ts";
 import { ReplayExecutor } from "./exec/replay.ts";
@@ -219,31 +218,6 @@ export async function judgeBundle(
     measurements: measurementsOf(records, catalogue),
     stored: compareStored(dir, verdicts, topics, recorded),
   };
-}
-
-/** The verdicts a bundle stored, the latest per property (a topic observed again appends its own). */
-export function storedVerdicts(dir: string): Map<string, StoredVerdict> | null {
-  const lines = readStoredVerdicts(dir);
-  if (!lines) return null;
-  const out = new Map<string, StoredVerdict>();
-  for (const v of lines) out.set(v.id, v);
-  return out;
-}
-
-/**
- * Every line of verdicts.jsonl, in order, each checked against its schema (helpers/bundle-schema.ts
- * STORED_VERDICT: every field with its type and cap, each evidence item a plain line, from older bundles, or an
- * item of today's format). A line that is not is one BundleFault naming it. null: the bundle stores no verdicts.
- */
-export function readStoredVerdicts(dir: string): StoredVerdict[] | null {
-  const rel = "verdicts.jsonl";
-  const lines = readBundleJsonLines(dir, rel);
-  if (!lines) return null;
-  return lines.map(({ line, value }) => {
-    const v = checked(dir, STORED_VERDICT, value, atLine(rel, line));
-    // the evidence as stored (checked, not rebuilt): compared with the re-judged evidence as JSON, key order and all
-    return { ...v, evidence: (value as { evidence: StoredVerdict["evidence"] }).evidence };
-  });
 }
 
 /**

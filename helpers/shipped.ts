@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { join, relative } from "node:path";
-import { type BundleMeta, readMeta } from "./bundle.ts";
+import { type BundleMeta, readMeta } from "./bundle/read.ts";
 import { MODES, type Mode, versionParts } from "./properties/expectation.ts";
 import { DECLARED_CILIUM, versionStanding } from "./properties/versions.ts";
 

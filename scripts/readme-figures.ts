@@ -9,7 +9,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { COLD_BUILD, formatDuration } from "../cli/lab-run.ts";
-import { readMeta, readRecords } from "../helpers/bundle.ts";
+import { readMeta, readRecords } from "../helpers/bundle/read.ts";
 import { checkBundle } from "../helpers/check.ts";
 import { countStatuses, isFailure, type Status } from "../helpers/properties/status.ts";
 import { expectationMarkdown } from "../helpers/properties/table.ts";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
-import { appendVerdicts, writeRecords } from "../helpers/bundle.ts";
+import { appendVerdicts, writeRecords } from "../helpers/bundle/write.ts";
 import { knownIssueText } from "../helpers/check-junit.ts";
 import { UserError } from "../helpers/errors.ts";
 import type { ConfigValues } from "../helpers/properties/config.ts";

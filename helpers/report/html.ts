@@ -1,5 +1,5 @@
 import { relative, resolve } from "node:path";
-import { type BundleMeta, legBundles, readMeta } from "../bundle.ts";
+import { type BundleMeta, legBundles, readMeta } from "../bundle/read.ts";
 import { type CheckResult, checkBundle, countLine } from "../check.ts";
 import {
   type Comparison,

@@ -5,7 +5,7 @@
  * version after, when each node's agent restarted and what the datapath dropped meanwhile.
  */
 
-import type { BundleMeta } from "../bundle.ts";
+import type { BundleMeta } from "../bundle/read.ts";
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
 import { isFailure } from "../properties/status.ts";

@@ -1,4 +1,4 @@
-import { readMeta } from "../bundle.ts";
+import { readMeta } from "../bundle/read.ts";
 import { verdictLine } from "../compare.ts";
 import { countStatuses, type Status } from "../properties/status.ts";
 import type { TopicDeclaration } from "../topic.ts";

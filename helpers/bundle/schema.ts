@@ -15,11 +15,11 @@
  * derive them again from the raw outputs; the run itself and the README's table read them.)
  */
 import * as v from "valibot";
-import { BundleFault, shown } from "./bundle-read.ts";
-import type { JsonPath } from "./parse/json-scan.ts";
-import { jsonScan } from "./parse/json-scan.ts";
-import { MODES } from "./properties/expectation.ts";
-import { STATUSES } from "./properties/status.ts";
+import type { JsonPath } from "../parse/json-scan.ts";
+import { jsonScan } from "../parse/json-scan.ts";
+import { MODES } from "../properties/expectation.ts";
+import { STATUSES } from "../properties/status.ts";
+import { BundleFault, shown } from "./files.ts";
 
 /** The caps on one field of a bundle's JSON (docs/report-and-cli.md "Limits" lists them). */
 export const FIELD_CAPS = {
