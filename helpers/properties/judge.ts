@@ -12,7 +12,7 @@ import {
 } from "./expectation.ts";
 import type { Status } from "./status.ts";
 import type { Observation, Property, RecordView } from "./types.ts";
-import { assumedText, CHANGED_LABEL, DECLARED_CILIUM, expectationBasis } from "./versions.ts";
+import { assumedText, CHANGED_LABEL, declaredCilium, expectationBasis } from "./versions.ts";
 
 export interface Verdict {
   id: string;
@@ -173,7 +173,7 @@ export function judge(
   records: RecordSet,
   cilium?: string,
   config: ConfigValues | null = null,
-  declared: readonly string[] = DECLARED_CILIUM,
+  declared: readonly string[] = declaredCilium(),
 ): Verdict {
   const cfg = resolveConfig(p.config, mode, config);
   const basis = expectationBasis(cilium, declared);
