@@ -17,13 +17,11 @@ import {
   terminalLines,
 } from "./output.ts";
 import type { Mode } from "./properties/expectation.ts";
-import { judge, skipReason, type Verdict } from "./properties/judge.ts";
+import { afterBrokenReplay, judge, judgeUnrecorded, skipReason, type Verdict } from "./properties/judge.ts";
 import {
   bySeverity,
   countSentence,
-  isExplained,
   isKnownIssue,
-  isNotApplicable,
   STATUS_COUNTED,
   STATUS_EMOJI,
   STATUS_TAG,
@@ -169,39 +167,10 @@ export async function judgeBundle(
   const verdicts = topics
     .flatMap((t) => t.properties)
     .map((p): Verdict => {
-      if (!recorded.has(p.topic)) {
-        // a topic with nothing to observe in this configuration (the ipv6 topic on an IPv4-only cluster) records
-        // no calls: its properties are not applicable, naming the setting, not missing
-        const na = judge(p, meta.mode, {}, meta.cilium, config);
-        if (isNotApplicable(na)) return na;
-        return {
-          id: p.id,
-          topic: p.topic,
-          ...(p.leg ? { leg: p.leg } : {}),
-          claim: p.claim,
-          source: "",
-          mode: meta.mode,
-          cilium: meta.cilium,
-          ...(assumedFrom ? { assumedFrom } : {}),
-          status: "skip",
-          expected: "",
-          observed: "-",
-          evidence: [],
-          reason: `the bundle has no recorded calls for ${p.topic}`,
-          message: `${p.id}: skipped: the bundle has no recorded calls for ${p.topic}`,
-        };
-      }
-      const failed = failedTopics.get(p.topic);
+      if (!recorded.has(p.topic)) return judgeUnrecorded(p, meta.mode, meta.cilium, config);
       const v = judge(p, meta.mode, own.get(p.topic) ?? {}, meta.cilium, config);
-      // a property the configuration makes not applicable stays so, whatever its topic's replay did
-      if (failed && !isExplained(v.status) && !isNotApplicable(v))
-        return {
-          ...v,
-          // a replay that broke is no statement about the new minor: a failure, as for a declared one
-          status: "fail",
-          message: `${v.message}\n  (${p.topic} could not be replayed: ${failed})`,
-        };
-      return v;
+      const failed = failedTopics.get(p.topic);
+      return failed ? afterBrokenReplay(v, failed) : v;
     });
   return {
     bundle: dir,
