@@ -202,7 +202,8 @@ export const check: Command = {
     const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
     if (junit !== undefined) checkOutputPath(junit, dirs, "--junit");
     const judged: import("../helpers/check.ts").CheckResult[] = [];
-    const { checkBundle, formatCheck, formatCheckMarkdown } = await import("../helpers/check.ts");
+    const { checkBundle } = await import("../helpers/check.ts");
+    const { formatCheck, formatCheckMarkdown } = await import("../helpers/check-format.ts");
     const all = await topics();
     // a change in a new minor is no pass: its assumed expectation did not hold, and it waits to be declared
     let failed = false;

@@ -19,7 +19,8 @@
  */
 
 import { isAbsolute, relative } from "node:path";
-import { type CheckResult, countLine } from "./check.ts";
+import type { CheckResult } from "./check.ts";
+import { countLine } from "./check-format.ts";
 import { type Comparison, compareResults } from "./compare.ts";
 import {
   code,

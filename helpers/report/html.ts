@@ -1,6 +1,7 @@
 import { relative, resolve } from "node:path";
 import { type BundleMeta, legBundles, readMeta } from "../bundle/read.ts";
-import { type CheckResult, checkBundle, countLine } from "../check.ts";
+import { type CheckResult, checkBundle } from "../check.ts";
+import { countLine } from "../check-format.ts";
 import {
   type Comparison,
   compareBundles,
