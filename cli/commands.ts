@@ -1,3 +1,4 @@
+// One file over 450 lines: every CLI command's handler behind cli/registry.ts: each short, sharing the option readers and outputs
 /**
  * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
  * without the topics, the report or the cluster code).

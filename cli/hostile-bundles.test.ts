@@ -1,3 +1,4 @@
+// One file over 450 lines: one hostile case per way a bundle can lie, each through the CLI against one copied bundle
 /**
  * A bundle is untrusted input (issue 26): copies of the shipped 1.20 kpr bundle, each changed one way by the
  * test (WRITTEN BY US: nothing hostile is committed), given to `check`, `compare`, `report` and `summary`

@@ -1,3 +1,4 @@
+// One file over 450 lines: the gate's one word: its rules, its evidence and its renderings of one result, read together
 /**
  * "Is this upgrade safe?" from one upgrade bundle: what the workflow's upgrade job answers and a person runs as
  * `datapath-conformance upgrade BUNDLE`. Pure over re-judged bundles (check), so a test feeds it the shipped ones.
