@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { bundlesOf, findBundles } from "../helpers/bundle.ts";
+import { bundlesOf, findBundles } from "../helpers/bundle/read.ts";
 import { BUNDLES_ROOT, SHIPPED_BUNDLES } from "../suites/environment.ts";
 import { runCli as run } from "./run-in-process.ts";
 

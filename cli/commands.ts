@@ -1,12 +1,14 @@
+// One file over 450 lines: every CLI command's handler behind cli/registry.ts: each short, sharing the option readers and outputs
 /**
  * The CLI's commands. Each loads what it needs when it runs (`--help`, `--version` and `formats` start
  * without the topics, the report or the cluster code).
  */
+
 import { closeSync, createReadStream, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { createGunzip, gunzipSync } from "node:zlib";
 import { OTHER_RUN_VARIABLES, RUN_INPUTS } from "../clusters/run-input-list.ts";
-import type { BundleMeta } from "../helpers/bundle.ts";
+import type { BundleMeta } from "../helpers/bundle/read.ts";
 import { UserError } from "../helpers/errors.ts";
 import type { MeasuredBundle } from "../helpers/measure/summary.ts";
 import {
@@ -21,6 +23,13 @@ import {
   terminalLines,
 } from "../helpers/output.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
+import {
+  countStatuses,
+  failsRun,
+  isFailure,
+  isKnownIssue,
+  type Status,
+} from "../helpers/properties/status.ts";
 import { oneOf, stringOption } from "./args.ts";
 import type { Io } from "./io.ts";
 import {
@@ -187,17 +196,17 @@ export const check: Command = {
     const { compareWithNearest, formatComparisonLines, formatComparisonText } = await import(
       "../helpers/compare.ts"
     );
-    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const { bundlesOf } = await import("../helpers/bundle/read.ts");
     const dirs = bundlesOf(positionals);
     // where the JUnit report goes is checked before any work (a folder, or inside a bundle: one line)
     const junit = stringOption(values, "junit");
     const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
     if (junit !== undefined) checkOutputPath(junit, dirs, "--junit");
     const judged: import("../helpers/check.ts").CheckResult[] = [];
-    const { checkBundle, formatCheck, formatCheckMarkdown } = await import("../helpers/check.ts");
+    const { checkBundle } = await import("../helpers/check.ts");
+    const { formatCheck, formatCheckMarkdown } = await import("../helpers/check-format.ts");
     const all = await topics();
     // a change in a new minor is no pass: its assumed expectation did not hold, and it waits to be declared
-    const bad = new Set(values.strict ? ["fail", "changed", "known-issue"] : ["fail", "changed"]);
     let failed = false;
     const totals: string[] = [];
     const notes: { kind: AnnotationKind; title: string; message: string }[] = [];
@@ -223,16 +232,16 @@ export const check: Command = {
       } else
         printOut(io, formatCheck(r, near ? formatComparisonText(near.comparison, near.why) : [], messages));
       if (dirs.length > 1) printOut(io, terminal`\n`);
-      if (r.verdicts.some((v) => bad.has(v.status))) failed = true;
+      if (r.verdicts.some((v) => failsRun(v.status, values.strict === true))) failed = true;
       // in a GitHub Actions step, each failure (a change in a new minor too, and a known issue) is an annotation
       for (const v of r.verdicts)
-        if (v.status === "fail" || v.status === "changed" || v.status === "known-issue")
+        if (isFailure(v.status) || isKnownIssue(v.status))
           notes.push({
-            kind: v.status !== "known-issue" || values.strict ? "error" : "warning",
+            kind: !isKnownIssue(v.status) || values.strict ? "error" : "warning",
             title: v.id,
-            message: `${v.status === "known-issue" ? `known issue of Cilium ${v.deviation?.versions ?? r.cilium}: ` : ""}${v.status === "changed" ? `changed in the new minor (assumed from ${v.assumedFrom ?? "?"}): ` : ""}expected ${v.expected}, observed ${v.observed} (bundle ${dir})`,
+            message: `${isKnownIssue(v.status) ? `known issue of Cilium ${v.deviation?.versions ?? r.cilium}: ` : ""}${v.status === "changed" ? `changed in the new minor (assumed from ${v.assumedFrom ?? "?"}): ` : ""}expected ${v.expected}, observed ${v.observed} (bundle ${dir})`,
           });
-      const n = (status: string) => r.verdicts.filter((v) => v.status === status).length;
+      const n = (status: Status) => countStatuses(r.verdicts)[status];
       totals.push(
         `${n("pass")} passed, ${n("fail")} failed${n("changed") ? `, ${n("changed")} changed in the new minor` : ""}${n("known-issue") ? `, ${n("known-issue")} known issue(s)` : ""}, ${n("skip")} skipped`,
       );
@@ -300,7 +309,7 @@ export const declareMinor: Command = {
       throw new UserError(
         "which bundle? e.g. declare-minor results/<run-id>/kpr results/<run-id>/kube-proxy",
       );
-    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const { bundlesOf } = await import("../helpers/bundle/read.ts");
     const { checkBundle } = await import("../helpers/check.ts");
     const { formatDeclaration, toDeclare } = await import("../helpers/declare.ts");
     const all = await topics();
@@ -387,7 +396,7 @@ async function judgeUpgradeBundles(
   const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
   const junit = stringOption(values, "junit");
   if (junit !== undefined) checkOutputPath(junit, positionals, "--junit");
-  const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
+  const { bundlesOf, readMeta } = await import("../helpers/bundle/read.ts");
   const { gateBundles, gateOf, pathKey } = await import("../helpers/upgrade-inputs.ts");
   const { judgePath } = await import("../helpers/upgrade-gate.ts");
   const { upgradeJUnit } = await import("../helpers/check-junit.ts");
@@ -502,7 +511,7 @@ export const summary: Command = {
     if (positionals.length === 0)
       throw new UserError("which bundle(s)? e.g. summary results/<run-id>/kpr results/<run-id>/kube-proxy");
     const { checkBundle } = await import("../helpers/check.ts");
-    const { bundlesOf, readMeta } = await import("../helpers/bundle.ts");
+    const { bundlesOf, readMeta } = await import("../helpers/bundle/read.ts");
     const { summaryMarkdown, summarySvg, summaryText } = await import("../helpers/measure/summary.ts");
     const { checkOutputPath, writeOutput } = await import("../helpers/write-output.ts");
     const all = await topics();
@@ -549,7 +558,7 @@ export const report: Command = {
   run: async ({ positionals, values }, io) => {
     const pair = values.compare;
     const compare = Array.isArray(pair) ? pair : undefined;
-    const { bundlesOf } = await import("../helpers/bundle.ts");
+    const { bundlesOf } = await import("../helpers/bundle/read.ts");
     const dirs = bundlesOf(positionals.length > 0 ? positionals : compare ? [...compare] : []);
     if (dirs.length === 0)
       throw new UserError(

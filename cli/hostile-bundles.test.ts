@@ -1,3 +1,4 @@
+// One file over 450 lines: one hostile case per way a bundle can lie, each through the CLI against one copied bundle
 /**
  * A bundle is untrusted input (issue 26): copies of the shipped 1.20 kpr bundle, each changed one way by the
  * test (WRITTEN BY US: nothing hostile is committed), given to `check`, `compare`, `report` and `summary`
@@ -25,7 +26,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { LIMITS } from "../helpers/bundle-read.ts";
+import { LIMITS } from "../helpers/bundle/files.ts";
 import type { CallRecord } from "../helpers/exec/record.ts";
 import { guardLines } from "../helpers/output.ts";
 import { SHOWN_VALUE_CHARS } from "../helpers/records/evidence.ts";

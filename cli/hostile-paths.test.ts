@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { shippedBundle } from "../helpers/bundle.ts";
+import { shippedBundle } from "../helpers/bundle/read.ts";
 import { BUNDLES_DIR, BundleCopies, editJson, editJsonLines } from "../helpers/testing/tamper.ts";
 import { runCli as run } from "./run-in-process.ts";
 

@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import { parseOptionalMode } from "../clusters/choices.ts";
 import { PROFILES, parseDatapathProfile } from "../clusters/datapath-profiles.ts";
 import { LAB_SCRIPT, type Lab, labCilium, readLab } from "../clusters/lab.ts";
-import { findBundles } from "../helpers/bundle.ts";
+import { findBundles } from "../helpers/bundle/read.ts";
 import { UserError } from "../helpers/errors.ts";
 import { ownLines, terminalText } from "../helpers/output.ts";
 import { MODES } from "../helpers/properties/expectation.ts";

@@ -349,7 +349,7 @@ describe("a terminal gets text, a step summary markdown (--markdown)", { timeout
 describe("plan's words are ones a reader can open", { timeout: 120_000 }, () => {
   it("no internal run id (lab-20261206-011154) unless it is the run of a shipped bundle", async () => {
     const { SHIPPED_BUNDLES } = await import("../suites/environment.ts");
-    const { readMeta } = await import("../helpers/bundle.ts");
+    const { readMeta } = await import("../helpers/bundle/read.ts");
     const shipped = new Set(SHIPPED_BUNDLES.map((d) => readMeta(d).runId));
     const ids = new Set<string>();
     for (const argv of [

@@ -6,6 +6,7 @@
  * first raw line. What runs is injected (RunDeps), so the command, its environment and the summary are tested
  * without a cluster.
  */
+
 import { join, relative } from "node:path";
 import type { Provider } from "../clusters/choices.ts";
 import { type RunInputs, runEnv, testNamePattern } from "../clusters/run-inputs.ts";
@@ -13,6 +14,7 @@ import type { CheckResult } from "../helpers/check.ts";
 import { UserError } from "../helpers/errors.ts";
 import { type TerminalText, terminal, terminalLines } from "../helpers/output.ts";
 import type { Verdict } from "../helpers/properties/judge.ts";
+import { countSentence, isFailure, isKnownIssue } from "../helpers/properties/status.ts";
 import { showItem } from "../helpers/records/evidence.ts";
 import { formatDuration, type PhaseCommand } from "./lab-run.ts";
 
@@ -114,9 +116,7 @@ const shellWord = (w: string) => (/^[\w/.=:,@+-]+$/.test(w) ? w : `'${w.replaceA
 
 /** Counts of one judged bundle, as `check` ends. */
 function counts(r: CheckResult): string {
-  const n = (s: Verdict["status"]) => r.verdicts.filter((v) => v.status === s).length;
-  const known = n("known-issue");
-  return `${n("pass")} passed, ${n("fail")} failed${n("changed") ? `, ${n("changed")} changed in the new minor` : ""}${known ? `, ${known} known issue${known === 1 ? "" : "s"}` : ""}, ${n("skip")} skipped`;
+  return countSentence(r.verdicts);
 }
 
 /** The closing summary: every bundle's counts, each failure and known issue with its first raw line, the gates. */
@@ -133,9 +133,9 @@ export function formatSummary(
     terminal`run ${runId}: ${what}`,
     ...judged.map((j) => terminal`  ${j.dir.padEnd(width)}  ${counts(j.result)}`),
   ];
-  const listed = (status: Verdict["status"][], title: string, tag: string) => {
+  const listed = (which: (s: Verdict["status"]) => boolean, title: string, tag: string) => {
     const vs = judged.flatMap((j) =>
-      j.result.verdicts.filter((v) => status.includes(v.status)).map((v) => ({ dir: j.dir, v })),
+      j.result.verdicts.filter((v) => which(v.status)).map((v) => ({ dir: j.dir, v })),
     );
     if (vs.length === 0) return;
     lines.push(terminal``, terminal`${title} (${vs.length}):`);
@@ -144,12 +144,8 @@ export function formatSummary(
       lines.push(terminal`        ${firstRawLine(v)}`);
     }
   };
-  listed(["fail", "changed"], "failures", "FAIL ");
-  listed(
-    ["known-issue"],
-    "known issues (a bug declared for the version, with its upstream reference)",
-    "KNOWN",
-  );
+  listed(isFailure, "failures", "FAIL ");
+  listed(isKnownIssue, "known issues (a bug declared for the version, with its upstream reference)", "KNOWN");
   for (const g of gates) lines.push(terminal``, terminal`upgrade ${g.dir}: ${g.headline}`);
   if (next) lines.push(terminal``, terminal`${next}`);
   return terminalLines([...lines, terminal``]);
@@ -231,9 +227,7 @@ export async function run(opts: RunOptions, deps: RunDeps): Promise<number> {
   const top = dirs.filter((d) => !/after-(upgrade|rollback)$/.test(d)).map(shown);
   const next = `the report: datapath-conformance report ${top.join(" ")} -o ${shown(join(plan.runDir, "report.html"))}`;
   deps.say(formatSummary(plan.runId, what, judged, gates, next));
-  const failed = judged.some((j) =>
-    j.result.verdicts.some((v) => v.status === "fail" || v.status === "changed"),
-  );
+  const failed = judged.some((j) => j.result.verdicts.some((v) => isFailure(v.status)));
   return Math.max(code, failed || unread > 0 ? 1 : 0, ...gates.map((g) => g.exitCode));
 }
 
@@ -245,11 +239,11 @@ export async function realRunDeps(io: {
 }): Promise<RunDeps> {
   const { execa } = await import("execa");
   const { existsSync, readdirSync, statSync } = await import("node:fs");
-  const { findBundles } = await import("../helpers/bundle.ts");
+  const { findBundles } = await import("../helpers/bundle/read.ts");
   const { checkBundle } = await import("../helpers/check.ts");
   const { TOPICS } = await import("../suites/topics.ts");
   const { gateUpgrade, readingBundles } = await import("./commands.ts");
-  const { readMeta } = await import("../helpers/bundle.ts");
+  const { readMeta } = await import("../helpers/bundle/read.ts");
   const root = join(import.meta.dirname, "..");
   return {
     root,

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseEnvFile } from "../clusters/lab.ts";
 import { CILIUM_MINORS, CILIUM_PATCHES, DEFAULT_CILIUM_MINOR } from "../clusters/versions.ts";
+import { versionsEnv } from "../helpers/properties/versions.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 
@@ -11,7 +11,7 @@ export function versionText(): string {
     name: string;
     version: string;
   };
-  const lab = parseEnvFile(readFileSync(join(ROOT, "clusters", "lab", "versions.env"), "utf8"));
+  const lab = versionsEnv();
   const patches = CILIUM_MINORS.map((m) => `${m} → ${CILIUM_PATCHES[m]}`).join(", ");
   return [
     `datapath-conformance ${pkg.version} (${pkg.name})`,

@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeMeta } from "../helpers/bundle.ts";
+import { writeMeta } from "../helpers/bundle/write.ts";
 import { UserError } from "../helpers/errors.ts";
 import { itemsOf } from "../helpers/exec/api-argv.ts";
 import { DEFAULT_KUBECTL_TIMEOUT_MS } from "../helpers/exec/cluster.ts";

@@ -1,3 +1,4 @@
+// One file over 450 lines: every path of `lab down` in one sandbox of fakes (iptables, ip, docker, kind) built once
 /**
  * `lab down` (clusters/lab/lab.sh cmd_down) in a sandbox: the script is sourced with LAB_SH_FUNCTIONS=1 into
  * bash, its paths pointed at a temporary directory (LAB_CACHE, LAB_DAEMON_JSON, LAB_RUNC_WRAPPER), and the

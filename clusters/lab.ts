@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { labCacheDir } from "../helpers/exec/portable.ts";
+import { versionValue } from "../helpers/properties/versions.ts";
 import { type CiliumVersion, parseEnvFile, resolveCilium } from "./versions.ts";
 
 export const LAB_DIR = join(import.meta.dirname, "lab");
@@ -36,12 +37,7 @@ export function labEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 export function readLab(env: NodeJS.ProcessEnv = process.env): Lab {
-  const v = parseEnvFile(readFileSync(join(LAB_DIR, "versions.env"), "utf8"));
-  const need = (k: string): string => {
-    const value = v[k];
-    if (!value) throw new Error(`clusters/lab/versions.env has no ${k}`);
-    return value;
-  };
+  const need = versionValue;
   const cache = labCacheDir(env);
   return {
     cache,

@@ -1,3 +1,4 @@
+// One file over 450 lines: the inventory's collectors and comparison tested on one set of scripted outputs
 /**
  * The leftover inventory and the object comparison against command outputs WRITTEN BY US in the shapes kubectl,
  * kind, docker, ip and ls print them (docker's `{{json .}}` lines carry Names, Labels as "k=v,k=v", State,

@@ -1,3 +1,4 @@
+// One file over 450 lines: the inventory: one collector and one parser per kind of leftover, compared by name in one place
 /**
  * What a run might leave behind, listed: in the cluster (run namespaces `cca-dp*`, node-shell Pods, the Lease,
  * the CiliumIdentity and CiliumEndpoint objects of the run's Pods) and on this machine (kind clusters, docker

@@ -1,3 +1,4 @@
+// One file over 450 lines: provisioning's phases, gates and teardown tested against one in-memory host
 /**
  * Provisioning orchestration with a host WRITTEN BY US for the test: local commands and the cluster are
  * answered in memory, so the order of phases, the readiness gates, the evidence written and — above all —

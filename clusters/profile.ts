@@ -1,3 +1,4 @@
+// One file over 450 lines: a run's profile and its plan: provider, mode, versions and datapath profile combine in one place
 import { release } from "node:os";
 import { stringify } from "yaml";
 import { UserError } from "../helpers/errors.ts";

@@ -102,3 +102,21 @@ describe("resolveCilium and the lines a run says (versions.env's declared versio
     expect(() => assertRunnableCilium("unknown")).not.toThrow();
   });
 });
+
+describe("the versions' one source", () => {
+  it("clusters/lab/versions.env is read by one TypeScript module only (helpers/properties/versions.ts)", async () => {
+    const { readdirSync, readFileSync } = await import("node:fs");
+    const { join, relative } = await import("node:path");
+    const root = join(import.meta.dirname, "..");
+    const readers = ["helpers", "clusters", "suites", "cli", "scripts", "manifests", "bin"]
+      .flatMap((d) =>
+        readdirSync(join(root, d), { withFileTypes: true, recursive: true })
+          .filter((e) => e.isFile() && /\.(ts|mts|mjs)$/.test(e.name) && !/\.test\.ts$/.test(e.name))
+          .map((e) => join(e.parentPath, e.name)),
+      )
+      .filter((f) => !f.includes("node_modules"))
+      .filter((f) => /"versions\.env"/.test(readFileSync(f, "utf8")))
+      .map((f) => relative(root, f));
+    expect(readers).toEqual(["helpers/properties/versions.ts"]);
+  });
+});

@@ -1,30 +1,26 @@
 import { UserError } from "../helpers/errors.ts";
 import {
-  DECLARED_CILIUM,
+  declaredCilium,
   minorOf,
   parseEnvFile,
   unsupportedVersion,
-  VERSIONS_ENV,
   VERSIONS_FILE,
   versionRefusal,
   versionStanding,
+  versionValue,
 } from "../helpers/properties/versions.ts";
 
 /**
- * The one source of truth for versions: clusters/lab/versions.env (read in helpers/properties/versions.ts, which
- * the judge needs too). It names the Cilium patches the suite has run (every recorded bundle used one of them),
+ * The one source of truth for versions: clusters/lab/versions.env (read only by helpers/properties/versions.ts,
+ * which the judge needs too; the constants below are read through it when this module is imported). It names the Cilium patches the suite has run (every recorded bundle used one of them),
  * the Kubernetes version the lab builds, kind, helm and the node image a registry run uses; the lab script, the
  * registry path, `--version`, the workflow and the README read it.
  */
 export { parseEnvFile, VERSIONS_FILE };
-const need = (k: string): string => {
-  const v = VERSIONS_ENV[k];
-  if (!v) throw new Error(`clusters/lab/versions.env has no ${k}`);
-  return v;
-};
+const need = versionValue;
 
 /** The Cilium patches the suite has run, newest first (the lab builds these without being asked). */
-export const RUN_CILIUM_VERSIONS: readonly string[] = DECLARED_CILIUM;
+export const RUN_CILIUM_VERSIONS: readonly string[] = declaredCilium();
 if (RUN_CILIUM_VERSIONS.length === 0) throw new Error("clusters/lab/versions.env has no CILIUM_VERSIONS");
 /** Per declared minor, the patch a run installs when given the minor: the one the suite has run. */
 export const CILIUM_PATCHES: Record<string, string> = Object.fromEntries(

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BundleFault, readBundleJsonText } from "./bundle-read.ts";
+import { BundleFault, readBundleJsonText } from "./bundle/files.ts";
 
 /**
  * What the agents said when the run began (right after the readiness gates), kept in the bundle as
@@ -30,7 +30,7 @@ export function readBaseline(bundleDir: string): Record<string, string> | null {
   const out: Record<string, string> = {};
   for (const f of names) {
     const m = /^metrics-(.+)\.json$/.exec(f);
-    // inside the bundle and within the cap, as every file a bundle holds (helpers/bundle-read.ts)
+    // inside the bundle and within the cap, as every file a bundle holds (helpers/bundle/files.ts)
     const text = m ? readBundleJsonText(bundleDir, `baseline/${f}`) : null;
     if (m && text !== null) out[m[1] as string] = text;
   }

@@ -5,10 +5,11 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { RECORDS } from "../suites/topics.ts";
-import { bundleLockFile, readRecords, withBundleLock, writeRecords } from "./bundle.ts";
+import { readRecords } from "./bundle/read.ts";
+import { bundleLockFile, withBundleLock, writeRecords } from "./bundle/write.ts";
 
 const run = promisify(execFile);
-const BUNDLE_TS = join(import.meta.dirname, "bundle.ts");
+const BUNDLE_TS = join(import.meta.dirname, "bundle", "write.ts");
 
 /**
  * A cluster run observes topics in several worker processes at once (suites/schedule.ts): the writes that read
@@ -33,7 +34,7 @@ describe("withBundleLock", () => {
           m.phases["w${w}-" + i] = i;
           writeFileSync(f, JSON.stringify(m));
         });`;
-    // helpers/bundle.ts built once for the three (esbuild, as the CLI's bundle is): through tsx each process
+    // helpers/bundle/write.ts built once for the three (esbuild, as the CLI's bundle is): through tsx each process
     // spent most of its time loading it. Inside the checkout, as the CLI's bundle is: its packages (valibot)
     // resolve from the checkout's node_modules
     const cache = join(import.meta.dirname, "..", "node_modules", ".cache");

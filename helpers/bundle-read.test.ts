@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { BundleFault, invalidUtf8At, readBundleRaw } from "./bundle-read.ts";
+import { BundleFault, invalidUtf8At, readBundleRaw } from "./bundle/files.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "dpc-bundle-read-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

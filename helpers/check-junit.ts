@@ -14,10 +14,12 @@
  * Every verdict of such a minor carries the `assumed-from` property, as in the run's JUnit.
  * Every string from a bundle goes through `xmlText` (XML 1.0's forbidden characters as U+FFFD, then entities).
  */
+
 import { hostname } from "node:os";
 import type { CheckResult } from "./check.ts";
 import { xmlText } from "./output.ts";
 import { skipReason, type Verdict } from "./properties/judge.ts";
+import { isKnownIssue, outcomeOf } from "./properties/status.ts";
 import { assumedText, CHANGED_LABEL } from "./properties/versions.ts";
 import { MessageBudget, showItem, shownValue } from "./records/evidence.ts";
 
@@ -52,7 +54,7 @@ function testcase(r: CheckResult, v: Verdict, messages: MessageBudget): string {
     const marked = assumed ? `\n      <properties>${assumed}</properties>` : "";
     return `${open}\n      <skipped${attr("message", reason)}>${xmlText(reason)}</skipped>${marked}${close}`;
   }
-  if (v.status === "known-issue") {
+  if (isKnownIssue(v.status)) {
     const text = knownIssueText(v, r.cilium);
     const known = property(
       "known-issue",
@@ -72,8 +74,8 @@ export function checkJUnit(results: CheckResult[], now: Date = new Date()): stri
   // every failure's message, together under the run's cap (issue 45)
   const messages = new MessageBudget();
   const count = (vs: Verdict[], f: (v: Verdict) => boolean) => vs.filter(f).length;
-  const failed = (v: Verdict) => v.status !== "pass" && v.status !== "skip" && v.status !== "known-issue";
-  const skipped = (v: Verdict) => v.status === "skip" || v.status === "known-issue";
+  const failed = (v: Verdict) => outcomeOf(v.status) === "fail";
+  const skipped = (v: Verdict) => outcomeOf(v.status) === "skip";
   const all = results.flatMap((r) => r.verdicts);
   const suites = results.map((r) => {
     const head = `  <testsuite${attr("name", `${r.bundle} [${r.mode}, Cilium ${r.cilium}]`)}${attr("tests", r.verdicts.length)}${attr("failures", count(r.verdicts, failed))} errors="0"${attr("skipped", count(r.verdicts, skipped))} time="0"${attr("timestamp", now.toISOString())}${attr("hostname", hostname())}>`;

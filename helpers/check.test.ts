@@ -5,7 +5,7 @@ import { main } from "../cli/main.ts";
 import { bundleName, SHIPPED_BUNDLES } from "../suites/environment.ts";
 import { RECORDED_FAILURES } from "../suites/recorded-failures.ts";
 import { TOPICS } from "../suites/topics.ts";
-import { bundleTopics } from "./bundle.ts";
+import { bundleTopics } from "./bundle/read.ts";
 import { checkBundle, judgeBundle } from "./check.ts";
 import { BundleCopies, GHOST_CURL, KUBE_SVC_LINE } from "./testing/tamper.ts";
 

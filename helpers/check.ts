@@ -1,33 +1,15 @@
 import { existsSync, realpathSync } from "node:fs";
-import { bundleTopics, readMeta } from "./bundle.ts";
-import { BundleFault, readBundleJsonLines } from "./bundle-read.ts";
-import { atLine, checked, STORED_VERDICT, type StoredVerdict } from "./bundle-schema.ts";
+import { BundleFault } from "./bundle/files.ts";
+import { bundleTopics, readMeta, storedVerdicts } from "./bundle/read.ts";
 import { cachedCheck } from "./check-cache.ts";
 import { UserError } from "./errors.ts";
 import { ReplayExecutor } from "./exec/replay.ts";
 import type { Measurements } from "./measure/records.ts";
 import { replayContext } from "./observe/replay-context.ts";
-import {
-  code,
-  type MarkdownText,
-  markdown,
-  markdownLines,
-  markdownRow,
-  type TerminalText,
-  terminal,
-  terminalLines,
-} from "./output.ts";
 import type { Mode } from "./properties/expectation.ts";
-import { judge, STATUS_WORDS, STATUSES, skipReason, type Verdict } from "./properties/judge.ts";
-import { STATUS_EMOJI, STATUS_TAG } from "./properties/status.ts";
-import {
-  assumedText,
-  CHANGED_LABEL,
-  CHANGED_TITLE,
-  expectationBasis,
-  versionRefusal,
-  versionStanding,
-} from "./properties/versions.ts";
+import { afterBrokenReplay, judge, judgeUnrecorded, type Verdict } from "./properties/judge.ts";
+import { isKnownIssue } from "./properties/status.ts";
+import { assumedText, expectationBasis, versionRefusal, versionStanding } from "./properties/versions.ts";
 import {
   legRunsOf,
   measuredRecords,
@@ -36,8 +18,8 @@ import {
   recordCatalogue,
   runConfiguration,
 } from "./records/catalogue.ts";
-import { configValues, type DatapathConfig, formatDatapathConfig } from "./records/datapath-config.ts";
-import { isEvidenceItem, MessageBudget, shownValue } from "./records/evidence.ts";
+import { configValues, type DatapathConfig } from "./records/datapath-config.ts";
+import { isEvidenceItem } from "./records/evidence.ts";
 import type { LegRun, RecordSet } from "./records/types.ts";
 import type { TopicDeclaration } from "./topic.ts";
 
@@ -161,40 +143,10 @@ export async function judgeBundle(
   const verdicts = topics
     .flatMap((t) => t.properties)
     .map((p): Verdict => {
-      if (!recorded.has(p.topic)) {
-        // a topic with nothing to observe in this configuration (the ipv6 topic on an IPv4-only cluster) records
-        // no calls: its properties are not applicable, naming the setting, not missing
-        const na = judge(p, meta.mode, {}, meta.cilium, config);
-        if (na.status === "skip" && na.reason?.startsWith("not applicable")) return na;
-        return {
-          id: p.id,
-          topic: p.topic,
-          ...(p.leg ? { leg: p.leg } : {}),
-          claim: p.claim,
-          source: "",
-          mode: meta.mode,
-          cilium: meta.cilium,
-          ...(assumedFrom ? { assumedFrom } : {}),
-          status: "skip",
-          expected: "",
-          observed: "-",
-          evidence: [],
-          reason: `the bundle has no recorded calls for ${p.topic}`,
-          message: `${p.id}: skipped: the bundle has no recorded calls for ${p.topic}`,
-        };
-      }
-      const failed = failedTopics.get(p.topic);
+      if (!recorded.has(p.topic)) return judgeUnrecorded(p, meta.mode, meta.cilium, config);
       const v = judge(p, meta.mode, own.get(p.topic) ?? {}, meta.cilium, config);
-      // a property the configuration makes not applicable stays so, whatever its topic's replay did
-      const notApplicable = v.status === "skip" && v.reason?.startsWith("not applicable");
-      if (failed && v.status !== "pass" && v.status !== "known-issue" && !notApplicable)
-        return {
-          ...v,
-          // a replay that broke is no statement about the new minor: a failure, as for a declared one
-          status: "fail",
-          message: `${v.message}\n  (${p.topic} could not be replayed: ${failed})`,
-        };
-      return v;
+      const failed = failedTopics.get(p.topic);
+      return failed ? afterBrokenReplay(v, failed) : v;
     });
   return {
     bundle: dir,
@@ -211,31 +163,6 @@ export async function judgeBundle(
     measurements: measurementsOf(records, catalogue),
     stored: compareStored(dir, verdicts, topics, recorded),
   };
-}
-
-/** The verdicts a bundle stored, the latest per property (a topic observed again appends its own). */
-export function storedVerdicts(dir: string): Map<string, StoredVerdict> | null {
-  const lines = readStoredVerdicts(dir);
-  if (!lines) return null;
-  const out = new Map<string, StoredVerdict>();
-  for (const v of lines) out.set(v.id, v);
-  return out;
-}
-
-/**
- * Every line of verdicts.jsonl, in order, each checked against its schema (helpers/bundle-schema.ts
- * STORED_VERDICT: every field with its type and cap, each evidence item a plain line, from older bundles, or an
- * item of today's format). A line that is not is one BundleFault naming it. null: the bundle stores no verdicts.
- */
-export function readStoredVerdicts(dir: string): StoredVerdict[] | null {
-  const rel = "verdicts.jsonl";
-  const lines = readBundleJsonLines(dir, rel);
-  if (!lines) return null;
-  return lines.map(({ line, value }) => {
-    const v = checked(dir, STORED_VERDICT, value, atLine(rel, line));
-    // the evidence as stored (checked, not rebuilt): compared with the re-judged evidence as JSON, key order and all
-    return { ...v, evidence: (value as { evidence: StoredVerdict["evidence"] }).evidence };
-  });
 }
 
 /**
@@ -288,7 +215,7 @@ export function compareStored(
           ? `Cilium ${v.cilium ?? "?"} is of a minor the suite does not declare, and the stored verdicts were judged as declared (a relabelled bundle, or a minor declared then and not now)`
           : `Cilium ${v.cilium ?? "?"}'s minor was declared after the recording: its own expectations apply now`,
       });
-    if (s.status === "pass" && v.status === "known-issue") {
+    if (s.status === "pass" && isKnownIssue(v.status)) {
       // before issue 24 a version's known issue was declared as its expectation, and a run showing it passed
       differences.push({
         id: v.id,
@@ -358,241 +285,4 @@ export function compareStored(
         reason: "renamed or removed after the recording",
       });
   return { format, differences, exact: format === "current" && differences.length === 0 };
-}
-
-/** The counts of a bundle's verdicts, by status. */
-export function countVerdicts(vs: readonly Pick<Verdict, "status">[]): Record<Verdict["status"], number> {
-  const counts = { pass: 0, fail: 0, skip: 0, "known-issue": 0, changed: 0 };
-  for (const v of vs) counts[v.status]++;
-  return counts;
-}
-
-/**
- * "62 passed, 0 failed, 3 known issues, 12 skipped": the closing line (known issues and changes in a new minor
- * only where there are), and "; every expectation assumed from 1.20" for a minor the suite has not declared.
- */
-export function countLine(vs: readonly Pick<Verdict, "status" | "assumedFrom">[]): string {
-  const c = countVerdicts(vs);
-  const changed = c.changed > 0 ? `, ${c.changed} ${STATUS_WORDS.changed}` : "";
-  const known =
-    c["known-issue"] > 0 ? `, ${c["known-issue"]} known issue${c["known-issue"] === 1 ? "" : "s"}` : "";
-  const from = vs.find((v) => v.assumedFrom)?.assumedFrom;
-  return `${c.pass} passed, ${c.fail} failed${changed}${known}, ${c.skip} skipped${from ? `; every expectation ${assumedText(from)}` : ""}`;
-}
-
-/** Failures first, then changes in a new minor, known issues, passes, and skips last (each in declaration order). */
-const ORDER = Object.fromEntries(STATUSES.map((s, i) => [s, i])) as Record<Verdict["status"], number>;
-export function bySeverity<T extends Pick<Verdict, "status">>(vs: readonly T[]): T[] {
-  return [...vs].sort((a, b) => ORDER[a.status] - ORDER[b.status]);
-}
-
-/**
- * The step-summary form: the expectation, the observed value and the verdict per property; `opening` (the
- * comparison with the shipped bundle of the nearest declared version, its lines) comes first after the datapath.
- */
-export function formatCheckMarkdown(r: CheckResult, opening: readonly MarkdownText[] = []): MarkdownText {
-  const mark = STATUS_EMOJI;
-  const known = r.verdicts.filter((v) => v.status === "known-issue");
-  const notes = r.verdicts.filter((v) => v.note && v.status === "pass");
-  const judged = bySeverity(r.verdicts.filter((v) => v.status !== "skip"));
-  const skipped = r.verdicts.filter((v) => v.status === "skip");
-  const changed = r.verdicts.filter((v) => v.status === "changed");
-  const from = r.assumedFrom;
-  const out: MarkdownText[] = [
-    markdown`### ${r.mode} · Cilium ${r.cilium} — ${countLine(r.verdicts)}`,
-    markdown``,
-    markdown`Datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (bundle older than the config topic)"}`,
-    markdown``,
-  ];
-  if (from) out.push(markdown`> ${assumedLine(r.cilium, from)}`, markdown``);
-  // the opening's own blank lines at its end are dropped: one blank line follows it
-  const open = [...opening];
-  while (open.length > 0 && open.at(-1) === "") open.pop();
-  if (open.length > 0) out.push(...open, markdown``);
-  if (changed.length > 0) {
-    out.push(
-      markdown`**${CHANGED_TITLE}** (\`declare-minor\` lists what to declare, with the raw lines):`,
-      markdown``,
-    );
-    for (const v of changed)
-      out.push(
-        markdown`- ${code(v.id)}: ${v.checked ?? v.claim} — expected (${assumedText(from ?? "")}) ${shownValue(v.expected)}, observed ${shownValue(v.observed)}`,
-      );
-    out.push(markdown``);
-  }
-  if (known.length > 0) {
-    out.push(
-      markdown`**Known issues of this version** (neither pass nor fail; \`check --strict\` fails on them):`,
-      markdown``,
-    );
-    for (const v of known)
-      out.push(
-        markdown`- ${code(v.id)}: ${v.deviation?.claim ?? v.claim} — expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)} (${v.deviation?.upstream ?? ""})`,
-      );
-    out.push(markdown``);
-  }
-  if (notes.length > 0) {
-    out.push(markdown`**News:**`, markdown``);
-    for (const v of notes) out.push(markdown`- ${code(v.id)}: ${v.note ?? ""}`);
-    out.push(markdown``);
-  }
-  out.push(markdown`| property | claim | expected | observed | verdict |`, markdown`|---|---|---|---|---|`);
-  for (const v of judged)
-    out.push(
-      markdownRow([
-        markdown`${code(v.id)}`,
-        markdown`${v.checked ?? v.claim}`,
-        v.assumedFrom
-          ? markdown`${shownValue(v.expected)} (${assumedText(v.assumedFrom)})`
-          : markdown`${shownValue(v.expected)}`,
-        markdown`${shownValue(v.observed)}`,
-        markdown`${mark[v.status]}`,
-      ]),
-    );
-  out.push(markdown``);
-  if (skipped.length > 0) {
-    out.push(
-      markdown`<details><summary>${skipped.length} skipped, each with its reason</summary>`,
-      markdown``,
-      markdown`| property | reason |`,
-      markdown`|---|---|`,
-    );
-    for (const v of skipped) out.push(markdownRow([markdown`${code(v.id)}`, markdown`${skipReason(v)}`]));
-    out.push(markdown``, markdown`</details>`, markdown``);
-  }
-  for (const l of formatStoredMarkdown(r.stored)) out.push(l);
-  out.push(markdown``);
-  return markdownLines(out);
-}
-
-/**
- * What a check of a minor the suite has not declared says first: what its verdicts were judged against. Plain
- * text with the bundle's version in it: printed through the `terminal` or `markdown` tag.
- */
-export function assumedLine(cilium: string, from: string): string {
-  return `expectations: ${assumedText(from)} — Cilium ${cilium} is of a minor the suite has not declared, so every verdict is judged against ${from}'s expectations and marked so; CHANGED: ${CHANGED_LABEL}`;
-}
-
-/** check's text: `opening` (the comparison with the nearest shipped bundle, its lines) right after the header. */
-export function formatCheck(
-  r: CheckResult,
-  opening: readonly TerminalText[] = [],
-  messages: MessageBudget = new MessageBudget(),
-): TerminalText {
-  const from = r.assumedFrom;
-  const lines: TerminalText[] = [
-    terminal`${r.bundle}: mode ${r.mode}, Cilium ${r.cilium} (${r.origin.split(":")[0]})`,
-    // each a line of the bundle's own: said after its own words, so that no bundle text starts a line
-    ...(r.neverRunHere ?? []).map((l) => terminal`never run here: ${l.replace(/^never run here: /, "")}`),
-    ...(from ? [terminal`${assumedLine(r.cilium, from)}`] : []),
-    terminal`datapath: ${r.config ? formatDatapathConfig(r.config) : "not recorded (a bundle older than the config topic: each property's declared configuration assumed)"}`,
-    ...(opening.length > 0 ? [...opening, terminal``] : []),
-  ];
-  const tag = STATUS_TAG;
-  // the tags' column is as wide as the widest present (the usual five letters unless a change is shown)
-  const width = Math.max(...r.verdicts.map((v) => tag[v.status].length), 5);
-  for (const v of bySeverity(r.verdicts)) {
-    const what =
-      v.status === "skip"
-        ? skipReason(v)
-        : v.status === "known-issue"
-          ? `expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}: known issue of Cilium ${v.deviation?.versions}`
-          : `expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}`;
-    lines.push(
-      terminal`  ${tag[v.status].padEnd(width)}  ${v.id.padEnd(44)} ${what}${v.assumedFrom ? ` (${assumedText(v.assumedFrom)})` : ""}`,
-    );
-  }
-  // a message's lines are the judge's own (it shows the bundle's strings in them: helpers/properties/judge.ts)
-  const fails = r.verdicts.filter((v) => v.status === "fail");
-  if (fails.length > 0) {
-    lines.push(terminal``);
-    for (const v of fails) for (const l of messages.take(v.message).split("\n")) lines.push(terminal`${l}`);
-    lines.push(terminal``);
-  }
-  const changed = r.verdicts.filter((v) => v.status === "changed");
-  if (changed.length > 0) {
-    lines.push(
-      terminal``,
-      terminal`${CHANGED_TITLE} (\`datapath-conformance declare-minor ${r.bundle}\` lists what to declare, with the raw lines):`,
-    );
-    for (const v of changed) for (const l of messages.take(v.message).split("\n")) lines.push(terminal`${l}`);
-    lines.push(terminal``);
-  }
-  const known = r.verdicts.filter((v) => v.status === "known-issue");
-  if (known.length > 0) {
-    lines.push(
-      terminal``,
-      terminal`Known issues of Cilium ${from ? `${[...new Set(known.map((v) => v.deviation?.versions ?? "?"))].join(", ")}, shown by ${r.cilium} (${assumedText(from)})` : r.cilium} (${STATUS_WORDS["known-issue"]}: neither pass nor fail; --strict fails on them):`,
-    );
-    for (const v of known)
-      lines.push(
-        terminal`  ${v.id}: ${v.deviation?.claim ?? v.claim}`,
-        terminal`    ${v.deviation?.upstream ?? ""}`,
-      );
-    lines.push(terminal``);
-  }
-  const news = r.verdicts.filter((v) => v.status === "pass" && v.note);
-  if (news.length > 0) {
-    lines.push(terminal``, terminal`News:`);
-    for (const v of news) lines.push(terminal`  ${v.id}: ${v.note}`);
-    lines.push(terminal``);
-  }
-  lines.push(terminal`${countLine(r.verdicts)}`);
-  for (const l of formatStored(r.stored)) lines.push(l);
-  lines.push(terminal``);
-  return terminalLines(lines);
-}
-
-/** The differences with the stored verdicts listed at most (a bundle may store any number: the rest are counted). */
-export const STORED_DIFFERENCES_SHOWN = 200;
-
-/** What `check` says about the stored verdicts: reproduced exactly, or each difference with its reason. */
-export function formatStored(s: StoredComparison): TerminalText[] {
-  const cut = (x: string) => (x.length > 70 ? `${x.slice(0, 67)}...` : x);
-  const { head, shown, more } = storedSummary(s);
-  const out = head.map((h) => terminal`${h}`);
-  for (const d of shown)
-    out.push(terminal`  ${d.id.padEnd(44)} ${d.what}: ${cut(d.was)} → ${cut(d.now)}  (${d.reason})`);
-  if (more > 0) out.push(terminal`  ... and ${more} more difference(s)`);
-  return out;
-}
-
-/** The same, as markdown list items. */
-function formatStoredMarkdown(s: StoredComparison): MarkdownText[] {
-  const cut = (x: string) => (x.length > 70 ? `${x.slice(0, 67)}...` : x);
-  const { head, shown, more } = storedSummary(s);
-  const out = head.map((h) => markdown`${h}`);
-  for (const d of shown)
-    out.push(markdown`- ${d.id.padEnd(44)} ${d.what}: ${cut(d.was)} → ${cut(d.now)}  (${d.reason})`);
-  if (more > 0) out.push(markdown`- ... and ${more} more difference(s)`);
-  return out;
-}
-
-function storedSummary(s: StoredComparison): { head: string[]; shown: StoredDifference[]; more: number } {
-  if (s.format === "none")
-    return {
-      head: ["no stored verdicts to compare with (the bundle has no verdicts.jsonl, or an empty one)"],
-      shown: [],
-      more: 0,
-    };
-  const head: string[] = [];
-  if (s.format === "older")
-    head.push(
-      "stored verdicts.jsonl: recorded with an older suite (evidence as plain lines); this check's evidence is quoted at its place",
-    );
-  if (s.differences.length === 0) {
-    if (s.format === "current") head.push("stored verdicts.jsonl: reproduced exactly");
-    else head.push("stored verdicts.jsonl: every status, expectation and observed value reproduced");
-    return { head, shown: [], more: 0 };
-  }
-  head.push(`stored verdicts.jsonl: ${s.differences.length} difference(s), each with its reason:`);
-  // what was assumed differs for every verdict at once (a relabelled bundle, a minor declared since): one line
-  const assumed = s.differences.filter((d) => d.what === "assumed");
-  const first = assumed[0];
-  const together = first !== undefined && assumed.every((d) => d.was === first.was && d.now === first.now);
-  const listed = together
-    ? [{ ...first, id: `(${assumed.length} verdicts)` }, ...s.differences.filter((d) => d.what !== "assumed")]
-    : s.differences;
-  const shown = listed.slice(0, STORED_DIFFERENCES_SHOWN);
-  return { head, shown, more: listed.length - shown.length };
 }

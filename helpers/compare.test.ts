@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { main } from "../cli/main.ts";
 import { TOPICS } from "../suites/topics.ts";
-import { bundleTopics } from "./bundle.ts";
+import { bundleTopics } from "./bundle/read.ts";
 import { checkBundle } from "./check.ts";
 import { compareBundles, compareWithNearest, formatComparison, moved } from "./compare.ts";
 import { BundleCopies, editJson, KUBE_SVC_LINE, shipped } from "./testing/tamper.ts";

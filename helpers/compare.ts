@@ -11,7 +11,7 @@ import {
 } from "./output.ts";
 import { resolve } from "./properties/expectation.ts";
 import type { Verdict } from "./properties/judge.ts";
-import { isJudged, STATUS_RANK, STATUS_WORD, STATUSES } from "./properties/status.ts";
+import { isJudged, isKnownIssue, STATUS_RANK, STATUS_WORD, STATUSES } from "./properties/status.ts";
 import type { Property, Tolerance } from "./properties/types.ts";
 import { nearestShipped } from "./shipped.ts";
 import type { TopicDeclaration } from "./topic.ts";
@@ -149,12 +149,11 @@ function change(
     );
   }
   if (!aJudged && bJudged) {
-    if (vb?.status === "known-issue")
-      return mk("new-known-issue", "appeared as a known issue", knownLine(vb));
+    if (isKnownIssue(vb?.status)) return mk("new-known-issue", "appeared as a known issue", knownLine(vb));
     return mk("other", "appeared", `judged in B only (${vb?.status})`);
   }
   if (!aJudged || !va || !vb) return null;
-  if (vb.status === "known-issue" && va.status !== "known-issue") {
+  if (isKnownIssue(vb.status) && !isKnownIssue(va.status)) {
     // the move is named too: a known issue that turned a 5 ms refusal into a 5 s timeout says so
     const m = moved(p.tolerance, va.observed, vb.observed);
     return mk("new-known-issue", `${WORD[va.status]} → known issue`, `${knownLine(vb)}${m ? `; ${m}` : ""}`);
@@ -164,7 +163,7 @@ function change(
   if (RANK[vb.status] < RANK[va.status])
     return mk(
       "other",
-      va.status === "known-issue" ? "known issue gone" : "fixed",
+      isKnownIssue(va.status) ? "known issue gone" : "fixed",
       vb.note ?? `${WORD[va.status]} → ${WORD[vb.status]}: ${vb.checked ?? vb.claim}`,
     );
   // both verdicts agree: did the value move?

@@ -13,10 +13,12 @@
  * Pure: a judged bundle in, the lists out; formatDeclaration says them as terminal text (helpers/output.ts: the
  * bundle's strings in it, its version, observed values and raw lines, are shown, never obeyed).
  */
+
 import type { CheckResult } from "./check.ts";
 import { type TerminalText, terminal, terminalLines } from "./output.ts";
 import { describeExpect, isByVersion, satisfies } from "./properties/expectation.ts";
 import { skipReason, type Verdict } from "./properties/judge.ts";
+import { isKnownIssue } from "./properties/status.ts";
 import type { Property } from "./properties/types.ts";
 import { assumedText, CHANGED_TITLE, minorOf } from "./properties/versions.ts";
 import { type EvidenceItem, showItem } from "./records/evidence.ts";
@@ -63,8 +65,7 @@ export function toDeclare(r: CheckResult, topics: TopicDeclaration[]): Declarati
   const carried = r.verdicts
     .filter(
       (v) =>
-        v.deviation &&
-        (v.status === "known-issue" || (v.status === "pass" && v.deviation.kind === "behaviour")),
+        v.deviation && (isKnownIssue(v.status) || (v.status === "pass" && v.deviation.kind === "behaviour")),
     )
     .map(item);
   const carriedIds = new Set(carried.map((c) => c.verdict.id));

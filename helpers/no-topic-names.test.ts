@@ -189,6 +189,7 @@ describe("helpers/ names no topic", () => {
       "const b = check.records.upgrade?.record;",
       'const c = verdicts.filter((v) => v.topic === "restart");',
       'const d = id.startsWith("upgrade.rollback.");',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a source under test, with a template literal in it
       'const e = ["svc", `${x}`, `ghost`];',
       'const f = { kind: "restart" };',
     ].join("\n");

@@ -5,7 +5,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readMeta } from "./bundle.ts";
+import { readMeta } from "./bundle/read.ts";
 import { nearestShipped, SHIPPED_ROOT, shippedBundles } from "./shipped.ts";
 
 const base = readMeta(join(SHIPPED_ROOT, "1.19", "kpr"));

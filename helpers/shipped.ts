@@ -6,9 +6,9 @@
  */
 import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { join, relative } from "node:path";
-import { type BundleMeta, readMeta } from "./bundle.ts";
+import { type BundleMeta, readMeta } from "./bundle/read.ts";
 import { MODES, type Mode, versionParts } from "./properties/expectation.ts";
-import { DECLARED_CILIUM, versionStanding } from "./properties/versions.ts";
+import { declaredCilium, versionStanding } from "./properties/versions.ts";
 
 export const SHIPPED_ROOT = join(import.meta.dirname, "..", "suites", "bundles");
 
@@ -78,7 +78,7 @@ export function nearestShipped(
   dir: string,
   meta: BundleMeta = readMeta(dir),
   root: string = SHIPPED_ROOT,
-  declared: readonly string[] = DECLARED_CILIUM,
+  declared: readonly string[] = declaredCilium(),
 ): NearestShipped | null {
   if (meta.upgrade) return null;
   const real = (p: string) => (existsSync(p) ? realpathSync(p) : p);

@@ -1,3 +1,4 @@
+// One file over 450 lines: the gate's one word: its rules, its evidence and its renderings of one result, read together
 /**
  * "Is this upgrade safe?" from one upgrade bundle: what the workflow's upgrade job answers and a person runs as
  * `datapath-conformance upgrade BUNDLE`. Pure over re-judged bundles (check), so a test feeds it the shipped ones.
@@ -17,8 +18,10 @@
  * against the fresh bundle), as information. Several runs of one path answer together (judgePath): a disruption
  * seen in some runs is said as a rate over the runs.
  */
+
 import { isAbsolute, relative } from "node:path";
-import { type CheckResult, countLine } from "./check.ts";
+import type { CheckResult } from "./check.ts";
+import { countLine } from "./check-format.ts";
 import { type Comparison, compareResults } from "./compare.ts";
 import {
   code,
@@ -31,6 +34,7 @@ import {
   terminalLines,
 } from "./output.ts";
 import type { Verdict } from "./properties/judge.ts";
+import { isFailure, isKnownIssue } from "./properties/status.ts";
 import type { EvidenceItem } from "./records/evidence.ts";
 import type { UpgradeLeg } from "./records/types.ts";
 import { connectionSurvived, isUpgradeVerdict, legOutageMs, upgradeRun } from "./records/upgrade.ts";
@@ -111,7 +115,7 @@ function firstLine(v: Verdict): string {
 }
 
 function knownIssues(r: CheckResult): Verdict[] {
-  return r.verdicts.filter((v) => v.status === "known-issue");
+  return r.verdicts.filter((v) => isKnownIssue(v.status));
 }
 
 export function judgeUpgrade(input: GateInput): GateResult {
@@ -122,7 +126,7 @@ export function judgeUpgrade(input: GateInput): GateResult {
   const legVerdicts = upgrade.verdicts.filter((v) => v.leg !== undefined);
   const ups = legVerdicts.filter(isUpgradeVerdict);
   for (const v of legVerdicts) {
-    if (v.status !== "fail" && v.status !== "changed") continue;
+    if (!isFailure(v.status)) continue;
     const what = v.leg as UpgradeLeg["kind"];
     const item = { what, id: v.id, expected: v.expected, observed: v.observed, line: firstLine(v) };
     if (v.id.endsWith(".client-kept-time")) {
@@ -148,7 +152,7 @@ export function judgeUpgrade(input: GateInput): GateResult {
     });
   for (const l of legs)
     for (const v of l.result.verdicts)
-      if (v.status === "fail" || v.status === "changed")
+      if (isFailure(v.status))
         broken.push({
           what: `after the ${l.leg}`,
           id: v.id,

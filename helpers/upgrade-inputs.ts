@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { legBundles, readMeta, shippedBundle } from "./bundle.ts";
+import { legBundles, readMeta, shippedBundle } from "./bundle/read.ts";
 import { type CheckResult, checkBundle } from "./check.ts";
 import { UserError } from "./errors.ts";
 import type { TopicDeclaration } from "./topic.ts";

@@ -5,7 +5,7 @@
  */
 import { mkdirSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { bundleRoot, isUnder } from "./bundle-read.ts";
+import { bundleRoot, isUnder } from "./bundle/files.ts";
 import { UserError } from "./errors.ts";
 
 /** `path` with its existing part resolved (links included), the rest as named: where a write would land. */

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readMeta } from "../helpers/bundle.ts";
+import { readMeta } from "../helpers/bundle/read.ts";
 import { checkBundle } from "../helpers/check.ts";
 import { bundleName, SHIPPED_BUNDLES } from "../suites/environment.ts";
 import { RECORDED_FAILURES } from "../suites/recorded-failures.ts";

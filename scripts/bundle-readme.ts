@@ -13,8 +13,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import { readMeta } from "../helpers/bundle.ts";
-import { type CheckResult, checkBundle, countLine } from "../helpers/check.ts";
+import { readMeta } from "../helpers/bundle/read.ts";
+import { type CheckResult, checkBundle } from "../helpers/check.ts";
+import { countLine } from "../helpers/check-format.ts";
 import { formatDatapathConfig } from "../helpers/records/datapath-config.ts";
 import { legFailureFacts, podNodes } from "../helpers/records/leg-facts.ts";
 import { SHIPPED_BUNDLES } from "../suites/environment.ts";

@@ -1,3 +1,4 @@
+// One file over 450 lines: the docs' commands run in a reader's shell: one parse of the pages feeds every check
 /**
  * The README and the docs/ pages are tested: every command in their `sh` code blocks runs here, as a user types it,
  * against the shipped bundles, in a sandbox folder (the repository's `suites`, `helpers` and `clusters` linked into it, so

@@ -5,11 +5,13 @@
  * (scripts/readme-table.ts) writes them between their markers; scripts/readme-table.test.ts fails when a page
  * and these disagree.
  */
+
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { COLD_BUILD, formatDuration } from "../cli/lab-run.ts";
-import { readMeta, readRecords } from "../helpers/bundle.ts";
+import { readMeta, readRecords } from "../helpers/bundle/read.ts";
 import { checkBundle } from "../helpers/check.ts";
+import { countStatuses, isFailure, type Status } from "../helpers/properties/status.ts";
 import { expectationMarkdown } from "../helpers/properties/table.ts";
 import { runConfiguration } from "../helpers/records/catalogue.ts";
 import type { Judged, RunRecords } from "../helpers/report/runs-table.ts";
@@ -85,7 +87,8 @@ export async function judgeShipped(): Promise<Map<string, Judged>> {
   const out = new Map<string, Judged>();
   for (const dir of SHIPPED_BUNDLES) {
     const r = await checkBundle(dir, TOPICS);
-    const n = (s: string) => r.verdicts.filter((v) => v.status === s).length;
+    const counted = countStatuses(r.verdicts);
+    const n = (s: Status) => counted[s];
     out.set(dir, {
       pass: n("pass"),
       fail: n("fail"),
@@ -93,7 +96,7 @@ export async function judgeShipped(): Promise<Map<string, Judged>> {
       skip: n("skip"),
       changed: n("changed"),
       differences: r.stored.format === "none" ? null : r.stored.differences.length,
-      failing: r.verdicts.filter((v) => v.status === "fail" || v.status === "changed").map((v) => v.id),
+      failing: r.verdicts.filter((v) => isFailure(v.status)).map((v) => v.id),
     });
   }
   return out;

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { bundleTopics } from "../helpers/bundle.ts";
+import { bundleTopics } from "../helpers/bundle/read.ts";
 import {
   bundleName,
   replayCover,

@@ -1,15 +1,8 @@
 import { existsSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { readBaseline } from "../helpers/baseline.ts";
-import {
-  type BundleMeta,
-  bundleTopics,
-  findBundles,
-  readMeta,
-  readRecords,
-  withBundleLock,
-  writeMeta,
-} from "../helpers/bundle.ts";
+import { type BundleMeta, bundleTopics, findBundles, readMeta, readRecords } from "../helpers/bundle/read.ts";
+import { withBundleLock, writeMeta } from "../helpers/bundle/write.ts";
 import { ApiExecutor } from "../helpers/exec/api.ts";
 import { ClusterExecutor } from "../helpers/exec/cluster.ts";
 import { KubeExecutor } from "../helpers/exec/kube.ts";

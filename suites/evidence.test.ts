@@ -1,7 +1,8 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkBundle, storedVerdicts } from "../helpers/check.ts";
+import { storedVerdicts } from "../helpers/bundle/read.ts";
+import { checkBundle } from "../helpers/check.ts";
 import { isEvidenceItem } from "../helpers/records/evidence.ts";
 import { BundleFiles, tallyEvidence } from "../helpers/records/verify-evidence.ts";
 import { bundleName, SHIPPED_BUNDLES } from "./environment.ts";

@@ -1,10 +1,11 @@
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
-import { appendVerdicts, writeRecords } from "../helpers/bundle.ts";
+import { appendVerdicts, writeRecords } from "../helpers/bundle/write.ts";
 import { knownIssueText } from "../helpers/check-junit.ts";
 import { UserError } from "../helpers/errors.ts";
 import type { ConfigValues } from "../helpers/properties/config.ts";
 import { judge } from "../helpers/properties/judge.ts";
+import { isKnownIssue, outcomeOf } from "../helpers/properties/status.ts";
 import { assumedText, CHANGED_LABEL } from "../helpers/properties/versions.ts";
 import { configValues } from "../helpers/records/datapath-config.ts";
 import { showItem } from "../helpers/records/evidence.ts";
@@ -239,18 +240,21 @@ export function describeTopic(topic: TopicDeclaration): void {
               skipTest(v.message);
               return;
             }
-            if (v.status === "known-issue") {
-              // neither a pass nor a fail: a skipped test case whose reason names it, its versions and its
-              // upstream reference (JUnit viewers show it apart, never green), with a JUnit property naming it
-              // too; it fails the test when the run is strict. CONFORMANCE_KNOWN_ISSUES=pass keeps the behaviour
-              // before issue 37: a passing test case with the property.
+            if (isKnownIssue(v.status)) {
+              // its test case as the status module decides it (helpers/properties/status.ts outcomeOf): skipped,
+              // naming it, its versions and its upstream reference, with a JUnit property naming it too; failed
+              // when the run is strict; passed under CONFORMANCE_KNOWN_ISSUES=pass
               await annotate(
                 `${v.deviation?.claim ?? v.claim} (${v.deviation?.upstream ?? ""})`,
                 "known-issue",
               );
               say(target, v.message.split("\n").slice(0, 2).join(" | "));
-              if (process.env.CONFORMANCE_STRICT !== "1") {
-                if (knownIssuesPass(process.env)) return;
+              const outcome = outcomeOf(v.status, {
+                strict: process.env.CONFORMANCE_STRICT === "1",
+                knownIssuesPass: knownIssuesPass(process.env),
+              });
+              if (outcome === "pass") return;
+              if (outcome === "skip") {
                 skipTest(knownIssueText(v, meta.cilium));
                 return;
               }

@@ -1,3 +1,4 @@
+// One file over 450 lines: a pass and a fail per property on the example records: one table of cases over every topic
 import { describe, expect, it } from "vitest";
 import { MODES } from "../helpers/properties/expectation.ts";
 import { judge, judgeAll } from "../helpers/properties/judge.ts";

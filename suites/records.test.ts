@@ -1,3 +1,4 @@
+// One file over 450 lines: every topic's builders on small outputs of the tools' layouts, sharing their readers
 /** Builders on small outputs WRITTEN BY US in the tools' layouts. */
 import { describe, expect, it } from "vitest";
 import { curlRead } from "../helpers/observe/steps.ts";

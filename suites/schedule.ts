@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_CILIUM_MINOR } from "../clusters/versions.ts";
-import { readMeta } from "../helpers/bundle.ts";
+import { readMeta } from "../helpers/bundle/read.ts";
 import type { TopicDeclaration } from "../helpers/topic.ts";
 
 /**

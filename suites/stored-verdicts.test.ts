@@ -3,15 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readBaseline } from "../helpers/baseline.ts";
-import {
-  appendVerdicts,
-  bundleTopics,
-  readMeta,
-  readRecords,
-  writeMeta,
-  writeRecords,
-} from "../helpers/bundle.ts";
-import { checkBundle, formatCheck, storedVerdicts } from "../helpers/check.ts";
+import { bundleTopics, readMeta, readRecords, storedVerdicts } from "../helpers/bundle/read.ts";
+import { appendVerdicts, writeMeta, writeRecords } from "../helpers/bundle/write.ts";
+import { checkBundle } from "../helpers/check.ts";
+import { formatCheck } from "../helpers/check-format.ts";
 import { RecordingExecutor } from "../helpers/exec/record.ts";
 import { ReplayExecutor } from "../helpers/exec/replay.ts";
 import type { Executor } from "../helpers/exec/types.ts";

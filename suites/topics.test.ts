@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { bundleTopics, readMeta } from "../helpers/bundle.ts";
+import { bundleTopics, readMeta } from "../helpers/bundle/read.ts";
 import { kubectlEquivalent, parseApiArgv } from "../helpers/exec/api-argv.ts";
 import { readRawFile } from "../helpers/exec/raw-file.ts";
 import type { CallRecord } from "../helpers/exec/record.ts";

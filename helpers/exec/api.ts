@@ -1,3 +1,4 @@
+// One file over 450 lines: the api target: every request the suite makes to the API server, over one client and one recording
 /**
  * The `api` target: requests to the Kubernetes API made in this process instead of a kubectl process per call,
  * recorded and replayed like any command (its argv the pseudo-command of api-argv.ts, its stdout the API's

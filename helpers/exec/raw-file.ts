@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
-import { gunzipCapped } from "../bundle-read.ts";
+import { gunzipCapped } from "../bundle/files.ts";
 import { UserError } from "../errors.ts";
 
 /** Outputs (and stdin) larger than this are stored compressed. */
@@ -16,7 +16,7 @@ export const isCompressed = (file: string) => file.endsWith(".gz");
 
 /**
  * The text of a raw file the suite wrote (tests, tools), gunzipped when its name says so, within the same cap
- * as a bundle's (LIMITS.rawBytes). A bundle being checked is read through helpers/bundle-read.ts instead.
+ * as a bundle's (LIMITS.rawBytes). A bundle being checked is read through helpers/bundle/files.ts instead.
  */
 export function readRawFile(path: string): string {
   const bytes = readFileSync(path);

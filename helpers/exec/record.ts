@@ -1,12 +1,12 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { join, relative } from "node:path";
-import type { CallRecordJson } from "../bundle-schema.ts";
+import type { CallRecordJson } from "../bundle/schema.ts";
 import { type PathRoots, portableArgv, portableText } from "./portable.ts";
 import { RAW_COMPRESS_OVER, writeRawFile } from "./raw-file.ts";
 import { callKey, type ExecRequest, type ExecResult, type Executor, targetKey } from "./types.ts";
 
 /** One line of `calls/<topic>.jsonl` in an evidence bundle. */
-/** One line of calls/<topic>.jsonl: its fields and caps are its schema's (helpers/bundle-schema.ts CALL_RECORD). */
+/** One line of calls/<topic>.jsonl: its fields and caps are its schema's (helpers/bundle/schema.ts CALL_RECORD). */
 export type CallRecord = CallRecordJson;
 
 function slug(argv: string[]): string {

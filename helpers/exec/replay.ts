@@ -1,5 +1,5 @@
-import { BundleFault, readBundleJsonLines, readBundleRaw, resolveInBundle, shown } from "../bundle-read.ts";
-import { atLine, CALL_RECORD, checked } from "../bundle-schema.ts";
+import { BundleFault, readBundleRaw, shown } from "../bundle/files.ts";
+import { readCalls } from "../bundle/read.ts";
 import { UserError } from "../errors.ts";
 import { kubectlEquivalent, parseApiArgv } from "./api-argv.ts";
 import { labCacheDir, type PathRoots, portableArgv } from "./portable.ts";
@@ -48,12 +48,11 @@ export class ReplayExecutor implements Executor {
     roots?: PathRoots,
   ) {
     this.roots = roots ?? { bundle: bundleDir, labCache: labCacheDir() };
-    const rel = `calls/${topic}.jsonl`;
-    const lines = readBundleJsonLines(bundleDir, rel);
-    if (!lines) throw new UserError(`bundle ${bundleDir} has no recorded calls for ${topic} (${rel})`);
-    for (const { line, value } of lines) {
-      const rec = checkCallRecord(bundleDir, rel, line, value);
-      this.files.set(rec, `${rel}:${line}`);
+    const calls = readCalls(bundleDir, topic);
+    if (!calls)
+      throw new UserError(`bundle ${bundleDir} has no recorded calls for ${topic} (calls/${topic}.jsonl)`);
+    for (const { rec, at } of calls) {
+      this.files.set(rec, at);
       const list = this.byKey.get(rec.key) ?? [];
       list.push(rec);
       this.byKey.set(rec.key, list);
@@ -153,19 +152,4 @@ export class ReplayExecutor implements Executor {
   unused(): string[] {
     return [...this.byKey.keys()].filter((k) => !this.used.has(k));
   }
-}
-
-/**
- * One line of calls/<topic>.jsonl, checked: every field the replay and the report read has its type, and its
- * stdoutFile (and stdinFile) is a regular file inside the bundle (not a link out of it). Otherwise one
- * BundleFault naming the file and line.
- */
-export function checkCallRecord(dir: string, rel: string, line: number, value: unknown): CallRecord {
-  const c = checked(dir, CALL_RECORD, value, atLine(rel, line));
-  for (const k of ["stdoutFile", "stdinFile"] as const) {
-    const f = c[k];
-    if (f !== undefined && resolveInBundle(dir, f, `${rel}:${line}: ${k}`) === null)
-      throw new BundleFault(dir, `${rel}:${line}`, `${k} ${shown(f)} is not in the bundle`);
-  }
-  return c;
 }

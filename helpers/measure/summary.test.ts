@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { kprRecords, kubeProxyRecords } from "../../suites/example-records.ts";
 import { RECORDS } from "../../suites/topics.ts";
-import { type BundleMeta, readMeta, readRecords } from "../bundle.ts";
+import { type BundleMeta, readMeta, readRecords } from "../bundle/read.ts";
 import { shipped } from "../testing/tamper.ts";
 import { type MeasuredBundle, measurementCharts, summaryMarkdown, summarySvg } from "./summary.ts";
 

@@ -1,4 +1,4 @@
-import type { BundleMeta } from "../bundle.ts";
+import type { BundleMeta } from "../bundle/read.ts";
 import { type Html, html } from "../html.ts";
 import {
   type MarkdownText,

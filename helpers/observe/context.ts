@@ -1,4 +1,4 @@
-import type { UpgradePlanJson } from "../bundle-schema.ts";
+import type { UpgradePlanJson } from "../bundle/schema.ts";
 import type { Executor } from "../exec/types.ts";
 import { type PollOptions, pollUntil, type Spent } from "../poll.ts";
 import type { Mode } from "../properties/expectation.ts";

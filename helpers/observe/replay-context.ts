@@ -1,5 +1,5 @@
 import { readBaseline } from "../baseline.ts";
-import type { BundleMeta } from "../bundle.ts";
+import type { BundleMeta } from "../bundle/read.ts";
 import { labCacheDir, resolveUpgrade } from "../exec/portable.ts";
 import { ReplayExecutor } from "../exec/replay.ts";
 import type { RecordSet } from "../records/types.ts";

@@ -1,3 +1,4 @@
+// One file over 450 lines: the workloads every topic deploys and waits for, through one set of apply/wait helpers
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

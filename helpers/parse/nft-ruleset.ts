@@ -1,3 +1,4 @@
+// One file over 450 lines: one parser of `nft list ruleset`: the generic tables and kube-proxy's records built on them
 import { ParseError } from "../errors.ts";
 import { contentLines, type Line } from "./lines.ts";
 

@@ -10,9 +10,9 @@ import {
   resolveVersion,
   satisfies,
 } from "./expectation.ts";
-import type { Status } from "./status.ts";
+import { isExplained, isNotApplicable, type Status } from "./status.ts";
 import type { Observation, Property, RecordView } from "./types.ts";
-import { assumedText, CHANGED_LABEL, DECLARED_CILIUM, expectationBasis } from "./versions.ts";
+import { assumedText, CHANGED_LABEL, declaredCilium, expectationBasis } from "./versions.ts";
 
 export interface Verdict {
   id: string;
@@ -75,18 +75,6 @@ export interface DeviationNote {
   /** A known issue's value: what the bug makes the run observe. */
   expected: string;
 }
-
-/** A verdict's kind as a word for people: "passed", "failed", "skipped", "known issue". */
-export const STATUS_WORDS: Record<Verdict["status"], string> = {
-  pass: "passed",
-  fail: "failed",
-  skip: "skipped",
-  "known-issue": "known issue",
-  changed: "changed in the new minor",
-};
-
-/** Every status, in the order verdicts are shown (worst first). */
-export const STATUSES: readonly Verdict["status"][] = ["fail", "changed", "known-issue", "pass", "skip"];
 
 export class MissingRecord extends Error {
   constructor(readonly record: RecordName) {
@@ -185,7 +173,7 @@ export function judge(
   records: RecordSet,
   cilium?: string,
   config: ConfigValues | null = null,
-  declared: readonly string[] = DECLARED_CILIUM,
+  declared: readonly string[] = declaredCilium(),
 ): Verdict {
   const cfg = resolveConfig(p.config, mode, config);
   const basis = expectationBasis(cilium, declared);
@@ -319,6 +307,49 @@ export function judge(
     ...(elsewhere ? { note: elsewhere } : {}),
     message: `${where}: ${said}${forVersion}: ${checked}${assumedLine}\n  ${expectedLabel}: ${base.expected}${knownLine}${elsewhere ? `\n  note: ${elsewhere}` : ""}\n${shown}`,
   };
+}
+
+/**
+ * A property whose topic the bundle recorded no calls for: not applicable where the configuration makes it so (a
+ * topic with nothing to observe, as the ipv6 topic on an IPv4-only cluster), naming the setting; else a skip
+ * naming the topic, not a missing observation.
+ */
+export function judgeUnrecorded(
+  p: Property,
+  mode: Mode,
+  cilium: string,
+  config: ConfigValues | null,
+  declared: readonly string[] = declaredCilium(),
+): Verdict {
+  const na = judge(p, mode, {}, cilium, config, declared);
+  if (isNotApplicable(na)) return na;
+  const assumedFrom = expectationBasis(cilium, declared).assumedFrom;
+  return {
+    id: p.id,
+    topic: p.topic,
+    ...(p.leg ? { leg: p.leg } : {}),
+    claim: p.claim,
+    source: "",
+    mode,
+    cilium,
+    ...(assumedFrom ? { assumedFrom } : {}),
+    status: "skip",
+    expected: "",
+    observed: "-",
+    evidence: [],
+    reason: `the bundle has no recorded calls for ${p.topic}`,
+    message: `${p.id}: skipped: the bundle has no recorded calls for ${p.topic}`,
+  };
+}
+
+/**
+ * A verdict whose topic's replay broke (`why`): no statement about the cluster, nor about a new minor, so a
+ * failure as for a declared one — unless it held, a known issue explains it, or the configuration makes it not
+ * applicable, which stay so whatever the replay did.
+ */
+export function afterBrokenReplay(v: Verdict, why: string): Verdict {
+  if (isExplained(v.status) || isNotApplicable(v)) return v;
+  return { ...v, status: "fail", message: `${v.message}\n  (${v.topic} could not be replayed: ${why})` };
 }
 
 export function judgeAll(

@@ -1,9 +1,11 @@
 /**
  * The Cilium versions the expectations are declared for, and what any other version is judged against.
  *
- * clusters/lab/versions.env is the one source of versions; it is read here, in the lowest layer, because the
- * judge needs it: a verdict for a minor the suite has not declared is judged against the newest declared
- * minor's expectations and marked so (issue 38). clusters/versions.ts re-exports the reading.
+ * clusters/lab/versions.env is the one source of versions (the lab's shell script sources it); this module is its
+ * one reader in TypeScript (versionsEnv), in the lowest layer because the judge needs it: a verdict for a minor the
+ * suite has not declared is judged against the newest declared minor's expectations and marked so (issue 38).
+ * clusters/versions.ts, the lab, `--version` and the rest read it through here. It is read when first asked
+ * for, not when a module is imported.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,15 +23,24 @@ export function parseEnvFile(text: string): Record<string, string> {
 }
 
 export const VERSIONS_FILE = join(import.meta.dirname, "..", "..", "clusters", "lab", "versions.env");
-/** clusters/lab/versions.env, parsed. */
-export const VERSIONS_ENV: Readonly<Record<string, string>> = parseEnvFile(
-  readFileSync(VERSIONS_FILE, "utf8"),
-);
+let parsed: Readonly<Record<string, string>> | null = null;
+/** clusters/lab/versions.env, parsed (read once, when first asked for). */
+export function versionsEnv(): Readonly<Record<string, string>> {
+  parsed ??= parseEnvFile(readFileSync(VERSIONS_FILE, "utf8"));
+  return parsed;
+}
+
+/** One value of versions.env; a key it does not have is an error naming it. */
+export function versionValue(key: string): string {
+  const v = versionsEnv()[key];
+  if (!v) throw new Error(`clusters/lab/versions.env has no ${key}`);
+  return v;
+}
 
 /** The Cilium patches the suite has run, newest first (versions.env CILIUM_VERSIONS): one per declared minor. */
-export const DECLARED_CILIUM: readonly string[] = (VERSIONS_ENV.CILIUM_VERSIONS ?? "")
-  .split(/\s+/)
-  .filter(Boolean);
+export function declaredCilium(): readonly string[] {
+  return (versionsEnv().CILIUM_VERSIONS ?? "").split(/\s+/).filter(Boolean);
+}
 
 /** "1.19.7" → "1.19"; anything that is no version stays as it is. */
 export function minorOf(version: string): string {
@@ -41,7 +52,7 @@ const minorNumber = (minor: string) => Number(minor.split(".")[1]);
 const majorNumber = (minor: string) => Number(minor.split(".")[0]);
 
 /** The declared minors, oldest first. */
-export function declaredMinors(declared: readonly string[] = DECLARED_CILIUM): string[] {
+export function declaredMinors(declared: readonly string[] = declaredCilium()): string[] {
   return [...new Set(declared.map(minorOf))].sort((a, b) => minorNumber(a) - minorNumber(b));
 }
 
@@ -65,7 +76,7 @@ export type VersionStanding =
 
 export function versionStanding(
   version: string,
-  declared: readonly string[] = DECLARED_CILIUM,
+  declared: readonly string[] = declaredCilium(),
 ): VersionStanding {
   const p = versionParts(version);
   if (!p) return { kind: "invalid" };
@@ -90,7 +101,7 @@ export function versionStanding(
  */
 export function expectationBasis(
   cilium: string | undefined,
-  declared: readonly string[] = DECLARED_CILIUM,
+  declared: readonly string[] = declaredCilium(),
 ): { resolveAs: string | undefined; assumedFrom?: string } {
   if (cilium === undefined) return { resolveAs: undefined };
   const s = versionStanding(cilium, declared);
@@ -111,7 +122,7 @@ function validText(declared: readonly string[]): string {
  */
 export function versionRefusal(
   version: string,
-  declared: readonly string[] = DECLARED_CILIUM,
+  declared: readonly string[] = declaredCilium(),
 ): string | null {
   const s = versionStanding(version, declared);
   if (s.kind === "older")
@@ -125,7 +136,7 @@ export function versionRefusal(
 /** The refusal of what is no version at all ("latest", "1.19.x"), listing what is. */
 export function unsupportedVersion(
   spec: string | undefined,
-  declared: readonly string[] = DECLARED_CILIUM,
+  declared: readonly string[] = declaredCilium(),
 ): string {
   return `unsupported Cilium version ${JSON.stringify(spec)}; ${validText(declared)}`;
 }

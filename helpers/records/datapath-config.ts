@@ -1,3 +1,4 @@
+// One file over 450 lines: each datapath setting read from its sources in one order of trust, sharing those sources
 /**
  * The live datapath configuration (issue 25) as one typed record, each field with the raw line it was read from.
  *

@@ -7,7 +7,7 @@
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { readBundleRaw } from "../bundle-read.ts";
+import { readBundleRaw } from "../bundle/files.ts";
 import type { UpgradeLeg } from "./types.ts";
 import { connectionSurvived } from "./upgrade.ts";
 

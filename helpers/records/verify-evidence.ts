@@ -1,11 +1,11 @@
-import { BundleFault, readBundleRaw } from "../bundle-read.ts";
+import { BundleFault, readBundleRaw } from "../bundle/files.ts";
+import { checkCallRecord } from "../bundle/read.ts";
 import type { CallRecord } from "../exec/record.ts";
-import { checkCallRecord } from "../exec/replay.ts";
 import { isEvidenceItem, NOT_RECORDED, type Place, showPlace } from "./evidence.ts";
 
 /**
  * A bundle's files as evidence reads them (each read once), as untrusted input: a place names a file inside
- * the bundle, never one elsewhere through `..` or a link (helpers/bundle-read.ts), within the read caps.
+ * the bundle, never one elsewhere through `..` or a link (helpers/bundle/files.ts), within the read caps.
  */
 export class BundleFiles {
   private readonly lines = new Map<string, string[] | null>();

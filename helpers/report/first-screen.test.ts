@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { main } from "../../cli/main.ts";
 import { TOPICS } from "../../suites/topics.ts";
-import { bundlesOf, readMeta } from "../bundle.ts";
+import { bundlesOf, readMeta } from "../bundle/read.ts";
 import { checkBundle } from "../check.ts";
 import type { Verdict } from "../properties/judge.ts";
 import { BUNDLES_DIR, shipped } from "../testing/tamper.ts";

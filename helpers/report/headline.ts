@@ -3,7 +3,9 @@
  * properties that carry the claim, their expected and observed values, and the one raw line that shows it
  * (a line the verdicts' evidence quotes verbatim at its place in the bundle).
  */
+
 import type { Verdict } from "../properties/judge.ts";
+import { isKnownIssue } from "../properties/status.ts";
 import { type LinePlace, type Quote, shownValue } from "../records/evidence.ts";
 
 export interface HeadlineClaim {
@@ -137,7 +139,7 @@ export function headlineCell(
     status: v?.status ?? "absent",
     expected: shownValue(v?.expected ?? ""),
     observed: shownValue(v?.observed ?? "-"),
-    ...(v?.status === "known-issue" ? { knownIssue: v.deviation?.versions ?? v.cilium ?? "" } : {}),
+    ...(v && isKnownIssue(v.status) ? { knownIssue: v.deviation?.versions ?? v.cilium ?? "" } : {}),
   }));
   const judged = vs.filter(({ v }) => v && v.status !== "skip");
   // the worst verdict: a failure, else a change in a new minor, else a known issue (never shown as a pass),
@@ -146,7 +148,7 @@ export function headlineCell(
     ? "fail"
     : judged.some(({ v }) => v?.status === "changed")
       ? "changed"
-      : judged.some(({ v }) => v?.status === "known-issue")
+      : judged.some(({ v }) => isKnownIssue(v?.status))
         ? "known-issue"
         : judged.length > 0
           ? "pass"
@@ -157,11 +159,11 @@ export function headlineCell(
   const order = [
     ...judged.filter(({ v }) => v?.status === "fail"),
     ...judged.filter(({ v }) => v?.status === "changed"),
-    ...judged.filter(({ v }) => v?.status === "known-issue"),
+    ...judged.filter(({ v }) => isKnownIssue(v?.status)),
     ...judged,
   ];
   const ownOf = (v: Verdict | undefined) =>
-    v?.status === "known-issue" && v.deviation?.claim
+    v && isKnownIssue(v.status) && v.deviation?.claim
       ? v.deviation.claim
       : v?.checked && v.checked !== v.claim
         ? v.checked

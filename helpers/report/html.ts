@@ -1,6 +1,7 @@
 import { relative, resolve } from "node:path";
-import { type BundleMeta, legBundles, readMeta } from "../bundle.ts";
-import { type CheckResult, checkBundle, countLine } from "../check.ts";
+import { type BundleMeta, legBundles, readMeta } from "../bundle/read.ts";
+import { type CheckResult, checkBundle } from "../check.ts";
+import { countLine } from "../check-format.ts";
 import {
   type Comparison,
   compareBundles,
@@ -14,6 +15,7 @@ import { attr, contentSecurityPolicy, type Html, html, inlineScript, inlineStyle
 import { type MeasuredBundle, measurementCharts } from "../measure/summary.ts";
 import { MODE_TITLES } from "../properties/expectation.ts";
 import { sourceText, type Verdict } from "../properties/judge.ts";
+import { isFailure, isKnownIssue } from "../properties/status.ts";
 import type { Property } from "../properties/types.ts";
 import { assumedText, CHANGED_LABEL } from "../properties/versions.ts";
 import { formatDatapathConfig } from "../records/datapath-config.ts";
@@ -166,11 +168,9 @@ function runCard(c: ReportColumn, counts: string, compact: boolean): Html {
 ${lab}
 ${phaseTable((m.phases ?? {}) as Record<string, unknown>)}`;
   // a run with a failure is marked as one (red), with known issues amber
-  const st = c.check.verdicts.some(
-    (v) => v.status !== "pass" && v.status !== "skip" && v.status !== "known-issue",
-  )
+  const st = c.check.verdicts.some((v) => isFailure(v.status))
     ? "fail"
-    : c.check.verdicts.some((v) => v.status === "known-issue")
+    : c.check.verdicts.some((v) => isKnownIssue(v.status))
       ? "known"
       : "pass";
   // many bundles: one line each (label and counts), opened for the rest
@@ -202,7 +202,7 @@ function headlineCellHtml(
     .map((f, i) =>
       f.status === "skip"
         ? html`${i > 0 ? " · " : ""}${f.label}: skipped`
-        : html`${i > 0 ? " · " : ""}${f.label} <b>${spaced(String(f.observed))}</b>${f.status === "fail" || f.status === "changed" || f.status === "known-issue" ? html` <span class="verdict ${f.status}">(expected ${f.expected}${f.status === "known-issue" ? html`; known issue of Cilium ${f.knownIssue ?? ""}` : ""})</span>` : html` <span class="muted">(expected ${f.expected})</span>`}`,
+        : html`${i > 0 ? " · " : ""}${f.label} <b>${spaced(String(f.observed))}</b>${isFailure(f.status) || isKnownIssue(f.status) ? html` <span class="verdict ${f.status}">(expected ${f.expected}${isKnownIssue(f.status) ? html`; known issue of Cilium ${f.knownIssue ?? ""}` : ""})</span>` : html` <span class="muted">(expected ${f.expected})</span>`}`,
     );
   const from = cell.lineFrom ? `${cell.lineFrom}${cell.at ? `: ${showPlace(cell.at)}` : ""}` : "";
   const line =

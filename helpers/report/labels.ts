@@ -9,7 +9,7 @@
  */
 import { existsSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { type BundleMeta, readMeta } from "../bundle.ts";
+import { type BundleMeta, readMeta } from "../bundle/read.ts";
 import { assumedText, expectationBasis } from "../properties/versions.ts";
 
 export interface ColumnName {

@@ -5,8 +5,10 @@
  * on the Pod's device, bpf_host on the node's) or kube-proxy's iptables. Nothing here is drawn by hand: a
  * changed verdict moves the dot.
  */
+
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
+import { isFailure } from "../properties/status.ts";
 
 export type Place = "socket" | "tc" | "iptables";
 
@@ -28,7 +30,7 @@ const num = (v: Verdict | undefined) => (judged(v) && /^\d+$/.test(v.observed) ?
 
 function path(key: TranslationPath["key"], from: string, at: Place | null, used: Verdict[]): TranslationPath {
   // a change in a new minor is drawn as a failure (its assumed expectation did not hold)
-  const failed = used.some((v) => v.status === "fail" || v.status === "changed");
+  const failed = used.some((v) => isFailure(v.status));
   const status: Verdict["status"] = failed ? "fail" : used.length === 0 || at === null ? "skip" : "pass";
   return { key, from, at, status, because: used.map((v) => `${v.id} = ${v.observed}`) };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { BundleMeta } from "../bundle.ts";
+import type { BundleMeta } from "../bundle/read.ts";
 import { runTimes, specsSeconds } from "./runs-table.ts";
 
 // phases WRITTEN BY US, in the shape bundle.json records them

@@ -5,8 +5,7 @@
  * per upgrade leg, its duration and its traffic record. Each cell links to its bundle.
  */
 import { relative } from "node:path";
-import { type BundleMeta, bundleTopics, readMeta } from "../bundle.ts";
-import { readStoredVerdicts } from "../check.ts";
+import { type BundleMeta, bundleTopics, readMeta, readStoredVerdicts } from "../bundle/read.ts";
 import type { DatapathConfig } from "../records/datapath-config.ts";
 import type { UpgradeLeg } from "../records/types.ts";
 import { connectionSurvived, legOutageMs } from "../records/upgrade.ts";

@@ -26,7 +26,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { main } from "../../cli/main.ts";
 import { TOPICS } from "../../suites/topics.ts";
-import { bundlesOf } from "../bundle.ts";
+import { bundlesOf } from "../bundle/read.ts";
 import type { CheckResult } from "../check.ts";
 import { findBrowser, launchChromium } from "../testing/browser.ts";
 import { BUNDLES_DIR, BundleCopies, editJson, shipped } from "../testing/tamper.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { UpgradeRecord } from "../../suites/28-upgrade/upgrade.records.ts";
 import { kprRecords } from "../../suites/example-records.ts";
-import { readMeta } from "../bundle.ts";
+import { readMeta } from "../bundle/read.ts";
 import { shipped } from "../testing/tamper.ts";
 import { renderUpgrade, upgradeView } from "./upgrade.ts";
 import { gatePart } from "./verdict.ts";

@@ -4,9 +4,11 @@
  * their times, the longest gap, each long-lived connection and its backend before → after), every agent's
  * version after, when each node's agent restarted and what the datapath dropped meanwhile.
  */
-import type { BundleMeta } from "../bundle.ts";
+
+import type { BundleMeta } from "../bundle/read.ts";
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
+import { isFailure } from "../properties/status.ts";
 import { shownValue } from "../records/evidence.ts";
 import type { LegRun, UpgradeLeg } from "../records/types.ts";
 import { connectionSurvived, isUpgradeVerdict, legOutageMs } from "../records/upgrade.ts";
@@ -120,7 +122,7 @@ export function renderUpgrade(
   const vs = u ? u.verdicts : all;
   const verdicts =
     vs.length > 0
-      ? html`<ul class="upgrade-verdicts">${vs.map((v) => html`<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${v.id}</code> ${v.claim}${v.status === "fail" || v.status === "changed" ? html` <span class="verdict fail">expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}${v.status === "changed" ? " (changed in the new minor)" : ""}</span>` : ""}</li>`)}</ul>`
+      ? html`<ul class="upgrade-verdicts">${vs.map((v) => html`<li><span class="verdict ${v.status}">${MARK[v.status]}</span> <code>${v.id}</code> ${v.claim}${isFailure(v.status) ? html` <span class="verdict fail">expected ${shownValue(v.expected)}, observed ${shownValue(v.observed)}${v.status === "changed" ? " (changed in the new minor)" : ""}</span>` : ""}</li>`)}</ul>`
       : "";
   const cls =
     word === "HELD" ? "pass" : word === "BROKEN" || word === "REGRESSED" ? "fail" : word ? "skip" : "";

@@ -6,9 +6,11 @@
  * change in a new minor (issue 38: an expectation assumed from the newest declared minor that did not hold) is one
  * of the failures, counted and named as such.
  */
+
 import { type CheckResult, checkBundle } from "../check.ts";
 import { type Html, html } from "../html.ts";
 import type { Verdict } from "../properties/judge.ts";
+import { countStatuses, isFailure, isKnownIssue, type Status } from "../properties/status.ts";
 import { assumedText } from "../properties/versions.ts";
 import { shownValue } from "../records/evidence.ts";
 import type { TopicDeclaration } from "../topic.ts";
@@ -132,10 +134,9 @@ export function renderBanner(
   covered: Set<number> = new Set(),
 ): Html {
   const all = cols.flatMap((c, i) => c.verdicts.map((v) => ({ v, c, i })));
-  const n = (s: string) => all.filter((x) => x.v.status === s).length;
-  const failed = all.filter(
-    (x) => x.v.status !== "pass" && x.v.status !== "skip" && x.v.status !== "known-issue",
-  );
+  const counted = countStatuses(all.map((x) => x.v));
+  const n = (s: Status) => counted[s];
+  const failed = all.filter((x) => isFailure(x.v.status));
   const known = n("known-issue");
   const changed = n("changed");
   const cls = failed.length > 0 ? "fail" : known > 0 ? "known" : "pass";
@@ -163,7 +164,7 @@ export function renderBanner(
       ? html`<li class="muted">… ${named.length - FAILURES_SHOWN} more: the matrix below lists them first</li>`
       : ""
   }${byGate > 0 ? html`<li class="muted">${byGate} in the upgrade bundles and their legs: named under each upgrade's verdict above</li>` : ""}`;
-  const knownIds = [...new Set(all.filter((x) => x.v.status === "known-issue").map((x) => x.v.id))];
+  const knownIds = [...new Set(all.filter((x) => isKnownIssue(x.v.status)).map((x) => x.v.id))];
   return html`<section id="verdict" class="banner" aria-label="verdict">
 ${gates.map((g) => gateBlock(cols[g.column]?.label ?? "", g.gate, gates.length > 1))}
 <div class="counts v-${cls}"><p class="gate-title"><span class="word v-${cls}">${counts}</span> <span class="gate-head">${where}${changedNote}</span></p>${

@@ -1,5 +1,6 @@
-import { readMeta } from "../bundle.ts";
+import { readMeta } from "../bundle/read.ts";
 import { verdictLine } from "../compare.ts";
+import { countStatuses, type Status } from "../properties/status.ts";
 import type { TopicDeclaration } from "../topic.ts";
 import { checkOutputPath, writeOutput } from "../write-output.ts";
 import { buildReport, renderReport } from "./html.ts";
@@ -42,7 +43,8 @@ export async function writeReport(
   return {
     bytes: Buffer.byteLength(html),
     columns: input.columns.map((c) => {
-      const n = (s: string) => c.check.verdicts.filter((v) => v.status === s).length;
+      const counted = countStatuses(c.check.verdicts);
+      const n = (s: Status) => counted[s];
       const near = input.nearest?.find((x) => x.comparison.b.bundle === c.check.bundle);
       return {
         label: c.label,

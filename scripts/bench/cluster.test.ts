@@ -10,7 +10,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { Lab } from "../../clusters/lab.ts";
 import { kindCreateArgv, makeProfile } from "../../clusters/profile.ts";
-import { type BundleMeta, writeMeta } from "../../helpers/bundle.ts";
+import type { BundleMeta } from "../../helpers/bundle/read.ts";
+import { writeMeta } from "../../helpers/bundle/write.ts";
 import type { MeasureScaleRecord } from "../../helpers/measure/records.ts";
 import type { Mode } from "../../helpers/properties/expectation.ts";
 import {

@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import { stringify } from "yaml";
 import { type Lab, labPath } from "../../clusters/lab.ts";
 import { kindCreateArgv, makeProfile } from "../../clusters/profile.ts";
-import { type BundleMeta, readMeta, readRecords } from "../../helpers/bundle.ts";
+import { type BundleMeta, readMeta, readRecords } from "../../helpers/bundle/read.ts";
 import { UserError } from "../../helpers/errors.ts";
 import type { MeasureScaleRecord } from "../../helpers/measure/records.ts";
 import type { Mode } from "../../helpers/properties/expectation.ts";

@@ -5,7 +5,8 @@
  */
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readRecords, writeMeta, writeRecords } from "../../helpers/bundle.ts";
+import { readRecords } from "../../helpers/bundle/read.ts";
+import { writeMeta, writeRecords } from "../../helpers/bundle/write.ts";
 import { RecordingExecutor } from "../../helpers/exec/record.ts";
 import type { Executor } from "../../helpers/exec/types.ts";
 import { nothingSpent, type RunContext, type UpgradePlan } from "../../helpers/observe/context.ts";

@@ -1,3 +1,4 @@
+// One file over 450 lines: every command's scripted output in its documented layout, filled from one Scenario
 import { policyMapName } from "../../helpers/parse/map-list.ts";
 /**
  * WRITTEN BY US. Command outputs in the layouts documented in ../shared/knowledge/output-formats.md

@@ -1,3 +1,4 @@
+// One file over 450 lines: one scripted cluster answers every topic's commands from one state (applied objects, replicas, counters)
 /**
  * WRITTEN BY US. A scripted stand-in for a cluster, used only to MAKE hand-made bundles: it answers each
  * command the observers run with output in the documented formats (outputs.ts), and keeps the little

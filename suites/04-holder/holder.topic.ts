@@ -1,3 +1,4 @@
+// One file over 450 lines: a topic reads top to bottom in one file: its declaration, then its observation and builders (docs/contributing.md)
 /**
  * Topic "holder" — The lab, step 4.
  * A long-lived connection to web's ClusterIP: who translated it (the socket hook, or the packet path) and what each side sees.

@@ -1,3 +1,4 @@
+// One file over 450 lines: a topic reads top to bottom in one file: its declaration, then its observation and builders (docs/contributing.md)
 /**
  * Topic "ghost" — The lab, step 7.
  * A Service without backends: refused at once (and by whom), or a timeout under the opt-in drop profile.

@@ -1,3 +1,4 @@
+// One file over 450 lines: a topic reads top to bottom in one file: its declaration, then its observation and builders (docs/contributing.md)
 /**
  * Topic "ipv6" — issue 25: the IPv6 family of a dual-stack cluster.
  * web's Pods behind IPv6-only Services: their slots in the LB map, a Pod's request and a held connection to the

@@ -1,3 +1,4 @@
+// One file over 450 lines: a topic reads top to bottom in one file: its declaration, then its observation and builders (docs/contributing.md)
 /**
  * Topic "loadbalancer" — issue 34: a LoadBalancer address from Cilium's LB-IPAM (our pool), reached from inside the
  * cluster, and the same with ipMode Proxy (KEP-1860): who translates each (the agent's LB map or kube-proxy's rules)

@@ -1,3 +1,4 @@
+// One file over 450 lines: a topic reads top to bottom in one file: its declaration, then its observation and builders (docs/contributing.md)
 /**
  * Topic "traffic-policy" — issue 34: externalTrafficPolicy Local and Cluster, and internalTrafficPolicy Local, with
  * every backend on one node. From outside the nodes: a node with a backend, a node without one, the client's address

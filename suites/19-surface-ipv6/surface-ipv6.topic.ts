@@ -1,3 +1,4 @@
+// One file over 450 lines: a topic reads top to bottom in one file: its declaration, then its observation and builders (docs/contributing.md)
 /**
  * Topic "surface-ipv6" — issue 34: the Service surface's IPv6 family on a dual-stack cluster. The surface topics
  * (loadbalancer … host-network) put single-stack IPv4 Services in front of edge's Pods; this one asks their questions

@@ -8,6 +8,7 @@
  * then each property with its claim, source, expectation per mode and how it is judged. The observation code
  * follows the declaration; the load and one leg's observation are the restart topic's too (helpers/observe/load.ts).
  */
+
 import { join, resolve } from "node:path";
 import { CILIUM_CHART } from "../../clusters/versions.ts";
 import { mustRun } from "../../helpers/exec/types.ts";
@@ -17,6 +18,7 @@ import { legUnderLoad } from "../../helpers/observe/leg.ts";
 import { parseNestedRun } from "../../helpers/parse/nested-run.ts";
 import type { Expect } from "../../helpers/properties/expectation.ts";
 import { UP, UPGRADE_CI, UPGRADE_GUIDE } from "../../helpers/properties/sources.ts";
+import { isKnownIssue } from "../../helpers/properties/status.ts";
 import type { RecordView } from "../../helpers/properties/types.ts";
 import { derive, type EvidenceItem, RawText } from "../../helpers/records/evidence.ts";
 import type { LegConformance, RecordSet, UpgradeLeg } from "../../helpers/records/types.ts";
@@ -244,7 +246,7 @@ async function conformanceAfter(
     skipped: count("skip"),
     verdicts: run.verdicts.map(({ line: _, ...v }) => v),
   };
-  const notable = run.verdicts.filter((v) => v.status === "fail" || v.status === "known-issue");
+  const notable = run.verdicts.filter((v) => v.status === "fail" || isKnownIssue(v.status));
   const evidence: EvidenceItem[] = [
     raw.quote(1) ??
       derive(`the nested run printed nothing (exit ${r.exitCode ?? "none"}): ${r.stderr.slice(-300)}`, raw),

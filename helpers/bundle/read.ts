@@ -1,37 +1,38 @@
-import { createHash } from "node:crypto";
+import { type Dirent, existsSync, lstatSync, readdirSync, type Stats, statSync } from "node:fs";
+import { join } from "node:path";
+import { UserError } from "../errors.ts";
+import type { CallRecord } from "../exec/record.ts";
+import { declarations, type RecordCatalogue } from "../records/catalogue.ts";
+import type { EvidenceItem } from "../records/evidence.ts";
+import type { Evidenced, RecordSet } from "../records/types.ts";
 import {
-  appendFileSync,
-  closeSync,
-  type Dirent,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  type Stats,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { BundleFault, bundleRoot, isUnder, readBundleJson, readBundleJsonText } from "./bundle-read.ts";
+  BundleFault,
+  bundleRoot,
+  isUnder,
+  readBundleJson,
+  readBundleJsonLines,
+  readBundleJsonText,
+  resolveInBundle,
+  shown,
+} from "./files.ts";
 import {
   atField,
+  atLine,
   BUNDLE_JSON,
   type BundleJson,
+  CALL_RECORD,
   checked,
   MINOR_PATTERN,
   RECORD_EVIDENCE,
-} from "./bundle-schema.ts";
-import { UserError } from "./errors.ts";
-import type { Verdict } from "./properties/judge.ts";
-import { declarations, mergeParts, type RecordCatalogue } from "./records/catalogue.ts";
-import type { EvidenceItem } from "./records/evidence.ts";
-import type { Evidenced, RecordSet } from "./records/types.ts";
+  STORED_VERDICT,
+  type StoredVerdict,
+} from "./schema.ts";
 
 /**
+ * Reading an evidence bundle, as untrusted input, in one place: which bundles a path names, bundle.json, a topic's
+ * recorded calls, the records and the stored verdicts, each checked against its schema (./schema.ts) through the
+ * guarded file reads (./files.ts: inside the bundle, capped, valid UTF-8). Writing one is ./write.ts.
+ *
  * An evidence bundle: everything one mode's run observed.
  *   bundle.json            what ran: mode, Cilium/Kubernetes/kernel versions, provider, origin, phase times
  *   calls/<topic>.jsonl    every command (target, argv, exit code, duration, stderr) in order
@@ -39,7 +40,7 @@ import type { Evidenced, RecordSet } from "./records/types.ts";
  *   records/<lab name>     the lab's records (iptables.json … report.txt) and ours; `*.evidence.json` beside
  *   verdicts.jsonl         every judged property
  *
- * bundle.json's fields, their types and their caps are its schema's (helpers/bundle-schema.ts BUNDLE_JSON).
+ * bundle.json's fields, their types and their caps are its schema's (helpers/bundle/schema.ts BUNDLE_JSON).
  */
 export type BundleMeta = BundleJson;
 
@@ -91,11 +92,11 @@ function isLegFolder(dir: string, name: string): boolean {
 }
 
 /** The shipped bundles (suites/bundles): what an upgrade's minors name a fresh install of. */
-export const SHIPPED_BUNDLES = join(import.meta.dirname, "..", "suites", "bundles");
+export const SHIPPED_BUNDLES = join(import.meta.dirname, "..", "..", "suites", "bundles");
 
 /**
  * The shipped fresh bundle of `minor` (X.Y) and `mode` (`suites/bundles/<minor>/<mode>`), or null when there is
- * none. Both come from a bundle.json: a minor is checked at the door (bundle-schema.ts MINOR_PATTERN) and again
+ * none. Both come from a bundle.json: a minor is checked at the door (schema.ts MINOR_PATTERN) and again
  * here, and the folder is taken only when neither step of it is a link and it stays under suites/bundles/
  * (issue 45: `"toMinor": "../../…"` made any folder named `kpr` the fresh install the gate compared with).
  */
@@ -135,7 +136,7 @@ export function bundlesOf(paths: readonly string[]): string[] {
 }
 
 /**
- * bundle.json, read as untrusted input: checked against its schema (helpers/bundle-schema.ts), every field with
+ * bundle.json, read as untrusted input: checked against its schema (helpers/bundle/schema.ts), every field with
  * its type and its cap; the first one that is missing, wrong or too large is one line naming its line.
  */
 export function readMeta(dir: string): BundleMeta {
@@ -143,11 +144,6 @@ export function readMeta(dir: string): BundleMeta {
   const doc = readBundleJson(dir, "bundle.json");
   if (!doc) throw new UserError(`${dir} is not an evidence bundle (no bundle.json)`);
   return checked(dir, BUNDLE_JSON, doc.value, atField("bundle.json", doc.text));
-}
-
-export function writeMeta(dir: string, meta: BundleMeta): void {
-  mkdirSync(dir, { recursive: true });
-  writeWhole(join(dir, "bundle.json"), `${JSON.stringify(meta, null, 2)}\n`);
 }
 
 /** Topics with recorded calls in the bundle. */
@@ -165,83 +161,6 @@ export function bundleTopics(dir: string): string[] {
     );
   }
   return names.filter((f) => f.endsWith(".jsonl")).map((f) => f.slice(0, -".jsonl".length));
-}
-
-/** A lock older than this was left by a process that died holding it (a write takes milliseconds). */
-const STALE_LOCK_MS = 30_000;
-const pause = new Int32Array(new SharedArrayBuffer(4));
-
-/**
- * Runs `fn` holding the bundle's write lock. A cluster run's topics are observed by several worker processes
- * at once (suites/schedule.ts), and some writes read what is there first (bundle.json's phases, the merged
- * datapath record) while a topic beside them reads the records: each of those holds this lock. The lock file
- * lives outside the bundle (nothing of it ships); one left by a dead process is taken over after 30 s.
- */
-export function withBundleLock<T>(dir: string, fn: () => T): T {
-  const lock = bundleLockFile(dir);
-  mkdirSync(dirname(lock), { recursive: true });
-  for (;;) {
-    try {
-      closeSync(openSync(lock, "wx"));
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) rmSync(lock, { force: true });
-      } catch {
-        // released meanwhile
-      }
-      Atomics.wait(pause, 0, 0, 10);
-    }
-  }
-  try {
-    return fn();
-  } finally {
-    rmSync(lock, { force: true });
-  }
-}
-
-/** The bundle's lock file: outside the bundle, named by a hash of its real place. */
-export function bundleLockFile(dir: string): string {
-  const key = createHash("sha256").update(resolve(dir)).digest("hex").slice(0, 24);
-  return join(tmpdir(), "datapath-conformance-locks", `${key}.lock`);
-}
-
-/** Writes a file whole or not at all: a reader in another process never sees it half written. */
-function writeWhole(file: string, text: string): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, file);
-}
-
-/**
- * Writes records (each to its declared file: JSON, or its own text) and their evidence. A merged record's part
- * merges with what is there. `catalogue`: every record's declaration (suites/topics.ts RECORDS).
- */
-export function writeRecords(dir: string, set: RecordSet, catalogue: RecordCatalogue): void {
-  withBundleLock(dir, () => writeRecordsNow(dir, set, catalogue));
-}
-
-function writeRecordsNow(dir: string, set: RecordSet, catalogue: RecordCatalogue): void {
-  const rdir = join(dir, "records");
-  mkdirSync(rdir, { recursive: true });
-  const decls = new Map(declarations(catalogue));
-  for (const [name, ev] of Object.entries(set) as [keyof RecordSet, Evidenced<unknown>][]) {
-    if (!ev) continue;
-    const decl = decls.get(name);
-    if (!decl) throw new Error(`record ${name} is declared by no topic`);
-    const value = decl.merged
-      ? mergeParts([readRecords(dir, catalogue)[name] as Evidenced<unknown>, ev])
-      : ev;
-    writeWhole(
-      join(rdir, decl.file),
-      decl.text ? decl.text.format(value.record) : `${JSON.stringify(value.record, null, 2)}\n`,
-    );
-    writeWhole(
-      join(rdir, `${decl.file.replace(/\.(json|txt)$/, "")}.evidence.json`),
-      `${JSON.stringify(value.evidence, null, 2)}\n`,
-    );
-  }
 }
 
 /**
@@ -283,7 +202,53 @@ function upgradeEvidence(doc: Record<string, (string | EvidenceItem)[]>): Record
   return out;
 }
 
-export function appendVerdicts(dir: string, verdicts: Verdict[]): void {
-  mkdirSync(dir, { recursive: true });
-  appendFileSync(join(dir, "verdicts.jsonl"), verdicts.map((v) => `${JSON.stringify(v)}\n`).join(""));
+/** The verdicts a bundle stored, the latest per property (a topic observed again appends its own). */
+export function storedVerdicts(dir: string): Map<string, StoredVerdict> | null {
+  const lines = readStoredVerdicts(dir);
+  if (!lines) return null;
+  const out = new Map<string, StoredVerdict>();
+  for (const v of lines) out.set(v.id, v);
+  return out;
+}
+
+/**
+ * Every line of verdicts.jsonl, in order, each checked against its schema (helpers/bundle/schema.ts
+ * STORED_VERDICT: every field with its type and cap, each evidence item a plain line, from older bundles, or an
+ * item of today's format). A line that is not is one BundleFault naming it. null: the bundle stores no verdicts.
+ */
+export function readStoredVerdicts(dir: string): StoredVerdict[] | null {
+  const rel = "verdicts.jsonl";
+  const lines = readBundleJsonLines(dir, rel);
+  if (!lines) return null;
+  return lines.map(({ line, value }) => {
+    const v = checked(dir, STORED_VERDICT, value, atLine(rel, line));
+    // the evidence as stored (checked, not rebuilt): compared with the re-judged evidence as JSON, key order and all
+    return { ...v, evidence: (value as { evidence: StoredVerdict["evidence"] }).evidence };
+  });
+}
+
+/** A topic's recorded calls (calls/<topic>.jsonl), each checked (checkCallRecord) with its place; null: none recorded. */
+export function readCalls(dir: string, topic: string): { rec: CallRecord; at: string }[] | null {
+  const rel = `calls/${topic}.jsonl`;
+  const lines = readBundleJsonLines(dir, rel);
+  if (!lines) return null;
+  return lines.map(({ line, value }) => ({
+    rec: checkCallRecord(dir, rel, line, value),
+    at: `${rel}:${line}`,
+  }));
+}
+
+/**
+ * One line of calls/<topic>.jsonl, checked: every field the replay and the report read has its type, and its
+ * stdoutFile (and stdinFile) is a regular file inside the bundle (not a link out of it). Otherwise one
+ * BundleFault naming the file and line.
+ */
+export function checkCallRecord(dir: string, rel: string, line: number, value: unknown): CallRecord {
+  const c = checked(dir, CALL_RECORD, value, atLine(rel, line));
+  for (const k of ["stdoutFile", "stdinFile"] as const) {
+    const f = c[k];
+    if (f !== undefined && resolveInBundle(dir, f, `${rel}:${line}: ${k}`) === null)
+      throw new BundleFault(dir, `${rel}:${line}`, `${k} ${shown(f)} is not in the bundle`);
+  }
+  return c;
 }

@@ -11,8 +11,8 @@ import { createHash } from "node:crypto";
 import { closeSync, fstatSync, lstatSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, normalize, sep } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { UserError } from "./errors.ts";
-import { jsonErrorOffset } from "./parse/json-error.ts";
+import { UserError } from "../errors.ts";
+import { jsonErrorOffset } from "../parse/json-error.ts";
 
 const MiB = 1024 * 1024;
 

@@ -15,10 +15,11 @@
  * derive them again from the raw outputs; the run itself and the README's table read them.)
  */
 import * as v from "valibot";
-import { BundleFault, shown } from "./bundle-read.ts";
-import type { JsonPath } from "./parse/json-scan.ts";
-import { jsonScan } from "./parse/json-scan.ts";
-import { MODES } from "./properties/expectation.ts";
+import type { JsonPath } from "../parse/json-scan.ts";
+import { jsonScan } from "../parse/json-scan.ts";
+import { MODES } from "../properties/expectation.ts";
+import { STATUSES } from "../properties/status.ts";
+import { BundleFault, shown } from "./files.ts";
 
 /** The caps on one field of a bundle's JSON (docs/report-and-cli.md "Limits" lists them). */
 export const FIELD_CAPS = {
@@ -191,7 +192,7 @@ export const STORED_VERDICT = v.object({
   source: v.optional(text),
   mode: v.optional(name),
   cilium: v.nullish(name),
-  status: v.picklist(["pass", "fail", "skip", "known-issue", "changed"]),
+  status: v.picklist(STATUSES),
   /** The declared minor whose expectations were assumed (a minor the suite had not declared: issue 38). */
   assumedFrom: v.optional(name),
   expected: value,
