@@ -1,3 +1,4 @@
+// One file over 450 lines: the report's one page, section by section, each a short template over the same escaping
 import { relative, resolve } from "node:path";
 import { type BundleMeta, legBundles, readMeta } from "../bundle/read.ts";
 import { type CheckResult, checkBundle } from "../check.ts";

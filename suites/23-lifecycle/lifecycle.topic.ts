@@ -29,7 +29,7 @@ const FORCED: HostPortCycle["how"][] = ["force", "force"];
 
 const ANY = requires(IPV4_SERVICE);
 const HOSTPORT = UP(
-  "Cilium docs network/kubernetes/kubeproxy-free.rst (Container HostPort Support); pkg/loadbalancer/reflectors/k8s.go at v1.20.2 (upsertHostPort, the Pod's UID in the HostPort service's name)",
+  "Cilium docs, Container HostPort Support: https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#container-hostport-support; https://github.com/cilium/cilium/blob/v1.20.2/pkg/loadbalancer/reflectors/k8s.go (upsertHostPort: the HostPort service is named after the Pod's UID)",
 );
 const HOSTPORT_ISSUE = {
   kind: "known-issue",
@@ -53,7 +53,11 @@ export const topic = defineTopic({
   deploys: ["edge.yaml", "lifecycle.yaml"],
   steps: [
     { on: "api", run: "get nodes", for: "the edge node (backends) and the far node (client)" },
-    { on: "kubectl", run: "delete pod lc-hp-0", for: "the hostPort Pod deleted, gracefully or forced" },
+    {
+      on: "kubectl",
+      run: "-n <ns> delete pod lc-hp-0",
+      for: "the hostPort Pod deleted, gracefully or forced",
+    },
     {
       on: "agent",
       run: "cilium-dbg bpf lb list",
@@ -61,7 +65,11 @@ export const topic = defineTopic({
     },
     { on: "pod", run: "curl -sS -v --max-time 3", for: "the hostPort and the Service from the far Pod" },
     { on: "pod", run: "sh -c", for: "UDP to the hostPort and the Service port (nc -u)" },
-    { on: "kubectl", run: "logs", for: "the edge node's agent log since the run began (frontend conflicts)" },
+    {
+      on: "kubectl",
+      run: "-n kube-system logs",
+      for: "the edge node's agent log since the run began (frontend conflicts)",
+    },
   ],
   schedule: {
     after: ["invariants"],
@@ -142,7 +150,7 @@ export const topic = defineTopic({
       id: "lifecycle.service-follows-recreate",
       claim: "The ClusterIP in front of the recreated Pod answers after every recreation, graceful or forced",
       source: UP(
-        "Kubernetes docs: EndpointSlices; Cilium pkg/loadbalancer/reflectors (EndpointSlice → backends)",
+        "Kubernetes docs, EndpointSlices: https://kubernetes.io/docs/concepts/services-networking/endpoint-slices/; https://github.com/cilium/cilium/blob/v1.20.2/pkg/loadbalancer/reflectors/k8s.go (EndpointSlice → backends)",
       ),
       why: "the Service's backends follow the EndpointSlice, whose endpoint is keyed by the Pod's address: a recreated Pod is a new endpoint in both modes (Cilium serves ClusterIPs in both)",
       expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "HTTP 200" } },
@@ -166,7 +174,9 @@ export const topic = defineTopic({
     {
       id: "lifecycle.service-udp-beside-tcp",
       claim: "UDP on a Service port that TCP also uses reaches the Pod, in both modes",
-      source: UP("Kubernetes docs: Service (multi-protocol ports); Cilium frontends keyed by L4 protocol"),
+      source: UP(
+        "Kubernetes docs, Service (several ports, each with its protocol): https://kubernetes.io/docs/concepts/services-networking/service/#multi-port-services; Cilium frontends keyed by L4 protocol: https://github.com/cilium/cilium/pull/41521",
+      ),
       why: "lc-hp's port 80 has a TCP and a UDP entry (10.96.x.y:80/TCP and /UDP in the LB map)",
       expect: { kpr: { eq: "answered" }, "kube-proxy": { eq: "answered" } },
       config: { assumes: ANY },

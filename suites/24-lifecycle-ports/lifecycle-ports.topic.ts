@@ -33,7 +33,7 @@ const REUSE_PORTS = [40791, 40792];
 
 const ANY = requires(IPV4_SERVICE);
 const LSR = UP(
-  "Kubernetes docs: Service loadBalancerSourceRanges; kubernetes pkg/proxy/iptables/proxier.go at v1.35.0 (KUBE-FW chains for LoadBalancer VIPs only); Cilium docs kubeproxy-free.rst (LoadBalancer Source Ranges Checks)",
+  "https://github.com/kubernetes/kubernetes/blob/v1.35.0/pkg/proxy/iptables/proxier.go (KUBE-FW chains for LoadBalancer VIPs only); Cilium docs, LoadBalancer Source Ranges Checks: https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#loadbalancer-source-ranges-checks",
 );
 const EXTERNAL_IP_RANGES =
   "https://github.com/cilium/cilium/issues/44718; enforced on externalIPs by https://github.com/cilium/cilium/pull/44747 (1.20.0), never backported to 1.19 or 1.18 (pkg/loadbalancer/service.go GetSourceRangesEnabled at v1.19.7: LoadBalancer only)";
@@ -44,14 +44,24 @@ export const topic = defineTopic({
   title:
     "When ports and endpoints are reused: two Services over the same Pods, a source port reused to a NodePort, source ranges with an externalIP",
   source: LSR,
-  deploys: ["edge.yaml", "lifecycle-ports.yaml", "lifecycle-lsr.yaml"],
+  deploys: ["edge.yaml", "lifecycle-ports.yaml", "lb-pool.yaml", "lifecycle-lsr.yaml"],
   steps: [
     { on: "api", run: "get nodes", for: "the edge node (backends) and the far node (client)" },
-    { on: "kubectl", run: "patch service", for: "one of the pair loses its endpoints, then gets them back" },
+    {
+      on: "kubectl",
+      run: "-n <ns> patch service",
+      for: "one of the pair loses its endpoints, then gets them back",
+    },
     { on: "agent", run: "cilium-dbg bpf lb list", for: "the pair's and the NodePort's slots (polled)" },
     { on: "pod", run: "curl -sS -v --max-time 3", for: "the pair from the far Pod" },
+    {
+      on: "outside",
+      run: "hostname -i",
+      for: "the outside client's own address (its /32 is lc-lsr-in's range)",
+    },
+    { on: "local", run: "printenv LB_IP_RANGE", for: "the range of ours for the pool and the externalIP" },
     { on: "outside", run: "sh -c", for: "HTTP/1.0 to the NodePort from a fixed source port (nc -p)" },
-    { on: "kubectl", run: "delete pod", for: "the backend that answered the first connection" },
+    { on: "kubectl", run: "-n <ns> delete pod", for: "the backend that answered the first connection" },
     {
       on: "outside",
       run: "ip route replace",
@@ -96,7 +106,7 @@ export const topic = defineTopic({
       claim:
         "A client that comes back to a NodePort from the same source port after its backend was deleted is answered by a live backend",
       source: UP(
-        "Cilium bpf/lib/lb.h at v1.20.2 (lb4_local: a CT entry whose backend is gone selects a new one); kernel conntrack (a SYN on a closed entry opens a new one)",
+        "https://github.com/cilium/cilium/blob/v1.20.2/bpf/lib/lb.h (lb4_local: a CT entry whose backend is gone selects a new one); kernel conntrack (a SYN on a closed entry opens a new one)",
       ),
       why: "the old connection's conntrack entry (closed, not yet expired) must not pin the new connection to the deleted backend",
       expect: { kpr: { eq: "live backend" }, "kube-proxy": { eq: "live backend" } },

@@ -29,7 +29,7 @@ import {
 
 const ANY = requires(IPV4_SERVICE);
 const RESTORE = UP(
-  "Cilium pkg/loadbalancer/reconciler/bpf_reconciler.go at v1.20.2 (restore from the BPF maps, then prune to the desired state once the Kubernetes initializers are done); testdata pruning.txtar",
+  "https://github.com/cilium/cilium/blob/v1.20.2/pkg/loadbalancer/reconciler/bpf_reconciler.go (restore from the BPF maps, then prune to the desired state once the Kubernetes initializers are done); https://github.com/cilium/cilium/blob/v1.20.2/pkg/loadbalancer/tests/testdata/pruning.txtar",
 );
 /** The quarantine left by a restart over a terminating backend, on every minor the suite runs. */
 const QUARANTINE: Record<string, Deviation> = Object.fromEntries(
@@ -57,11 +57,20 @@ export const topic = defineTopic({
     { on: "api", run: "get nodes", for: "every node: a client Pod on each" },
     {
       on: "kubectl",
-      run: "rollout restart",
+      run: "-n <ns> rollout restart",
       for: "lc-roll and lc-hostds replaced around the agents' restart",
     },
     { on: "agent", run: "cilium-dbg service list", for: "each node's backends and their states (polled)" },
-    { on: "kubectl", run: "delete pod", for: "every agent, while a host-network backend is terminating" },
+    {
+      on: "kubectl",
+      run: "-n kube-system delete pod -l k8s-app=cilium",
+      for: "every agent, while a host-network backend is terminating",
+    },
+    {
+      on: "kubectl",
+      run: "-n <ns> rollout status daemonset/lc-hostds",
+      for: "the DaemonSet rolled on every node",
+    },
     { on: "pod", run: "curl -sS -v --max-time 3", for: "lc-roll and lc-hostds from a Pod on each node" },
   ],
   records,
@@ -98,7 +107,7 @@ export const topic = defineTopic({
       claim:
         "After every agent restarted while a host-network DaemonSet rolled, each node's agent holds its own node's backend of the internalTrafficPolicy Local Service as active",
       source: UP(
-        "Kubernetes docs: Service Internal Traffic Policy; Cilium's hubble-peer Service (install/kubernetes/cilium/templates/hubble/peer-service.yaml: internalTrafficPolicy Local)",
+        "Kubernetes docs, Service Internal Traffic Policy: https://kubernetes.io/docs/concepts/services-networking/service-traffic-policy/; Cilium's hubble-peer Service: https://github.com/cilium/cilium/blob/v1.20.2/install/kubernetes/cilium/templates/hubble/peer-service.yaml (internalTrafficPolicy Local)",
       ),
       why: "with internalTrafficPolicy Local a node's only backend is its own: one not active leaves the node's Pods without the Service (hubble-relay's 'operation not permitted')",
       expect: {

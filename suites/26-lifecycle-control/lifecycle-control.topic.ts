@@ -33,10 +33,10 @@ import { type LifecycleControlRecord, records } from "./lifecycle-control.record
 
 const ANY = requires(IPV4_SERVICE);
 const LBIPAM = UP(
-  "Cilium docs network/lb-ipam.rst (Sharing Keys); operator/pkg/lbipam/lbipam.go at v1.20.2 (stripOrImportIngresses keeps a compatible shared address)",
+  "Cilium docs, LB IPAM sharing keys: https://docs.cilium.io/en/v1.20/network/lb-ipam/#sharing-keys; https://github.com/cilium/cilium/blob/v1.20.2/operator/pkg/lbipam/lbipam.go (stripOrImportIngresses keeps a compatible shared address)",
 );
 const CUT = UP(
-  "Cilium pkg/loadbalancer/reflectors at v1.20.2 (a re-list after a watch is lost prunes what the API server no longer has); https://github.com/cilium/cilium/pull/44711",
+  "https://github.com/cilium/cilium/pull/44711 (a re-list after a watch is lost prunes what the API server no longer has; 1.19 as https://github.com/cilium/cilium/pull/45198)",
 );
 
 export const topic = defineTopic({
@@ -44,13 +44,32 @@ export const topic = defineTopic({
   title:
     "When the control plane changes under the Services: the operator restarted under LB-IPAM addresses, an agent cut from the API server while a backend goes",
   source: LBIPAM,
-  deploys: ["edge.yaml", "lifecycle-control.yaml", "lifecycle-ipam.yaml"],
+  deploys: ["edge.yaml", "lifecycle-control.yaml", "lb-pool.yaml", "lifecycle-ipam.yaml"],
   steps: [
     { on: "api", run: "get nodes", for: "the far node to cut, the edge node with lc-cut's Pods" },
-    { on: "kubectl", run: "delete pod", for: "cilium-operator" },
-    { on: "kubectl", run: "get services", for: "every LoadBalancer address before and after (polled)" },
+    { on: "local", run: "printenv LB_IP_RANGE", for: "the range of ours for the pool" },
+    { on: "kubectl", run: "-n kube-system delete pod -l io.cilium/app=operator", for: "cilium-operator" },
+    {
+      on: "kubectl",
+      run: "-n <ns> get services",
+      for: "every LoadBalancer address before and after (polled)",
+    },
     { on: "node", run: "iptables -w -I", for: "the far node's traffic to and from the API server dropped" },
-    { on: "kubectl", run: "scale deployment lc-cut", for: "a backend deleted while the far node is cut" },
+    {
+      on: "node",
+      run: "iptables -w -D",
+      for: "the drop rules removed: the node reaches the API server again",
+    },
+    {
+      on: "kubectl",
+      run: "-n default get endpoints kubernetes",
+      for: "the API server's address and port (what the cut drops)",
+    },
+    {
+      on: "kubectl",
+      run: "-n <ns> scale deployment lc-cut",
+      for: "a backend deleted while the far node is cut",
+    },
     { on: "agent", run: "cilium-dbg bpf lb list", for: "lc-cut's slots on the far node, during and after" },
     { on: "pod", run: "curl -sS -v --max-time 3", for: "lc-cut from the far node's Pod" },
   ],
@@ -317,7 +336,8 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
   ctx.log(
     `cut from the API server: ${far} held [${during.join(", ")}] during, [${afterSlots.join(", ")}] after; ${deleted ?? "no backend"} deleted`,
   );
-  if ("error" in after) evidence.cut_slots_after = [derive(`bpf lb list unreadable after the cut: ${after.error}`)];
+  if ("error" in after)
+    evidence.cut_slots_after = [derive(`bpf lb list unreadable after the cut: ${after.error}`)];
   else {
     const row = after.parsed.services.find((s) => s.frontend === frontend && s.scope === "external");
     evidence.cut_slots_after = row
