@@ -7,7 +7,7 @@
  * claim, source, expectation per mode and per Cilium version, and how it is judged. The observation code follows.
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { clusterIp, kubectl, pods } from "../../helpers/observe/cluster.ts";
+import { clusterIp, kubectl, kubectlRaw, pods } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitFor, waitSettled } from "../../helpers/observe/context.ts";
 import { onNode } from "../../helpers/observe/node.ts";
 import { probeFrom, slotAddresses } from "../../helpers/observe/steps.ts";
@@ -197,7 +197,7 @@ export async function observeLifecycleControl(ctx: RunContext): Promise<RecordSe
 
 /** Every LoadBalancer address of the run's namespace, by Service (sorted). */
 async function lbAddresses(ctx: RunContext) {
-  const raw = await kubectl(ctx, [
+  const text = await kubectlRaw(ctx, [
     "-n",
     ctx.namespace,
     "get",
@@ -206,13 +206,14 @@ async function lbAddresses(ctx: RunContext) {
     'jsonpath={range .items[?(@.spec.type=="LoadBalancer")]}{.metadata.name}={.status.loadBalancer.ingress[*].ip}{"\\n"}{end}',
   ]);
   const out: Record<string, string[]> = {};
-  for (const l of raw.split("\n").filter((x) => x.includes("=")))
+  for (const l of text.text.split("\n").filter((x) => x.includes("=")))
     out[l.slice(0, l.indexOf("="))] = l
       .slice(l.indexOf("=") + 1)
       .split(/\s+/)
       .filter(Boolean)
       .sort();
-  return { addresses: out, text: raw };
+  // each Service's line, quoted at its place in the output
+  return { addresses: out, lines: text.quotes((l) => l.includes("=")) };
 }
 
 /** The sharing key's Services get their addresses; the operator is deleted; the addresses are read until 20 s after it is back. */
@@ -246,8 +247,8 @@ async function operatorRestart(ctx: RunContext, edge: Edge, evidence: Evidence<L
     done: (a) => JSON.stringify(a.addresses) !== JSON.stringify(before.addresses),
     show: (a) => `${Object.keys(a.addresses).length} Services, ${(ctx.now() - t0) / 1000} s`,
   });
-  evidence.lb_before = [derive(before.text.trim(), ...shared.flatMap((s) => s.evidence))];
-  evidence.lb_after = [derive(after.text.trim())];
+  evidence.lb_before = [...before.lines, ...shared.flatMap((s) => s.evidence)];
+  evidence.lb_after = after.lines;
   evidence.sharing_addresses = shared.flatMap((s) => s.evidence);
   return {
     lb_before: before.addresses,
