@@ -74,7 +74,8 @@ const ALLOWED: Record<string, { sense: string; files: string[] }> = {
   },
   "kube-dns": { sense: "the kube-system Service", files: ["helpers/observe/workloads.ts"] },
   upgrade: {
-    sense: "a leg's kind (UpgradeLeg.kind), the upgrade gate's JUnit suite, an upgrade's column group in the report",
+    sense:
+      "a leg's kind (UpgradeLeg.kind), the upgrade gate's JUnit suite, an upgrade's column group in the report",
     files: [
       "helpers/upgrade-gate.ts",
       "helpers/upgrade-inputs.ts",

@@ -14,7 +14,7 @@ import { isCompressed } from "./exec/raw-file.ts";
 import type { UpgradeLeg } from "./records/types.ts";
 import { shipped } from "./testing/tamper.ts";
 import { datapathProof, type GateResult, judgePath } from "./upgrade-gate.ts";
-import { gateOf, SHIPPED_DIR, shippedFresh } from "./upgrade-inputs.ts";
+import { gateOf, shippedFresh } from "./upgrade-inputs.ts";
 
 describe("the upgrade gate's word", () => {
   it("a known issue new on the target is REGRESSED, exit 1, as compare calls it a regression; --allow-known accepts it", async () => {
