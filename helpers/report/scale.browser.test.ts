@@ -69,7 +69,8 @@ const CASES: Case[] = [
     bundles: ["1.20/kpr", "1.20/kube-proxy"],
     compare: ["1.19/kpr", "1.20/kpr"],
     maxBytes: 600_000,
-    maxHeight: 18_000,
+    // a row per declared property: 18,000 px held 153; the lifecycle topics' 21 made it 18,327 px
+    maxHeight: 20_000,
     next: "compare",
   },
   { name: "6", bundles: SIX, maxBytes: 1_500_000, maxHeight: 9_000, next: "headline" },
