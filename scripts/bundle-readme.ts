@@ -82,7 +82,7 @@ export function generatedPart(dir: string, r: CheckResult): string {
       ? `Datapath, as this run's config topic read it: ${formatDatapathConfig(r.config)}.`
       : m.upgrade
         ? "Datapath: not read here (an upgrade run holds its legs; the topics run after each leg, config among them, are in its after-upgrade/ and after-rollback/ bundles)."
-        : "Datapath: not read (the bundle was recorded before the config topic).",
+        : "Datapath: not read (the bundle holds no config topic: recorded before it, or a run of other topics).",
     "",
     `Topics: ${r.topics.join(", ")}.`,
     "",

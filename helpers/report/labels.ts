@@ -67,10 +67,16 @@ export function columnName(meta: BundleMeta, dir: string): ColumnName {
     .replace(new RegExp(`^${String(meta.provider).replace(/[^A-Za-z0-9-]/g, "")}-?`), "");
   const tag = /^\d+$/.test(said) ? `run ${said}` : leg ? null : said;
   const provider = meta.provider !== "kind" && !leg ? String(meta.provider) : null;
+  // a collection of shipped runs of some topics (`suites/bundles/<collection>/<minor or profile>/<mode>`): its name
+  const up3 = dirname(dirname(dir));
+  const collection =
+    !parent && basename(dirname(up3)) === "bundles" && !["profiles", "bundles"].includes(basename(up3))
+      ? basename(up3)
+      : null;
   // a minor the suite has not declared: its verdicts were judged on the newest declared minor's expectations
   const from = expectationBasis(String(meta.cilium)).assumedFrom;
   const assumed = from ? assumedText(from) : null;
-  const variant = [profile, tag && tag !== profile ? tag : null, leg, provider, assumed]
+  const variant = [collection, profile, tag && tag !== profile ? tag : null, leg, provider, assumed]
     .filter((x): x is string => typeof x === "string" && x !== "")
     .join(" · ");
   return {
