@@ -84,3 +84,10 @@ export function requires(...rs: Requirement[]): ConfigDependence["assumes"] {
 
 /** socketLB.hostNamespaceOnly=true: the configuration where a Pod's connect() is left to per-packet LB. */
 export const HOSTNS_ONLY_SOCKET_LB: ConfigMatch = { socketLB: ["hostns-only"] };
+
+/**
+ * Why host-namespace-only socket LB changes what a Pod sees, up to what follows for a topic's client (each topic
+ * says that part: `hostnsOnlyWhy("(…), so the probe Pod's SYN meets bpf_lxc's per-packet LB …")`).
+ */
+export const hostnsOnlyWhy = (then: string): string =>
+  `socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated ${then}`;

@@ -21,6 +21,7 @@ import { type NetstatOutput, parseNetstat } from "../../helpers/parse/netstat.ts
 import { parseProcNetTcp } from "../../helpers/parse/proc-net-tcp.ts";
 import { type AgentStatus, parseStatus } from "../../helpers/parse/status.ts";
 import type { ConfigDependence, ConfigMatch } from "../../helpers/properties/config.ts";
+import { hostnsOnlyWhy } from "../../helpers/properties/requirements.ts";
 import { CILIUM_AT, ipOf, LAB, UP } from "../../helpers/properties/sources.ts";
 import { mergeParts } from "../../helpers/records/catalogue.ts";
 import {
@@ -49,8 +50,9 @@ const POD_SOCKET_LB = {
   "kube-proxy": { socketLB: ["off"] },
 } as const satisfies ConfigDependence["assumes"];
 const HOSTNS_ONLY = { socketLB: ["hostns-only"] } as const satisfies ConfigMatch;
-const HOSTNS_ONLY_WHY =
-  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd: `if (is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns) return -ENXIO`, in_hostns from ctx_in_hostns), so the holder Pod's packets are translated by bpf_lxc (bpf_lxc.c defines ENABLE_PER_PACKET_LB when ENABLE_SOCKET_LB_HOST_ONLY is set), as beside kube-proxy (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_lxc.c#L91)";
+const HOSTNS_ONLY_WHY = hostnsOnlyWhy(
+  "(bpf_sock.c __sock4_xlate_fwd: `if (is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns) return -ENXIO`, in_hostns from ctx_in_hostns), so the holder Pod's packets are translated by bpf_lxc (bpf_lxc.c defines ENABLE_PER_PACKET_LB when ENABLE_SOCKET_LB_HOST_ONLY is set), as beside kube-proxy (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_lxc.c#L91)",
+);
 
 export const topic = defineTopic({
   name: "holder",

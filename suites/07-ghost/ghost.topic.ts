@@ -29,6 +29,7 @@ import { type U64, u64Compare, u64Diff } from "../../helpers/parse/u64.ts";
 import type { ByVersion } from "../../helpers/properties/expectation.ts";
 import {
   HOSTNS_ONLY_SOCKET_LB,
+  hostnsOnlyWhy,
   IPV4_SERVICE,
   POD_SOCKET_LB,
   requires,
@@ -128,8 +129,9 @@ const SECONDS_PER_PACKET: ByVersion = {
  */
 const POD_LB = requires(POD_SOCKET_LB);
 const HOSTNS_ONLY = HOSTNS_ONLY_SOCKET_LB;
-const HOSTNS_ONLY_WHY =
-  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy, 1.20.2's lost ICMP reject included (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_lxc.c#L91)";
+const HOSTNS_ONLY_WHY = hostnsOnlyWhy(
+  "(bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy, 1.20.2's lost ICMP reject included (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_lxc.c#L91)",
+);
 
 /** ghost is a single-stack IPv4 Service (its manifest asks no ipFamilyPolicy): a dual-stack cluster leaves its entries as they are. */
 const IPV4_ONLY = requires(IPV4_SERVICE);

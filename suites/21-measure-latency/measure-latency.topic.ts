@@ -31,7 +31,12 @@ import { parseConfig } from "../../helpers/parse/config.ts";
 import { curlArgv } from "../../helpers/parse/curl.ts";
 import { ReplayExhausted } from "../../helpers/poll.ts";
 import type { ByVersion } from "../../helpers/properties/expectation.ts";
-import { HOSTNS_ONLY_SOCKET_LB, POD_SOCKET_LB, requires } from "../../helpers/properties/requirements.ts";
+import {
+  HOSTNS_ONLY_SOCKET_LB,
+  hostnsOnlyWhy,
+  POD_SOCKET_LB,
+  requires,
+} from "../../helpers/properties/requirements.ts";
 import {
   CONVERGENCE_TOLERANCE,
   FAST_FAIL_TOLERANCE,
@@ -84,8 +89,9 @@ const P90_PER_PACKET: ByVersion = {
  */
 const POD_LB = requires(POD_SOCKET_LB);
 const HOSTNS_ONLY = HOSTNS_ONLY_SOCKET_LB;
-const HOSTNS_ONLY_WHY =
-  "socketLB.hostNamespaceOnly=true: the agent compiles ENABLE_SOCKET_LB_HOST_ONLY instead of ENABLE_SOCKET_LB_FULL, and the connect hook leaves every socket outside the host network namespace untranslated (bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_lxc.c#L91)";
+const HOSTNS_ONLY_WHY = hostnsOnlyWhy(
+  "(bpf_sock.c __sock4_xlate_fwd returns -ENXIO for `is_defined(ENABLE_SOCKET_LB_HOST_ONLY) && !in_hostns`, before its no-backend check), so the probe Pod's SYN meets bpf_lxc's per-packet LB (ENABLE_PER_PACKET_LB with ENABLE_SOCKET_LB_HOST_ONLY, bpf_lxc.c), which answers it as beside kube-proxy (https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_sock.c#L322, https://github.com/cilium/cilium/blob/v1.20.2/bpf/bpf_lxc.c#L91)",
+);
 
 export const topic = defineTopic({
   name: "measure-latency",
