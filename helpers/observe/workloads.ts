@@ -93,6 +93,33 @@ async function withWarnings(ctx: RunContext, err: unknown, names: string[]): Pro
 }
 
 /**
+ * Polls until the Pods matching `selector` in `namespace` are `count` new ones, every one Ready and none of `old`
+ * (a deletion or a rollout replaced them): what a change waits for before it is observed. Returns the new Pods.
+ */
+export async function waitReplaced(
+  ctx: RunContext,
+  o: {
+    what: string;
+    namespace: string;
+    selector: string;
+    old: PodInfo[];
+    count: number;
+    deadlineMs: number;
+    intervalMs: number;
+  },
+): Promise<PodInfo[]> {
+  const { value } = await waitFor(ctx, {
+    what: o.what,
+    deadlineMs: o.deadlineMs,
+    intervalMs: o.intervalMs,
+    probe: () => pods(ctx, o.namespace, o.selector),
+    done: (ps) => ps.length === o.count && ps.every((p) => p.ready && !o.old.some((x) => x.name === p.name)),
+    show: (ps) => ps.map((p) => `${p.name} ${p.ready ? "ready" : p.phase}`).join(", "),
+  });
+  return value;
+}
+
+/**
  * Waits until exactly `count` Pods matching the selector are Ready (none terminating), by watching them (one
  * recorded call). While it waits, and in its timeout error, each Pod that is not ready is named with its phase
  * and why (pod-status.ts).

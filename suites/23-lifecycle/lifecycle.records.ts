@@ -2,6 +2,7 @@
 import type { Mode } from "../../helpers/properties/expectation.ts";
 import type { RecordDecls } from "../../helpers/records/catalogue.ts";
 import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
+import { EXAMPLE_SITE, exampleProbe } from "../surface.ts";
 
 /** One deletion of the hostPort StatefulSet's Pod and what the edge node and a Pod on the far node saw after it. */
 export interface HostPortCycle {
@@ -47,16 +48,8 @@ declare module "../../helpers/records/types.ts" {
 /** The record as the declarations expect it (written by us, not an observation): every change healed, per mode. */
 function lifecycleExample(mode: Mode): LifecycleRecord {
   const kpr = mode === "kpr";
-  const probe = (url: string, verdict: string, body: string | null): Probe => ({
-    from: "pod far",
-    url,
-    exit: verdict === "HTTP 200" ? 0 : verdict === "TIMEOUT" ? 28 : 7,
-    verdict,
-    http: verdict === "HTTP 200" ? 200 : null,
-    errno: null,
-    seconds: verdict === "TIMEOUT" ? 3 : 0.002,
-    body,
-  });
+  const probe = (url: string, verdict: string, body: string | null) =>
+    exampleProbe("pod far", url, verdict, body);
   const hp = kpr
     ? probe("http://172.31.100.4:8090/hostname", "HTTP 200", "lc-hp-0")
     : probe("http://172.31.100.4:8090/hostname", "REFUSED", null);
@@ -70,11 +63,7 @@ function lifecycleExample(mode: Mode): LifecycleRecord {
     service: probe("http://10.96.20.20/hostname", "HTTP 200", "lc-hp-0"),
   });
   return {
-    edge_node: "cdc-worker2",
-    edge_ip: "172.31.100.4",
-    far_node: "cdc-worker",
-    far_ip: "172.31.100.3",
-    backends: ["edge-6d9f-a", "edge-6d9f-b"],
+    ...EXAMPLE_SITE,
     host_port: 8090,
     hostport_cycles: [cycle("graceful", 0), cycle("graceful", 1), cycle("force", 2), cycle("force", 3)],
     conflict_lines: 0,

@@ -8,7 +8,7 @@ import {
   renderManifest,
   waitPodsReady,
 } from "../../helpers/observe/workloads.ts";
-import { formatEndpoint } from "../../helpers/parse/address.ts";
+import { formatEndpoint, parseEndpoint } from "../../helpers/parse/address.ts";
 import type { Deviation, Expect } from "../../helpers/properties/expectation.ts";
 import { IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
@@ -323,7 +323,9 @@ async function udpFrom(
   evidence: Evidence<LifecycleRecord>,
   key: "hostport_udp" | "service_udp",
 ): Promise<UdpProbe> {
-  const [host, port] = [to.slice(0, to.lastIndexOf(":")), to.slice(to.lastIndexOf(":") + 1)];
+  const at = parseEndpoint(to);
+  if (!at) throw new Error(`not an address:port: ${to}`);
+  const [host, port] = [at.ip, at.port];
   const r = await ctx.exec.run({
     target: farPod(ctx, edge),
     argv: ["sh", "-c", `echo hostname | nc -u -w 2 ${host} ${port}`],

@@ -2,6 +2,7 @@
 import type { Mode } from "../../helpers/properties/expectation.ts";
 import type { RecordDecls } from "../../helpers/records/catalogue.ts";
 import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
+import { EXAMPLE_SITE, exampleProbe } from "../surface.ts";
 
 /** One round of a client coming back to a NodePort from the same source port after its backend was deleted. */
 export interface ReuseRound {
@@ -35,27 +36,15 @@ declare module "../../helpers/records/types.ts" {
 /** The record as the declarations expect it (written by us, not an observation): every change healed, per mode. */
 function lifecyclePortsExample(mode: Mode): LifecyclePortsRecord {
   const kpr = mode === "kpr";
-  const probe = (url: string, verdict: string, body: string | null): Probe => ({
-    from: "pod far",
-    url,
-    exit: verdict === "HTTP 200" ? 0 : verdict === "TIMEOUT" ? 28 : 7,
-    verdict,
-    http: verdict === "HTTP 200" ? 200 : null,
-    errno: null,
-    seconds: verdict === "TIMEOUT" ? 3 : 0.002,
-    body,
-  });
+  const probe = (url: string, verdict: string, body: string | null) =>
+    exampleProbe("pod far", url, verdict, body);
   const pair = Array.from({ length: 6 }, () => probe("http://10.96.20.21/hostname", "HTTP 200", "lc-pair-a"));
   const out = (url: string, verdict: string) => ({
     ...probe(url, verdict, verdict === "HTTP 200" ? "lc-pair-a" : null),
     from: "outside",
   });
   return {
-    edge_node: "cdc-worker2",
-    edge_ip: "172.31.100.4",
-    far_node: "cdc-worker",
-    far_ip: "172.31.100.3",
-    backends: ["edge-6d9f-a", "edge-6d9f-b"],
+    ...EXAMPLE_SITE,
     pair_after_longer_removed: pair,
     pair_after_shorter_removed: pair,
     reuse_rounds: [

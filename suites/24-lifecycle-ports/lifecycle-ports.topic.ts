@@ -17,7 +17,7 @@ import {
   waitLbAddress,
   waitPodsReady,
 } from "../../helpers/observe/workloads.ts";
-import { formatEndpoint } from "../../helpers/parse/address.ts";
+import { formatEndpoint, parseEndpoint } from "../../helpers/parse/address.ts";
 import { IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import type { Observation, RecordView } from "../../helpers/properties/types.ts";
@@ -301,7 +301,9 @@ async function pairRound(ctx: RunContext, edge: Edge, gone: string, kept: string
 
 /** Plain HTTP/1.0 from the outside client's fixed source port (the server closes first: no TIME_WAIT on the client). */
 async function fromPort(ctx: RunContext, port: number, to: string) {
-  const [host, p] = [to.slice(0, to.lastIndexOf(":")), to.slice(to.lastIndexOf(":") + 1)];
+  const at = parseEndpoint(to);
+  if (!at) throw new Error(`not an address:port: ${to}`);
+  const [host, p] = [at.ip, at.port];
   const r = await ctx.exec.run({
     target: { kind: "outside" },
     argv: [

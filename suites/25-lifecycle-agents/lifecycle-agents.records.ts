@@ -1,6 +1,7 @@
 /** The lifecycle-agents topic's record: what each node held, and what a Pod on it reached, after the agents restarted. */
 import type { RecordDecls } from "../../helpers/records/catalogue.ts";
 import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
+import { EXAMPLE_SITE, exampleOk } from "../surface.ts";
 
 /** A node's view of a Service after the change: its backends as `address (state)`, from `cilium-dbg service list`. */
 export interface NodeBackends {
@@ -33,26 +34,10 @@ declare module "../../helpers/records/types.ts" {
 /** The record as the declarations expect it (written by us, not an observation): every backend active. */
 function lifecycleAgentsExample(): LifecycleAgentsRecord {
   const nodes = ["cdc-control-plane", "cdc-worker", "cdc-worker2"];
-  const ok = (node: string, url: string): NodeProbe => ({
-    node,
-    probe: {
-      from: `pod ${node}`,
-      url,
-      exit: 0,
-      verdict: "HTTP 200",
-      http: 200,
-      errno: null,
-      seconds: 0.002,
-      body: node,
-    },
-  });
+  const ok = (node: string, url: string): NodeProbe => ({ node, probe: exampleOk(`pod ${node}`, url, node) });
   const roll = ["10.244.1.30:8080", "10.244.2.31:8080"];
   return {
-    edge_node: "cdc-worker2",
-    edge_ip: "172.31.100.4",
-    far_node: "cdc-worker",
-    far_ip: "172.31.100.3",
-    backends: ["edge-6d9f-a", "edge-6d9f-b"],
+    ...EXAMPLE_SITE,
     roll_backends: roll,
     roll_views: nodes.map((node) => ({ node, backends: roll.map((b) => `${b} (active)`) })),
     hostds_views: nodes.map((node, i) => ({ node, backends: [`172.31.100.${2 + i}:18091 (active)`] })),

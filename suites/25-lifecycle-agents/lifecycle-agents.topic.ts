@@ -8,9 +8,15 @@
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp, kubectl, type PodInfo, pods } from "../../helpers/observe/cluster.ts";
-import { type RunContext, waitFor, waitSettled } from "../../helpers/observe/context.ts";
+import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { probeFrom } from "../../helpers/observe/steps.ts";
-import { apply, ensureEdge, renderManifest, waitPodsReady } from "../../helpers/observe/workloads.ts";
+import {
+  apply,
+  ensureEdge,
+  renderManifest,
+  waitPodsReady,
+  waitReplaced,
+} from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { parseServiceList } from "../../helpers/parse/service-list.ts";
 import type { Deviation } from "../../helpers/properties/expectation.ts";
@@ -237,22 +243,23 @@ async function agentsRestart(
     show: (vs) => vs.map((v) => `${v.node} [${v.backends.join(", ")}]`).join("; "),
   });
   await kubectl(ctx, ["-n", "kube-system", "delete", "pod", "-l", "k8s-app=cilium", "--wait=false"]);
-  await waitFor(ctx, {
+  await waitReplaced(ctx, {
     what: "every agent replaced and ready",
+    namespace: "kube-system",
+    selector: "k8s-app=cilium",
+    old: oldAgents,
+    count: nodeCount,
     deadlineMs: 300_000,
     intervalMs: 2000,
-    probe: () => pods(ctx, "kube-system", "k8s-app=cilium"),
-    done: (ps) =>
-      ps.length === nodeCount && ps.every((p) => p.ready && !oldAgents.some((o) => o.name === p.name)),
-    show: (ps) => ps.map((p) => `${p.name} ${p.ready ? "ready" : p.phase}`).join(", "),
   });
-  const { value: roll } = await waitFor(ctx, {
+  const roll = await waitReplaced(ctx, {
     what: "lc-roll rolled (two new Pods ready)",
+    namespace: ctx.namespace,
+    selector: "app=lc-roll",
+    old: oldRoll,
+    count: 2,
     deadlineMs: 180_000,
     intervalMs: 1000,
-    probe: () => pods(ctx, ctx.namespace, "app=lc-roll"),
-    done: (ps) => ps.length === 2 && ps.every((p) => p.ready && !oldRoll.some((o) => o.name === p.name)),
-    show: (ps) => ps.map((p) => `${p.name} ${p.ready ? "ready" : p.phase}`).join(", "),
   });
   await kubectl(ctx, ["-n", ctx.namespace, "rollout", "status", "daemonset/lc-hostds", "--timeout=180s"]);
   const rollIp = await clusterIp(ctx, ctx.namespace, "lc-roll");

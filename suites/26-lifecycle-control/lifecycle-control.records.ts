@@ -1,6 +1,7 @@
 /** The lifecycle-control topic's record: LB-IPAM's addresses around an operator restart, and a node cut from the API. */
 import type { RecordDecls } from "../../helpers/records/catalogue.ts";
 import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
+import { EXAMPLE_SITE, exampleOk } from "../surface.ts";
 
 export interface LifecycleControlRecord extends EdgeSite {
   /** LoadBalancer addresses by Service before and after cilium-operator was restarted; null without a range of ours. */
@@ -25,23 +26,10 @@ declare module "../../helpers/records/types.ts" {
 
 /** The record as the declarations expect it (written by us, not an observation): nothing moved, nothing stale. */
 function lifecycleControlExample(): LifecycleControlRecord {
-  const ok: Probe = {
-    from: "pod far",
-    url: "http://10.96.30.32/hostname",
-    exit: 0,
-    verdict: "HTTP 200",
-    http: 200,
-    errno: null,
-    seconds: 0.002,
-    body: "lc-cut-b",
-  };
+  const ok = exampleOk("pod far", "http://10.96.30.32/hostname", "lc-cut-b");
   const lb = { "lc-sk-a": ["172.31.100.245"], "lc-sk-b": ["172.31.100.246"], "lc-sk-c": ["172.31.100.245"] };
   return {
-    edge_node: "cdc-worker2",
-    edge_ip: "172.31.100.4",
-    far_node: "cdc-worker",
-    far_ip: "172.31.100.3",
-    backends: ["edge-6d9f-a", "edge-6d9f-b"],
+    ...EXAMPLE_SITE,
     lb_before: lb,
     lb_after: lb,
     sharing_addresses: 2,

@@ -1,16 +1,7 @@
-/**
- * Topic "lifecycle-control" — when the control plane changes under the Services: cilium-operator restarted under
- * LB-IPAM addresses (three Services sharing one key that holds two addresses), and one node's agent cut from the API
- * server while a backend is deleted, then its LB map and a Pod on it.
- *
- * Read top to bottom: what it deploys, the commands it runs, the records it builds, then each property with its
- * claim, source, expectation per mode and per Cilium version, and how it is judged. The observation code follows.
- */
-import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp, kubectl, kubectlRaw, pods } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitFor, waitSettled } from "../../helpers/observe/context.ts";
 import { onNode } from "../../helpers/observe/node.ts";
-import { probeFrom, slotAddresses } from "../../helpers/observe/steps.ts";
+import { lbList, probeFrom, slotAddresses } from "../../helpers/observe/steps.ts";
 import {
   apply,
   type Edge,
@@ -20,13 +11,13 @@ import {
   renderManifest,
   waitLbAddress,
   waitPodsReady,
+  waitReplaced,
 } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
-import { parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import type { Deviation } from "../../helpers/properties/expectation.ts";
 import { IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
-import { derive, read } from "../../helpers/records/evidence.ts";
+import { derive } from "../../helpers/records/evidence.ts";
 import type { Evidence, Probe, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 import { type LifecycleControlRecord, records } from "./lifecycle-control.records.ts";
@@ -229,13 +220,14 @@ async function operatorRestart(ctx: RunContext, edge: Edge, evidence: Evidence<L
   const before = await lbAddresses(ctx);
   const old = await pods(ctx, "kube-system", "io.cilium/app=operator");
   await kubectl(ctx, ["-n", "kube-system", "delete", "pod", "-l", "io.cilium/app=operator", "--wait=false"]);
-  await waitFor(ctx, {
+  await waitReplaced(ctx, {
     what: "a new cilium-operator ready",
+    namespace: "kube-system",
+    selector: "io.cilium/app=operator",
+    old,
+    count: old.length,
     deadlineMs: 180_000,
     intervalMs: 1000,
-    probe: () => pods(ctx, "kube-system", "io.cilium/app=operator"),
-    done: (ps) => ps.length === old.length && ps.every((p) => p.ready && !old.some((o) => o.name === p.name)),
-    show: (ps) => ps.map((p) => `${p.name} ${p.ready ? "ready" : p.phase}`).join(", "),
   });
   const t0 = ctx.now();
   // the new operator imports and reconciles within seconds: any move shows by then (none should)
@@ -285,7 +277,7 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
     ["OUTPUT", "-p", "tcp", "-d", apiIp, "--dport", apiPort, "-j", "DROP"],
     ["INPUT", "-p", "tcp", "-s", apiIp, "--sport", apiPort, "-j", "DROP"],
   ];
-  const lb = async () => read(await ciliumDbgRaw(ctx, far, ["bpf", "lb", "list"]), parseBpfLbList);
+  const lb = () => lbList(ctx, far);
   // the agent's exec goes through the API server and the cut node's kubelet: during the cut, and while the agent
   // reconnects, a reading may fail (on the lab: `exited (status lost)`); it is kept as unreadable, not fatal
   const tryLb = () =>
