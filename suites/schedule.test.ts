@@ -146,6 +146,8 @@ describe("the topics' schedule declarations", () => {
           "session-affinity",
           "host-network",
           "surface-ipv6",
+          "lifecycle",
+          "lifecycle-ports",
         ],
         [
           "measure-scale",
@@ -155,10 +157,6 @@ describe("the topics' schedule declarations", () => {
         ],
         [
           "invariants",
-        ],
-        [
-          "lifecycle",
-          "lifecycle-ports",
         ],
         [
           "lifecycle-agents",

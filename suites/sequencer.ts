@@ -19,7 +19,7 @@ const SLOW_FIRST = [
   /suites\/(?:evidence|stored-verdicts|replay-exhausted|golden)\.test\.ts$/,
   /helpers\/exec\/deadlines\.test\.ts$/,
   /cli\/(?:hostile-bundles|bin)\.test\.ts$/,
-  /20-measure-scale\/measure-scale\.(?:test|spec)\.ts$/,
+  /22-measure-scale\/measure-scale\.(?:test|spec)\.ts$/,
   /scripts\/upgrade-job\.test\.ts$/,
   /clusters\/(?:readiness|lab-down)\.test\.ts$/,
   /helpers\/bundle-lock\.test\.ts$/,

@@ -36,11 +36,11 @@ import { topic as trafficPolicy } from "./16-traffic-policy/traffic-policy.topic
 import { topic as sessionAffinity } from "./17-session-affinity/session-affinity.topic.ts";
 import { topic as hostNetwork } from "./18-host-network/host-network.topic.ts";
 import { topic as surfaceIpv6 } from "./19-surface-ipv6/surface-ipv6.topic.ts";
-import { topic as measureScale } from "./20-measure-scale/measure-scale.topic.ts";
-import { topic as measureLatency } from "./21-measure-latency/measure-latency.topic.ts";
-import { topic as invariants } from "./22-invariants/invariants.topic.ts";
-import { topic as lifecycle } from "./23-lifecycle/lifecycle.topic.ts";
-import { topic as lifecyclePorts } from "./24-lifecycle-ports/lifecycle-ports.topic.ts";
+import { topic as lifecycle } from "./20-lifecycle/lifecycle.topic.ts";
+import { topic as lifecyclePorts } from "./21-lifecycle-ports/lifecycle-ports.topic.ts";
+import { topic as measureScale } from "./22-measure-scale/measure-scale.topic.ts";
+import { topic as measureLatency } from "./23-measure-latency/measure-latency.topic.ts";
+import { topic as invariants } from "./24-invariants/invariants.topic.ts";
 import { topic as lifecycleAgents } from "./25-lifecycle-agents/lifecycle-agents.topic.ts";
 import { topic as lifecycleControl } from "./26-lifecycle-control/lifecycle-control.topic.ts";
 import { topic as restart } from "./27-restart/restart.topic.ts";
@@ -68,11 +68,11 @@ const TOPIC_LIST = [
   sessionAffinity,
   hostNetwork,
   surfaceIpv6,
+  lifecycle,
+  lifecyclePorts,
   measureScale,
   measureLatency,
   invariants,
-  lifecycle,
-  lifecyclePorts,
   lifecycleAgents,
   lifecycleControl,
   restart,

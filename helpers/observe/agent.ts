@@ -3,9 +3,18 @@ import { RawText } from "../records/evidence.ts";
 import type { RunContext } from "./context.ts";
 
 /** `cilium-dbg …` in the agent on `node`: its stdout at its place in the bundle (a non-zero exit is an ExecError naming the call). */
-export async function ciliumDbgRaw(ctx: RunContext, node: string, args: string[]): Promise<RawText> {
+export async function ciliumDbgRaw(
+  ctx: RunContext,
+  node: string,
+  args: string[],
+  timeoutMs?: number,
+): Promise<RawText> {
   return RawText.stdout(
-    await mustRun(ctx.exec, { target: { kind: "agent", node }, argv: ["cilium-dbg", ...args] }),
+    await mustRun(ctx.exec, {
+      target: { kind: "agent", node },
+      argv: ["cilium-dbg", ...args],
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    }),
   );
 }
 

@@ -11,8 +11,8 @@ import { DEADLINES, type RunContext, waitFor } from "./context.ts";
 import { TARGET_PORT } from "./workloads.ts";
 
 /** Observation steps several topics share: the LB map (and waiting for it), a node's kernel, curl from a target. */
-export async function lbList(ctx: RunContext, node: string): Promise<Read<LbList>> {
-  const raw = await ciliumDbgRaw(ctx, node, ["bpf", "lb", "list"]);
+export async function lbList(ctx: RunContext, node: string, timeoutMs?: number): Promise<Read<LbList>> {
+  const raw = await ciliumDbgRaw(ctx, node, ["bpf", "lb", "list"], timeoutMs);
   return { parsed: parseBpfLbList(raw.text), raw };
 }
 

@@ -115,6 +115,9 @@ export const EXPECTED_DROP_REASONS = [
   "Unknown ICMPv6 code",
   "Forbidden ICMPv6 message",
   "No egress gateway found",
+  // loadBalancerSourceRanges turning away a client outside the ranges: the access control working (the
+  // lifecycle-ports topic asks it on purpose, beside the other topics)
+  "Denied by LB src range check",
 ];
 /** Agent error lines known to be harmless. */
 export const EXPECTED_ERROR_LINES = [/The kernel does not support --service-no-backend-response=reject/];

@@ -166,7 +166,16 @@ export const topic = defineTopic({
   ],
   records: { ...records, ...datapathRecords },
   schedule: {
-    after: ["nodeport", "loadbalancer", "external-ip", "traffic-policy", "session-affinity", "host-network"],
+    after: [
+      "nodeport",
+      "loadbalancer",
+      "external-ip",
+      "traffic-policy",
+      "session-affinity",
+      "host-network",
+      "lifecycle",
+      "lifecycle-ports",
+    ],
     why: "beside kube-proxy its REJECT counter windows count the filter table's counter whole, and kube-proxy rewrites (and resets) it whenever a Service or its endpoints change: it follows every topic that adds Services or moves web's backends (iptables and scale through nodeport). In the run of the shipped 1.20 bundles (suites/bundles/1.20), beside those topics, kube-proxy rewrote its rules during three of its four Pod windows (17 s each). Otherwise its own Service without backends and its own probe Pod, and the only host traffic to that Service; the probes' timings are the Pod's own (curl's), and the topics that load the cluster (measure-scale, measure-latency, which shares ghost and probe) run alone",
   },
   // its ghost Service makes kube-proxy rewrite its chains once (the counters reset), as any new Service does

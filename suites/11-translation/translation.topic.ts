@@ -50,6 +50,8 @@ export const topic = defineTopic({
       "traffic-policy",
       "session-affinity",
       "host-network",
+      "lifecycle",
+      "lifecycle-ports",
       "ghost",
     ],
     why: "its host-namespace queries are host connections program's reverse socket map must not see; only it sends host traffic to kube-dns, so its counter windows are its own (Pods' queries beside it are translated in eBPF); dns-client after host-routing made it. Beside kube-proxy it counts the kube-dns rule's packets in the nat table, which kube-proxy rewrites (counters reset) whenever a Service or its endpoints change: it follows every topic that adds Services or moves web's backends, ghost's Service too (dual-stack beside kube-proxy, a lab run with the surface topics beside it counted +9 for 10 answered queries, another beside ghost +4; neither is shipped)",

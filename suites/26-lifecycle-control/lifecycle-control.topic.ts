@@ -186,6 +186,9 @@ export async function observeLifecycleControl(ctx: RunContext): Promise<RecordSe
   return { lifecycleControl: { record: { ...edge.site, ...ipam, ...cut }, evidence } };
 }
 
+/** How long one reading of the cut node's LB map may take during and after the cut. */
+const CUT_READ_MS = 8000;
+
 /** Every LoadBalancer address of the run's namespace, by Service (sorted). */
 async function lbAddresses(ctx: RunContext) {
   const text = await kubectlRaw(ctx, [
@@ -277,9 +280,10 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
     ["OUTPUT", "-p", "tcp", "-d", apiIp, "--dport", apiPort, "-j", "DROP"],
     ["INPUT", "-p", "tcp", "-s", apiIp, "--sport", apiPort, "-j", "DROP"],
   ];
-  const lb = () => lbList(ctx, far);
   // the agent's exec goes through the API server and the cut node's kubelet: during the cut, and while the agent
-  // reconnects, a reading may fail (on the lab: `exited (status lost)`); it is kept as unreadable, not fatal
+  // reconnects, a reading may fail (on the lab: `exited (status lost)`) or hang (one hung 68 s on the lab, which made
+  // a 30 s cut last 75 s): each reading ends after 8 s, and one that fails or ends so is kept as unreadable, not fatal
+  const lb = () => lbList(ctx, far, CUT_READ_MS);
   const tryLb = () =>
     lb().catch((err: unknown) => ({
       error: err instanceof Error ? err.message.split("\n")[0] : String(err),

@@ -70,8 +70,8 @@ export const topic = defineTopic({
     { on: "outside", run: "curl -sS -v --max-time 3", for: "the source-range Services from outside" },
   ],
   schedule: {
-    after: ["invariants"],
-    why: "after the invariants: its out-of-range requests are dropped on purpose ('Denied by LB src range check'), which the invariants would count; its Services, Pods, NodePort 30791 and ports are its own",
+    after: ["iptables"],
+    why: "its Services add KUBE-SVC lines iptables counts whole (ghost and translation, which count kube-proxy's counters whole, follow it); its out-of-range requests are dropped on purpose ('Denied by LB src range check', a reason the invariants expect); its Services, Pods, NodePort 30791, ports 81/82 at the external IP and the outside client's /32 routes to its own addresses are its own",
   },
   shared: { changes: ["kube-proxy service rules"] },
   records,

@@ -51,8 +51,8 @@ function lifecycleExample(mode: Mode): LifecycleRecord {
   const probe = (url: string, verdict: string, body: string | null) =>
     exampleProbe("pod far", url, verdict, body);
   const hp = kpr
-    ? probe("http://172.31.100.4:8090/hostname", "HTTP 200", "lc-hp-0")
-    : probe("http://172.31.100.4:8090/hostname", "REFUSED", null);
+    ? probe("http://172.31.100.4:8091/hostname", "HTTP 200", "lc-hp-0")
+    : probe("http://172.31.100.4:8091/hostname", "REFUSED", null);
   const cycle = (how: "graceful" | "force", n: number): HostPortCycle => ({
     how,
     old_ip: `10.244.1.${10 + n}`,
@@ -64,12 +64,12 @@ function lifecycleExample(mode: Mode): LifecycleRecord {
   });
   return {
     ...EXAMPLE_SITE,
-    host_port: 8090,
+    host_port: 8091,
     hostport_cycles: [cycle("graceful", 0), cycle("graceful", 1), cycle("force", 2), cycle("force", 3)],
     conflict_lines: 0,
     hostport_udp: {
       from: "pod far",
-      to: "udp://172.31.100.4:8090",
+      to: "udp://172.31.100.4:8091",
       answer: kpr ? "lc-hp-0" : null,
       exit: 0,
     },

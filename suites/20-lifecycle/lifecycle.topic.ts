@@ -19,7 +19,7 @@ import type { Evidence, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 import { type HostPortCycle, type LifecycleRecord, records, type UdpProbe } from "./lifecycle.records.ts";
 
-export const LC_HOST_PORT = 8090;
+export const LC_HOST_PORT = 8091;
 /**
  * The hostPort Pod's deletions: graceful ones first, then UDP is asked of their settled frontend, then forced ones
  * (on the lab a forced recreation left the frontend on a deleted Pod for every later deletion, graceful too).
@@ -72,8 +72,8 @@ export const topic = defineTopic({
     },
   ],
   schedule: {
-    after: ["invariants"],
-    why: "after the invariants: its forced deletions leave agent warnings the invariants would count; its hostPort (8090), Pod and Service are its own",
+    after: ["iptables"],
+    why: "its Services add KUBE-SVC lines iptables counts whole (ghost and translation, which count kube-proxy's counters whole, follow it); its forced deletions leave agent lines at warning level, which no topic counts (the invariants count error-level lines); its hostPort (8091, TCP and UDP), StatefulSet, Service and Pods are its own (edge's Pods are shared, applied idempotently)",
   },
   shared: { changes: ["kube-proxy service rules"] },
   records,
@@ -166,7 +166,7 @@ export const topic = defineTopic({
       source: UP(
         "https://github.com/cilium/cilium/pull/41521 (1.18.3: HostPort with several protocols on one port); protocol differentiation on by default (bpf-lb-proto-diff)",
       ),
-      why: `the HostPort frontends are keyed by protocol: 0.0.0.0:8090/TCP and /UDP side by side. ${NOBODY}`,
+      why: `the HostPort frontends are keyed by protocol: 0.0.0.0:${LC_HOST_PORT}/TCP and /UDP side by side. ${NOBODY}`,
       expect: { kpr: { eq: "answered" }, "kube-proxy": { eq: "no answer" } },
       config: { assumes: ANY },
       needs: ["lifecycle"],
