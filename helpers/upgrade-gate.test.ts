@@ -35,6 +35,24 @@ describe("the upgrade gate's word", () => {
     expect(accepted.word).not.toBe("REGRESSED");
   });
 
+  it("a known issue whose property the source's bundle did not judge is listed apart, not counted as new", async () => {
+    const dir = shipped("upgrade-1.19-1.20/kube-proxy");
+    const from = shipped("1.19/kube-proxy");
+    // WRITTEN BY US: the source's fresh bundle judged as if its run had no ghost topic (every ghost verdict a skip)
+    const judge = async (d: string) => {
+      const r = await checkBundle(d, TOPICS);
+      if (d !== from) return r;
+      return {
+        ...r,
+        verdicts: r.verdicts.map((v) => (v.id.startsWith("ghost.") ? { ...v, status: "skip" as const } : v)),
+      };
+    };
+    const g = await gateOf(dir, TOPICS, { freshFrom: from, judge });
+    expect(g.newKnownIssues.map((k) => k.id)).not.toContain("ghost.fails-fast");
+    expect(g.knownUnjudgedBefore.map((k) => k.id)).toContain("ghost.fails-fast");
+    expect(g.text).toMatch(/did not judge \(not counted as new\)/);
+  });
+
   it("a failure without datapath evidence is INCONCLUSIVE, naming what is missing, never BROKEN", async () => {
     const g = await gateOf(shipped("upgrade-1.19-1.20/kpr-2"), TOPICS);
     expect(g.broken).toEqual([]);

@@ -90,6 +90,11 @@ export interface GateResult {
   leftovers: { node: string; maps: string[] }[];
   /** Known issues after the upgrade leg that the source version did not show (id, the issue's words). */
   newKnownIssues: { id: string; detail: string }[];
+  /**
+   * Known issues after the upgrade leg whose property the source version's bundle did not judge (its run had not
+   * that topic): neither new nor old as far as the bundles tell; listed, never a regression.
+   */
+  knownUnjudgedBefore: { id: string; detail: string }[];
   /** Known issues of the source version that the upgraded cluster no longer shows (the fix landed). */
   goneKnownIssues: string[];
   exitCode: 0 | 1;
@@ -175,16 +180,18 @@ export function judgeUpgrade(input: GateInput): GateResult {
       });
   const had = new Set(input.before ? knownIssues(input.before).map((v) => v.id) : []);
   const afterUp = legs.find((l) => l.leg === "upgrade");
-  const newKnownIssues = afterUp
-    ? knownIssues(afterUp.result)
-        .filter((v) => !had.has(v.id))
-        .map((v) => ({
-          id: v.id,
-          detail: v.deviation
-            ? `${v.deviation.claim} (${v.deviation.upstream ?? v.deviation.why})`
-            : firstLine(v),
-        }))
-    : [];
+  // a known issue is new on the target only where the source's bundle judged its property: one it skipped (a
+  // topic its run did not have) says nothing of the source, so it is listed apart, not counted as a regression
+  const judgedBefore = new Set(
+    input.before ? input.before.verdicts.filter((v) => v.status !== "skip").map((v) => v.id) : [],
+  );
+  const detailOf = (v: Verdict) => ({
+    id: v.id,
+    detail: v.deviation ? `${v.deviation.claim} (${v.deviation.upstream ?? v.deviation.why})` : firstLine(v),
+  });
+  const afterKnown = afterUp ? knownIssues(afterUp.result).filter((v) => !had.has(v.id)) : [];
+  const newKnownIssues = afterKnown.filter((v) => !input.before || judgedBefore.has(v.id)).map(detailOf);
+  const knownUnjudgedBefore = afterKnown.filter((v) => input.before && !judgedBefore.has(v.id)).map(detailOf);
   const goneKnownIssues =
     afterUp && input.before
       ? [...had].filter((id) => afterUp.result.verdicts.some((v) => v.id === id && v.status === "pass"))
@@ -217,6 +224,7 @@ export function judgeUpgrade(input: GateInput): GateResult {
     unjudged,
     leftovers,
     newKnownIssues,
+    knownUnjudgedBefore,
     goneKnownIssues,
     exitCode,
   };
@@ -316,6 +324,10 @@ function formatGateText(input: GateInput, g: Omit<GateResult, "summary" | "text"
     g.newKnownIssues.map((k) => `${k.id}: ${k.detail}`),
   );
   section(
+    `Known issues after the upgrade that ${shown(input.before?.bundle ?? "")} did not judge (not counted as new)`,
+    g.knownUnjudgedBefore.map((k) => `${k.id}: ${k.detail}`),
+  );
+  section(
     `Known issues of the source that the upgraded cluster no longer shows (${shown(input.before?.bundle ?? "")} showed them)`,
     g.goneKnownIssues,
   );
@@ -402,6 +414,14 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary" | "text">): 
       markdown``,
     );
     for (const k of g.newKnownIssues) out.push(markdown`- ${code(k.id)}: ${k.detail}`);
+    out.push(markdown``);
+  }
+  if (g.knownUnjudgedBefore.length > 0) {
+    out.push(
+      markdown`#### Known issues after the upgrade that ${code(shown(input.before?.bundle ?? ""))} did not judge (not counted as new)`,
+      markdown``,
+    );
+    for (const k of g.knownUnjudgedBefore) out.push(markdown`- ${code(k.id)}: ${k.detail}`);
     out.push(markdown``);
   }
   if (g.goneKnownIssues.length > 0) {

@@ -31,6 +31,20 @@ export const LEG_EVIDENCE_STEPS = [
   },
 ] as const;
 
+/** The steps that replace backends during every leg (helpers/observe/leg-roll.ts): both leg topics declare them. */
+export const LEG_ROLL_STEPS = [
+  {
+    on: "kubectl",
+    run: "-n <ns> rollout restart deployment/leg-roll",
+    for: "leg-roll's backends replaced right after the leg's change starts",
+  },
+  {
+    on: "agent",
+    run: "cilium-dbg service list",
+    for: "each node's view of leg-roll once its new Pods are ready (polled)",
+  },
+] as const;
+
 /** The request loop's target period (ms): its interval times the number of targets, four with a pool of ours. */
 export const LOOP_PERIOD_PER_TARGET_MS = 200;
 
@@ -109,6 +123,40 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
         return {
           value: l.connections.length > 0 && l.connections.every(sameBackend),
           evidence: l.evidence.backends,
+        };
+      },
+    },
+    {
+      id: `${prefix}.rolled-backends-active`,
+      claim: `A Deployment rolled while ${what} runs (leg-roll: its new Pods created as the agents restart) ends with every node's agent listing exactly its new Pods as the Service's backends, each active`,
+      source: UP(
+        "https://github.com/cilium/cilium/blob/v1.20.2/pkg/loadbalancer/reconciler/bpf_reconciler.go (a restarted agent restores its maps, then prunes them to the EndpointSlices once synced); Kubernetes docs, Deployment rolling update: https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#rolling-update-deployment",
+      ),
+      why: "the roll starts right after the leg's change, so the new Pods' endpoints are created while agents are down or restoring; after the leg the old Pods' addresses must be gone from every node and the new ones active (not quarantined, not terminating). Read from each agent's service list once the new Pods are ready, polled up to 30 s",
+      expect: both({ eq: true }),
+      config: "none",
+      needs: [record],
+      observe: (r) => {
+        const l = leg(r);
+        if (!l) return { value: null, evidence: [], skip: noLeg };
+        const x = l.rolled;
+        if (!x)
+          return {
+            value: null,
+            evidence: [],
+            skip: "this bundle was recorded before the legs rolled a Deployment (leg-roll)",
+          };
+        if (x.error) return { value: x.error, evidence: l.evidence.rolled ?? [] };
+        const want = x.backends.map((b) => `${b} (active)`).join(", ");
+        const bad = x.views.find((v) => [...v.backends].sort().join(", ") !== want);
+        return {
+          value:
+            x.views.length === 0
+              ? "no node read"
+              : bad
+                ? `${bad.node}: [${bad.backends.join(", ") || "none"}]`
+                : true,
+          evidence: l.evidence.rolled ?? [],
         };
       },
     },

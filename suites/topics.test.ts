@@ -110,7 +110,9 @@ describe.each(
 
   it.skipIf(calls.length === 0)("the manifests it deploys are those its applies carried", () => {
     const applied = new Set<string>();
-    for (const c of calls.filter((x) => x.target === "kubectl" && x.argv[0] === "apply"))
+    // an apply may name the namespace first (`-n <ns> apply -f -`: the legs' roll, helpers/observe/leg-roll.ts)
+    const isApply = (x: CallRecord) => x.argv[0] === "apply" || (x.argv[0] === "-n" && x.argv[2] === "apply");
+    for (const c of calls.filter((x) => x.target === "kubectl" && isApply(x)))
       for (const doc of stdinOf(c).split(/^---$/m)) {
         const file = MANIFEST_SIGNATURES.get(signature(doc.replace(/^\n/, "")));
         if (file) applied.add(file);

@@ -11,6 +11,7 @@ import { kubectlRaw } from "./cluster.ts";
 import type { RunContext } from "./context.ts";
 import { agentRestarts, bpfMetrics, foldMapNames, pinnedMaps, waitAgents } from "./leg-agents.ts";
 import { attributeLeg, startPcap } from "./leg-capture.ts";
+import { deployRoll, readRoll, startRoll } from "./leg-roll.ts";
 import { ctDestination, legRequests, type Snapshot, snapshot, startCapture } from "./leg-traffic.ts";
 import { deployLoad, type Load, loopClock, removeLoad, SETTLE_MS, stopLoop, waitConnected } from "./load.ts";
 
@@ -26,6 +27,7 @@ export interface LegPlan {
 export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
   const { kind, from, to } = plan;
   const { clients, nodeList } = load;
+  const roll = await deployRoll(ctx);
   const before = await snapshot(ctx, clients, nodeList);
   const metricsBefore = await bpfMetrics(ctx, nodeList);
   const mapsBefore = await pinnedMaps(ctx, nodeList);
@@ -40,6 +42,8 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
   const start = await loopClock(ctx);
   const startIso = new Date(start.ms).toISOString();
   await plan.change();
+  // backends replaced while the agents change: leg-roll's new Pods are created as they restart
+  await startRoll(ctx, roll);
   const agents = await waitAgents(ctx, nodeList, to);
   const rolled = await loopClock(ctx);
   ctx.log(`${kind} ${from} → ${to}: every agent ready after ${((rolled.ms - start.ms) / 1000).toFixed(1)} s`);
@@ -69,6 +73,11 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
     errorQuotes.push(...log.quotes((l) => set.has(l)));
   }
   const captured = await kubectlRaw(ctx, ["-n", ctx.namespace, "logs", capture]);
+  const replaced = await readRoll(
+    ctx,
+    roll,
+    nodeList.map((n) => n.name),
+  );
   const drops = nodeList.flatMap((n) =>
     dropDeltas(metricsBefore.get(n.name)?.parsed ?? [], metricsAfter.get(n.name)?.parsed ?? []).map((d) => ({
       node: n.name,
@@ -215,6 +224,7 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
       error_lines: errors,
       maps,
       connections,
+      ...(replaced ? { rolled: replaced.rolled } : {}),
     },
     evidence: {
       connections: evConnections,
@@ -226,6 +236,7 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
         errorQuotes.length > 0
           ? errorQuotes
           : [derive(`no error-level line in the ${logs.length} agents' logs since ${startIso}`, logs)],
+      ...(replaced ? { rolled: replaced.evidence } : {}),
     },
     start,
     rolledOut: rolled,

@@ -2,9 +2,10 @@ import { NotRecorded } from "../exec/replay.ts";
 import { formatEndpoint } from "../parse/address.ts";
 import { type LbList, parseBpfLbList } from "../parse/bpf-lb-list.ts";
 import { type CurlResult, curlArgv, curlBodyArgv, curlBodyLine, parseCurl } from "../parse/curl.ts";
+import { parseServiceList } from "../parse/service-list.ts";
 import { findLbService } from "../records/common.ts";
-import { type EvidenceItem, type Quote, RawText, type Read } from "../records/evidence.ts";
-import type { Probe } from "../records/types.ts";
+import { derive, type EvidenceItem, type Quote, RawText, type Read } from "../records/evidence.ts";
+import type { NodeBackends, Probe } from "../records/types.ts";
 import { ciliumDbgRaw } from "./agent.ts";
 import { nodes, type PodInfo } from "./cluster.ts";
 import { DEADLINES, type RunContext, waitFor } from "./context.ts";
@@ -14,6 +15,35 @@ import { TARGET_PORT } from "./workloads.ts";
 export async function lbList(ctx: RunContext, node: string, timeoutMs?: number): Promise<Read<LbList>> {
   const raw = await ciliumDbgRaw(ctx, node, ["bpf", "lb", "list"], timeoutMs);
   return { parsed: parseBpfLbList(raw.text), raw };
+}
+
+/**
+ * Each node's view of a Service (by ClusterIP, port 80, TCP): `address (state)` from its agent's `cilium-dbg service
+ * list`, the lines quoted into `ev` in the nodes' order (whichever answered first: a replay quotes the same lines).
+ */
+export async function serviceViews(
+  ctx: RunContext,
+  nodes: string[],
+  ip: string,
+  ev: EvidenceItem[],
+): Promise<NodeBackends[]> {
+  const read = await Promise.all(
+    nodes.map(async (node) => {
+      const raw = await ciliumDbgRaw(ctx, node, ["service", "list"]);
+      const svc = parseServiceList(raw.text).services.find(
+        (s) => s.frontend === `${ip}:80` && s.protocol !== "UDP",
+      );
+      const quoted: EvidenceItem[] = svc?.line
+        ? [raw.quote(svc.line), ...svc.backends.slice(1).flatMap((b) => (b.line ? [raw.quote(b.line)] : []))]
+        : [derive(`no ${ip}:80 in ${node}'s service list`, raw)];
+      return {
+        view: { node, backends: (svc?.backends ?? []).map((b) => `${b.address} (${b.state})`) },
+        quoted,
+      };
+    }),
+  );
+  for (const r of read) ev.push(...r.quoted);
+  return read.map((r) => r.view);
 }
 
 /** Polls the agent's BPF LB map until the frontend's slots are exactly `want` (ip:port), or the deadline. */

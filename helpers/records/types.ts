@@ -217,6 +217,12 @@ export interface UpgradeLeg {
    * those whose drop monitor was; absent in bundles recorded before (their failures are then unattributed).
    */
   datapath_evidence?: { captured: string[]; monitored: string[]; drops: number };
+  /**
+   * A Deployment of two Pods behind a ClusterIP (leg-roll) rolled while the leg's agents restarted: its new Pods
+   * (address:port) and each node's view of the Service once they were ready, or what kept it from rolling. Absent
+   * in bundles recorded before the legs replaced backends.
+   */
+  rolled?: { backends: string[]; views: NodeBackends[]; error: string | null };
   /** The lines behind the leg's properties, quoted at their places (or derived from named outputs). */
   evidence: {
     /** The nested run's verdict lines (its failures and known issues), or the line saying it left no bundle. */
@@ -231,7 +237,25 @@ export interface UpgradeLeg {
     /** The drops of a reason not expected (or that there were none), and the agents' error lines (issue 35). */
     drops?: EvidenceItem[];
     errors?: EvidenceItem[];
+    /** leg-roll's new Pods and each node's service list lines for it. */
+    rolled?: EvidenceItem[];
   };
+}
+
+/** Packets a node's datapath dropped during a piece of work: reason, direction, BPF source line, count. */
+export interface NodeDrop {
+  node: string;
+  reason: string;
+  direction: string;
+  file: string;
+  line: number;
+  packets: number | string;
+}
+
+/** A node's view of a Service: its backends as `address (state)`, from the agent's `cilium-dbg service list`. */
+export interface NodeBackends {
+  node: string;
+  backends: string[];
 }
 
 /** One verdict of the nested run after a leg, as it printed it (one JSON line each). */

@@ -273,6 +273,7 @@ describe("the verdict banner", () => {
       unjudged: [],
       leftovers: [{ node: "w1", maps: ["cilium_lb4_new"] }],
       newKnownIssues: [{ id: "ghost.fails-fast", detail: "curl hangs (PR 48578)" }],
+      knownUnjudgedBefore: [],
       goneKnownIssues: [],
       exitCode: 0 as const,
       headline:
@@ -302,6 +303,7 @@ describe("the verdict banner", () => {
       held: false,
       leftovers: [],
       newKnownIssues: [],
+      knownUnjudgedBefore: [],
       broken: [
         {
           what: "upgrade",

@@ -1,7 +1,7 @@
 /** The lifecycle topic's record: what it read before and after each change to Pods and ports. */
 import type { Mode } from "../../helpers/properties/expectation.ts";
 import type { RecordDecls } from "../../helpers/records/catalogue.ts";
-import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
+import type { EdgeSite, NodeDrop, Probe } from "../../helpers/records/types.ts";
 import { EXAMPLE_SITE, exampleProbe } from "../surface.ts";
 
 /** One deletion of the hostPort StatefulSet's Pod and what the edge node and a Pod on the far node saw after it. */
@@ -37,6 +37,12 @@ export interface LifecycleRecord extends EdgeSite {
   /** UDP on the same port numbers as TCP: the hostPort and the Service port, after the last recreation. */
   hostport_udp: UdpProbe | null;
   service_udp: UdpProbe | null;
+  /**
+   * What the edge and far nodes' datapath dropped during the graceful and during the forced recreations (BPF drop
+   * counters before and after each). Absent in bundles recorded before they were read.
+   */
+  graceful_drops?: NodeDrop[];
+  forced_drops?: NodeDrop[];
 }
 
 declare module "../../helpers/records/types.ts" {

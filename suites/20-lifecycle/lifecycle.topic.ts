@@ -1,5 +1,6 @@
 import { clusterIp, kubectl, kubectlRaw, pod, pods } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitFor, waitSettled } from "../../helpers/observe/context.ts";
+import { dropsDuring } from "../../helpers/observe/drops.ts";
 import { lbList, probeFrom, slotAddresses } from "../../helpers/observe/steps.ts";
 import {
   apply,
@@ -64,6 +65,11 @@ export const topic = defineTopic({
       for: "the HostPort frontend and the Service's slot (polled)",
     },
     { on: "pod", run: "curl -sS -v --max-time 3", for: "the hostPort and the Service from the far Pod" },
+    {
+      on: "agent",
+      run: "cilium-dbg bpf metrics list -o json",
+      for: "the two workers' drop counters before and after the graceful and the forced recreations",
+    },
     { on: "pod", run: "sh -c", for: "UDP to the hostPort and the Service port (nc -u)" },
     {
       on: "kubectl",
@@ -198,7 +204,15 @@ function cyclesAnswer(
   const cycles = r.get("lifecycle").hostport_cycles.filter((c) => how === "any" || c.how === how);
   if (cycles.length === 0) return { value: null, evidence: [], skip: "no recreation of that kind was made" };
   const bad = cycles.map((c) => c[which]).find((p) => p.verdict !== "HTTP 200");
-  return { value: bad ? bad.verdict : "HTTP 200", evidence: r.evidence("lifecycle", "hostport_cycles") };
+  // what the two workers' datapath dropped meanwhile (where a request that timed out was lost), after the cycles
+  const drops = [
+    ...(how !== "force" ? r.evidence("lifecycle", "graceful_drops") : []),
+    ...(how !== "graceful" ? r.evidence("lifecycle", "forced_drops") : []),
+  ];
+  return {
+    value: bad ? bad.verdict : "HTTP 200",
+    evidence: [...r.evidence("lifecycle", "hostport_cycles"), ...drops],
+  };
 }
 
 function udp(r: RecordView, key: "hostport_udp" | "service_udp"): Observation {
@@ -217,22 +231,31 @@ export async function observeLifecycle(ctx: RunContext): Promise<RecordSet> {
   const evidence: Evidence<LifecycleRecord> = { ...edge.siteEvidence };
   const svc = await clusterIp(ctx, ctx.namespace, "lc-hp");
   const ev: EvidenceItem[] = [];
-  const graceful = await hostPortCycles(ctx, edge, svc, GRACEFUL, ev);
+  const workers = [edge.edge, edge.far];
+  const graceful = await dropsDuring(ctx, workers, "the graceful recreations", () =>
+    hostPortCycles(ctx, edge, svc, GRACEFUL, ev),
+  );
   const [hostportUdp, serviceUdp] = await Promise.all([
     udpFrom(ctx, edge, formatEndpoint(edge.edge.internalIp, LC_HOST_PORT), evidence, "hostport_udp"),
     udpFrom(ctx, edge, `${svc}:80`, evidence, "service_udp"),
   ]);
-  const forced = await hostPortCycles(ctx, edge, svc, FORCED, ev);
+  const forced = await dropsDuring(ctx, workers, "the forced recreations", () =>
+    hostPortCycles(ctx, edge, svc, FORCED, ev),
+  );
   evidence.hostport_cycles = ev;
+  evidence.graceful_drops = graceful.evidence;
+  evidence.forced_drops = forced.evidence;
   const conflicts = await conflictLines(ctx, edge.edge.name);
   evidence.conflict_lines = conflicts.evidence;
   const record: LifecycleRecord = {
     ...edge.site,
     host_port: LC_HOST_PORT,
-    hostport_cycles: [...graceful, ...forced],
+    hostport_cycles: [...graceful.value, ...forced.value],
     conflict_lines: conflicts.count,
     hostport_udp: hostportUdp,
     service_udp: serviceUdp,
+    graceful_drops: graceful.drops,
+    forced_drops: forced.drops,
   };
   return { lifecycle: { record, evidence } };
 }

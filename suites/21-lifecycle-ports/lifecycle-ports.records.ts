@@ -1,7 +1,7 @@
 /** The lifecycle-ports topic's record: what it read after endpoints were removed and ports reused. */
 import type { Mode } from "../../helpers/properties/expectation.ts";
 import type { RecordDecls } from "../../helpers/records/catalogue.ts";
-import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
+import type { EdgeSite, NodeDrop, Probe } from "../../helpers/records/types.ts";
 import { EXAMPLE_SITE, exampleProbe } from "../surface.ts";
 
 /** One round of a client coming back to a NodePort from the same source port after its backend was deleted. */
@@ -25,6 +25,12 @@ export interface LifecyclePortsRecord extends EdgeSite {
   lsr_in_external: Probe | null;
   lsr_out_lb: Probe | null;
   lsr_out_external: Probe | null;
+  /**
+   * What the edge and far nodes' datapath dropped during the source-port rounds and during the source-range requests
+   * (BPF drop counters before and after each). Absent in bundles recorded before they were read.
+   */
+  reuse_drops?: NodeDrop[];
+  lsr_drops?: NodeDrop[];
 }
 
 declare module "../../helpers/records/types.ts" {

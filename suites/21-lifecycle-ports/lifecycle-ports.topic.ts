@@ -1,5 +1,6 @@
 import { clusterIp, kubectl, pods } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
+import { dropsDuring } from "../../helpers/observe/drops.ts";
 import {
   lbList,
   outsideAddress,
@@ -61,6 +62,11 @@ export const topic = defineTopic({
     },
     { on: "local", run: "printenv LB_IP_RANGE", for: "the range of ours for the pool and the externalIP" },
     { on: "outside", run: "sh -c", for: "HTTP/1.0 to the NodePort from a fixed source port (nc -p)" },
+    {
+      on: "agent",
+      run: "cilium-dbg bpf metrics list -o json",
+      for: "the two workers' drop counters before and after the source-port rounds and the source-range requests",
+    },
     { on: "kubectl", run: "-n <ns> delete pod", for: "the backend that answered the first connection" },
     {
       on: "outside",
@@ -122,7 +128,10 @@ export const topic = defineTopic({
           value: bad
             ? `round from port ${bad.source_port}: first ${bad.first_backend ?? "no answer"}, deleted ${bad.deleted ?? "-"}, then ${bad.second_backend ?? `no answer (exit ${bad.second_exit})`}`
             : "live backend",
-          evidence: r.evidence("lifecyclePorts", "reuse_rounds"),
+          evidence: [
+            ...r.evidence("lifecyclePorts", "reuse_rounds"),
+            ...r.evidence("lifecyclePorts", "reuse_drops"),
+          ],
         };
       },
     },
@@ -207,7 +216,12 @@ function verdict(
   if (!p) return { value: null, evidence: [], skip: NO_OUTSIDE };
   return {
     value: p.verdict,
-    evidence: [...r.evidence("lifecyclePorts", key), ...r.evidence("lifecyclePorts", "outside_ip")],
+    evidence: [
+      ...r.evidence("lifecyclePorts", key),
+      ...r.evidence("lifecyclePorts", "outside_ip"),
+      // the turned-away client's packets: dropped at the range check (the access control) or not
+      ...(key.startsWith("lsr_out") ? r.evidence("lifecyclePorts", "lsr_drops") : []),
+    ],
   };
 }
 
@@ -242,19 +256,30 @@ export async function observeLifecyclePorts(ctx: RunContext): Promise<RecordSet>
   evidence.pair_after_longer_removed = longer.flatMap((p) => p.evidence);
   evidence.pair_after_shorter_removed = shorter.flatMap((p) => p.evidence);
   const outside = await outsideAddress(ctx);
-  const reuse = outside ? await reuseRounds(ctx, edge, evidence) : [];
-  const lsr = outside ? await sourceRanges(ctx, edge, outside.ip, evidence) : null;
+  const workers = [edge.edge, edge.far];
+  const reuse = outside
+    ? await dropsDuring(ctx, workers, "the source-port rounds", () => reuseRounds(ctx, edge, evidence))
+    : null;
+  const lsr = outside
+    ? await dropsDuring(ctx, workers, "the source-range requests", () =>
+        sourceRanges(ctx, edge, outside.ip, evidence),
+      )
+    : null;
   if (outside) evidence.outside_ip = outside.evidence;
+  if (reuse) evidence.reuse_drops = reuse.evidence;
+  if (lsr) evidence.lsr_drops = lsr.evidence;
   const record: LifecyclePortsRecord = {
     ...edge.site,
     pair_after_longer_removed: longer.map((p) => p.probe),
     pair_after_shorter_removed: shorter.map((p) => p.probe),
-    reuse_rounds: reuse,
+    reuse_rounds: reuse?.value ?? [],
     outside_ip: outside?.ip ?? null,
-    lsr_in_lb: lsr?.inLb ?? null,
-    lsr_in_external: lsr?.inExt ?? null,
-    lsr_out_lb: lsr?.outLb ?? null,
-    lsr_out_external: lsr?.outExt ?? null,
+    lsr_in_lb: lsr?.value?.inLb ?? null,
+    lsr_in_external: lsr?.value?.inExt ?? null,
+    lsr_out_lb: lsr?.value?.outLb ?? null,
+    lsr_out_external: lsr?.value?.outExt ?? null,
+    ...(reuse ? { reuse_drops: reuse.drops } : {}),
+    ...(lsr ? { lsr_drops: lsr.drops } : {}),
   };
   return { lifecyclePorts: { record, evidence } };
 }

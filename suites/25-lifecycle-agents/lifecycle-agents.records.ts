@@ -1,13 +1,9 @@
 /** The lifecycle-agents topic's record: what each node held, and what a Pod on it reached, after the agents restarted. */
 import type { RecordDecls } from "../../helpers/records/catalogue.ts";
-import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
+import type { EdgeSite, NodeBackends, Probe } from "../../helpers/records/types.ts";
 import { EXAMPLE_SITE, exampleOk } from "../surface.ts";
 
-/** A node's view of a Service after the change: its backends as `address (state)`, from `cilium-dbg service list`. */
-export interface NodeBackends {
-  node: string;
-  backends: string[];
-}
+export type { NodeBackends };
 
 /** A request from the client Pod on a node. */
 export interface NodeProbe {

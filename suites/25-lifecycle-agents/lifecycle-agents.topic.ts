@@ -6,10 +6,9 @@
  * Read top to bottom: what it deploys, the commands it runs, the records it builds, then each property with its
  * claim, source, expectation per mode and per Cilium version, and how it is judged. The observation code follows.
  */
-import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
 import { clusterIp, kubectl, type PodInfo, pods } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
-import { probeFrom } from "../../helpers/observe/steps.ts";
+import { probeFrom, serviceViews } from "../../helpers/observe/steps.ts";
 import {
   apply,
   ensureEdge,
@@ -18,20 +17,14 @@ import {
   waitReplaced,
 } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
-import { parseServiceList } from "../../helpers/parse/service-list.ts";
 import type { Deviation } from "../../helpers/properties/expectation.ts";
 import { IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import type { Observation, RecordView } from "../../helpers/properties/types.ts";
-import { derive, type EvidenceItem } from "../../helpers/records/evidence.ts";
+import type { EvidenceItem } from "../../helpers/records/evidence.ts";
 import type { Evidence, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
-import {
-  type LifecycleAgentsRecord,
-  type NodeBackends,
-  type NodeProbe,
-  records,
-} from "./lifecycle-agents.records.ts";
+import { type LifecycleAgentsRecord, type NodeProbe, records } from "./lifecycle-agents.records.ts";
 
 const ANY = requires(IPV4_SERVICE);
 const RESTORE = UP(
@@ -187,33 +180,6 @@ const onPod = (ctx: RunContext, p: PodInfo) => ({
   pod: p.name,
 });
 
-/** Each node's view of a Service (by ClusterIP): `address (state)` from its agent's service list. */
-async function views(
-  ctx: RunContext,
-  nodes: string[],
-  ip: string,
-  ev: EvidenceItem[],
-): Promise<NodeBackends[]> {
-  const read = await Promise.all(
-    nodes.map(async (node) => {
-      const raw = await ciliumDbgRaw(ctx, node, ["service", "list"]);
-      const svc = parseServiceList(raw.text).services.find(
-        (s) => s.frontend === `${ip}:80` && s.protocol !== "UDP",
-      );
-      const quoted: EvidenceItem[] = svc?.line
-        ? [raw.quote(svc.line), ...svc.backends.slice(1).flatMap((b) => (b.line ? [raw.quote(b.line)] : []))]
-        : [derive(`no ${ip}:80 in ${node}'s service list`, raw)];
-      return {
-        view: { node, backends: (svc?.backends ?? []).map((b) => `${b.address} (${b.state})`) },
-        quoted,
-      };
-    }),
-  );
-  // in the nodes' order, whichever answered first: a replay quotes the same lines in the same order
-  for (const r of read) ev.push(...r.quoted);
-  return read.map((r) => r.view);
-}
-
 /** lc-roll and lc-hostds rolled, and every agent deleted while a host-network backend is terminating. */
 async function agentsRestart(
   ctx: RunContext,
@@ -238,7 +204,7 @@ async function agentsRestart(
     what: "an agent holding a host-network backend as terminating (the DaemonSet's rollout under way)",
     deadlineMs: 30_000,
     intervalMs: 500,
-    probe: () => views(ctx, nodes, hostdsIp, []),
+    probe: () => serviceViews(ctx, nodes, hostdsIp, []),
     done: (vs) => vs.some((v) => v.backends.some((b) => b.includes("terminating"))),
     show: (vs) => vs.map((v) => `${v.node} [${v.backends.join(", ")}]`).join("; "),
   });
@@ -274,12 +240,12 @@ async function agentsRestart(
     what: "every node listing lc-roll's new Pods as active",
     deadlineMs: 30_000,
     intervalMs: 2000,
-    probe: () => views(ctx, nodes, rollIp, []),
+    probe: () => serviceViews(ctx, nodes, rollIp, []),
     done: (vs) => vs.every((v) => [...v.backends].sort().join(", ") === want),
     show: (vs) => vs.map((v) => `${v.node} [${v.backends.join(", ")}]`).join("; "),
   });
-  await views(ctx, nodes, rollIp, rollEv);
-  const hostdsViews = await views(ctx, nodes, hostdsIp, hostEv);
+  await serviceViews(ctx, nodes, rollIp, rollEv);
+  const hostdsViews = await serviceViews(ctx, nodes, hostdsIp, hostEv);
   const probe = (ip: string) =>
     Promise.all(
       clients.map(async (c): Promise<NodeProbe & { ev: EvidenceItem[] }> => {

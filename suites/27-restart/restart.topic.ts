@@ -13,7 +13,7 @@ import { legUnderLoad } from "../../helpers/observe/leg.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import type { RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
-import { LEG_EVIDENCE_STEPS, legProperties } from "../legs.ts";
+import { LEG_EVIDENCE_STEPS, LEG_ROLL_STEPS, legProperties } from "../legs.ts";
 import type { RestartRecord } from "./restart.records.ts";
 import { records } from "./restart.records.ts";
 
@@ -34,6 +34,7 @@ export const topic = defineTopic({
     "request-loop.yaml",
     "load-capture.yaml",
     "load-pcap.yaml",
+    "leg-roll.yaml",
   ],
   steps: [
     {
@@ -62,6 +63,7 @@ export const topic = defineTopic({
       for: "each agent's error lines during the leg",
     },
     ...LEG_EVIDENCE_STEPS,
+    ...LEG_ROLL_STEPS,
     { on: "pod", run: "kill -TERM 1", for: "ending the request loop" },
     {
       on: "kubectl",

@@ -34,6 +34,11 @@ export const EXAMPLE_LEG: UpgradeLeg = {
   drops: [],
   unexpected_drops: [],
   error_lines: [],
+  rolled: {
+    backends: ["10.244.1.31:8080", "10.244.2.17:8080"],
+    views: [{ node: "cdc-kpr-worker", backends: ["10.244.1.31:8080 (active)", "10.244.2.17:8080 (active)"] }],
+    error: null,
+  },
   connections: [
     {
       name: "conn-0",

@@ -23,7 +23,7 @@ import type { RecordView } from "../../helpers/properties/types.ts";
 import { derive, type EvidenceItem, RawText } from "../../helpers/records/evidence.ts";
 import type { LegConformance, RecordSet, UpgradeLeg } from "../../helpers/records/types.ts";
 import { defineTopic, type PropertyDeclaration } from "../../helpers/topic.ts";
-import { LEG_EVIDENCE_STEPS, legProperties } from "../legs.ts";
+import { LEG_EVIDENCE_STEPS, LEG_ROLL_STEPS, legProperties } from "../legs.ts";
 import type { UpgradeRecord } from "./upgrade.records.ts";
 import { records } from "./upgrade.records.ts";
 
@@ -82,6 +82,7 @@ export const topic = defineTopic({
     "request-loop.yaml",
     "load-capture.yaml",
     "load-pcap.yaml",
+    "leg-roll.yaml",
   ],
   steps: [
     {
@@ -118,6 +119,7 @@ export const topic = defineTopic({
       for: "each agent's error lines during the leg",
     },
     ...LEG_EVIDENCE_STEPS,
+    ...LEG_ROLL_STEPS,
     { on: "pod", run: "kill -TERM 1", for: "ending the request loop (after each leg)" },
     {
       on: "kubectl",
