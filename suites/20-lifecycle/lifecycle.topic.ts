@@ -32,7 +32,7 @@ const ANY = requires(IPV4_SERVICE);
 const HOSTPORT = UP(
   "Cilium docs, Container HostPort Support: https://docs.cilium.io/en/v1.20/network/kubernetes/kubeproxy-free/#container-hostport-support; https://github.com/cilium/cilium/blob/v1.20.2/pkg/loadbalancer/reflectors/k8s.go (upsertHostPort: the HostPort service is named after the Pod's UID)",
 );
-const HOSTPORT_ISSUE = {
+export const HOSTPORT_ISSUE = {
   kind: "known-issue",
   claim:
     "a hostPort Pod deleted with --force and brought back under its name keeps its HostPort frontend on the old Pod's address: the new Pod's frontend is refused as 'already owned by another service' and the port is black-holed until the next change",
@@ -41,8 +41,11 @@ const HOSTPORT_ISSUE = {
     "https://github.com/cilium/cilium/issues/48455 (open; candidate fixes https://github.com/cilium/cilium/pull/48464 and https://github.com/cilium/cilium/pull/48466, unmerged)",
 } as const;
 /** The hostPort issue on every minor the suite runs (open upstream: no patch has the fix). */
-const hostPortIssue = (expect: Expect): Record<string, Deviation> =>
-  Object.fromEntries(["1.18", "1.19", "1.20"].map((m) => [m, { ...HOSTPORT_ISSUE, expect }]));
+export const hostPortIssue = (
+  expect: Expect,
+  words: Partial<Pick<Deviation, "claim" | "why">> = {},
+): Record<string, Deviation> =>
+  Object.fromEntries(["1.18", "1.19", "1.20"].map((m) => [m, { ...HOSTPORT_ISSUE, ...words, expect }]));
 const NOBODY =
   "beside kube-proxy Cilium programs no HostPort frontend (1.19 removed enable-host-port, PRs 41277 and 41380) and the suite chains no portmap CNI plugin: nothing serves the hostPort";
 
