@@ -337,6 +337,43 @@ describe("failing records produce expected vs observed with the evidence line", 
     );
   });
 
+  it("'Invalid packet' in the run is cilium#48455's on kpr (the forced hostPort recreations), any other reason fails", () => {
+    const drops = (reasons: string[]) =>
+      withRecord(kprRecords(), (s) => {
+        if (s.invariants) s.invariants.record.unexpected_drops = reasons;
+      });
+    const p = propertyById("invariants.no-unexpected-drops");
+    expect(judge(p, "kpr", drops(["Invalid packet"]), "1.20").status).toBe("known-issue");
+    expect(judge(p, "kpr", drops(["Invalid packet", "Policy denied"]), "1.20").status).toBe("fail");
+    expect(judge(p, "kpr", drops([]), "1.20").status).toBe("pass");
+    expect(judge(p, "kube-proxy", drops(["Invalid packet"]), "1.20").status).toBe("fail");
+  });
+
+  it("a node that still lists a replaced Pod after a leg fails rolled-backends-active, naming the node", () => {
+    const records = withRecord(kprRecords(), (s) => {
+      const leg = s.restart?.record.legs[0];
+      if (leg?.rolled)
+        leg.rolled.views = [
+          {
+            node: "cdc-kpr-worker",
+            backends: ["10.244.1.31:8080 (active)", "10.244.9.9:8080 (terminating)"],
+          },
+        ];
+    });
+    const v = judge(propertyById("restart.rolled-backends-active"), "kpr", records, "1.20");
+    expect(v.status).toBe("fail");
+    expect(v.observed).toContain(
+      "cdc-kpr-worker: [10.244.1.31:8080 (active), 10.244.9.9:8080 (terminating)]",
+    );
+    const old = withRecord(kprRecords(), (s) => {
+      const leg = s.restart?.record.legs[0];
+      if (leg) delete leg.rolled;
+    });
+    expect(judge(propertyById("restart.rolled-backends-active"), "kpr", old, "1.20").reason).toMatch(
+      /recorded before the legs rolled a Deployment/,
+    );
+  });
+
   it("the opt-in drop profile: reject-only properties skip with the reason, the timeout is judged instead", () => {
     const drop = withRecord(kubeProxyRecords(), (s) => {
       if (s.ghost)
