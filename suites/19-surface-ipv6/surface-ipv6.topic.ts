@@ -28,7 +28,7 @@ import {
   waitLbAddress,
   waitPodReady,
 } from "../../helpers/observe/workloads.ts";
-import { canonicalEndpoint, formatEndpoint } from "../../helpers/parse/address.ts";
+import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { ipv6Of, ipv6Twin } from "../../helpers/properties/family.ts";
 import {
@@ -39,7 +39,6 @@ import {
 } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import {
-  findLbService,
   kubeProxyHasEndpoints,
   kubeProxyServes,
   lbRows,
@@ -56,7 +55,13 @@ import { kubeProxyInIptables } from "../00-config/config.records.ts";
 import { nodeIpv6s, serviceIpv6 } from "../13-ipv6/ipv6.topic.ts";
 import { INTERCEPTED, LB_MAP_SLOTS, WILDCARD_ENTRY } from "../14-loadbalancer/loadbalancer.topic.ts";
 import { STICKY_TRIES, series } from "../17-session-affinity/session-affinity.topic.ts";
-import { probeObservation } from "../surface.ts";
+import {
+  addressedObservation,
+  distinctAnswers,
+  lbAddressFacts,
+  probeObservation,
+  scopesObservation,
+} from "../surface.ts";
 import type { SurfaceIpv6Record } from "./surface-ipv6.records.ts";
 import { records } from "./surface-ipv6.records.ts";
 
@@ -186,11 +191,7 @@ export const topic = defineTopic({
       expect: LB_MAP_SLOTS,
       config: { assumes: ANY },
       needs: ["surfaceIpv6"],
-      observe: (r) => {
-        const v = r.get("surfaceIpv6");
-        if (v.pool6 === null) return { value: null, evidence: [], skip: NO_RANGE6 };
-        return { value: v.lb6_slots, evidence: r.evidence("surfaceIpv6", "lb6_slots") };
-      },
+      observe: (r) => addressedObservation(r, "surfaceIpv6", "pool6", "lb6_slots", NO_RANGE6),
     },
     {
       id: "surface-ipv6.lb-wildcard-entry",
@@ -204,11 +205,7 @@ export const topic = defineTopic({
       expect: WILDCARD_ENTRY,
       config: { assumes: ANY },
       needs: ["surfaceIpv6"],
-      observe: (r) => {
-        const v = r.get("surfaceIpv6");
-        if (v.pool6 === null) return { value: null, evidence: [], skip: NO_RANGE6 };
-        return { value: v.lb6_wildcard, evidence: r.evidence("surfaceIpv6", "lb6_wildcard") };
-      },
+      observe: (r) => addressedObservation(r, "surfaceIpv6", "pool6", "lb6_wildcard", NO_RANGE6),
     },
     {
       id: "surface-ipv6.lb-kube-proxy-rule",
@@ -222,11 +219,7 @@ export const topic = defineTopic({
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
       config: { assumes: RULES },
       needs: ["surfaceIpv6"],
-      observe: (r) => {
-        const v = r.get("surfaceIpv6");
-        if (v.pool6 === null) return { value: null, evidence: [], skip: NO_RANGE6 };
-        return { value: v.lb6_rules, evidence: r.evidence("surfaceIpv6", "lb6_rules") };
-      },
+      observe: (r) => addressedObservation(r, "surfaceIpv6", "pool6", "lb6_rules", NO_RANGE6),
     },
     {
       id: "surface-ipv6.local-lb-from-pod-far",
@@ -262,13 +255,7 @@ export const topic = defineTopic({
       expect: { kpr: { eq: "external 0, internal 2" }, "kube-proxy": { eq: "no entry" } },
       config: { assumes: ANY },
       needs: ["surfaceIpv6"],
-      observe: (r) => {
-        const s = r.get("surfaceIpv6").local6_np_slots;
-        return {
-          value: s ? `external ${s.external ?? "none"}, internal ${s.internal ?? "none"}` : "no entry",
-          evidence: r.evidence("surfaceIpv6", "local6_np_slots"),
-        };
-      },
+      observe: (r) => scopesObservation(r, "surfaceIpv6", "local6_np_slots"),
     },
     {
       id: "surface-ipv6.external-ip-from-pod",
@@ -292,17 +279,7 @@ export const topic = defineTopic({
       expect: { kpr: { eq: 1 }, "kube-proxy": { eq: 1 } },
       config: { assumes: ANY },
       needs: ["surfaceIpv6"],
-      observe: (r) => {
-        const v = r.get("surfaceIpv6");
-        const failed = v.sticky6_from_pod.filter((a) => !v.backends.includes(a));
-        return {
-          value:
-            failed.length > 0
-              ? `${v.sticky6_from_pod.length - failed.length} answered; ${failed.join(", ")}`
-              : new Set(v.sticky6_from_pod).size,
-          evidence: r.evidence("surfaceIpv6", "sticky6_from_pod"),
-        };
-      },
+      observe: (r) => distinctAnswers(r, "surfaceIpv6", "sticky6_from_pod"),
     },
     {
       id: "surface-ipv6.hostport-from-pod",
@@ -472,20 +449,17 @@ export function buildSurfaceIpv6Record(input: {
     };
   }
   const list = lbList.parsed;
-  const lbEp = formatEndpoint(lb.ip, 80);
   const npFar = formatEndpoint(input.far6.ip, LOCAL6_NODE_PORT);
-  const lbRow = findLbService(list, lbEp);
-  const wildcard = list.services.find((s) => canonicalEndpoint(s.frontend) === formatEndpoint(lb.ip, 0));
+  const at = lbAddressFacts(lbList, rules, lb.ip, "edge6-lb");
   const npRows = lbRowsAt(list, npFar);
-  const lbRules = ruleLines(rules, lb.ip);
   const answers = sticky.map((p) => (p.probe.http === 200 ? (p.probe.body ?? "(no body)") : p.probe.verdict));
   const record: SurfaceIpv6Record = {
     ...base,
     pool6: range.text,
     lb6_ip: lb.ip,
-    lb6_slots: slotCount(list, lbEp),
-    lb6_wildcard: wildcard !== undefined,
-    lb6_rules: lbRules.length,
+    lb6_slots: at.slots,
+    lb6_wildcard: at.wildcard,
+    lb6_rules: at.rules,
     lb6_from_pod_near: probes.lb6_from_pod_near.probe,
     lb6_from_pod_far: probes.lb6_from_pod_far.probe,
     lb6_from_node: probes.lb6_from_node.probe,
@@ -501,13 +475,9 @@ export function buildSurfaceIpv6Record(input: {
     ...baseEvidence,
     pool6: range.evidence,
     lb6_ip: lb.evidence,
-    lb6_slots: lbRow
-      ? lbRows(lbList.raw, lbRow)
-      : [derive(`no ${lbEp}/TCP entry (edge6-lb) in bpf lb list`, lbList.raw)],
-    lb6_wildcard: wildcard
-      ? lbRows(lbList.raw, wildcard)
-      : [derive(`no ${formatEndpoint(lb.ip, 0)}/ANY entry in bpf lb list`, lbList.raw)],
-    lb6_rules: lbRules.length > 0 ? lbRules : [derive(`no line names -d ${lb.ip}/128`, rules)],
+    lb6_slots: at.evidence.slots,
+    lb6_wildcard: at.evidence.wildcard,
+    lb6_rules: at.evidence.rules,
     local6_ip: local.evidence,
     local6_np_slots:
       npRows.length > 0
