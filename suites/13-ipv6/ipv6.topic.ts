@@ -69,6 +69,8 @@ import {
 } from "../../helpers/records/evidence.ts";
 import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
+import { socketPeerSide } from "../04-holder/holder.topic.ts";
+import { errnoObservation } from "../07-ghost/ghost.topic.ts";
 import type { Ipv6Record } from "./ipv6.records.ts";
 import { records } from "./ipv6.records.ts";
 
@@ -226,17 +228,8 @@ export const topic = defineTopic({
       needs: ["ipv6"],
       observe: (r) => {
         const v = r.get("ipv6");
-        const peer = v.holder_socket_peer;
-        const value =
-          peer === null
-            ? "(no socket from the holder's port)"
-            : peer === v.holder_backend
-              ? "backend"
-              : peer === formatEndpoint(v.web6_cluster_ip, WEB_PORT)
-                ? "cluster-ip"
-                : `other (${peer})`;
         return {
-          value,
+          value: socketPeerSide(v.holder_socket_peer, v.holder_backend, v.web6_cluster_ip),
           evidence: [
             ...r.evidence("ipv6", "holder_socket_peer"),
             ...r.evidence("ipv6", "holder_backend"),
@@ -361,21 +354,12 @@ export const topic = defineTopic({
       },
       family: ipv6Of("ghost.errno", { kpr: ICMP4_ONLY, "kube-proxy": ICMP4_ONLY }),
       needs: ["ipv6"],
-      observe: (r) => {
-        const v = r.get("ipv6");
-        if (v.ghost_errno !== null)
-          return { value: v.ghost_errno, evidence: r.evidence("ipv6", "ghost_errno") };
-        if (v.ghost_exit === 28)
-          return {
-            value: "none: timed out (exit 28)",
-            evidence: [...r.evidence("ipv6", "ghost_errno"), ...r.evidence("ipv6", "ghost_exit")],
-          };
-        return {
-          value: null,
-          evidence: r.evidence("ipv6", "ghost_errno"),
-          skip: "curl printed no connect() errno; the exit code is judged by ipv6.ghost-fails-fast",
-        };
-      },
+      observe: (r) =>
+        errnoObservation(
+          { errno: r.get("ipv6").ghost_errno, evidence: r.evidence("ipv6", "ghost_errno") },
+          { exit: r.get("ipv6").ghost_exit, evidence: r.evidence("ipv6", "ghost_exit") },
+          "curl printed no connect() errno; the exit code is judged by ipv6.ghost-fails-fast",
+        ),
     },
     {
       id: "ipv6.nodeport-http",
