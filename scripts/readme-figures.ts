@@ -66,7 +66,7 @@ export function expectationsByTopic(): string {
     "|---|---|---|",
     ...folders.map((f) => `| \`${f.folder}\` | ${f.title.replace(/\|/g, "\\|")} | ${f.properties} |`),
     "",
-    "Per-minor differences are in parentheses; `(known issue)` marks a version's known bug (see [verdicts](verdicts.md)). `(IPv6 twin of …)` marks a property that asks an IPv4 property's question of the IPv6 family, and the IPv4 one names it (`(IPv6 twin: …)`); their expectations agree in each mode unless the row says where and why they part.",
+    "Per-minor differences are in parentheses; `(known issue)` marks a version's known bug (see [verdicts](verdicts.md)). `(IPv6 twin of …)` marks a property that asks an IPv4 property's question of the IPv6 family, and the IPv4 one names it (`(IPv6 twin: …)`); their expectations agree in each mode unless the row says where and why they part ([contributing](contributing.md#an-ipv6-twin)).",
     "",
   ];
   for (const f of folders) {
