@@ -174,11 +174,17 @@ describe("datapath-conformance CLI", () => {
 
   it("expectations: markdown for both modes, json per mode and minor, bad values rejected", async () => {
     const md = await run(["expectations", "--format", "md"]);
-    expect(md.out).toContain("| `iptables.kube-svc-lines` |");
+    expect(md.out).toContain("| `iptables.kpr-mode` |");
+    // an IP-family pair, named from both sides
+    expect(md.out).toContain("| `iptables.kube-svc-lines` (IPv6 twin: `ipv6.kube-proxy-rules`) |");
+    expect(md.out).toContain("| `ipv6.kube-proxy-rules` (IPv6 twin of `iptables.kube-svc-lines`) |");
     expect(md.out).toContain("`kpr` | `kube-proxy`");
     // on a terminal by default: plain text, values as they are (no markdown escape)
     const text = (await run(["expectations"])).out;
-    expect(text).toMatch(/^iptables\.kube-svc-lines: .*\n {2}kpr: .*\n {2}kube-proxy: /m);
+    expect(text).toMatch(/^iptables\.kpr-mode: .*\n {2}kpr: .*\n {2}kube-proxy: /m);
+    expect(text).toMatch(
+      /^ipv6\.ghost-errno \(IPv6 twin of ghost\.errno\): (.*\n {2})+family: parts from the IPv4 twin in kpr and kube-proxy: /m,
+    );
     expect(text).toContain("/^translated by kube-proxy \\((iptables|nftables)\\): kube-system/kube-dns/");
     expect(text).not.toMatch(/\\\||&lt;|&gt;|&amp;/);
     const json = JSON.parse(

@@ -29,7 +29,13 @@ const ALLOWED: Record<string, { sense: string; files: string[] }> = {
   vxlan: { sense: "a tunnel protocol", files: ["helpers/records/datapath-config.ts"] },
   ipv6: {
     sense: "an IP family",
-    files: ["helpers/records/datapath-config.ts", "helpers/parse/nft-ruleset.ts"],
+    files: [
+      "helpers/records/datapath-config.ts",
+      "helpers/parse/nft-ruleset.ts",
+      "helpers/properties/family.ts",
+      "helpers/properties/types.ts",
+      "helpers/topic.ts",
+    ],
   },
   config: {
     sense:

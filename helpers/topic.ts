@@ -47,6 +47,11 @@ export interface TopicDeclaration<N extends string = string, K extends RecordNam
   observe(ctx: RunContext): Promise<RecordSet>;
   properties: Property[];
   /**
+   * Set on a topic that asks its questions of the IPv6 family: each of its properties then declares its IPv4 twin,
+   * or why it has none (`family`, helpers/properties/family.ts; suites/family.test.ts holds the pairs).
+   */
+  family?: "ipv6";
+  /**
    * Set for a topic that only some runs record (e.g. "an upgrade run (UPGRADE_TO)"): a bundle without it is not
    * missing anything, so `compare` does not call its properties' absence a regression.
    */

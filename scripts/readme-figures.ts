@@ -66,12 +66,18 @@ export function expectationsByTopic(): string {
     "|---|---|---|",
     ...folders.map((f) => `| \`${f.folder}\` | ${f.title.replace(/\|/g, "\\|")} | ${f.properties} |`),
     "",
-    "Per-minor differences are in parentheses; `(known issue)` marks a version's known bug (see [verdicts](verdicts.md)).",
+    "Per-minor differences are in parentheses; `(known issue)` marks a version's known bug (see [verdicts](verdicts.md)). `(IPv6 twin of …)` marks a property that asks an IPv4 property's question of the IPv6 family, and the IPv4 one names it (`(IPv6 twin: …)`); their expectations agree in each mode unless the row says where and why they part ([contributing](contributing.md#an-ipv6-twin)).",
     "",
   ];
   for (const f of folders) {
     const props = PROPERTIES.filter((p) => p.topic === f.name);
-    out.push(`### ${f.folder}`, "", `${f.title}.`, "", expectationMarkdown(props, { title: false }));
+    out.push(
+      `### ${f.folder}`,
+      "",
+      `${f.title}.`,
+      "",
+      expectationMarkdown(props, { title: false, among: PROPERTIES }),
+    );
   }
   return out.join("\n");
 }

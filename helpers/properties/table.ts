@@ -1,7 +1,8 @@
 import { type ConfigDependence, dependsOn } from "./config.ts";
 import { describeExpect, describeModeExpectation, MODES, type Mode, resolve } from "./expectation.ts";
+import { twinOf } from "./family.ts";
 import { sourceText } from "./judge.ts";
-import type { Property } from "./types.ts";
+import type { FamilyDeclaration, Property } from "./types.ts";
 import { assumedText, expectationBasis } from "./versions.ts";
 
 export interface TableOptions {
@@ -10,6 +11,8 @@ export interface TableOptions {
   cilium?: string;
   /** false: the table alone, without its italic title line (a page that renders one table per topic says it once). */
   title?: boolean;
+  /** The properties to find an IPv4 property's IPv6 twin among (default: those tabled; a topic's table needs all). */
+  among?: readonly Property[];
 }
 
 export interface TableRow {
@@ -21,6 +24,27 @@ export interface TableRow {
   expected: Partial<Record<Mode, string>>;
   /** What the expectation depends on in the datapath configuration: "none", or the settings and cases. */
   configuration: string;
+  /** Its IP-family pair: an IPv6 property's declaration (its IPv4 twin or why none), an IPv4 one's IPv6 twin. */
+  family: FamilyDeclaration | { ip: "ipv4"; twin: string } | null;
+}
+
+/** An IPv6 property's pair in words, for the table's source cell: how it departs from its twin, or why it has none. */
+function familyNote(f: TableRow["family"]): string | null {
+  if (!f || f.ip === "ipv4") return null;
+  if ("alone" in f) return `no IPv4 twin: ${f.alone}`;
+  const modes = Object.entries(f.differs ?? {});
+  if (modes.length === 0) return null;
+  const why = [...new Set(modes.map(([, w]) => w))];
+  return why.length === 1
+    ? `parts from the IPv4 twin in ${modes.map(([m]) => m).join(" and ")}: ${why[0]}`
+    : `parts from the IPv4 twin: ${modes.map(([m, w]) => `${m}: ${w}`).join("; ")}`;
+}
+
+/** The pair beside the property's id: "(IPv6 twin of `lb.from-node`)", "(IPv4; IPv6 twin `…`)", "(IPv6 only)". */
+function familyTag(f: TableRow["family"], code: (id: string) => string): string {
+  if (!f) return "";
+  if (f.ip === "ipv4") return ` (IPv6 twin: ${code(f.twin)})`;
+  return "of" in f ? ` (IPv6 twin of ${code(f.of)})` : " (IPv6 only)";
 }
 
 /** "none", or "assumes routing tunnel; socketLB hostns-only: <claim>" — the dependence in a few words. */
@@ -50,6 +74,11 @@ export function expectationRows(props: Property[], opts: TableOptions = {}): Tab
   const modes = opts.mode ? [opts.mode] : [...MODES];
   // a minor newer than every declared one: the newest declared minor's expectations, as the judge assumes them
   const basis = expectationBasis(opts.cilium);
+  const ipv6 = new Map<string, string>();
+  for (const p of opts.among ?? props) {
+    const of = twinOf(p);
+    if (of) ipv6.set(of, p.id);
+  }
   return props.map((p) => ({
     id: p.id,
     topic: p.topic,
@@ -57,6 +86,7 @@ export function expectationRows(props: Property[], opts: TableOptions = {}): Tab
     source: sourceText(p),
     why: p.why ?? null,
     configuration: describeConfig(p),
+    family: p.family ?? (ipv6.has(p.id) ? { ip: "ipv4" as const, twin: ipv6.get(p.id) ?? "" } : null),
     expected: Object.fromEntries(
       modes.map((m) => [
         m,
@@ -75,10 +105,10 @@ export function expectationMarkdown(props: Property[], opts: TableOptions = {}):
   const modes = opts.mode ? [opts.mode] : [...MODES];
   const head = `| property | claim | ${modes.map((m) => `\`${m}\``).join(" | ")} | configuration | source |`;
   const sep = `|---|---|${modes.map(() => "---|").join("")}---|---|`;
-  const rows = expectationRows(props, opts).map(
-    (r) =>
-      `| \`${r.id}\` | ${cell(r.claim)} | ${modes.map((m) => cell(r.expected[m] ?? "")).join(" | ")} | ${cell(r.configuration)} | ${cell(r.source)}${r.why ? `; ${cell(r.why)}` : ""} |`,
-  );
+  const rows = expectationRows(props, opts).map((r) => {
+    const note = familyNote(r.family);
+    return `| \`${r.id}\`${familyTag(r.family, (id) => `\`${id}\``)} | ${cell(r.claim)} | ${modes.map((m) => cell(r.expected[m] ?? "")).join(" | ")} | ${cell(r.configuration)} | ${cell(r.source)}${r.why ? `; ${cell(r.why)}` : ""}${note ? `; ${cell(note)}` : ""} |`;
+  });
   const title = tableTitle(opts);
   return [...(opts.title === false ? [] : [`_${title}._`, ""]), head, sep, ...rows, ""].join("\n");
 }
@@ -98,10 +128,11 @@ export function expectationText(props: Property[], opts: TableOptions = {}): str
   const modes = opts.mode ? [opts.mode] : [...MODES];
   const blocks = expectationRows(props, opts).map((r) =>
     [
-      `${r.id}: ${r.claim}`,
+      `${r.id}${familyTag(r.family, (id) => id)}: ${r.claim}`,
       ...modes.map((m) => `  ${m}: ${r.expected[m] ?? ""}`),
       `  configuration: ${r.configuration}`,
       `  source: ${r.source}${r.why ? `; ${r.why}` : ""}`,
+      ...(familyNote(r.family) ? [`  family: ${familyNote(r.family)}`] : []),
     ].join("\n"),
   );
   return `${tableTitle(opts)}.\n\n${blocks.join("\n\n")}\n`;

@@ -50,6 +50,15 @@ export type Tolerance =
   | { abs: number }
   | { ignore: string };
 
+/**
+ * A property's place in its IP-family pair (helpers/properties/family.ts), declared on the IPv6 member: `of`, the
+ * IPv4 property it asks again of the IPv6 family, with `differs`, each mode whose expectation departs from the
+ * twin's and why; or `alone`, why it has no IPv4 twin.
+ */
+export type FamilyDeclaration =
+  | { ip: "ipv6"; of: string; differs?: Partial<Record<Mode, string>> }
+  | { ip: "ipv6"; alone: string };
+
 export interface Property {
   id: string;
   topic: Topic;
@@ -69,6 +78,8 @@ export interface Property {
    * mode and the other configurations the suite models (a setting it does not model: not applicable).
    */
   config: PropertyConfig;
+  /** Set on a property of an IPv6 topic: its IPv4 twin, or why it has none (helpers/properties/family.ts). */
+  family?: FamilyDeclaration;
   /** The leg under load it judges (a leg topic's property: helpers/observe/leg.ts), for the upgrade gate and the report. */
   leg?: UpgradeLeg["kind"];
 }

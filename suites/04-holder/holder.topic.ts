@@ -115,15 +115,8 @@ export const topic = defineTopic({
       needs: ["ct", "datapath"],
       observe: (r) => {
         const ct = r.get("ct");
-        const peer = ct.socket_peer;
-        const value =
-          peer === ct.backend
-            ? "backend"
-            : peer === `${dp(r, "web_cluster_ip")}:80`
-              ? "cluster-ip"
-              : `other (${peer})`;
         return {
-          value,
+          value: socketPeerSide(ct.socket_peer, ct.backend, dp(r, "web_cluster_ip")),
           evidence: [
             ...r.evidence("ct", "socket_peer"),
             ...r.evidence("ct", "backend"),
@@ -296,6 +289,17 @@ export const topic = defineTopic({
     },
   ],
 });
+
+/**
+ * Where a held connection's kernel socket points, in either family: at its backend (socket LB translated
+ * connect()), at the ClusterIP:80 it dialled (its packets are translated), elsewhere, or nowhere (no socket from
+ * the holder's port). The IPv6 twin (ipv6.holder-socket-peer) asks it of holder6.
+ */
+export function socketPeerSide(peer: string | null, backend: string | null, clusterIp: string): string {
+  if (peer === null) return "(no socket from the holder's port)";
+  if (peer === backend) return "backend";
+  return peer === formatEndpoint(clusterIp, 80) ? "cluster-ip" : `other (${peer})`;
+}
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 

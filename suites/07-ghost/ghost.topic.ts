@@ -47,7 +47,7 @@ import {
   UP,
   WILDCARD_PR,
 } from "../../helpers/properties/sources.ts";
-import type { RecordView } from "../../helpers/properties/types.ts";
+import type { Observation, RecordView } from "../../helpers/properties/types.ts";
 import { mergeParts } from "../../helpers/records/catalogue.ts";
 import {
   findAgentService,
@@ -256,19 +256,11 @@ export const topic = defineTopic({
       needs: ["datapath"],
       observe: (r, mode) => {
         if (dropProfileWaits(r, mode)) return { value: null, evidence: [], skip: DROP_PROFILE };
-        const errno = dp(r, "ghost_errno");
-        if (errno !== null) return { value: errno, evidence: r.evidence("datapath", "ghost_errno") };
-        // no errno because nothing answered: curl's own limit ended the connect (exit 28)
-        if (r.get("ghost").curl_exit === 28)
-          return {
-            value: "none: timed out (exit 28)",
-            evidence: [...r.evidence("datapath", "ghost_errno"), ...r.evidence("ghost", "curl_exit")],
-          };
-        return {
-          value: null,
-          evidence: r.evidence("datapath", "ghost_errno"),
-          skip: "curl printed no connect() errno (it needs -v); the exit code is judged by ghost.fails-fast",
-        };
+        return errnoObservation(
+          { errno: dp(r, "ghost_errno"), evidence: r.evidence("datapath", "ghost_errno") },
+          { exit: r.get("ghost").curl_exit, evidence: r.evidence("ghost", "curl_exit") },
+          "curl printed no connect() errno (it needs -v); the exit code is judged by ghost.fails-fast",
+        );
       },
     },
     {
@@ -457,6 +449,22 @@ function probeSeconds(
     value: mine.map((x) => x.p.seconds),
     evidence: mine.flatMap((x) => (x.e ? [x.e] : [])),
   };
+}
+
+/**
+ * The errno a probe's connect() to a Service without backends failed with, in either family (the IPv6 twin,
+ * ipv6.ghost-errno, reads ghost6's): "none: timed out (exit 28)" when nothing answered and curl's own limit ended
+ * the connect; a skip with `noErrno` when curl printed none otherwise.
+ */
+export function errnoObservation(
+  errno: { errno: string | null; evidence: EvidenceItem[] },
+  curl: { exit: number | null; evidence: EvidenceItem[] },
+  noErrno: string,
+): Observation {
+  if (errno.errno !== null) return { value: errno.errno, evidence: errno.evidence };
+  if (curl.exit === 28)
+    return { value: "none: timed out (exit 28)", evidence: [...errno.evidence, ...curl.evidence] };
+  return { value: null, evidence: errno.evidence, skip: noErrno };
 }
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────

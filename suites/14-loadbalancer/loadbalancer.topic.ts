@@ -27,25 +27,12 @@ import {
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { IPV4_SERVICE, KUBE_PROXY_RULES, requires } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
-import {
-  findLbService,
-  kubeProxyServes,
-  lbRows,
-  ruleLines,
-  slotCount,
-} from "../../helpers/records/common.ts";
-import {
-  derive,
-  type EvidenceItem,
-  type Quote,
-  type RawText,
-  type Read,
-  read,
-} from "../../helpers/records/evidence.ts";
+import { kubeProxyServes, lbRows, ruleLines, slotCount } from "../../helpers/records/common.ts";
+import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { Evidence, Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic, type PropertyDeclaration } from "../../helpers/topic.ts";
 import { kubeProxyInIptables } from "../00-config/config.records.ts";
-import { probeObservation } from "../surface.ts";
+import { addressedObservation, lbAddressFacts, probeObservation } from "../surface.ts";
 import type { LoadBalancerRecord } from "./loadbalancer.records.ts";
 import { records } from "./loadbalancer.records.ts";
 
@@ -202,11 +189,7 @@ export const topic = defineTopic({
       expect: LB_MAP_SLOTS,
       config: { assumes: ANY_LB },
       needs: ["loadbalancer"],
-      observe: (r) => {
-        const v = r.get("loadbalancer");
-        if (v.pool === null) return { value: null, evidence: [], skip: NO_POOL };
-        return { value: v.lb_slots, evidence: r.evidence("loadbalancer", "lb_slots") };
-      },
+      observe: (r) => addressedObservation(r, "loadbalancer", "pool", "lb_slots", NO_POOL),
     },
     {
       id: "lb.wildcard-entry",
@@ -219,11 +202,7 @@ export const topic = defineTopic({
       expect: WILDCARD_ENTRY,
       config: { assumes: ANY_LB },
       needs: ["loadbalancer"],
-      observe: (r) => {
-        const v = r.get("loadbalancer");
-        if (v.pool === null) return { value: null, evidence: [], skip: NO_POOL };
-        return { value: v.lb_wildcard, evidence: r.evidence("loadbalancer", "lb_wildcard") };
-      },
+      observe: (r) => addressedObservation(r, "loadbalancer", "pool", "lb_wildcard", NO_POOL),
     },
     {
       id: "lb.kube-proxy-rule",
@@ -235,11 +214,7 @@ export const topic = defineTopic({
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
       config: { assumes: RULES },
       needs: ["loadbalancer"],
-      observe: (r) => {
-        const v = r.get("loadbalancer");
-        if (v.pool === null) return { value: null, evidence: [], skip: NO_POOL };
-        return { value: v.lb_rules, evidence: r.evidence("loadbalancer", "lb_rules") };
-      },
+      observe: (r) => addressedObservation(r, "loadbalancer", "pool", "lb_rules", NO_POOL),
     },
     {
       id: "lb.proxy-mode-untranslated",
@@ -409,24 +384,17 @@ export function buildLoadBalancerRecord(input: {
     return { record: none, evidence: { ...input.edge.siteEvidence } };
   }
   const list = lbList.parsed;
-  const frontend = (ip: string | null) => (ip ? findLbService(list, `${ip}:80`) : null);
-  const rowsOf = (ip: string | null, what: string): EvidenceItem[] => {
-    const s = frontend(ip);
-    return s ? lbRows(lbList.raw, s) : [derive(`no ${ip}:80/TCP entry (${what}) in bpf lb list`, lbList.raw)];
-  };
-  const wildcard = lb.ip ? list.services.find((s) => s.frontend === `${lb.ip}:0`) : undefined;
+  const at = lbAddressFacts(lbList, rules, lb.ip, "edge-lb");
   const proxyRows = proxy.ip ? list.services.filter((s) => s.frontend.startsWith(`${proxy.ip}:`)) : [];
-  const lbRules = ruleLines(rules, lb.ip);
   const proxyRules = ruleLines(rules, proxy.ip);
-  const counted = (q: Quote[], what: string) => (q.length > 0 ? q : [derive(`no line names ${what}`, rules)]);
   const record: LoadBalancerRecord = {
     ...base,
     pool: range.text,
     lb_ip: lb.ip,
     lb_ip_mode: lb.mode,
-    lb_slots: slots(list, lb.ip),
-    lb_wildcard: wildcard !== undefined,
-    lb_rules: lbRules.length,
+    lb_slots: at.slots,
+    lb_wildcard: at.wildcard,
+    lb_rules: at.rules,
     lb_from_pod_near: probes.fromNear.probe,
     lb_from_pod_far: probes.fromFar.probe,
     lb_from_node: probes.fromNode.probe,
@@ -440,11 +408,9 @@ export function buildLoadBalancerRecord(input: {
     pool: range.evidence,
     lb_ip: lb.evidence.ip,
     lb_ip_mode: lb.evidence.mode,
-    lb_slots: rowsOf(lb.ip, "edge-lb"),
-    lb_wildcard: wildcard
-      ? lbRows(lbList.raw, wildcard)
-      : [derive(`no ${lb.ip}:0/ANY entry in bpf lb list`, lbList.raw)],
-    lb_rules: counted(lbRules, `-d ${lb.ip}/32`),
+    lb_slots: at.evidence.slots,
+    lb_wildcard: at.evidence.wildcard,
+    lb_rules: at.evidence.rules,
     lb_from_pod_near: probes.fromNear.evidence,
     lb_from_pod_far: probes.fromFar.evidence,
     lb_from_node: probes.fromNode.evidence,

@@ -46,7 +46,7 @@ import { derive, type EvidenceItem, type Read, read } from "../../helpers/record
 import type { Evidence, Evidenced, Probe, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 import { kubeProxyInIptables } from "../00-config/config.records.ts";
-import { probeObservation } from "../surface.ts";
+import { probeObservation, scopesObservation } from "../surface.ts";
 import type { TrafficPolicyRecord } from "./traffic-policy.records.ts";
 import { records } from "./traffic-policy.records.ts";
 
@@ -286,13 +286,7 @@ export const topic = defineTopic({
       expect: { kpr: { eq: "external 0, internal 2" }, "kube-proxy": { eq: "no entry" } },
       config: { assumes: ANY },
       needs: ["trafficPolicy"],
-      observe: (r) => {
-        const s = r.get("trafficPolicy").local_np_slots;
-        return {
-          value: s ? `external ${s.external ?? "none"}, internal ${s.internal ?? "none"}` : "no entry",
-          evidence: r.evidence("trafficPolicy", "local_np_slots"),
-        };
-      },
+      observe: (r) => scopesObservation(r, "trafficPolicy", "local_np_slots"),
     },
     {
       id: "traffic-policy.itp-near",

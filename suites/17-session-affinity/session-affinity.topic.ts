@@ -17,12 +17,12 @@ import { apply, type Edge, ensureEdge, renderManifest } from "../../helpers/obse
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
 import { IPV4_FAMILIES, IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
-import type { Observation, RecordView } from "../../helpers/properties/types.ts";
 import { findLbService, kubeProxyHasEndpoints, lbRows, slotCount } from "../../helpers/records/common.ts";
 import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 import { kubeProxyInIptables } from "../00-config/config.records.ts";
+import { distinctAnswers } from "../surface.ts";
 import type { SessionAffinityRecord } from "./session-affinity.records.ts";
 import { records } from "./session-affinity.records.ts";
 
@@ -76,7 +76,7 @@ export const topic = defineTopic({
       expect: { kpr: { eq: 1 }, "kube-proxy": { eq: 1 } },
       config: { assumes: ANY },
       needs: ["sessionAffinity"],
-      observe: (r) => distinct(r, "sticky_from_pod"),
+      observe: (r) => distinctAnswers(r, "sessionAffinity", "sticky_from_pod"),
     },
     {
       id: "session-affinity.node-same-backend",
@@ -86,7 +86,7 @@ export const topic = defineTopic({
       expect: { kpr: { eq: 1 }, "kube-proxy": { eq: 1 } },
       config: { assumes: ANY },
       needs: ["sessionAffinity"],
-      observe: (r) => distinct(r, "sticky_from_node"),
+      observe: (r) => distinctAnswers(r, "sessionAffinity", "sticky_from_node"),
     },
     {
       id: "session-affinity.loose-spreads",
@@ -96,7 +96,7 @@ export const topic = defineTopic({
       expect: { kpr: { eq: 2 }, "kube-proxy": { eq: 2 } },
       config: { assumes: ANY },
       needs: ["sessionAffinity"],
-      observe: (r) => distinct(r, "loose_from_pod"),
+      observe: (r) => distinctAnswers(r, "sessionAffinity", "loose_from_pod"),
     },
     {
       id: "session-affinity.lb-map-flag",
@@ -137,22 +137,6 @@ export const topic = defineTopic({
     },
   ],
 });
-
-/** How many distinct backends answered a series (a failed request counts as its class, never as a backend). */
-function distinct(
-  r: RecordView,
-  key: "sticky_from_pod" | "sticky_from_node" | "loose_from_pod",
-): Observation {
-  const answers = r.get("sessionAffinity")[key];
-  const failed = answers.filter((a) => !r.get("sessionAffinity").backends.includes(a));
-  return {
-    value:
-      failed.length > 0
-        ? `${answers.length - failed.length} answered; ${failed.join(", ")}`
-        : new Set(answers).size,
-    evidence: r.evidence("sessionAffinity", key),
-  };
-}
 
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 

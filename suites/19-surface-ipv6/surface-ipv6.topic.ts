@@ -28,8 +28,9 @@ import {
   waitLbAddress,
   waitPodReady,
 } from "../../helpers/observe/workloads.ts";
-import { canonicalEndpoint, formatEndpoint } from "../../helpers/parse/address.ts";
+import { formatEndpoint } from "../../helpers/parse/address.ts";
 import { type LbList, parseBpfLbList } from "../../helpers/parse/bpf-lb-list.ts";
+import { ipv6Of, ipv6Twin } from "../../helpers/properties/family.ts";
 import {
   DUAL_STACK,
   KUBE_PROXY_RULES,
@@ -38,7 +39,6 @@ import {
 } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import {
-  findLbService,
   kubeProxyHasEndpoints,
   kubeProxyServes,
   lbRows,
@@ -55,7 +55,13 @@ import { kubeProxyInIptables } from "../00-config/config.records.ts";
 import { nodeIpv6s, serviceIpv6 } from "../13-ipv6/ipv6.topic.ts";
 import { INTERCEPTED, LB_MAP_SLOTS, WILDCARD_ENTRY } from "../14-loadbalancer/loadbalancer.topic.ts";
 import { STICKY_TRIES, series } from "../17-session-affinity/session-affinity.topic.ts";
-import { probeObservation } from "../surface.ts";
+import {
+  addressedObservation,
+  distinctAnswers,
+  lbAddressFacts,
+  probeObservation,
+  scopesObservation,
+} from "../surface.ts";
 import type { SurfaceIpv6Record } from "./surface-ipv6.records.ts";
 import { records } from "./surface-ipv6.records.ts";
 
@@ -72,14 +78,13 @@ const POD_LB = requires(POD_SOCKET_LB, DUAL_STACK);
 
 const NO_RANGE6 =
   "no IPv6 address range of ours for LoadBalancer addresses and externalIPs on this cluster (LB_IP6_RANGE unset)";
-const TWIN = (id: string) =>
-  UP(
-    `the IPv4 twin ${id} (its sources), asked of a single-stack IPv6 Service; Cilium bpf/lib/lb.h lb6_*, https://github.com/cilium/cilium/blob/v1.20.2/bpf/lib/lb.h`,
-  );
+/** What the IPv6 path adds to each IPv4 twin's sources (ipv6Twin). */
+const LB6 = "Cilium bpf/lib/lb.h lb6_*, https://github.com/cilium/cilium/blob/v1.20.2/bpf/lib/lb.h";
 const HOSTPORT_POD = ["edge6-hostport"];
 
 export const topic = defineTopic({
   name: "surface-ipv6",
+  family: "ipv6",
   title:
     "The Service surface's IPv6 family: an IPv6 LoadBalancer address, externalTrafficPolicy Local, an externalIP, ClientIP affinity and a hostPort, on a dual-stack cluster",
   source: UP(
@@ -131,6 +136,7 @@ export const topic = defineTopic({
       source: UP(
         "Cilium docs network/lb-ipam.rst (IPv6 blocks; a Service's ipFamilies choose the family), https://docs.cilium.io/en/v1.20/network/lb-ipam/",
       ),
+      family: ipv6Of("lb.ipam-assigns"),
       why: "LB-IPAM allocates from the pool's blocks of the families the Service asks for (operator/pkg/lbipam: ipFamilies SingleStack IPv6 takes an IPv6 address); it checks nothing of kube-proxy replacement",
       expect: { kpr: { eq: true }, "kube-proxy": { eq: true } },
       config: { assumes: ANY },
@@ -148,7 +154,7 @@ export const topic = defineTopic({
       id: "surface-ipv6.lb-from-pod-near",
       claim:
         "A Pod on the backends' node reaches edge6-lb's IPv6 LoadBalancer address (an edge backend answers)",
-      source: TWIN("lb.from-pod-near"),
+      ...ipv6Twin("lb.from-pod-near", LB6),
       why: "kpr: socket LB's connect6 hook translates the address like an IPv6 ClusterIP; beside kube-proxy its ip6tables `loadbalancer IP` rule DNATs it",
       expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "HTTP 200" } },
       config: { assumes: ANY },
@@ -159,7 +165,7 @@ export const topic = defineTopic({
       id: "surface-ipv6.lb-from-pod-far",
       claim:
         "A Pod on a node without a backend reaches edge6-lb's IPv6 LoadBalancer address (an edge backend answers)",
-      source: TWIN("lb.from-pod-far"),
+      ...ipv6Twin("lb.from-pod-far", LB6),
       why: "kpr: socket LB translates it on the client's node; beside kube-proxy the ip6tables `loadbalancer IP` rule sends it through KUBE-EXT (masqueraded, eTP Cluster) to a backend on another node",
       expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "HTTP 200" } },
       config: { assumes: ANY },
@@ -169,7 +175,7 @@ export const topic = defineTopic({
     {
       id: "surface-ipv6.lb-from-node",
       claim: "A node without a backend reaches edge6-lb's IPv6 LoadBalancer address from its host namespace",
-      source: TWIN("lb.from-node"),
+      ...ipv6Twin("lb.from-node", LB6),
       why: "kpr: the host namespace's connect() is translated by socket LB; beside kube-proxy the ip6tables OUTPUT chain's KUBE-SERVICES rule DNATs it",
       expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "HTTP 200" } },
       config: { assumes: ANY },
@@ -180,33 +186,26 @@ export const topic = defineTopic({
       id: "surface-ipv6.lb-map-slots",
       claim:
         "edge6-lb's IPv6 address is in the agent's LB map with both backends with kube-proxy replacement, and absent beside kube-proxy",
-      source: TWIN("lb.lb-map-slots"),
+      ...ipv6Twin("lb.lb-map-slots", LB6),
       why: "the frontends are reflected and programmed whatever their family (pkg/loadbalancer/reflectors/conversions.go, reconciler/bpf_reconciler.go isDatapathCandidate: by frontend type, not family); an IPv6 frontend lives in the lb6 maps. 1.19.0–1.19.6 programmed it beside kube-proxy too (PR 43384 populated every frontend type, of either family)",
       expect: LB_MAP_SLOTS,
       config: { assumes: ANY },
       needs: ["surfaceIpv6"],
-      observe: (r) => {
-        const v = r.get("surfaceIpv6");
-        if (v.pool6 === null) return { value: null, evidence: [], skip: NO_RANGE6 };
-        return { value: v.lb6_slots, evidence: r.evidence("surfaceIpv6", "lb6_slots") };
-      },
+      observe: (r) => addressedObservation(r, "surfaceIpv6", "pool6", "lb6_slots", NO_RANGE6),
     },
     {
       id: "surface-ipv6.lb-wildcard-entry",
       claim:
         "With kube-proxy replacement, Cilium 1.19+ adds a `[address]:0/ANY` entry for edge6-lb's IPv6 address, as for IPv4",
       source: UP(
-        "cilium PR 40684 (1.19: wildcard service entries), https://github.com/cilium/cilium/pull/40684; the IPv4 twin lb.wildcard-entry",
+        "cilium PR 40684 (1.19: wildcard service entries), https://github.com/cilium/cilium/pull/40684",
       ),
+      family: ipv6Of("lb.wildcard-entry"),
       why: "bpf_reconciler.go isWildcardCandidate picks LoadBalancer frontends by type and IPAM class, not by family; kube-proxy's addresses are not in the map at all",
       expect: WILDCARD_ENTRY,
       config: { assumes: ANY },
       needs: ["surfaceIpv6"],
-      observe: (r) => {
-        const v = r.get("surfaceIpv6");
-        if (v.pool6 === null) return { value: null, evidence: [], skip: NO_RANGE6 };
-        return { value: v.lb6_wildcard, evidence: r.evidence("surfaceIpv6", "lb6_wildcard") };
-      },
+      observe: (r) => addressedObservation(r, "surfaceIpv6", "pool6", "lb6_wildcard", NO_RANGE6),
     },
     {
       id: "surface-ipv6.lb-kube-proxy-rule",
@@ -215,21 +214,18 @@ export const topic = defineTopic({
       source: UP(
         "kubernetes pkg/proxy/iptables/proxier.go syncProxyRules (v1.35.5), https://github.com/kubernetes/kubernetes/blob/v1.35.5/pkg/proxy/iptables/proxier.go; the IPv6 proxier of a dual-stack node",
       ),
+      family: ipv6Of("lb.kube-proxy-rule"),
       why: "kube-proxy runs one proxier per family on a dual-stack node (metaproxier); the IPv6 one writes `-d <address>/128 … loadbalancer IP … -j KUBE-EXT-…` into ip6tables",
       expect: { kpr: { eq: 0 }, "kube-proxy": { eq: 1 } },
       config: { assumes: RULES },
       needs: ["surfaceIpv6"],
-      observe: (r) => {
-        const v = r.get("surfaceIpv6");
-        if (v.pool6 === null) return { value: null, evidence: [], skip: NO_RANGE6 };
-        return { value: v.lb6_rules, evidence: r.evidence("surfaceIpv6", "lb6_rules") };
-      },
+      observe: (r) => addressedObservation(r, "surfaceIpv6", "pool6", "lb6_rules", NO_RANGE6),
     },
     {
       id: "surface-ipv6.local-lb-from-pod-far",
       claim:
         "externalTrafficPolicy Local does not hold inside the cluster: a Pod on a node without a backend reaches edge6-local's IPv6 LoadBalancer address",
-      source: TWIN("traffic-policy.local-lb-from-pod-far"),
+      ...ipv6Twin("traffic-policy.local-lb-from-pod-far", LB6),
       why: "Cilium: in-cluster lookups take the internal scope, which holds every backend (lb6_lookup_service as lb4's); kube-proxy: `pod traffic for … external destinations` jumps to KUBE-SVC (all endpoints). 1.19.0–1.19.6 held the address in Cilium's LB map beside kube-proxy, with the node-local backends only (cilium issue 45252, not family-bound)",
       expect: {
         kpr: { eq: "HTTP 200" },
@@ -240,7 +236,7 @@ export const topic = defineTopic({
               ...INTERCEPTED,
               claim:
                 "Cilium holds the IPv6 LoadBalancer address in its own LB map beside kube-proxy and refuses the Pod's connection: the Local Service has no backend on this node",
-              why: "as the IPv4 twin traffic-policy.local-lb-from-pod-far, observed on 1.19.6 for IPv4 (run lab-1196); never run here for IPv6",
+              why: "as the IPv4 twin's, observed on 1.19.6 for IPv4 (run lab-1196); never run here for IPv6",
               expect: { eq: "REFUSED" },
             },
           ],
@@ -254,24 +250,18 @@ export const topic = defineTopic({
       id: "surface-ipv6.local-np-scopes",
       claim:
         "With kube-proxy replacement the far node's IPv6 Local NodePort has two scopes in the LB map: external with no backend, internal with both",
-      source: TWIN("traffic-policy.local-np-scopes"),
+      ...ipv6Twin("traffic-policy.local-np-scopes", LB6),
       why: "a Service whose externalTrafficPolicy differs from its internalTrafficPolicy gets a `/i` twin per frontend, of either family (writer.go shouldUseLocalBackends); with kubeProxyReplacement=false Cilium programs no NodePort (PR 41380)",
       expect: { kpr: { eq: "external 0, internal 2" }, "kube-proxy": { eq: "no entry" } },
       config: { assumes: ANY },
       needs: ["surfaceIpv6"],
-      observe: (r) => {
-        const s = r.get("surfaceIpv6").local6_np_slots;
-        return {
-          value: s ? `external ${s.external ?? "none"}, internal ${s.internal ?? "none"}` : "no entry",
-          evidence: r.evidence("surfaceIpv6", "local6_np_slots"),
-        };
-      },
+      observe: (r) => scopesObservation(r, "surfaceIpv6", "local6_np_slots"),
     },
     {
       id: "surface-ipv6.external-ip-from-pod",
       claim:
         "A Pod reaches edge6-ext's IPv6 externalIP beside kube-proxy; with socket LB its connect() is left untranslated (no answer)",
-      source: TWIN("external-ip.from-pod"),
+      ...ipv6Twin("external-ip.from-pod", LB6),
       why: "socket LB refuses to translate an ExternalIPs frontend that is not an address of the client's own node (bpf_sock.c sock6_skip_xlate, as sock4_skip_xlate: the CVE-2020-8554 mitigation), so the SYN goes out to the address's owner (none here: neighbour discovery unanswered on the lab's network); beside kube-proxy, bpf_lxc (1.19+) or kube-proxy's ip6tables `external IP` rule DNATs it",
       expect: {
         kpr: { oneOf: ["UNREACHABLE", "TIMEOUT", "CONNECT_FAILED"] },
@@ -284,28 +274,18 @@ export const topic = defineTopic({
     {
       id: "surface-ipv6.affinity-pod-same-backend",
       claim: `sessionAffinity ClientIP on an IPv6 ClusterIP: ${STICKY_TRIES} new connections from one Pod all reach the same backend`,
-      source: TWIN("session-affinity.pod-same-backend"),
+      ...ipv6Twin("session-affinity.pod-same-backend", LB6),
       why: "kpr: socket LB keeps the affinity per network namespace in cilium_lb6_affinity (bpf_sock.c, lb6_affinity_backend_id_by_netns); beside kube-proxy bpf_lxc translates the Pod's IPv6 ClusterIP traffic and keeps it per client address (lb6_affinity_backend_id_by_addr)",
       expect: { kpr: { eq: 1 }, "kube-proxy": { eq: 1 } },
       config: { assumes: ANY },
       needs: ["surfaceIpv6"],
-      observe: (r) => {
-        const v = r.get("surfaceIpv6");
-        const failed = v.sticky6_from_pod.filter((a) => !v.backends.includes(a));
-        return {
-          value:
-            failed.length > 0
-              ? `${v.sticky6_from_pod.length - failed.length} answered; ${failed.join(", ")}`
-              : new Set(v.sticky6_from_pod).size,
-          evidence: r.evidence("surfaceIpv6", "sticky6_from_pod"),
-        };
-      },
+      observe: (r) => distinctAnswers(r, "surfaceIpv6", "sticky6_from_pod"),
     },
     {
       id: "surface-ipv6.hostport-from-pod",
       claim:
         "A Pod on another node reaches hostPort 8090 at the edge node's IPv6 address with kube-proxy replacement; beside kube-proxy nothing serves it (refused)",
-      source: TWIN("host-network.hostport-from-pod"),
+      ...ipv6Twin("host-network.hostport-from-pod", LB6),
       why: "kpr: the agent turns the hostPort into HostPort frontends at the node's addresses of the Pod's families (reflectors/k8s.go upsertHostPort), which nodeport_lb6 on the edge node translates. Beside kube-proxy no one: Cilium's HostPort frontends need kube-proxy replacement and kind's CNI config has no portmap plugin, so the edge node's stack refuses the SYN",
       expect: { kpr: { eq: "HTTP 200" }, "kube-proxy": { eq: "REFUSED" } },
       config: { assumes: ANY },
@@ -469,20 +449,17 @@ export function buildSurfaceIpv6Record(input: {
     };
   }
   const list = lbList.parsed;
-  const lbEp = formatEndpoint(lb.ip, 80);
   const npFar = formatEndpoint(input.far6.ip, LOCAL6_NODE_PORT);
-  const lbRow = findLbService(list, lbEp);
-  const wildcard = list.services.find((s) => canonicalEndpoint(s.frontend) === formatEndpoint(lb.ip, 0));
+  const at = lbAddressFacts(lbList, rules, lb.ip, "edge6-lb");
   const npRows = lbRowsAt(list, npFar);
-  const lbRules = ruleLines(rules, lb.ip);
   const answers = sticky.map((p) => (p.probe.http === 200 ? (p.probe.body ?? "(no body)") : p.probe.verdict));
   const record: SurfaceIpv6Record = {
     ...base,
     pool6: range.text,
     lb6_ip: lb.ip,
-    lb6_slots: slotCount(list, lbEp),
-    lb6_wildcard: wildcard !== undefined,
-    lb6_rules: lbRules.length,
+    lb6_slots: at.slots,
+    lb6_wildcard: at.wildcard,
+    lb6_rules: at.rules,
     lb6_from_pod_near: probes.lb6_from_pod_near.probe,
     lb6_from_pod_far: probes.lb6_from_pod_far.probe,
     lb6_from_node: probes.lb6_from_node.probe,
@@ -498,13 +475,9 @@ export function buildSurfaceIpv6Record(input: {
     ...baseEvidence,
     pool6: range.evidence,
     lb6_ip: lb.evidence,
-    lb6_slots: lbRow
-      ? lbRows(lbList.raw, lbRow)
-      : [derive(`no ${lbEp}/TCP entry (edge6-lb) in bpf lb list`, lbList.raw)],
-    lb6_wildcard: wildcard
-      ? lbRows(lbList.raw, wildcard)
-      : [derive(`no ${formatEndpoint(lb.ip, 0)}/ANY entry in bpf lb list`, lbList.raw)],
-    lb6_rules: lbRules.length > 0 ? lbRules : [derive(`no line names -d ${lb.ip}/128`, rules)],
+    lb6_slots: at.evidence.slots,
+    lb6_wildcard: at.evidence.wildcard,
+    lb6_rules: at.evidence.rules,
     local6_ip: local.evidence,
     local6_np_slots:
       npRows.length > 0
