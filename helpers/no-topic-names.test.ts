@@ -93,8 +93,8 @@ const ALLOWED: Record<string, { sense: string; files: string[] }> = {
     ],
   },
   restart: {
-    sense: "a leg's kind (UpgradeLeg.kind)",
-    files: ["helpers/upgrade-gate.ts", "helpers/records/types.ts"],
+    sense: "a leg's kind (UpgradeLeg.kind), kubectl's `rollout restart`",
+    files: ["helpers/upgrade-gate.ts", "helpers/records/types.ts", "helpers/observe/leg-roll.ts"],
   },
   scaling: { sense: "the id of the measurements' chart", files: ["helpers/measure/summary.ts"] },
 };
