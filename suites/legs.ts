@@ -144,7 +144,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
           return {
             value: null,
             evidence: [],
-            skip: "this bundle was recorded before the legs rolled a Deployment (leg-roll)",
+            skip: "this bundle predates the legs rolling a Deployment (leg-roll)",
           };
         if (x.error) return { value: x.error, evidence: l.evidence.rolled ?? [] };
         const want = x.backends.map((b) => `${b} (active)`).join(", ");

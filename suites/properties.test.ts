@@ -370,7 +370,7 @@ describe("failing records produce expected vs observed with the evidence line", 
       if (leg) delete leg.rolled;
     });
     expect(judge(propertyById("restart.rolled-backends-active"), "kpr", old, "1.20").reason).toMatch(
-      /recorded before the legs rolled a Deployment/,
+      /predates the legs rolling a Deployment/,
     );
   });
 
