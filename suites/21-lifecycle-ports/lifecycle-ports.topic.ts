@@ -1,6 +1,9 @@
+// One file over 450 lines: a topic reads top to bottom in one file: its declaration, then its observation and builders (docs/contributing.md)
+import { NotRecorded } from "../../helpers/exec/replay.ts";
 import { clusterIp, kubectl, pods } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { dropsDuring } from "../../helpers/observe/drops.ts";
+import { iptablesSave } from "../../helpers/observe/node.ts";
 import {
   lbList,
   outsideAddress,
@@ -62,6 +65,11 @@ export const topic = defineTopic({
     },
     { on: "local", run: "printenv LB_IP_RANGE", for: "the range of ours for the pool and the externalIP" },
     { on: "outside", run: "sh -c", for: "HTTP/1.0 to the NodePort from a fixed source port (nc -p)" },
+    {
+      on: "node",
+      run: "iptables-save",
+      for: "beside kube-proxy: its rules on the far node until none DNATs to the deleted backend (polled)",
+    },
     {
       on: "agent",
       run: "cilium-dbg bpf metrics list -o json",
@@ -346,6 +354,40 @@ async function fromPort(ctx: RunContext, port: number, to: string) {
   };
 }
 
+/**
+ * Waits until the deleted backend has left what serves the NodePort on the far node: Cilium's LB map with kube-proxy
+ * replacement, kube-proxy's rules beside it (its iptables mode: no rule DNATs to the address; Cilium's map has no
+ * NodePort frontend then, which made a run on the lab race kube-proxy's sync and send the second SYN to the deleted
+ * Pod). A bundle recorded before this wait read kube-proxy's rules gives way in a replay.
+ */
+async function victimGone(ctx: RunContext, edge: Edge, np: string, ip: string): Promise<void> {
+  const far = edge.far.name;
+  if (ctx.mode === "kpr") {
+    await waitSettled(ctx, {
+      what: `${ip}:8080 out of ${np} on ${far}`,
+      deadlineMs: 30_000,
+      intervalMs: 250,
+      probe: () => lbList(ctx, far),
+      done: (l) => !slotAddresses(l.parsed, np).includes(formatEndpoint(ip, 8080)),
+      show: (l) => `[${slotAddresses(l.parsed, np).join(", ")}]`,
+    });
+    return;
+  }
+  const dnat = `--to-destination ${formatEndpoint(ip, 8080)}`;
+  try {
+    await waitSettled(ctx, {
+      what: `kube-proxy's rules on ${far} without ${ip}:8080`,
+      deadlineMs: 30_000,
+      intervalMs: 500,
+      probe: () => iptablesSave(ctx, far),
+      done: (text) => !text.includes(dnat),
+      show: (text) => `${text.split("\n").filter((l) => l.includes(dnat)).length} rule(s) DNAT to it`,
+    });
+  } catch (err) {
+    if (!(ctx.replay && err instanceof NotRecorded)) throw err;
+  }
+}
+
 /** Connect from a fixed port, delete the backend that answered, and come back from the same port once it left the map. */
 async function reuseRounds(
   ctx: RunContext,
@@ -364,14 +406,7 @@ async function reuseRounds(
       : undefined;
     if (victim) {
       await kubectl(ctx, ["-n", ctx.namespace, "delete", "pod", victim.name, "--wait=false"]);
-      await waitSettled(ctx, {
-        what: `${victim.ip}:8080 out of ${np} on ${edge.far.name}`,
-        deadlineMs: 30_000,
-        intervalMs: 250,
-        probe: () => lbList(ctx, edge.far.name),
-        done: (l) => !slotAddresses(l.parsed, np).includes(formatEndpoint(victim.ip, 8080)),
-        show: (l) => `[${slotAddresses(l.parsed, np).join(", ")}]`,
-      });
+      await victimGone(ctx, edge, np, victim.ip);
     }
     const second = await fromPort(ctx, port, np);
     ev.push(...second.evidence);
