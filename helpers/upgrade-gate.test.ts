@@ -53,6 +53,19 @@ describe("the upgrade gate's word", () => {
     expect(g.text).toMatch(/did not judge \(not counted as new\)/);
   });
 
+  it("a known issue the declarations name for the source version too is not new on the target", async () => {
+    // run up-119-120-lc: the lifecycle topics ran after each leg, not in the fresh 1.19 bundle; cilium#48455 is
+    // declared for 1.19 and 1.20 alike, so its known issues (the invariants' 'Invalid packet' among them) are of both
+    const g = await gateOf(shipped("upgrade-1.19-1.20/kpr-6"), TOPICS);
+    const fresh = g.newKnownIssues.map((k) => k.id);
+    const both = g.knownOfBoth.map((k) => k.id);
+    expect(both).toContain("invariants.no-unexpected-drops");
+    expect(both).toContain("lifecycle.hostport-force-recreate");
+    expect(fresh).not.toContain("invariants.no-unexpected-drops");
+    expect(fresh).toEqual(["traffic-policy.local-np-no-backend-node"]);
+    expect(g.text).toMatch(/the source version's declarations name too \(not counted as new\)/);
+  });
+
   it("a failure without datapath evidence is INCONCLUSIVE, naming what is missing, never BROKEN", async () => {
     const g = await gateOf(shipped("upgrade-1.19-1.20/kpr-2"), TOPICS);
     expect(g.broken).toEqual([]);

@@ -56,6 +56,11 @@ export interface GateInput {
   before: CheckResult | null;
   /** Accept known issues new on the target (HELD with them listed, exit 0): `--allow-known`. */
   allowKnown?: boolean;
+  /**
+   * Whether the declarations name the same known issue (by its upstream reference) for the source version in this
+   * mode: such an issue is the source's too, not new on the target, whatever the source's bundle ran.
+   */
+  sourceDeclares?: (id: string, upstream: string | undefined) => boolean;
 }
 
 /** The gate's one word (see the module comment). */
@@ -95,6 +100,8 @@ export interface GateResult {
    * that topic): neither new nor old as far as the bundles tell; listed, never a regression.
    */
   knownUnjudgedBefore: { id: string; detail: string }[];
+  /** Known issues after the upgrade leg that the declarations name for the source version too: not new. */
+  knownOfBoth: { id: string; detail: string }[];
   /** Known issues of the source version that the upgraded cluster no longer shows (the fix landed). */
   goneKnownIssues: string[];
   exitCode: 0 | 1;
@@ -189,7 +196,13 @@ export function judgeUpgrade(input: GateInput): GateResult {
     id: v.id,
     detail: v.deviation ? `${v.deviation.claim} (${v.deviation.upstream ?? v.deviation.why})` : firstLine(v),
   });
-  const afterKnown = afterUp ? knownIssues(afterUp.result).filter((v) => !had.has(v.id)) : [];
+  const ofSource = (v: Verdict) => input.sourceDeclares?.(v.id, v.deviation?.upstream) === true;
+  const afterKnown = afterUp ? knownIssues(afterUp.result).filter((v) => !had.has(v.id) && !ofSource(v)) : [];
+  const knownOfBoth = afterUp
+    ? knownIssues(afterUp.result)
+        .filter((v) => !had.has(v.id) && ofSource(v))
+        .map(detailOf)
+    : [];
   const newKnownIssues = afterKnown.filter((v) => !input.before || judgedBefore.has(v.id)).map(detailOf);
   const knownUnjudgedBefore = afterKnown.filter((v) => input.before && !judgedBefore.has(v.id)).map(detailOf);
   const goneKnownIssues =
@@ -225,6 +238,7 @@ export function judgeUpgrade(input: GateInput): GateResult {
     leftovers,
     newKnownIssues,
     knownUnjudgedBefore,
+    knownOfBoth,
     goneKnownIssues,
     exitCode,
   };
@@ -328,6 +342,10 @@ function formatGateText(input: GateInput, g: Omit<GateResult, "summary" | "text"
     g.knownUnjudgedBefore.map((k) => `${k.id}: ${k.detail}`),
   );
   section(
+    "Known issues after the upgrade that the source version's declarations name too (not counted as new)",
+    g.knownOfBoth.map((k) => `${k.id}: ${k.detail}`),
+  );
+  section(
     `Known issues of the source that the upgraded cluster no longer shows (${shown(input.before?.bundle ?? "")} showed them)`,
     g.goneKnownIssues,
   );
@@ -422,6 +440,14 @@ function formatGate(input: GateInput, g: Omit<GateResult, "summary" | "text">): 
       markdown``,
     );
     for (const k of g.knownUnjudgedBefore) out.push(markdown`- ${code(k.id)}: ${k.detail}`);
+    out.push(markdown``);
+  }
+  if (g.knownOfBoth.length > 0) {
+    out.push(
+      markdown`#### Known issues after the upgrade that the source version's declarations name too (not counted as new)`,
+      markdown``,
+    );
+    for (const k of g.knownOfBoth) out.push(markdown`- ${code(k.id)}: ${k.detail}`);
     out.push(markdown``);
   }
   if (g.goneKnownIssues.length > 0) {

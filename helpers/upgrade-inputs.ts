@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { legBundles, readMeta, shippedBundle } from "./bundle/read.ts";
 import { type CheckResult, checkBundle } from "./check.ts";
 import { UserError } from "./errors.ts";
+import { resolveVersion } from "./properties/expectation.ts";
 import type { TopicDeclaration } from "./topic.ts";
 import { againstFresh, type GateResult, judgeUpgrade } from "./upgrade-gate.ts";
 
@@ -80,5 +81,13 @@ export async function gateOf(
   );
   const ranBefore = up.topics.some((t) => !legOrConfig.has(t));
   const before = ranBefore ? up : freshFrom ? await judge(freshFrom) : null;
-  return judgeUpgrade({ upgrade: up, legs, before, allowKnown: o.allowKnown === true });
+  const props = new Map(topics.flatMap((t) => t.properties.map((p) => [p.id, p] as const)));
+  const mode = meta.mode;
+  const sourceDeclares = (id: string, upstream: string | undefined) => {
+    const e = props.get(id)?.expect[mode];
+    if (!e || upstream === undefined) return false;
+    const d = resolveVersion(e, meta.upgrade?.from).deviation;
+    return d?.kind === "known-issue" && d.upstream === upstream;
+  };
+  return judgeUpgrade({ upgrade: up, legs, before, allowKnown: o.allowKnown === true, sourceDeclares });
 }

@@ -274,6 +274,7 @@ describe("the verdict banner", () => {
       leftovers: [{ node: "w1", maps: ["cilium_lb4_new"] }],
       newKnownIssues: [{ id: "ghost.fails-fast", detail: "curl hangs (PR 48578)" }],
       knownUnjudgedBefore: [],
+      knownOfBoth: [],
       goneKnownIssues: [],
       exitCode: 0 as const,
       headline:
@@ -304,6 +305,7 @@ describe("the verdict banner", () => {
       leftovers: [],
       newKnownIssues: [],
       knownUnjudgedBefore: [],
+      knownOfBoth: [],
       broken: [
         {
           what: "upgrade",
