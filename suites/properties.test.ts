@@ -349,6 +349,20 @@ describe("failing records produce expected vs observed with the evidence line", 
     expect(judge(p, "kube-proxy", drops(["Invalid packet"]), "1.20").status).toBe("fail");
   });
 
+  it("UDP unanswered at a hostPort is cilium#48455's only where the last graceful recreation left the frontend stale", () => {
+    const udpLost = (stale: boolean) =>
+      withRecord(kprRecords(), (s) => {
+        const v = s.lifecycle?.record;
+        if (!v?.hostport_udp) return;
+        v.hostport_udp.answer = null;
+        const last = v.hostport_cycles.filter((c) => c.how === "graceful").at(-1);
+        if (last && stale) last.settled_ms = null;
+      });
+    const p = propertyById("lifecycle.hostport-udp-beside-tcp");
+    expect(judge(p, "kpr", udpLost(true), "1.19").status).toBe("known-issue");
+    expect(judge(p, "kpr", udpLost(false), "1.19").status).toBe("fail");
+  });
+
   it("a node that still lists a replaced Pod after a leg fails rolled-backends-active, naming the node", () => {
     const records = withRecord(kprRecords(), (s) => {
       const leg = s.restart?.record.legs[0];
