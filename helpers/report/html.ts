@@ -355,6 +355,9 @@ ${g.rows.map(
 /** Past this many measured bundles the charts are small multiples (a chart per version and mode). */
 const SMALL_MULTIPLES = 4;
 
+/** At most this many bundles (two lines each) in one small multiple. */
+const CHART_BUNDLES = 10;
+
 /** Past this many columns the matrix (what differs) comes before the five claims. */
 const MANY = 6;
 
@@ -387,13 +390,25 @@ export function renderReport(input: ReportInput): string {
   // it by what tells it apart there (issue 44: 46 bundles' lines overlaid in one chart 4,155 px tall)
   const measuredCount = measured.filter((m) => m.scaling || m.latency).length;
   const byLabel = new Map(cols.map((c) => [c.label, c]));
+  // a chart holds at most CHART_BUNDLES bundles (two lines each): a version and mode with more gets a chart per
+  // CHART_BUNDLES, numbered after the first
+  const splitKey = new Map<string, string>();
+  const filled = new Map<string, number>();
+  for (const m of measured.filter((x) => x.scaling || x.latency)) {
+    const c = byLabel.get(m.label) as ReportColumn;
+    const key = `${c.group} · ${String(c.meta.mode)}`;
+    const n = filled.get(key) ?? 0;
+    filled.set(key, n + 1);
+    const part = Math.floor(n / CHART_BUNDLES);
+    splitKey.set(m.label, part === 0 ? key : `${key} (${part + 1})`);
+  }
   const charts = measurementCharts(
     measured,
     measuredCount > SMALL_MULTIPLES
       ? {
           split: (m) => {
             const c = byLabel.get(m.label) as ReportColumn;
-            return `${c.group} · ${String(c.meta.mode)}`;
+            return splitKey.get(m.label) ?? `${c.group} · ${String(c.meta.mode)}`;
           },
           // in an upgrade's chart, a leg by its word (the chart's title says from what to what)
           name: (m) => {
