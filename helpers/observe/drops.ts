@@ -5,12 +5,11 @@
  * to the same window, so a reason is read beside the work it fell in, not proof of which request it was).
  */
 
-import { dropDeltas } from "../parse/bpf-metrics.ts";
 import { derive, type EvidenceItem } from "../records/evidence.ts";
 import type { NodeDrop } from "../records/types.ts";
 import type { NodeInfo } from "./cluster.ts";
 import type { RunContext } from "./context.ts";
-import { bpfMetrics } from "./leg-agents.ts";
+import { bpfMetrics, dropText, nodeDrops } from "./leg-agents.ts";
 
 /** Runs `work` between two readings of the drop counters of `nodes` (in the order given). */
 export async function dropsDuring<T>(
@@ -22,18 +21,13 @@ export async function dropsDuring<T>(
   const before = await bpfMetrics(ctx, nodes);
   const value = await work();
   const after = await bpfMetrics(ctx, nodes);
-  const drops = nodes.flatMap((n) =>
-    dropDeltas(before.get(n.name)?.parsed ?? [], after.get(n.name)?.parsed ?? []).map((d) => ({
-      node: n.name,
-      ...d,
-    })),
-  );
+  const drops = nodeDrops(nodes, before, after);
   const raws = nodes.flatMap((n) => [before.get(n.name)?.raw, after.get(n.name)?.raw]);
   const evidence =
     drops.length > 0
       ? drops.map((d) =>
           derive(
-            `dropped on ${d.node} during ${what}: ${d.packets} × ${d.reason} (${d.direction}, ${d.file}:${d.line})`,
+            `dropped on ${d.node} during ${what}: ${dropText(d)}`,
             before.get(d.node)?.raw,
             after.get(d.node)?.raw,
           ),

@@ -1,8 +1,8 @@
-import { parseBpfMetrics } from "../parse/bpf-metrics.ts";
+import { dropDeltas, parseBpfMetrics } from "../parse/bpf-metrics.ts";
 import { parseStatus } from "../parse/status.ts";
 import { statusQuote } from "../records/common.ts";
 import { type Quote, RawText } from "../records/evidence.ts";
-import type { UpgradeLeg } from "../records/types.ts";
+import type { NodeDrop, UpgradeLeg } from "../records/types.ts";
 import { ciliumDbgRaw } from "./agent.ts";
 import { apiJsonRaw, type NodeInfo, watchUntil } from "./cluster.ts";
 import { type RunContext, waitFor } from "./context.ts";
@@ -105,14 +105,32 @@ export async function waitAgents(
   return agents;
 }
 
+/** Each node's reading of its BPF metrics map, by node name. */
+export type BpfMetrics = Map<string, { raw: RawText; parsed: ReturnType<typeof parseBpfMetrics> }>;
+
 /** Every node's pinned BPF metrics map (the datapath's drop counters, kept across agent restarts). */
-export async function bpfMetrics(ctx: RunContext, nodeList: NodeInfo[]) {
-  const out = new Map<string, { raw: RawText; parsed: ReturnType<typeof parseBpfMetrics> }>();
+export async function bpfMetrics(ctx: RunContext, nodeList: NodeInfo[]): Promise<BpfMetrics> {
+  const out: BpfMetrics = new Map();
   for (const n of nodeList) {
     const raw = await ciliumDbgRaw(ctx, n.name, ["bpf", "metrics", "list", "-o", "json"]);
     out.set(n.name, { raw, parsed: parseBpfMetrics(raw.text) });
   }
   return out;
+}
+
+/** What each node dropped between two readings of its counters, in the nodes' order. */
+export function nodeDrops(nodes: NodeInfo[], before: BpfMetrics, after: BpfMetrics): NodeDrop[] {
+  return nodes.flatMap((n) =>
+    dropDeltas(before.get(n.name)?.parsed ?? [], after.get(n.name)?.parsed ?? []).map((d) => ({
+      node: n.name,
+      ...d,
+    })),
+  );
+}
+
+/** A drop as evidence says it: `N × reason (direction, file:line)`. */
+export function dropText(d: NodeDrop): string {
+  return `${d.packets} × ${d.reason} (${d.direction}, ${d.file}:${d.line})`;
 }
 
 /** The map names pinned in the tc globals on a node, per-endpoint numbers folded (`cilium_policy_v2_<id>`), sorted. */

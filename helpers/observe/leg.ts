@@ -1,4 +1,3 @@
-import { dropDeltas } from "../parse/bpf-metrics.ts";
 import { holderStall } from "../parse/holder-log.ts";
 import { errorLines } from "../parse/metrics-json.ts";
 import type { Attribution } from "../parse/packets.ts";
@@ -9,7 +8,15 @@ import type { UpgradeConnection, UpgradeLeg } from "../records/types.ts";
 import { connectionSurvived } from "../records/upgrade.ts";
 import { kubectlRaw } from "./cluster.ts";
 import type { RunContext } from "./context.ts";
-import { agentRestarts, bpfMetrics, foldMapNames, pinnedMaps, waitAgents } from "./leg-agents.ts";
+import {
+  agentRestarts,
+  bpfMetrics,
+  dropText,
+  foldMapNames,
+  nodeDrops,
+  pinnedMaps,
+  waitAgents,
+} from "./leg-agents.ts";
 import { attributeLeg, startPcap } from "./leg-capture.ts";
 import { deployRoll, readRoll, startRoll } from "./leg-roll.ts";
 import { ctDestination, legRequests, type Snapshot, snapshot, startCapture } from "./leg-traffic.ts";
@@ -78,12 +85,7 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
     roll,
     nodeList.map((n) => n.name),
   );
-  const drops = nodeList.flatMap((n) =>
-    dropDeltas(metricsBefore.get(n.name)?.parsed ?? [], metricsAfter.get(n.name)?.parsed ?? []).map((d) => ({
-      node: n.name,
-      ...d,
-    })),
-  );
+  const drops = nodeDrops(nodeList, metricsBefore, metricsAfter);
   const unexpected = [...new Set(drops.map((d) => d.reason))]
     .filter((r) => !EXPECTED_DROP_REASONS.includes(r))
     .sort();
@@ -168,7 +170,7 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
     ...(drops.length > 0
       ? drops.map((d) =>
           derive(
-            `dropped on ${d.node}: ${d.packets} × ${d.reason} (${d.direction}, ${d.file}:${d.line})`,
+            `dropped on ${d.node}: ${dropText(d)}`,
             metricsBefore.get(d.node)?.raw,
             metricsAfter.get(d.node)?.raw,
           ),
@@ -187,7 +189,7 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
           .filter((d) => unexpected.includes(d.reason))
           .map((d) =>
             derive(
-              `dropped on ${d.node}: ${d.packets} × ${d.reason} (${d.direction}, ${d.file}:${d.line}), not among the expected reasons`,
+              `dropped on ${d.node}: ${dropText(d)}, not among the expected reasons`,
               metricsBefore.get(d.node)?.raw,
               metricsAfter.get(d.node)?.raw,
             ),

@@ -185,14 +185,7 @@ export interface UpgradeLeg {
    * What the datapath dropped during the leg, per node, reason, direction and BPF source line (the pinned
    * metrics map read before and after: `cilium-dbg bpf metrics list -o json`).
    */
-  drops: {
-    node: string;
-    reason: string;
-    direction: string;
-    file: string;
-    line: number;
-    packets: number | string;
-  }[];
+  drops: NodeDrop[];
   connections: UpgradeConnection[];
   requests: UpgradeRequests;
   /**
