@@ -8,6 +8,7 @@
 import type { Expect } from "../helpers/properties/expectation.ts";
 import { UP, UPGRADE_CI, UPGRADE_GUIDE } from "../helpers/properties/sources.ts";
 import type { Property } from "../helpers/properties/types.ts";
+import { viewNotAllActive } from "../helpers/records/common.ts";
 import type { EvidenceItem } from "../helpers/records/evidence.ts";
 import type { LabRecords, UpgradeConnection, UpgradeLeg } from "../helpers/records/types.ts";
 import { connectionSurvived } from "../helpers/records/upgrade.ts";
@@ -147,8 +148,7 @@ export function legProperties(record: LegRecord, kind: UpgradeLeg["kind"]): Omit
             skip: "this bundle predates the legs rolling a Deployment (leg-roll)",
           };
         if (x.error) return { value: x.error, evidence: l.evidence.rolled ?? [] };
-        const want = x.backends.map((b) => `${b} (active)`).join(", ");
-        const bad = x.views.find((v) => [...v.backends].sort().join(", ") !== want);
+        const bad = viewNotAllActive(x.views, x.backends);
         return {
           value:
             x.views.length === 0

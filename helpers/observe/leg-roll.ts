@@ -10,14 +10,14 @@
  * roll; its property then says so.
  */
 
-import { NotRecorded } from "../exec/replay.ts";
 import { mustRun } from "../exec/types.ts";
 import { formatEndpoint } from "../parse/address.ts";
+import { viewNotAllActive } from "../records/common.ts";
 import type { EvidenceItem } from "../records/evidence.ts";
 import type { UpgradeLeg } from "../records/types.ts";
 import { clusterIp, type PodInfo, pods } from "./cluster.ts";
 import { type RunContext, waitSettled } from "./context.ts";
-import { serviceViews } from "./steps.ts";
+import { newerStep, serviceViews } from "./steps.ts";
 import { renderManifest, waitReplaced } from "./workloads.ts";
 
 const SELECTOR = "app=leg-roll";
@@ -41,12 +41,10 @@ const message = (err: unknown) => (err instanceof Error ? err.message.split("\n"
 
 /** leg-roll applied and its two Pods ready, before the leg; null in a replay of a bundle recorded before. */
 export async function deployRoll(ctx: RunContext): Promise<Roll | null> {
-  try {
-    await kubectlIn(ctx, ["apply", "-f", "-"], renderManifest("leg-roll.yaml", ctx.namespace));
-  } catch (err) {
-    if (ctx.replay && err instanceof NotRecorded) return null;
-    throw err;
-  }
+  const applied = await newerStep(ctx, "leg-roll", () =>
+    kubectlIn(ctx, ["apply", "-f", "-"], renderManifest("leg-roll.yaml", ctx.namespace)),
+  );
+  if (applied === null) return null;
   const old = await waitReplaced(ctx, {
     what: "leg-roll's two Pods ready before the leg",
     namespace: ctx.namespace,
@@ -95,7 +93,6 @@ export async function readRoll(
       });
       const ip = await clusterIp(ctx, ctx.namespace, "leg-roll");
       const backends = fresh.map((p) => formatEndpoint(p.ip, 8080)).sort();
-      const want = backends.map((b) => `${b} (active)`).join(", ");
       const { value } = await waitSettled(ctx, {
         what: "every node listing leg-roll's new Pods as active",
         deadlineMs: 30_000,
@@ -104,7 +101,7 @@ export async function readRoll(
           const ev: EvidenceItem[] = [];
           return { views: await serviceViews(ctx, nodes, ip, ev), ev };
         },
-        done: (r) => r.views.every((v) => [...v.backends].sort().join(", ") === want),
+        done: (r) => viewNotAllActive(r.views, backends) === undefined,
         show: (r) => r.views.map((v) => `${v.node} [${v.backends.join(", ")}]`).join("; "),
       });
       evidence.push(...fresh.flatMap((p) => p.evidence ?? []), ...value.ev);

@@ -6,6 +6,7 @@ import { linesContaining } from "../parse/iptables-save.ts";
 import type { AgentService, ServiceList } from "../parse/service-list.ts";
 import type { AgentStatus } from "../parse/status.ts";
 import { derive, type EvidenceItem, type Quote, type RawText, type Read } from "./evidence.ts";
+import type { NodeBackends } from "./types.ts";
 
 /** A record could not be built: says which record, which field and what was missing. */
 export class RecordError extends Error {
@@ -221,4 +222,16 @@ export function backendPods(
     return [derive(p ? `${p.name} has IP ${p.ip}` : `no listed Pod has IP ${ipOf(b)}`, listed)];
   });
   return { names, evidence };
+}
+
+/**
+ * The first node whose view of a Service (`address (state)` rows from its service list) is not exactly `backends`
+ * (address:port), each active; undefined when every node's is.
+ */
+export function viewNotAllActive(views: NodeBackends[], backends: string[]): NodeBackends | undefined {
+  const want = backends
+    .map((b) => `${b} (active)`)
+    .sort()
+    .join(", ");
+  return views.find((v) => [...v.backends].sort().join(", ") !== want);
 }

@@ -1,11 +1,11 @@
 // One file over 450 lines: a topic reads top to bottom in one file: its declaration, then its observation and builders (docs/contributing.md)
-import { NotRecorded } from "../../helpers/exec/replay.ts";
 import { clusterIp, kubectl, pods } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
 import { dropsDuring } from "../../helpers/observe/drops.ts";
 import { iptablesSave } from "../../helpers/observe/node.ts";
 import {
   lbList,
+  newerStep,
   outsideAddress,
   type ProbeRead,
   probeFrom,
@@ -374,18 +374,16 @@ async function victimGone(ctx: RunContext, edge: Edge, np: string, ip: string): 
     return;
   }
   const dnat = `--to-destination ${formatEndpoint(ip, 8080)}`;
-  try {
-    await waitSettled(ctx, {
+  await newerStep(ctx, `kube-proxy's rules on ${far}`, () =>
+    waitSettled(ctx, {
       what: `kube-proxy's rules on ${far} without ${ip}:8080`,
       deadlineMs: 30_000,
       intervalMs: 500,
       probe: () => iptablesSave(ctx, far),
       done: (text) => !text.includes(dnat),
       show: (text) => `${text.split("\n").filter((l) => l.includes(dnat)).length} rule(s) DNAT to it`,
-    });
-  } catch (err) {
-    if (!(ctx.replay && err instanceof NotRecorded)) throw err;
-  }
+    }),
+  );
 }
 
 /** Connect from a fixed port, delete the backend that answered, and come back from the same port once it left the map. */

@@ -21,6 +21,7 @@ import type { Deviation } from "../../helpers/properties/expectation.ts";
 import { IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import type { Observation, RecordView } from "../../helpers/properties/types.ts";
+import { viewNotAllActive } from "../../helpers/records/common.ts";
 import type { EvidenceItem } from "../../helpers/records/evidence.ts";
 import type { Evidence, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
@@ -90,11 +91,7 @@ export const topic = defineTopic({
       needs: ["lifecycleAgents"],
       observe: (r) => {
         const v = r.get("lifecycleAgents");
-        const want = v.roll_backends
-          .map((b) => `${b} (active)`)
-          .sort()
-          .join(", ");
-        const bad = v.roll_views.find((n) => [...n.backends].sort().join(", ") !== want);
+        const bad = viewNotAllActive(v.roll_views, v.roll_backends);
         return {
           value: bad ? `${bad.node}: [${bad.backends.join(", ")}]` : true,
           evidence: r.evidence("lifecycleAgents", "roll_views"),
@@ -229,10 +226,7 @@ async function agentsRestart(
   });
   await kubectl(ctx, ["-n", ctx.namespace, "rollout", "status", "daemonset/lc-hostds", "--timeout=180s"]);
   const rollIp = await clusterIp(ctx, ctx.namespace, "lc-roll");
-  const want = roll
-    .map((p) => `${formatEndpoint(p.ip, 8080)} (active)`)
-    .sort()
-    .join(", ");
+  const rolled = roll.map((p) => formatEndpoint(p.ip, 8080));
   const rollEv: EvidenceItem[] = [];
   const hostEv: EvidenceItem[] = [];
   // the agents converge on the new Pods within seconds: wait for every node to list them, keep the last reading
@@ -241,7 +235,7 @@ async function agentsRestart(
     deadlineMs: 30_000,
     intervalMs: 2000,
     probe: () => serviceViews(ctx, nodes, rollIp, []),
-    done: (vs) => vs.every((v) => [...v.backends].sort().join(", ") === want),
+    done: (vs) => viewNotAllActive(vs, rolled) === undefined,
     show: (vs) => vs.map((v) => `${v.node} [${v.backends.join(", ")}]`).join("; "),
   });
   await serviceViews(ctx, nodes, rollIp, rollEv);
@@ -265,7 +259,7 @@ async function agentsRestart(
   evidence.roll_probes = rollProbes.flatMap((p) => p.ev);
   evidence.hostds_probes = hostdsProbes.flatMap((p) => p.ev);
   return {
-    roll_backends: roll.map((p) => formatEndpoint(p.ip, 8080)),
+    roll_backends: rolled,
     roll_views: rollViews,
     hostds_views: hostdsViews,
     roll_probes: rollProbes.map(({ node, probe }) => ({ node, probe })),
