@@ -32,6 +32,22 @@ export const LEG_EVIDENCE_STEPS = [
   },
 ] as const;
 
+/**
+ * What every leg deploys (both leg topics): web behind a NodePort and a LoadBalancer from a pool of ours, the load
+ * (helpers/observe/load.ts: the long-lived connections, the request loop, the captures) and leg-roll.
+ */
+export const LEG_DEPLOYS = [
+  "web.yaml",
+  "web-np.yaml",
+  "lb-pool.yaml",
+  "web-lb.yaml",
+  "conn-client.yaml",
+  "request-loop.yaml",
+  "load-capture.yaml",
+  "load-pcap.yaml",
+  "leg-roll.yaml",
+];
+
 /** The steps that replace backends during every leg (helpers/observe/leg-roll.ts): both leg topics declare them. */
 export const LEG_ROLL_STEPS = [
   {

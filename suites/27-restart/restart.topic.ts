@@ -13,7 +13,7 @@ import { legUnderLoad } from "../../helpers/observe/leg.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import type { RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
-import { LEG_EVIDENCE_STEPS, LEG_ROLL_STEPS, legProperties } from "../legs.ts";
+import { LEG_DEPLOYS, LEG_EVIDENCE_STEPS, LEG_ROLL_STEPS, legProperties } from "../legs.ts";
 import type { RestartRecord } from "./restart.records.ts";
 import { records } from "./restart.records.ts";
 
@@ -25,17 +25,7 @@ export const topic = defineTopic({
   source: UP(
     "Cilium's upgrade CI (agents restarted, then upgraded, under cilium-cli's conn-disrupt test), https://github.com/cilium/cilium/blob/v1.20.2/.github/workflows/tests-e2e-upgrade.yaml",
   ),
-  deploys: [
-    "web.yaml",
-    "web-np.yaml",
-    "lb-pool.yaml",
-    "web-lb.yaml",
-    "conn-client.yaml",
-    "request-loop.yaml",
-    "load-capture.yaml",
-    "load-pcap.yaml",
-    "leg-roll.yaml",
-  ],
+  deploys: LEG_DEPLOYS,
   steps: [
     {
       on: "local",

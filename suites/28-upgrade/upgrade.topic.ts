@@ -23,7 +23,7 @@ import type { RecordView } from "../../helpers/properties/types.ts";
 import { derive, type EvidenceItem, RawText } from "../../helpers/records/evidence.ts";
 import type { LegConformance, RecordSet, UpgradeLeg } from "../../helpers/records/types.ts";
 import { defineTopic, type PropertyDeclaration } from "../../helpers/topic.ts";
-import { LEG_EVIDENCE_STEPS, LEG_ROLL_STEPS, legProperties } from "../legs.ts";
+import { LEG_DEPLOYS, LEG_EVIDENCE_STEPS, LEG_ROLL_STEPS, legProperties } from "../legs.ts";
 import type { UpgradeRecord } from "./upgrade.records.ts";
 import { records } from "./upgrade.records.ts";
 
@@ -73,17 +73,7 @@ export const topic = defineTopic({
   title: "A Cilium upgrade, and the way back, under load: connections survive, no request fails",
   runsIn: "an upgrade run (UPGRADE_TO)",
   source: UP(`${UPGRADE_GUIDE}; ${UPGRADE_CI}`),
-  deploys: [
-    "web.yaml",
-    "web-np.yaml",
-    "lb-pool.yaml",
-    "web-lb.yaml",
-    "conn-client.yaml",
-    "request-loop.yaml",
-    "load-capture.yaml",
-    "load-pcap.yaml",
-    "leg-roll.yaml",
-  ],
+  deploys: LEG_DEPLOYS,
   steps: [
     {
       on: "local",
