@@ -290,8 +290,13 @@ describe("startOrder (the order the cluster workers take the topics in)", () => 
     expect(simulatedSeconds(startOrder(run, 4, kprTimes), run, 4, kprTimes)).toBeLessThan(
       simulatedSeconds(run, run, 4, kprTimes) - 10,
     );
+    // the lifecycle runs' times (the newest full runs): the longest topic of the stretch, lifecycle, is taken
+    // before the chain's scale, where on the times before them (10 s for a topic without one) it came after it
     const order = startOrder(run, 4, shipped).map((t) => t.name);
-    expect(order.indexOf("loadbalancer")).toBeLessThan(order.indexOf("scale"));
+    expect(order.indexOf("lifecycle")).toBeLessThan(order.indexOf("scale"));
+    const before = recordedSeconds([join(import.meta.dirname, "bundles", "1.20")]);
+    const old = startOrder(run, 4, before).map((t) => t.name);
+    expect(old.indexOf("lifecycle")).toBeGreaterThan(old.indexOf("scale"));
   });
 
   it("with equal times, still starts what follows nobody beside the chain rather than after it", () => {
@@ -315,10 +320,28 @@ describe("startOrder (the order the cluster workers take the topics in)", () => 
         mkdirSync(join(dir, m));
         writeFileSync(join(dir, m, "bundle.json"), JSON.stringify({ ...meta, phases: { "spec ghost": s } }));
       }
-      const est = recordedSeconds(dir);
+      const est = recordedSeconds([dir]);
       expect(est("ghost")).toBe(7);
       expect(est("holder")).toBe(10);
-      expect(recordedSeconds(join(dir, "none"))("ghost")).toBe(10);
+      expect(recordedSeconds([join(dir, "none")])("ghost")).toBe(10);
+      // a newer run's time wins where it has the topic; the older run still answers for the others
+      const newer = mkdtempSync(join(tmpdir(), "recorded-seconds-newer-"));
+      try {
+        const meta = JSON.parse(readFileSync(join(dir, "kpr", "bundle.json"), "utf8")) as Record<
+          string,
+          unknown
+        >;
+        mkdirSync(join(newer, "kpr"));
+        writeFileSync(
+          join(newer, "kpr", "bundle.json"),
+          JSON.stringify({ ...meta, createdAt: "2099-01-01T00:00:00.000Z", phases: { "spec holder": 42 } }),
+        );
+        const both = recordedSeconds([dir, newer]);
+        expect([both("holder"), both("ghost")]).toEqual([42, 7]);
+        expect(recordedSeconds([newer, dir])("holder")).toBe(42);
+      } finally {
+        rmSync(newer, { recursive: true, force: true });
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -128,23 +128,38 @@ export function formatSchedule(run: readonly TopicDeclaration[], workers: number
 export type Estimate = (topic: string) => number;
 
 /**
- * How long each topic took in the shipped bundles of the default Cilium minor (bundle.json `spec <topic>`, the
- * longer of the two modes): startOrder's estimate. A topic they lack, or a bundle that cannot be read, counts 10 s;
- * it only orders the files.
+ * How long each topic took in the shipped full runs of the default Cilium minor (bundle.json `spec <topic>`, the
+ * longer of the two modes): startOrder's estimate. The folders are read newest run first, so a topic takes its time
+ * from the newest run that has it (`bundles/<minor>` predates the lifecycle topics; `bundles/lifecycle/<minor>` has
+ * every topic). A topic none of them has, or a bundle that cannot be read, counts 10 s; it only orders the files.
  */
 export function recordedSeconds(
-  bundles = join(import.meta.dirname, "bundles", DEFAULT_CILIUM_MINOR),
+  folders: readonly string[] = [
+    join(import.meta.dirname, "bundles", DEFAULT_CILIUM_MINOR),
+    join(import.meta.dirname, "bundles", "lifecycle", DEFAULT_CILIUM_MINOR),
+  ],
 ): Estimate {
-  const phases = ["kpr", "kube-proxy"].map((m): Record<string, number> => {
-    try {
-      return readMeta(join(bundles, m)).phases;
-    } catch {
-      return {};
-    }
-  });
+  const runs = folders
+    .map((f) => {
+      const metas = ["kpr", "kube-proxy"].flatMap((m) => {
+        try {
+          return [readMeta(join(f, m))];
+        } catch {
+          return [];
+        }
+      });
+      return {
+        at: Math.max(0, ...metas.map((m) => Date.parse(m.createdAt) || 0)),
+        phases: metas.map((m) => m.phases),
+      };
+    })
+    .sort((a, b) => b.at - a.at);
   return (topic) => {
-    const s = phases.map((p) => p[`spec ${topic}`]).filter((x): x is number => typeof x === "number");
-    return s.length > 0 ? Math.max(...s) : 10;
+    for (const run of runs) {
+      const s = run.phases.map((p) => p[`spec ${topic}`]).filter((x): x is number => typeof x === "number");
+      if (s.length > 0) return Math.max(...s);
+    }
+    return 10;
   };
 }
 
