@@ -58,7 +58,35 @@ describe("the topics' schedule declarations", () => {
       const why = "alone" in t.schedule ? t.schedule.alone : t.schedule.why;
       expect(why.length, t.name).toBeGreaterThan(20);
       if ("after" in t.schedule) expect(new Set(t.schedule.after).size).toBe(t.schedule.after.length);
+      if ("alone" in t.schedule && t.schedule.besides)
+        expect(
+          t.schedule.besidesWhy?.length ?? 0,
+          `${t.name}: why beside ${t.schedule.besides}`,
+        ).toBeGreaterThan(20);
     }
+  });
+
+  it("let a topic that runs alone share its turn only with topics alone too, right before it in file order", () => {
+    for (const [i, t] of TOPICS.entries()) {
+      if (!("alone" in t.schedule) || !t.schedule.besides) continue;
+      const before = TOPICS.slice(i - t.schedule.besides.length, i);
+      expect(before.map((b) => b.name).sort(), t.name).toEqual([...t.schedule.besides].sort());
+      for (const b of before) expect("alone" in b.schedule, `${t.name} beside ${b.name}`).toBe(true);
+    }
+    // the one pair today: the operator's restart beside the agents', the API-server cut after both
+    const run = TOPICS.filter((t) => !t.runsIn);
+    const named = (n: string) => run.find((t) => t.name === n) as TopicDeclaration;
+    const waits = (n: string) => waitsFor(named(n), run).map((t) => t.name);
+    expect(waits("lifecycle-operator")).not.toContain("lifecycle-agents");
+    expect(waits("lifecycle-operator")).toContain("invariants");
+    expect(waits("lifecycle-control")).toEqual(
+      expect.arrayContaining(["lifecycle-agents", "lifecycle-operator"]),
+    );
+    expect(
+      phases(run)
+        .find((g) => g.some((t) => t.name === "lifecycle-operator"))
+        ?.map((t) => t.name),
+    ).toEqual(["lifecycle-agents", "lifecycle-operator"]);
   });
 
   it("keep two topics that write the same record apart (the merged datapath record aside)", () => {
@@ -160,6 +188,7 @@ describe("the topics' schedule declarations", () => {
         ],
         [
           "lifecycle-agents",
+          "lifecycle-operator",
         ],
         [
           "lifecycle-control",
@@ -263,7 +292,11 @@ describe("startOrder (the order the cluster workers take the topics in)", () => 
       expect([...order.map((t) => t.name)].sort()).toEqual(run.map((t) => t.name).sort());
       for (const [i, t] of order.entries()) {
         for (const w of waitsFor(t, run)) expect(order.findIndex((x) => x.name === w.name)).toBeLessThan(i);
-        if ("alone" in t.schedule) expect(i).toBe(run.indexOf(t));
+        // a topic that runs alone keeps its place, or swaps only with those sharing its turn
+        if ("alone" in t.schedule) {
+          const turn = phases(run).find((g) => g.includes(t)) as TopicDeclaration[];
+          expect(Math.abs(i - run.indexOf(t)), t.name).toBeLessThan(turn.length);
+        }
       }
     }
     // one worker: file order but for ghost and translation, which follow the Service-surface topics filed after

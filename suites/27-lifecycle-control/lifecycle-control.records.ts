@@ -1,14 +1,9 @@
-/** The lifecycle-control topic's record: LB-IPAM's addresses around an operator restart, and a node cut from the API. */
+/** The lifecycle-control topic's record: a node cut from the API server while a backend is deleted. */
 import type { RecordDecls } from "../../helpers/records/catalogue.ts";
 import type { EdgeSite, Probe } from "../../helpers/records/types.ts";
 import { EXAMPLE_SITE, exampleOk } from "../surface.ts";
 
 export interface LifecycleControlRecord extends EdgeSite {
-  /** LoadBalancer addresses by Service before and after cilium-operator was restarted; null without a range of ours. */
-  lb_before: Record<string, string[]> | null;
-  lb_after: Record<string, string[]> | null;
-  /** How many addresses the sharing key holds (lc-sk-a, -b, -c). */
-  sharing_addresses: number | null;
   /** The far node cut from the API server: the lc-cut backend deleted meanwhile, the far node's slots during and after. */
   cut_node: string | null;
   cut_deleted: string | null;
@@ -24,15 +19,11 @@ declare module "../../helpers/records/types.ts" {
   }
 }
 
-/** The record as the declarations expect it (written by us, not an observation): nothing moved, nothing stale. */
+/** The record as the declarations expect it (written by us, not an observation): nothing stale. */
 function lifecycleControlExample(): LifecycleControlRecord {
   const ok = exampleOk("pod far", "http://10.96.30.32/hostname", "lc-cut-b");
-  const lb = { "lc-sk-a": ["172.31.100.245"], "lc-sk-b": ["172.31.100.246"], "lc-sk-c": ["172.31.100.245"] };
   return {
     ...EXAMPLE_SITE,
-    lb_before: lb,
-    lb_after: lb,
-    sharing_addresses: 2,
     cut_node: "cdc-worker",
     cut_deleted: "10.244.2.40:8080",
     cut_slots_during: ["10.244.2.40:8080", "10.244.2.41:8080"],

@@ -2,7 +2,7 @@
 
 import type { RecordDecls } from "../../helpers/records/catalogue.ts";
 import type { UpgradeLeg } from "../../helpers/records/types.ts";
-import { EXAMPLE_LEG } from "../28-upgrade/upgrade.records.ts";
+import { EXAMPLE_LEG } from "../29-upgrade/upgrade.records.ts";
 
 /** Ours (issue 35): the agents restarted on one version under the same load as the upgrade's legs. */
 export interface RestartRecord {
