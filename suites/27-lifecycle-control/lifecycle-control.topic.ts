@@ -1,4 +1,4 @@
-import { clusterIp, kubectl, kubectlRaw, pods } from "../../helpers/observe/cluster.ts";
+import { clusterIp, kubectl, pods } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitFor, waitSettled } from "../../helpers/observe/context.ts";
 import { onNode } from "../../helpers/observe/node.ts";
 import { lbList, probeFrom, slotAddresses } from "../../helpers/observe/steps.ts";
@@ -6,15 +6,10 @@ import {
   apply,
   type Edge,
   ensureEdge,
-  ensureLbPool,
-  lbRange,
   renderManifest,
-  waitLbAddress,
   waitPodsReady,
-  waitReplaced,
 } from "../../helpers/observe/workloads.ts";
 import { formatEndpoint } from "../../helpers/parse/address.ts";
-import type { Deviation } from "../../helpers/properties/expectation.ts";
 import { IPV4_SERVICE, requires } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
 import { derive } from "../../helpers/records/evidence.ts";
