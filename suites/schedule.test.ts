@@ -380,3 +380,29 @@ describe("startOrder (the order the cluster workers take the topics in)", () => 
     }
   });
 });
+
+describe("a run in two parts, for two jobs at once (package.json test:conformance:disruptions and :without-disruptions)", () => {
+  const scripts = (
+    JSON.parse(readFileSync(join(import.meta.dirname, "..", "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    }
+  ).scripts;
+  const folderTopic = (f: string) => /^suites\/\d\d-([a-z0-9-]+)/.exec(f)?.[1] ?? f;
+  const named = (script: string | undefined, flag: RegExp) =>
+    [...(script ?? "").matchAll(flag)].map((m) => folderTopic(m[1] as string));
+
+  it("the disruptions part is config and the topics alone after the invariants; the other part every other topic", () => {
+    const disruptions = named(scripts["test:conformance:disruptions"], / (suites\/\d\d-[a-z0-9-]+)/g);
+    const excluded = named(
+      scripts["test:conformance:without-disruptions"],
+      /--exclude '(suites\/\d\d-[a-z0-9-]+)\/\*\*'/g,
+    );
+    const run = TOPICS.filter((t) => !t.runsIn);
+    const after = run.slice(run.findIndex((t) => t.name === "invariants") + 1);
+    expect(after.every((t) => "alone" in t.schedule)).toBe(true);
+    expect(disruptions).toEqual(["config", ...after.map((t) => t.name)]);
+    expect(excluded).toEqual(after.map((t) => t.name));
+    // each folder the scripts name is a topic's
+    for (const f of [...disruptions, ...excluded]) expect(TOPICS.map((t) => t.name)).toContain(f);
+  });
+});
