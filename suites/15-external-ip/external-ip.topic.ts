@@ -255,7 +255,7 @@ export function buildExternalIpRecord(input: {
         derive(`edge-ext's externalIP ${ip}: the last address of our range`, input.ipEvidence ?? []),
       ],
       ext_slots: s ? lbRows(lbList.raw, s) : [derive(`no ${ip}:80/TCP entry in bpf lb list`, lbList.raw)],
-      ext_rules: lines.length > 0 ? lines : [derive(`no line names -d ${ip}/32 --dport 80`, rules)],
+      ext_rules: lines.length > 0 ? lines : [derive(`no line names -d ${ip}/32`, rules)],
       ext_from_pod: probes.fromPod.evidence,
       ext_from_node: probes.fromNode.evidence,
     },
