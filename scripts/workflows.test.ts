@@ -89,7 +89,7 @@ describe("workflows", () => {
         scripts: Record<string, string>;
       }
     ).scripts;
-    for (const part of m.part ?? [])
+    for (const part of (m.part ?? []) as string[])
       expect(scripts[`test:conformance:${part}`], part).toMatch(/^vitest run --project conformance /);
     const steps = (wf.jobs.conformance?.steps ?? []) as { run?: string }[];
     expect(

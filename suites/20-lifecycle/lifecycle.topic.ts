@@ -1,4 +1,4 @@
-import { clusterIp, kubectl, kubectlRaw, pod, pods } from "../../helpers/observe/cluster.ts";
+import { agentLogSince, clusterIp, kubectl, pod, pods } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitFor, waitSettled } from "../../helpers/observe/context.ts";
 import { dropsDuring } from "../../helpers/observe/drops.ts";
 import { lbList, probeFrom, slotAddresses } from "../../helpers/observe/steps.ts";
@@ -399,15 +399,7 @@ async function conflictLines(ctx: RunContext, node: string) {
     ps.filter((p) => p.node === node),
   );
   if (!agent) return { count: 0, evidence: [] as EvidenceItem[] };
-  const log = await kubectlRaw(ctx, [
-    "-n",
-    "kube-system",
-    "logs",
-    agent.name,
-    "-c",
-    "cilium-agent",
-    `--since-time=${ctx.runStartedAt}`,
-  ]);
+  const log = await agentLogSince(ctx, agent.name, ctx.runStartedAt);
   const quotes = log.quotes((l) => /already owned by another service/.test(l));
   return {
     count: quotes.length,
