@@ -154,6 +154,8 @@ function notStarted(): void {
 
 /** Every namespace's Pods, as `kubectl get pods -A -o json` answers (none unless a test puts some). */
 let allPods: unknown[] = [];
+const deleted = new Set<unknown>();
+const gone = new Set<unknown>();
 
 /** Agents scripted: `status --brief` OK from okAt[node] on (ms since the epoch), kube-dns in their lists. */
 function gates(okAt: Record<string, number>, lines: string[] = []) {
@@ -164,8 +166,23 @@ function gates(okAt: Record<string, number>, lines: string[] = []) {
       if (req.target.kind === "api") return api.run(req);
       if (req.target.kind === "kubectl") {
         calls.push(`kubectl ${req.argv.join(" ")}`);
-        const list = req.argv[0] === "get" ? JSON.stringify({ items: allPods }) : "";
-        return { stdout: list, stderr: "", exitCode: 0, durationMs: 1 };
+        if (req.argv[0] === "get") {
+          const list = JSON.stringify({ items: allPods });
+          // a deleted Pod is listed once more after its deletion (terminating), then gone
+          allPods = allPods.filter((p) => !gone.has(p));
+          for (const p of allPods) if (deleted.has(p)) gone.add(p);
+          return { stdout: list, stderr: "", exitCode: 0, durationMs: 1 };
+        }
+        const [, ns, , , name] = req.argv;
+        for (const p of allPods) {
+          const m = (p as { metadata: { namespace: string; name: string } }).metadata;
+          if (m.namespace === ns && m.name === name) {
+            deleted.add(p);
+            // its sandbox came up between the list and the deletion: it terminates with an address
+            if (name === "coredns-a") (p as { status: { podIP?: string } }).status.podIP = "10.244.0.9";
+          }
+        }
+        return { stdout: "", stderr: "", exitCode: 0, durationMs: 1 };
       }
       if (req.target.kind !== "agent") throw new Error(`scripted agents: ${req.target.kind}`);
       calls.push(`${req.target.node} ${req.argv.join(" ")}`);
@@ -324,16 +341,19 @@ describe("restartUnmanagedPods (Cilium's 'restart unmanaged Pods' after install)
       allPods.push(p);
     const lines: string[] = [];
     const { g, calls } = gates({}, lines);
-    expect(await restartUnmanagedPods(g)).toEqual([
-      "kube-system/coredns-a",
-      "local-path-storage/local-path-provisioner-c",
-    ]);
+    // it waits until the deleted Pods are gone, and names the address one got meanwhile (the kube-dns gate waits
+    // for the agents to drop it)
+    expect(await restartUnmanagedPods(g)).toEqual({
+      names: ["kube-system/coredns-a", "local-path-storage/local-path-provisioner-c"],
+      ips: ["10.244.0.9"],
+    });
     allPods = [];
-    expect(calls).toEqual([
+    expect(calls.slice(0, 3)).toEqual([
       "kubectl get pods -A -o json",
       "kubectl -n kube-system delete pod coredns-a --wait=false",
       "kubectl -n local-path-storage delete pod local-path-provisioner-c --wait=false",
     ]);
+    expect(calls.slice(3).every((c) => c === "kubectl get pods -A -o json")).toBe(true);
     expect(lines.join("\n")).toMatch(/restarted 2 Pod\(s\) still waiting for a network/);
   });
 });

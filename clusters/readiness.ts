@@ -18,6 +18,7 @@ import { API_READ_TIMEOUT_MS } from "../helpers/exec/kube.ts";
 import type { Executor } from "../helpers/exec/types.ts";
 import { mustRun } from "../helpers/exec/types.ts";
 import { podState, whyNotReady } from "../helpers/observe/pod-status.ts";
+import { parseEndpoint } from "../helpers/parse/address.ts";
 import { parseServiceListJson } from "../helpers/parse/service-list-json.ts";
 import { pollUntil } from "../helpers/poll.ts";
 import { abortableSleep, interruptibleExecutor } from "./interrupt.ts";
@@ -272,35 +273,60 @@ export async function agentsOk(g: GateContext, nodes: string[]): Promise<Record<
  * on by default; Cilium's Helm guide: "Restart unmanaged Pods"). Only for a cluster the suite created: its caller is
  * the provider that installs Cilium. The Pods deleted, as "namespace/name".
  */
-export async function restartUnmanagedPods(g: GateContext): Promise<string[]> {
+export async function restartUnmanagedPods(g: GateContext): Promise<{ names: string[]; ips: string[] }> {
   // every namespace's Pods (the api target asks one namespace at a time; kubectl lists them all)
-  const list = await mustRun(g.exec, {
-    target: { kind: "kubectl" },
-    argv: ["get", "pods", "-A", "-o", "json"],
-  });
-  const all = itemsOf(JSON.parse(list.stdout));
-  const waiting = all.filter((p) => {
+  const listAll = async () =>
+    itemsOf(
+      JSON.parse(
+        (await mustRun(g.exec, { target: { kind: "kubectl" }, argv: ["get", "pods", "-A", "-o", "json"] }))
+          .stdout,
+      ),
+    );
+  const key = (p: Json) => `${String(o(p.metadata).namespace)}/${nameOf(p)}`;
+  const waiting = (await listAll()).filter((p) => {
     const spec = o(p.spec);
     const status = o(p.status);
-    const owned =
-      Array.isArray(o(p.metadata).ownerReferences) && (o(p.metadata).ownerReferences as unknown[]).length > 0;
-    return spec.hostNetwork !== true && !status.podIP && status.phase === "Pending" && owned;
+    const owners = o(p.metadata).ownerReferences;
+    return (
+      spec.hostNetwork !== true &&
+      !status.podIP &&
+      status.phase === "Pending" &&
+      Array.isArray(owners) &&
+      owners.length > 0
+    );
   });
-  const names = waiting.map((p) => `${String(o(p.metadata).namespace)}/${nameOf(p)}`);
+  const names = waiting.map(key);
+  if (names.length === 0) return { names, ips: [] };
   for (const p of waiting)
     await mustRun(g.exec, {
       target: { kind: "kubectl" },
       argv: ["-n", String(o(p.metadata).namespace), "delete", "pod", nameOf(p), "--wait=false"],
     });
-  if (names.length > 0)
-    g.log(
-      `restarted ${names.length} Pod(s) still waiting for a network, for their controllers to recreate at once: ${names.join(", ")}`,
-    );
-  return names;
+  g.log(
+    `restarted ${names.length} Pod(s) still waiting for a network, for their controllers to recreate at once: ${names.join(", ")}`,
+  );
+  // a Pod whose sandbox came up between the list and its deletion got an address and terminates gracefully: wait
+  // until every deleted Pod is gone, keeping the addresses they had, so that no topic reads it as a backend
+  const ips = new Set<string>();
+  await pollUntil({
+    what: `the ${names.length} Pod(s) restarted gone`,
+    deadlineMs: GATE_DEADLINES.kubeDns,
+    intervalMs: GATE_POLL_MS,
+    probe: async () => {
+      const left = (await listAll()).filter((p) => names.includes(key(p)));
+      for (const p of left) if (o(p.status).podIP) ips.add(String(o(p.status).podIP));
+      return left.map(key);
+    },
+    done: (left) => left.length === 0,
+    show: (left) => `still there: ${left.join(", ")}`,
+    sleep: g.sleep,
+    progress: g.log,
+  });
+  return { names, ips: [...ips].sort() };
 }
 
 /** Every agent's service list holds the kube-dns ClusterIP with backends (the LB map is programmed). */
-export async function kubeDnsProgrammed(g: GateContext, nodes: string[]): Promise<void> {
+export async function kubeDnsProgrammed(g: GateContext, nodes: string[], gone: string[] = []): Promise<void> {
   const svc = await apiGetJson(g, { resource: "service", name: "kube-dns", namespace: "kube-system" });
   const ip = String(o(svc.spec).clusterIP ?? "");
   await pollUntil({
@@ -315,7 +341,16 @@ export async function kubeDnsProgrammed(g: GateContext, nodes: string[]): Promis
             argv: ["cilium-dbg", "service", "list", "-o", "json"],
           });
           const entry = parseServiceListJson(r.stdout).services.find((s) => s.frontend === `${ip}:53`);
-          return { node, listed: entry !== undefined, has: (entry?.backends.length ?? 0) > 0 };
+          // a restarted CoreDNS Pod's address (restartUnmanagedPods) must have left it
+          const stale = (entry?.backends ?? [])
+            .map((b) => parseEndpoint(b.address)?.ip ?? b.address)
+            .filter((a) => gone.includes(a));
+          return {
+            node,
+            listed: entry !== undefined,
+            has: (entry?.backends.length ?? 0) > 0 && stale.length === 0,
+            stale,
+          };
         }),
       ),
     done: (rs) => rs.every((r) => r.has),
@@ -323,7 +358,8 @@ export async function kubeDnsProgrammed(g: GateContext, nodes: string[]): Promis
       rs
         .filter((r) => !r.has)
         .map(
-          (r) => `${r.node} ${r.listed ? "lists it without backends (CoreDNS not ready yet)" : "lacks it"}`,
+          (r) =>
+            `${r.node} ${r.stale.length > 0 ? `still lists the restarted Pods' ${r.stale.join(", ")}` : r.listed ? "lists it without backends (CoreDNS not ready yet)" : "lacks it"}`,
         )
         .join(", ") || "all have it",
     sleep: g.sleep,
@@ -368,10 +404,11 @@ export async function ciliumReady(g: GateContext, version: string): Promise<Cili
         gg,
         pods.map((p) => p.node),
       );
-      await restartUnmanagedPods(gg);
+      const restarted = await restartUnmanagedPods(gg);
       await kubeDnsProgrammed(
         gg,
         pods.map((p) => p.node),
+        restarted.ips,
       );
       return Object.fromEntries(
         pods.map((p): [string, AgentStart] => {
