@@ -305,20 +305,22 @@ export async function restartUnmanagedPods(g: GateContext): Promise<{ names: str
   g.log(
     `restarted ${names.length} Pod(s) still waiting for a network, for their controllers to recreate at once: ${names.join(", ")}`,
   );
-  // a Pod whose sandbox came up between the list and its deletion got an address and terminates gracefully: wait
-  // until every deleted Pod is gone, keeping the addresses they had, so that no topic reads it as a backend
+  // a Pod whose sandbox came up between the list and its deletion got an address: it is a kube-dns backend until it
+  // has terminated. Wait until no deleted Pod has an address (gone, or never given one: a Pod without one is no
+  // backend, and the kubelet may confirm its deletion only after its back-off, 35 s in run lc3-120-kpr), keeping
+  // the addresses they had, so that the kube-dns gate waits for the agents to drop them
   const ips = new Set<string>();
   await pollUntil({
-    what: `the ${names.length} Pod(s) restarted gone`,
+    what: `the ${names.length} Pod(s) restarted without an address`,
     deadlineMs: GATE_DEADLINES.kubeDns,
     intervalMs: GATE_POLL_MS,
     probe: async () => {
-      const left = (await listAll()).filter((p) => names.includes(key(p)));
-      for (const p of left) if (o(p.status).podIP) ips.add(String(o(p.status).podIP));
+      const left = (await listAll()).filter((p) => names.includes(key(p)) && o(p.status).podIP);
+      for (const p of left) ips.add(String(o(p.status).podIP));
       return left.map(key);
     },
     done: (left) => left.length === 0,
-    show: (left) => `still there: ${left.join(", ")}`,
+    show: (left) => `still terminating with an address: ${left.join(", ")}`,
     sleep: g.sleep,
     progress: g.log,
   });
