@@ -307,7 +307,7 @@ export async function restartUnmanagedPods(g: GateContext): Promise<{ names: str
   );
   // a Pod whose sandbox came up between the list and its deletion got an address: it is a kube-dns backend until it
   // has terminated. Wait until no deleted Pod has an address (gone, or never given one: a Pod without one is no
-  // backend, and the kubelet may confirm its deletion only after its back-off, 35 s in run lc3-120-kpr), keeping
+  // backend, and the kubelet may confirm its deletion only after its back-off, 35 s in the shipped lifecycle/1.20/kpr), keeping
   // the addresses they had, so that the kube-dns gate waits for the agents to drop them
   const ips = new Set<string>();
   await pollUntil({

@@ -158,7 +158,7 @@ export const topic = defineTopic({
 
 /**
  * kube-proxy's rules for edge-ext's externalIP: those at its address and port 80. lifecycle-ports, beside this topic,
- * puts lc-lsr-in and lc-lsr-out at the same address on ports 81 and 82 (run lc2-120-kp, not shipped, counted 3).
+ * puts lc-lsr-in and lc-lsr-out at the same address on ports 81 and 82 (a lab run, not shipped, counted 3).
  */
 function edgeExtRules(rules: RawText, ip: string): Quote[] {
   return ruleLines(rules, ip).filter((q) => q.quote.includes(" --dport 80 "));
