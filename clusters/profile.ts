@@ -417,7 +417,7 @@ export function plan(p: Profile): PlannedStep[] {
     {
       phase: "readiness",
       argv: ["kubectl", "get", "pods", "-A", "-o", "json"],
-      note: "then delete every Pod still waiting for a network (no Pod IP, not host-network, owned by a controller): its controller creates it again at once, where the kubelet would retry its sandbox only after a back-off (cilium-cli's `--restart-unmanaged-pods`); poll every second until none of them has an address",
+      note: "then delete at once (--grace-period=0 --force) every Pod still waiting for a network (no Pod IP, not host-network, owned by a controller): its controller creates it again at once, where the kubelet would retry its sandbox only after a back-off (cilium-cli's `--restart-unmanaged-pods`); poll every second until none of them has an address",
     },
     {
       phase: "readiness",

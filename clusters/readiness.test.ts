@@ -350,8 +350,8 @@ describe("restartUnmanagedPods (Cilium's 'restart unmanaged Pods' after install)
     allPods = [];
     expect(calls.slice(0, 3)).toEqual([
       "kubectl get pods -A -o json",
-      "kubectl -n kube-system delete pod coredns-a --wait=false",
-      "kubectl -n local-path-storage delete pod local-path-provisioner-c --wait=false",
+      "kubectl -n kube-system delete pod coredns-a --grace-period=0 --force --wait=false",
+      "kubectl -n local-path-storage delete pod local-path-provisioner-c --grace-period=0 --force --wait=false",
     ]);
     expect(calls.slice(3).every((c) => c === "kubectl get pods -A -o json")).toBe(true);
     expect(lines.join("\n")).toMatch(/restarted 2 Pod\(s\) still waiting for a network/);
