@@ -29,6 +29,7 @@ const TRIED: Record<string, readonly string[]> = {
   rollback: ["1", "0", "yes"],
   test: ["nodeport", "("],
   skip: ["outside"],
+  part: ["disruptions", "without-disruptions", "first-half"],
   junit: ["results/j.xml"],
   keep: ["1"],
 };

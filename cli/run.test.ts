@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { PARTS } from "../clusters/parts.ts";
 import { parseRunInputs } from "../clusters/run-inputs.ts";
 import { checkBundle } from "../helpers/check.ts";
 import { TOPICS } from "../suites/topics.ts";
@@ -115,6 +116,26 @@ describe("run: the command it starts", () => {
         },
       },
     ]);
+  });
+
+  it("--part: one of a mode's two parts, the arguments package.json's test:conformance:<part> passes", async () => {
+    const { readFileSync } = await import("node:fs");
+    const scripts = (
+      JSON.parse(readFileSync(join(import.meta.dirname, "..", "package.json"), "utf8")) as {
+        scripts: Record<string, string>;
+      }
+    ).scripts;
+    for (const part of Object.keys(PARTS) as (keyof typeof PARTS)[]) {
+      const { d, spawned } = deps({ env: { RUN_ID: "mine" } });
+      await run({ inputs: parseRunInputs({ part }, {}), dryRun: false }, d);
+      expect(spawned[0]?.argv).toEqual([...VITEST, ...PARTS[part]]);
+      // the script says the same, its globs quoted for the shell
+      const quoted = PARTS[part].map((a) => (a.includes("*") ? `'${a}'` : a)).join(" ");
+      expect(scripts[`test:conformance:${part}`]).toBe(`vitest run --project conformance ${quoted}`);
+    }
+    expect((await runCli(["run", "--part", "first-half", "--dry-run"])).err).toBe(
+      "datapath-conformance run: --part first-half: valid parts are disruptions and without-disruptions\n",
+    );
   });
 
   it("the pattern vitest gets keeps --test and leaves out --skip", () => {

@@ -9,6 +9,7 @@
 
 import { join, relative } from "node:path";
 import type { Provider } from "../clusters/choices.ts";
+import { PARTS } from "../clusters/parts.ts";
 import { type RunInputs, runEnv, testNamePattern } from "../clusters/run-inputs.ts";
 import type { CheckResult } from "../helpers/check.ts";
 import { UserError } from "../helpers/errors.ts";
@@ -72,6 +73,7 @@ export function planRun(
         "--project",
         "conformance",
         ...(pattern !== undefined ? ["--testNamePattern", pattern] : []),
+        ...(inputs.part !== undefined ? PARTS[inputs.part] : []),
       ],
       env: { ...runEnv(inputs), RUN_ID: runId },
     },
@@ -97,6 +99,7 @@ function describe(i: RunInputs): string {
       : []),
     ...(i.test !== undefined ? [`tests matching /${i.test}/`] : []),
     ...(i.skip !== undefined ? [`without those matching /${i.skip}/`] : []),
+    ...(i.part !== undefined ? [`part ${i.part} of the topics`] : []),
     ...(i.keep ? ["clusters kept"] : []),
   ].join(", ");
 }

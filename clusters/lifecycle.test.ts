@@ -171,6 +171,8 @@ function fakeHost(
         take(null);
         return ok();
       }
+      // the gates' restart of Pods still waiting for a network: none here
+      if (cmd === "kubectl get pods -A -o json") return json({ items: [] });
       if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
       if (cmd === "agent cilium-dbg status")
         return ok(
@@ -502,6 +504,8 @@ describe("provisioning an existing cluster", () => {
           leaseHolder = null;
           return ok();
         }
+        // the gates' restart of Pods still waiting for a network: none here
+        if (cmd === "kubectl get pods -A -o json") return json({ items: [] });
         if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
         if (req.target.kind === "api" && req.argv[0] === "watch" && req.watch) {
           // the api target's contract on a fake clock: every answer in turn until the condition holds, else

@@ -416,8 +416,13 @@ export function plan(p: Profile): PlannedStep[] {
     },
     {
       phase: "readiness",
+      argv: ["kubectl", "get", "pods", "-A", "-o", "json"],
+      note: "then delete at once (--grace-period=0 --force) every Pod still waiting for a network (no Pod IP, not host-network, owned by a controller): its controller creates it again at once, where the kubelet would retry its sandbox only after a back-off (cilium-cli's `--restart-unmanaged-pods`); poll every second until none of them has an address",
+    },
+    {
+      phase: "readiness",
       argv: null,
-      note: `then poll every second until every agent's service list has the kube-dns ClusterIP (deadline ${min(GATE_DEADLINES.kubeDns)})`,
+      note: `then poll every second until every agent's service list has the kube-dns ClusterIP with backends, none of them a restarted Pod's (deadline ${min(GATE_DEADLINES.kubeDns)})`,
     },
   ];
   switch (p.provider) {

@@ -17,6 +17,7 @@ import {
   type GateContext,
   imageIsVersion,
   operatorAvailable,
+  restartUnmanagedPods,
 } from "./readiness.ts";
 
 type Json = Record<string, unknown>;
@@ -151,6 +152,11 @@ function notStarted(): void {
   });
 }
 
+/** Every namespace's Pods, as `kubectl get pods -A -o json` answers (none unless a test puts some). */
+let allPods: unknown[] = [];
+const deleted = new Set<unknown>();
+const gone = new Set<unknown>();
+
 /** Agents scripted: `status --brief` OK from okAt[node] on (ms since the epoch), kube-dns in their lists. */
 function gates(okAt: Record<string, number>, lines: string[] = []) {
   const calls: string[] = [];
@@ -158,6 +164,26 @@ function gates(okAt: Record<string, number>, lines: string[] = []) {
   const exec: Executor = {
     run: async (req: ExecRequest): Promise<ExecResult> => {
       if (req.target.kind === "api") return api.run(req);
+      if (req.target.kind === "kubectl") {
+        calls.push(`kubectl ${req.argv.join(" ")}`);
+        if (req.argv[0] === "get") {
+          const list = JSON.stringify({ items: allPods });
+          // a deleted Pod is listed once more after its deletion (terminating), then gone
+          allPods = allPods.filter((p) => !gone.has(p));
+          for (const p of allPods) if (deleted.has(p)) gone.add(p);
+          return { stdout: list, stderr: "", exitCode: 0, durationMs: 1 };
+        }
+        const [, ns, , , name] = req.argv;
+        for (const p of allPods) {
+          const m = (p as { metadata: { namespace: string; name: string } }).metadata;
+          if (m.namespace === ns && m.name === name) {
+            deleted.add(p);
+            // its sandbox came up between the list and the deletion: it terminates with an address
+            if (name === "coredns-a") (p as { status: { podIP?: string } }).status.podIP = "10.244.0.9";
+          }
+        }
+        return { stdout: "", stderr: "", exitCode: 0, durationMs: 1 };
+      }
       if (req.target.kind !== "agent") throw new Error(`scripted agents: ${req.target.kind}`);
       calls.push(`${req.target.node} ${req.argv.join(" ")}`);
       const ok = Date.now() >= (okAt[req.target.node] ?? Number.POSITIVE_INFINITY);
@@ -285,5 +311,49 @@ describe("ciliumReady against a fake API server", () => {
     const asked = calls.length;
     await new Promise((r) => setTimeout(r, 150));
     expect(calls.length).toBe(asked);
+  });
+});
+
+describe("restartUnmanagedPods (Cilium's 'restart unmanaged Pods' after install)", () => {
+  it("deletes the Pods still waiting for a network that a controller brings back, and no other", async () => {
+    // every namespace's Pods as the API server lists them right after the agents came up (WRITTEN BY US)
+    const pod = (
+      ns: string,
+      name: string,
+      extra: { ip?: string; phase: string; host?: boolean; owned?: boolean },
+    ) => ({
+      metadata: {
+        name,
+        namespace: ns,
+        ...(extra.owned === false ? {} : { ownerReferences: [{ kind: "ReplicaSet", name: `${name}-rs` }] }),
+      },
+      spec: extra.host ? { hostNetwork: true } : {},
+      status: { phase: extra.phase, ...(extra.ip ? { podIP: extra.ip } : {}) },
+    });
+    allPods = [];
+    for (const p of [
+      pod("kube-system", "coredns-a", { phase: "Pending" }),
+      pod("kube-system", "coredns-b", { phase: "Running", ip: "10.244.0.7" }),
+      pod("kube-system", "cilium-envoy-x", { phase: "Pending", host: true }),
+      pod("local-path-storage", "local-path-provisioner-c", { phase: "Pending" }),
+      pod("default", "bare", { phase: "Pending", owned: false }),
+    ])
+      allPods.push(p);
+    const lines: string[] = [];
+    const { g, calls } = gates({}, lines);
+    // it waits until the deleted Pods are gone, and names the address one got meanwhile (the kube-dns gate waits
+    // for the agents to drop it)
+    expect(await restartUnmanagedPods(g)).toEqual({
+      names: ["kube-system/coredns-a", "local-path-storage/local-path-provisioner-c"],
+      ips: ["10.244.0.9"],
+    });
+    allPods = [];
+    expect(calls.slice(0, 3)).toEqual([
+      "kubectl get pods -A -o json",
+      "kubectl -n kube-system delete pod coredns-a --grace-period=0 --force --wait=false",
+      "kubectl -n local-path-storage delete pod local-path-provisioner-c --grace-period=0 --force --wait=false",
+    ]);
+    expect(calls.slice(3).every((c) => c === "kubectl get pods -A -o json")).toBe(true);
+    expect(lines.join("\n")).toMatch(/restarted 2 Pod\(s\) still waiting for a network/);
   });
 });

@@ -59,6 +59,12 @@ export const RUN_INPUTS: readonly RunInput[] = [
   { flag: "test", type: "string", value: "REGEX", help: "only the tests whose name matches (vitest -t)" },
   { flag: "skip", type: "string", value: "REGEX", help: "leave out the tests whose name matches" },
   {
+    flag: "part",
+    type: "string",
+    value: "PART",
+    help: "one of a mode's two parts, for two jobs at once: disruptions (config, then the three topics that restart the agents and the operator or cut a node from the API server) or without-disruptions (every other topic)",
+  },
+  {
     flag: "junit",
     env: "CONFORMANCE_JUNIT",
     type: "string",

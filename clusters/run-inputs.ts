@@ -16,6 +16,7 @@ import {
   PROFILES,
   parseDatapathProfile,
 } from "./datapath-profiles.ts";
+import { type Part, parsePart } from "./parts.ts";
 import { RUN_INPUTS, type RunInput } from "./run-input-list.ts";
 import { type CiliumVersion, neverRunHere, resolveCilium } from "./versions.ts";
 
@@ -38,6 +39,8 @@ export interface RunInputs {
   keep: boolean;
   test?: string;
   skip?: string;
+  /** One of a mode's two parts (clusters/parts.ts), or the whole run. */
+  part?: Part;
   junit?: string;
   /** What the suite has never run among the asked versions, one line each. */
   notes: string[];
@@ -127,6 +130,8 @@ export function parseRunInputs(flags: Flags, env: NodeJS.ProcessEnv): RunInputs 
   const junit = at("junit").given;
   const test = regex(at("test").said, at("test").given);
   const skip = regex(at("skip").said, at("skip").given);
+  const pa = at("part");
+  const part = pa.given === undefined ? undefined : parsePart(pa.given, pa.said);
   return {
     provider,
     ...(mode ? { mode } : {}),
@@ -140,6 +145,7 @@ export function parseRunInputs(flags: Flags, env: NodeJS.ProcessEnv): RunInputs 
     keep: bool("keep"),
     ...(test !== undefined ? { test } : {}),
     ...(skip !== undefined ? { skip } : {}),
+    ...(part !== undefined ? { part } : {}),
     ...(junit ? { junit } : {}),
     notes: [
       ...(version ? neverRunHere(version.version) : []),

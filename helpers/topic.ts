@@ -61,8 +61,10 @@ export interface TopicDeclaration<N extends string = string, K extends RecordNam
    * it (it measures, changes what every topic sees, or reads what every earlier one left); or `after`, the
    * earlier topics it must follow (it reads their records or objects, or they change what it observes) and why.
    * It runs beside every other topic that does not run alone: declare what it reads and changes truthfully.
+   * A topic that runs alone may name the earlier topics, alone too and right before it in file order, that may share
+   * its turn (`besides`, and why: `besidesWhy`): it then waits for every earlier topic but those.
    */
-  schedule: { alone: string } | { after: string[]; why: string };
+  schedule: { alone: string; besides?: string[]; besidesWhy?: string } | { after: string[]; why: string };
   /**
    * The cluster state a topic counts whole, and the state it changes (issue 35: identical runs, identical
    * answers). suites/schedule.test.ts proves that no two topics that may run at once have one counting what the

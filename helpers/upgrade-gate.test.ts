@@ -54,9 +54,9 @@ describe("the upgrade gate's word", () => {
   });
 
   it("a known issue the declarations name for the source version too is not new on the target", async () => {
-    // run up-119-120-lc: the lifecycle topics ran after each leg, not in the fresh 1.19 bundle; cilium#48455 is
+    // run up3-kpr: the lifecycle topics ran after each leg, not in the fresh 1.19 bundle; cilium#48455 is
     // declared for 1.19 and 1.20 alike, so its known issues (the invariants' 'Invalid packet' among them) are of both
-    const g = await gateOf(shipped("upgrade-1.19-1.20/kpr-6"), TOPICS);
+    const g = await gateOf(shipped("upgrade-1.19-1.20/kpr-7"), TOPICS);
     const fresh = g.newKnownIssues.map((k) => k.id);
     const both = g.knownOfBoth.map((k) => k.id);
     expect(both).toContain("invariants.no-unexpected-drops");

@@ -56,7 +56,7 @@ describe("junit summary", () => {
 
   it("counts a replay that reproduced a kept recorded failure apart, not as passed", () => {
     const xml = `<testsuites><testsuite>
-      <testcase classname="suites/28-upgrade/upgrade.spec.ts" name="upgrade.no-failed-requests: … [replay upgrade-1.19-1.20/kpr] [kpr]" time="0.1">
+      <testcase classname="suites/29-upgrade/upgrade.spec.ts" name="upgrade.no-failed-requests: … [replay upgrade-1.19-1.20/kpr] [kpr]" time="0.1">
         <properties><property name="recorded-failure" value="run up-119-120-kpr-2: 2 of 570 timed out"/></properties>
       </testcase>
       <testcase classname="x" name="a"></testcase>

@@ -296,8 +296,9 @@ async function checkWithoutRunning(c: ReadmeCommand): Promise<void> {
       expect(out, where).toMatch(/^would run /m);
       return;
     }
-    if (name === "test:conformance") {
-      expect(PACKAGE.scripts[name], where).toBeDefined();
+    // the whole run, or one of its two parts (test:conformance:disruptions, :without-disruptions)
+    if (name === "test:conformance" || name.startsWith("test:conformance:")) {
+      expect(PACKAGE.scripts[name], where).toMatch(/^vitest run --project conformance\b/);
       // the run's environment, through the validation the run uses, and the plan of what it would do
       const provider = parseRunProvider(vars.CLUSTER_PROVIDER ?? "kind");
       if (vars.CONFORMANCE_MODE) parseMode(vars.CONFORMANCE_MODE, "CONFORMANCE_MODE");

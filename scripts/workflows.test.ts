@@ -82,6 +82,19 @@ describe("workflows", () => {
     const m = wf.jobs.conformance?.strategy?.matrix ?? {};
     expect(m.mode).toEqual(["kpr", "kube-proxy"]);
     expect(m.provider).toEqual(["kind", "k3d"]);
+    // each mode in two parts at once, each an npm script (suites/schedule.test.ts holds what each part runs)
+    expect(m.part).toEqual(["without-disruptions", "disruptions"]);
+    const scripts = (
+      JSON.parse(readFileSync(join(DIR, "..", "..", "package.json"), "utf8")) as {
+        scripts: Record<string, string>;
+      }
+    ).scripts;
+    for (const part of (m.part ?? []) as string[])
+      expect(scripts[`test:conformance:${part}`], part).toMatch(/^vitest run --project conformance /);
+    const steps = (wf.jobs.conformance?.steps ?? []) as { run?: string }[];
+    expect(
+      steps.some((st) => st.run === `npm run test:conformance:${["$", "{{ matrix.part }}"].join("")}`),
+    ).toBe(true);
     expect((m.cilium ?? []).length).toBeGreaterThanOrEqual(2);
     for (const c of m.cilium ?? []) expect(CILIUM_MINORS).toContain(c);
     expect(Object.keys(wf.on).sort()).toEqual(["schedule", "workflow_dispatch"]);

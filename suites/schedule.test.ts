@@ -58,7 +58,35 @@ describe("the topics' schedule declarations", () => {
       const why = "alone" in t.schedule ? t.schedule.alone : t.schedule.why;
       expect(why.length, t.name).toBeGreaterThan(20);
       if ("after" in t.schedule) expect(new Set(t.schedule.after).size).toBe(t.schedule.after.length);
+      if ("alone" in t.schedule && t.schedule.besides)
+        expect(
+          t.schedule.besidesWhy?.length ?? 0,
+          `${t.name}: why beside ${t.schedule.besides}`,
+        ).toBeGreaterThan(20);
     }
+  });
+
+  it("let a topic that runs alone share its turn only with topics alone too, right before it in file order", () => {
+    for (const [i, t] of TOPICS.entries()) {
+      if (!("alone" in t.schedule) || !t.schedule.besides) continue;
+      const before = TOPICS.slice(i - t.schedule.besides.length, i);
+      expect(before.map((b) => b.name).sort(), t.name).toEqual([...t.schedule.besides].sort());
+      for (const b of before) expect("alone" in b.schedule, `${t.name} beside ${b.name}`).toBe(true);
+    }
+    // the one pair today: the operator's restart beside the agents', the API-server cut after both
+    const run = TOPICS.filter((t) => !t.runsIn);
+    const named = (n: string) => run.find((t) => t.name === n) as TopicDeclaration;
+    const waits = (n: string) => waitsFor(named(n), run).map((t) => t.name);
+    expect(waits("lifecycle-operator")).not.toContain("lifecycle-agents");
+    expect(waits("lifecycle-operator")).toContain("invariants");
+    expect(waits("lifecycle-control")).toEqual(
+      expect.arrayContaining(["lifecycle-agents", "lifecycle-operator"]),
+    );
+    expect(
+      phases(run)
+        .find((g) => g.some((t) => t.name === "lifecycle-operator"))
+        ?.map((t) => t.name),
+    ).toEqual(["lifecycle-agents", "lifecycle-operator"]);
   });
 
   it("keep two topics that write the same record apart (the merged datapath record aside)", () => {
@@ -160,6 +188,7 @@ describe("the topics' schedule declarations", () => {
         ],
         [
           "lifecycle-agents",
+          "lifecycle-operator",
         ],
         [
           "lifecycle-control",
@@ -263,7 +292,11 @@ describe("startOrder (the order the cluster workers take the topics in)", () => 
       expect([...order.map((t) => t.name)].sort()).toEqual(run.map((t) => t.name).sort());
       for (const [i, t] of order.entries()) {
         for (const w of waitsFor(t, run)) expect(order.findIndex((x) => x.name === w.name)).toBeLessThan(i);
-        if ("alone" in t.schedule) expect(i).toBe(run.indexOf(t));
+        // a topic that runs alone keeps its place, or swaps only with those sharing its turn
+        if ("alone" in t.schedule) {
+          const turn = phases(run).find((g) => g.includes(t)) as TopicDeclaration[];
+          expect(Math.abs(i - run.indexOf(t)), t.name).toBeLessThan(turn.length);
+        }
       }
     }
     // one worker: file order but for ghost and translation, which follow the Service-surface topics filed after
@@ -345,5 +378,31 @@ describe("startOrder (the order the cluster workers take the topics in)", () => 
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("a run in two parts, for two jobs at once (package.json test:conformance:disruptions and :without-disruptions)", () => {
+  const scripts = (
+    JSON.parse(readFileSync(join(import.meta.dirname, "..", "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    }
+  ).scripts;
+  const folderTopic = (f: string) => /^suites\/\d\d-([a-z0-9-]+)/.exec(f)?.[1] ?? f;
+  const named = (script: string | undefined, flag: RegExp) =>
+    [...(script ?? "").matchAll(flag)].map((m) => folderTopic(m[1] as string));
+
+  it("the disruptions part is config and the topics alone after the invariants; the other part every other topic", () => {
+    const disruptions = named(scripts["test:conformance:disruptions"], / (suites\/\d\d-[a-z0-9-]+)/g);
+    const excluded = named(
+      scripts["test:conformance:without-disruptions"],
+      /--exclude '(suites\/\d\d-[a-z0-9-]+)\/\*\*'/g,
+    );
+    const run = TOPICS.filter((t) => !t.runsIn);
+    const after = run.slice(run.findIndex((t) => t.name === "invariants") + 1);
+    expect(after.every((t) => "alone" in t.schedule)).toBe(true);
+    expect(disruptions).toEqual(["config", ...after.map((t) => t.name)]);
+    expect(excluded).toEqual(after.map((t) => t.name));
+    // each folder the scripts name is a topic's
+    for (const f of [...disruptions, ...excluded]) expect(TOPICS.map((t) => t.name)).toContain(f);
   });
 });

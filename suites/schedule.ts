@@ -24,18 +24,26 @@ export function waitsFor(topic: TopicDeclaration, run: readonly TopicDeclaration
   const i = run.findIndex((t) => t.name === topic.name);
   const earlier = i < 0 ? [] : run.slice(0, i);
   const s = topic.schedule;
-  if ("alone" in s) return earlier;
+  if ("alone" in s) return earlier.filter((t) => !(s.besides ?? []).includes(t.name));
   return run.filter(
     (t, j) => t.name !== topic.name && ((j < i && "alone" in t.schedule) || s.after.includes(t.name)),
   );
 }
 
-/** The groups a run's topics form, in order: each either one topic alone or topics that may overlap. */
+/**
+ * The groups a run's topics form, in order: each either topics that run alone sharing their turn (one, or those a
+ * topic names `besides` it) or topics that may overlap.
+ */
 export function phases(run: readonly TopicDeclaration[]): TopicDeclaration[][] {
   const out: TopicDeclaration[][] = [];
   for (const t of run) {
     const last = out.at(-1);
-    if ("alone" in t.schedule || !last || "alone" in (last[0] as TopicDeclaration).schedule) out.push([t]);
+    const s = t.schedule;
+    const lastAlone = last !== undefined && "alone" in (last[0] as TopicDeclaration).schedule;
+    if ("alone" in s) {
+      if (last && lastAlone && last.every((x) => (s.besides ?? []).includes(x.name))) last.push(t);
+      else out.push([t]);
+    } else if (!last || lastAlone) out.push([t]);
     else last.push(t);
   }
   return out;
@@ -111,7 +119,7 @@ export function formatSchedule(run: readonly TopicDeclaration[], workers: number
     const s = t.schedule;
     const what =
       "alone" in s
-        ? `alone: ${s.alone}`
+        ? `alone: ${s.alone}${s.besides ? `; beside ${s.besides.join(", ")}: ${s.besidesWhy ?? ""}` : ""}`
         : `after ${waitsFor(t, run)
             .map((w) => w.name)
             .join(", ")}${s.why ? `: ${s.why}` : ""}`;

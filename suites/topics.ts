@@ -42,9 +42,10 @@ import { topic as measureScale } from "./22-measure-scale/measure-scale.topic.ts
 import { topic as measureLatency } from "./23-measure-latency/measure-latency.topic.ts";
 import { topic as invariants } from "./24-invariants/invariants.topic.ts";
 import { topic as lifecycleAgents } from "./25-lifecycle-agents/lifecycle-agents.topic.ts";
-import { topic as lifecycleControl } from "./26-lifecycle-control/lifecycle-control.topic.ts";
-import { topic as restart } from "./27-restart/restart.topic.ts";
-import { topic as upgrade } from "./28-upgrade/upgrade.topic.ts";
+import { topic as lifecycleOperator } from "./26-lifecycle-operator/lifecycle-operator.topic.ts";
+import { topic as lifecycleControl } from "./27-lifecycle-control/lifecycle-control.topic.ts";
+import { topic as restart } from "./28-restart/restart.topic.ts";
+import { topic as upgrade } from "./29-upgrade/upgrade.topic.ts";
 
 /** The topics, in order: the one list a new topic is added to. */
 const TOPIC_LIST = [
@@ -74,6 +75,7 @@ const TOPIC_LIST = [
   measureLatency,
   invariants,
   lifecycleAgents,
+  lifecycleOperator,
   lifecycleControl,
   restart,
   upgrade,

@@ -21,6 +21,19 @@ export async function kubectlRaw(ctx: RunContext, argv: string[], stdin?: string
   );
 }
 
+/** A cilium-agent Pod's log since `sinceIso` (the run's start, or a leg's), at its place in the bundle. */
+export async function agentLogSince(ctx: RunContext, pod: string, sinceIso: string): Promise<RawText> {
+  return kubectlRaw(ctx, [
+    "-n",
+    "kube-system",
+    "logs",
+    pod,
+    "-c",
+    "cilium-agent",
+    `--since-time=${sinceIso}`,
+  ]);
+}
+
 export async function kubectl(ctx: RunContext, argv: string[], stdin?: string): Promise<string> {
   return (await kubectlRaw(ctx, argv, stdin)).text;
 }

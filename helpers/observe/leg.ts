@@ -6,7 +6,7 @@ import { EXPECTED_DROP_REASONS, EXPECTED_ERROR_LINES } from "../properties/sourc
 import { derive, type EvidenceItem, type Quote, type RawText } from "../records/evidence.ts";
 import type { UpgradeConnection, UpgradeLeg } from "../records/types.ts";
 import { connectionSurvived } from "../records/upgrade.ts";
-import { kubectlRaw } from "./cluster.ts";
+import { agentLogSince, kubectlRaw } from "./cluster.ts";
 import type { RunContext } from "./context.ts";
 import {
   agentRestarts,
@@ -64,15 +64,7 @@ export async function runLeg(ctx: RunContext, plan: LegPlan, load: Load) {
   const errors: string[] = [];
   const errorQuotes: Quote[] = [];
   for (const [node, pod] of Object.entries(pods).sort()) {
-    const log = await kubectlRaw(ctx, [
-      "-n",
-      "kube-system",
-      "logs",
-      pod,
-      "-c",
-      "cilium-agent",
-      `--since-time=${startIso}`,
-    ]);
+    const log = await agentLogSince(ctx, pod, startIso);
     logs.push(log);
     const mine = errorLines(log.text).filter((l) => !EXPECTED_ERROR_LINES.some((re) => re.test(l)));
     const set = new Set(mine);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { UpgradeRecord } from "../../suites/28-upgrade/upgrade.records.ts";
+import type { UpgradeRecord } from "../../suites/29-upgrade/upgrade.records.ts";
 import { kprRecords } from "../../suites/example-records.ts";
 import { readMeta } from "../bundle/read.ts";
 import { shipped } from "../testing/tamper.ts";

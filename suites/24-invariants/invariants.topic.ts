@@ -7,7 +7,7 @@
  * judged. The observation code and the record builders follow the declaration.
  */
 import { ciliumDbgRaw } from "../../helpers/observe/agent.ts";
-import { kubectlJsonRaw, kubectlRaw, pods } from "../../helpers/observe/cluster.ts";
+import { agentLogSince, kubectlJsonRaw, pods } from "../../helpers/observe/cluster.ts";
 import type { RunContext } from "../../helpers/observe/context.ts";
 import { newerStep } from "../../helpers/observe/steps.ts";
 import { dropReasons, errorLines, type Metric, parseMetricsJson } from "../../helpers/parse/metrics-json.ts";
@@ -181,15 +181,7 @@ export async function observeInvariants(ctx: RunContext): Promise<RecordSet> {
       if (startRaw) list.push(...dropEntries(startRaw, startMetrics, reason));
       sources.set(reason, list);
     }
-    const log = await kubectlRaw(ctx, [
-      "-n",
-      "kube-system",
-      "logs",
-      agent.name,
-      "-c",
-      "cilium-agent",
-      `--since-time=${ctx.runStartedAt}`,
-    ]);
+    const log = await agentLogSince(ctx, agent.name, ctx.runStartedAt);
     const logErrors = errorLines(log.text).filter((l) => !EXPECTED_ERROR_LINES.some((re) => re.test(l)));
     for (const line of logErrors) errors.push(`${agent.node}: ${line}`);
     logs.push(log);

@@ -230,15 +230,20 @@ async function agentsRestart(
   const rollEv: EvidenceItem[] = [];
   const hostEv: EvidenceItem[] = [];
   // the agents converge on the new Pods within seconds: wait for every node to list them, keep the last reading
-  const { value: rollViews } = await waitSettled(ctx, {
+  // (the wait's last reading is the one quoted)
+  const { value: rollRead } = await waitSettled(ctx, {
     what: "every node listing lc-roll's new Pods as active",
     deadlineMs: 30_000,
     intervalMs: 2000,
-    probe: () => serviceViews(ctx, nodes, rollIp, []),
-    done: (vs) => viewNotAllActive(vs, rolled) === undefined,
-    show: (vs) => vs.map((v) => `${v.node} [${v.backends.join(", ")}]`).join("; "),
+    probe: async () => {
+      const ev: EvidenceItem[] = [];
+      return { views: await serviceViews(ctx, nodes, rollIp, ev), ev };
+    },
+    done: (r) => viewNotAllActive(r.views, rolled) === undefined,
+    show: (r) => r.views.map((v) => `${v.node} [${v.backends.join(", ")}]`).join("; "),
   });
-  await serviceViews(ctx, nodes, rollIp, rollEv);
+  const rollViews = rollRead.views;
+  rollEv.push(...rollRead.ev);
   const hostdsViews = await serviceViews(ctx, nodes, hostdsIp, hostEv);
   const probe = (ip: string) =>
     Promise.all(
@@ -266,5 +271,3 @@ async function agentsRestart(
     hostds_probes: hostdsProbes.map(({ node, probe }) => ({ node, probe })),
   };
 }
-
-/** The far node's traffic to and from the API server dropped for 30 s while lc-cut loses a backend; then read. */
