@@ -300,10 +300,8 @@ export async function restartUnmanagedPods(g: GateContext): Promise<{ names: str
   for (const p of waiting)
     await mustRun(g.exec, {
       target: { kind: "kubectl" },
-      // at once (--grace-period=0 --force): a Pod whose sandbox the kubelet was creating meanwhile would otherwise
-      // start, become a kube-dns endpoint and terminate gracefully beside its successor — listed by the agents as a
-      // terminating backend and counted among CoreDNS's Pods by the topics that place a client away from them (two
-      // lab runs, not shipped, failed kube-dns.backends-follow-endpointslice and dns-client's apply so)
+      // at once: deleted gracefully, a Pod whose sandbox was being created started, became a terminating kube-dns
+      // backend beside its successor and failed the DNS topics (two lab runs, not shipped; docs/speed.md)
       argv: [
         "-n",
         String(o(p.metadata).namespace),
@@ -318,9 +316,7 @@ export async function restartUnmanagedPods(g: GateContext): Promise<{ names: str
   g.log(
     `restarted ${names.length} Pod(s) still waiting for a network, for their controllers to recreate at once: ${names.join(", ")}`,
   );
-  // deleted at once, they leave the API at once; one that got an address first is waited for all the same (its
-  // address kept, so that the kube-dns gate waits for the agents to drop it). A graceful deletion made this wait 35 s
-  // in the shipped lifecycle/1.20/kpr: the kubelet confirms it only after its back-off
+  // they leave the API at once; one that got an address first is waited for, its address kept for the kube-dns gate
   const ips = new Set<string>();
   await pollUntil({
     what: `the ${names.length} Pod(s) restarted without an address`,
