@@ -12,12 +12,11 @@
 
 import { mustRun } from "../exec/types.ts";
 import { formatEndpoint } from "../parse/address.ts";
-import { viewNotAllActive } from "../records/common.ts";
 import type { EvidenceItem } from "../records/evidence.ts";
 import type { UpgradeLeg } from "../records/types.ts";
 import { clusterIp, type PodInfo, pods } from "./cluster.ts";
 import { type RunContext, waitSettled } from "./context.ts";
-import { newerStep, serviceViews } from "./steps.ts";
+import { newerStep, waitViewsAllActive } from "./steps.ts";
 import { renderManifest, waitReplaced } from "./workloads.ts";
 
 const SELECTOR = "app=leg-roll";
@@ -93,18 +92,14 @@ export async function readRoll(
       });
       const ip = await clusterIp(ctx, ctx.namespace, "leg-roll");
       const backends = fresh.map((p) => formatEndpoint(p.ip, 8080)).sort();
-      const { value } = await waitSettled(ctx, {
-        what: "every node listing leg-roll's new Pods as active",
-        deadlineMs: 30_000,
-        intervalMs: 2000,
-        probe: async () => {
-          const ev: EvidenceItem[] = [];
-          return { views: await serviceViews(ctx, nodes, ip, ev), ev };
-        },
-        done: (r) => viewNotAllActive(r.views, backends) === undefined,
-        show: (r) => r.views.map((v) => `${v.node} [${v.backends.join(", ")}]`).join("; "),
-      });
-      evidence.push(...fresh.flatMap((p) => p.evidence ?? []), ...value.ev);
+      const value = await waitViewsAllActive(
+        ctx,
+        "every node listing leg-roll's new Pods as active",
+        nodes,
+        ip,
+        backends,
+      );
+      evidence.push(...fresh.flatMap((p) => p.evidence ?? []), ...value.evidence);
       rolled = { backends, views: value.views, error: null };
       ctx.log(
         `leg-roll after the leg: ${value.views.map((v) => `${v.node} [${v.backends.join(", ")}]`).join("; ")}`,

@@ -3,12 +3,12 @@ import { formatEndpoint } from "../parse/address.ts";
 import { type LbList, parseBpfLbList } from "../parse/bpf-lb-list.ts";
 import { type CurlResult, curlArgv, curlBodyArgv, curlBodyLine, parseCurl } from "../parse/curl.ts";
 import { parseServiceList } from "../parse/service-list.ts";
-import { findLbService } from "../records/common.ts";
+import { findLbService, viewNotAllActive } from "../records/common.ts";
 import { derive, type EvidenceItem, type Quote, RawText, type Read } from "../records/evidence.ts";
 import type { NodeBackends, Probe } from "../records/types.ts";
 import { ciliumDbgRaw } from "./agent.ts";
 import { nodes, type PodInfo } from "./cluster.ts";
-import { DEADLINES, type RunContext, waitFor } from "./context.ts";
+import { DEADLINES, type RunContext, waitFor, waitSettled } from "./context.ts";
 import { TARGET_PORT } from "./workloads.ts";
 
 /** Observation steps several topics share: the LB map (and waiting for it), a node's kernel, curl from a target. */
@@ -44,6 +44,31 @@ export async function serviceViews(
   );
   for (const r of read) ev.push(...r.quoted);
   return read.map((r) => r.view);
+}
+
+/**
+ * Polls every node's view of a Service (serviceViews) until each lists exactly `backends` (address:port), each
+ * active, or 30 s: the last reading and its quoted lines (a roll read back after agents restarted).
+ */
+export async function waitViewsAllActive(
+  ctx: RunContext,
+  what: string,
+  nodes: string[],
+  ip: string,
+  backends: string[],
+): Promise<{ views: NodeBackends[]; evidence: EvidenceItem[] }> {
+  const { value } = await waitSettled(ctx, {
+    what,
+    deadlineMs: 30_000,
+    intervalMs: 2000,
+    probe: async () => {
+      const evidence: EvidenceItem[] = [];
+      return { views: await serviceViews(ctx, nodes, ip, evidence), evidence };
+    },
+    done: (r) => viewNotAllActive(r.views, backends) === undefined,
+    show: (r) => r.views.map((v) => `${v.node} [${v.backends.join(", ")}]`).join("; "),
+  });
+  return value;
 }
 
 /** Polls the agent's BPF LB map until the frontend's slots are exactly `want` (ip:port), or the deadline. */

@@ -124,11 +124,17 @@ export function slotCount(lb: LbList, frontend: string): number {
 }
 
 /**
- * iptables-save (or ip6tables-save) lines with `-d <ip>/32` (`/128` for an IPv6 address): kube-proxy's rules for an
- * address; none for no address.
+ * iptables-save (or ip6tables-save) lines with `-d <ip>/32` (`/128` for an IPv6 address), and `--dport <port>` when
+ * one is given: kube-proxy's rules for an address (or one port of it); none for no address.
  */
-export function ruleLines(raw: RawText, ip: string | null): Quote[] {
-  return ip ? raw.quotes((l) => l.includes(` -d ${ip}/${ip.includes(":") ? 128 : 32} `)) : [];
+export function ruleLines(raw: RawText, ip: string | null, port?: number): Quote[] {
+  return ip
+    ? raw.quotes(
+        (l) =>
+          l.includes(` -d ${ip}/${ip.includes(":") ? 128 : 32} `) &&
+          (port === undefined || l.includes(` --dport ${port} `)),
+      )
+    : [];
 }
 
 /** A frontend's rows in `bpf lb list` but UDP's, by its endpoint in canonical form (IPv6 ones print bracketed). */
@@ -150,8 +156,8 @@ export function lbScopes(
  * Whether kube-proxy serves an address: its nat rule for it (`… -d <ip>/32 … "<svc> loadbalancer IP" / "external
  * IP" …`), not the REJECT it writes while the Service has no endpoints yet (`has no endpoints`).
  */
-export function kubeProxyServes(raw: RawText, ip: string | null): boolean {
-  return ruleLines(raw, ip).some((q) => /"[^"]* (?:loadbalancer IP|external IP)"/.test(q.quote));
+export function kubeProxyServes(raw: RawText, ip: string | null, port?: number): boolean {
+  return ruleLines(raw, ip, port).some((q) => /"[^"]* (?:loadbalancer IP|external IP)"/.test(q.quote));
 }
 
 /** Whether kube-proxy DNATs a Service (`<ns>/<svc>:<port>`) to its endpoints: a KUBE-SEP rule of it exists. */

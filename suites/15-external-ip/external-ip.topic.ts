@@ -22,15 +22,14 @@ import {
   requires,
 } from "../../helpers/properties/requirements.ts";
 import { UP } from "../../helpers/properties/sources.ts";
-import { findLbService, lbRows, ruleLines, slotCount } from "../../helpers/records/common.ts";
 import {
-  derive,
-  type EvidenceItem,
-  type Quote,
-  type RawText,
-  type Read,
-  read,
-} from "../../helpers/records/evidence.ts";
+  findLbService,
+  kubeProxyServes,
+  lbRows,
+  ruleLines,
+  slotCount,
+} from "../../helpers/records/common.ts";
+import { derive, type EvidenceItem, type RawText, type Read, read } from "../../helpers/records/evidence.ts";
 import type { Evidenced, RecordSet } from "../../helpers/records/types.ts";
 import { defineTopic } from "../../helpers/topic.ts";
 import { kubeProxyInIptables } from "../00-config/config.records.ts";
@@ -157,12 +156,10 @@ export const topic = defineTopic({
 // ── observe ─────────────────────────────────────────────────────────────────────────────────────
 
 /**
- * kube-proxy's rules for edge-ext's externalIP: those at its address and port 80. lifecycle-ports, beside this topic,
- * puts lc-lsr-in and lc-lsr-out at the same address on ports 81 and 82 (a lab run, not shipped, counted 3).
+ * kube-proxy's rules for edge-ext's externalIP are those at its address and port 80 (EXT_PORT): lifecycle-ports, beside
+ * this topic, puts lc-lsr-in and lc-lsr-out at the same address on ports 81 and 82 (a lab run, not shipped, counted 3).
  */
-function edgeExtRules(rules: RawText, ip: string): Quote[] {
-  return ruleLines(rules, ip).filter((q) => q.quote.includes(" --dport 80 "));
-}
+const EXT_PORT = 80;
 
 /** Issue 34: edge-ext's externalIP, translated (or not) and reached. */
 export async function observeExternalIp(ctx: RunContext): Promise<RecordSet> {
@@ -187,12 +184,12 @@ export async function observeExternalIp(ctx: RunContext): Promise<RecordSet> {
     // beside kube-proxy, Cilium 1.19+ programs the externalIP too: wait for both (run up-119-120-kp read the LB
     // map 165 ms after the Service was applied, before the agent had it)
     done: (s) =>
-      (!s.rules || edgeExtRules(s.rules, ip).some((q) => / external IP"/.test(q.quote))) &&
+      (!s.rules || kubeProxyServes(s.rules, ip, EXT_PORT)) &&
       (ctx.mode === "kpr" || ciliumProgramsExternalIps(ctx.ciliumMinor)
         ? slotCount(s.lb.parsed, `${ip}:80`) === 2
         : true),
     show: (s) =>
-      `LB map: ${slotCount(s.lb.parsed, `${ip}:80`)} slots${s.rules ? `; rules: ${edgeExtRules(s.rules, ip).length}` : ""}`,
+      `LB map: ${slotCount(s.lb.parsed, `${ip}:80`)} slots${s.rules ? `; rules: ${ruleLines(s.rules, ip, EXT_PORT).length}` : ""}`,
   });
   const rules = seen.rules ?? (await iptablesSaveRaw(ctx, far));
   const [fromPod, fromNode] = await Promise.all([
@@ -239,7 +236,7 @@ export function buildExternalIpRecord(input: {
       evidence: { ...input.edge.siteEvidence },
     };
   const s = findLbService(lbList.parsed, `${ip}:80`);
-  const lines = edgeExtRules(rules, ip);
+  const lines = ruleLines(rules, ip, EXT_PORT);
   return {
     record: {
       ...input.edge.site,

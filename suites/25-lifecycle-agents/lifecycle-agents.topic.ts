@@ -8,7 +8,7 @@
  */
 import { clusterIp, kubectl, type PodInfo, pods } from "../../helpers/observe/cluster.ts";
 import { type RunContext, waitSettled } from "../../helpers/observe/context.ts";
-import { probeFrom, serviceViews } from "../../helpers/observe/steps.ts";
+import { probeFrom, serviceViews, waitViewsAllActive } from "../../helpers/observe/steps.ts";
 import {
   apply,
   ensureEdge,
@@ -231,19 +231,15 @@ async function agentsRestart(
   const hostEv: EvidenceItem[] = [];
   // the agents converge on the new Pods within seconds: wait for every node to list them, keep the last reading
   // (the wait's last reading is the one quoted)
-  const { value: rollRead } = await waitSettled(ctx, {
-    what: "every node listing lc-roll's new Pods as active",
-    deadlineMs: 30_000,
-    intervalMs: 2000,
-    probe: async () => {
-      const ev: EvidenceItem[] = [];
-      return { views: await serviceViews(ctx, nodes, rollIp, ev), ev };
-    },
-    done: (r) => viewNotAllActive(r.views, rolled) === undefined,
-    show: (r) => r.views.map((v) => `${v.node} [${v.backends.join(", ")}]`).join("; "),
-  });
+  const rollRead = await waitViewsAllActive(
+    ctx,
+    "every node listing lc-roll's new Pods as active",
+    nodes,
+    rollIp,
+    rolled,
+  );
   const rollViews = rollRead.views;
-  rollEv.push(...rollRead.ev);
+  rollEv.push(...rollRead.evidence);
   const hostdsViews = await serviceViews(ctx, nodes, hostdsIp, hostEv);
   const probe = (ip: string) =>
     Promise.all(
