@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { PARTS } from "../clusters/parts.ts";
 import type { TopicDeclaration } from "../helpers/topic.ts";
 import {
   formatSchedule,
@@ -381,28 +382,20 @@ describe("startOrder (the order the cluster workers take the topics in)", () => 
   });
 });
 
-describe("a run in two parts, for two jobs at once (package.json test:conformance:disruptions and :without-disruptions)", () => {
-  const scripts = (
-    JSON.parse(readFileSync(join(import.meta.dirname, "..", "package.json"), "utf8")) as {
-      scripts: Record<string, string>;
-    }
-  ).scripts;
+describe("a run in two parts, for two jobs at once (clusters/parts.ts; package.json's scripts are held to it in cli/run.test.ts)", () => {
   const folderTopic = (f: string) => /^suites\/\d\d-([a-z0-9-]+)/.exec(f)?.[1] ?? f;
-  const named = (script: string | undefined, flag: RegExp) =>
-    [...(script ?? "").matchAll(flag)].map((m) => folderTopic(m[1] as string));
 
   it("the disruptions part is config and the topics alone after the invariants; the other part every other topic", () => {
-    const disruptions = named(scripts["test:conformance:disruptions"], / (suites\/\d\d-[a-z0-9-]+)/g);
-    const excluded = named(
-      scripts["test:conformance:without-disruptions"],
-      /--exclude '(suites\/\d\d-[a-z0-9-]+)\/\*\*'/g,
-    );
+    const disruptions = PARTS.disruptions.map(folderTopic);
+    const excluded = PARTS["without-disruptions"]
+      .filter((a) => a !== "--exclude")
+      .map((a) => folderTopic(a.replace(/\/\*\*$/, "")));
     const run = TOPICS.filter((t) => !t.runsIn);
     const after = run.slice(run.findIndex((t) => t.name === "invariants") + 1);
     expect(after.every((t) => "alone" in t.schedule)).toBe(true);
     expect(disruptions).toEqual(["config", ...after.map((t) => t.name)]);
     expect(excluded).toEqual(after.map((t) => t.name));
-    // each folder the scripts name is a topic's
+    // each folder the parts name is a topic's
     for (const f of [...disruptions, ...excluded]) expect(TOPICS.map((t) => t.name)).toContain(f);
   });
 });
