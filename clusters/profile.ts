@@ -1,9 +1,11 @@
 // One file over 450 lines: a run's profile and its plan: provider, mode, versions and datapath profile combine in one place
+
 import { release } from "node:os";
 import { stringify } from "yaml";
 import { UserError } from "../helpers/errors.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
+import { COREDNS_PATCH } from "./coredns.ts";
 import {
   type DatapathProfileName,
   datapathProfile,
@@ -417,6 +419,21 @@ export function plan(p: Profile): PlannedStep[] {
       ]
     : [];
   const gates: PlannedStep[] = [
+    {
+      phase: "readiness",
+      argv: [
+        "kubectl",
+        "-n",
+        "kube-system",
+        "patch",
+        "deployment",
+        "coredns",
+        "--type=json",
+        "-p",
+        COREDNS_PATCH,
+      ],
+      note: "CoreDNS's readiness probe every second where kubeadm's asks every 10 s (clusters/coredns.ts): kube-dns gets its backends as soon as CoreDNS answers; a CoreDNS of another layout is left as it is",
+    },
     {
       phase: "readiness",
       argv: null,
