@@ -117,12 +117,16 @@ const CUT_READ_MS = 8000;
 /**
  * How long the far node stays cut. The backend is deleted at its start, and its EndpointSlice changes within a
  * second or two, so the change is held back for most of the cut (the readings during it show the deleted backend
- * still in the map). 15 s, as the 30 s before it, is short of the agent's own reconnect: its heartbeat asks the API
- * server only after 30 s without a successful call and gives up on it 30 s later, then closes every connection
- * (pkg/k8s/client/cell.go `runHeartbeat`, `k8s-heartbeat-timeout` 30 s). So either length tests the watch held
- * back and resumed, not the re-list; a cut long enough for the re-list would take over a minute of every run.
+ * still in the map). 10 s, as the 15 s and 30 s before it, is short of the agent's own reconnect: its heartbeat asks
+ * the API server only after 30 s without a successful call and gives up on it 30 s later, then closes every
+ * connection (pkg/k8s/client/cell.go `runHeartbeat`, `k8s-heartbeat-timeout` 30 s). So each length tests the watch
+ * held back and resumed, not the re-list; a cut long enough for the re-list would take over a minute of every run.
+ * The watch resumes at its connection's next TCP retransmission, whose interval doubles while the cut drops them:
+ * after a 15 s cut the agent dropped the deleted backend 11.5–13.8 s after the cut ended (the 12 runs of
+ * 2026-12-07, every minor and mode), at its retransmission about 25 s after the first lost segment; after a 10 s cut
+ * the one about 12.6 s after it comes first.
  */
-const CUT_MS = 15_000;
+const CUT_MS = 10_000;
 
 async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleControlRecord>) {
   const none = {
