@@ -403,7 +403,7 @@ image_node() {
   for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do images+=("registry.k8s.io/$b:$K8S_VERSION"); done
   images+=("registry.k8s.io/etcd:$ETCD_VERSION" "registry.k8s.io/coredns/coredns:$COREDNS_VERSION"
     "registry.k8s.io/pause:$PAUSE_VERSION" "$LAB_AGNHOST_IMAGE" "$LAB_TOOLS_IMAGE")
-  # every Cilium build there is (versions.env's and any asked for), so no run `kind load`s one
+  # versions.env's Cilium builds and any this build was asked for (EXTRA_CILIUM): a run `kind load`s only another
   local v; for v in $(cilium_versions); do
     docker image inspect "$(lab_cilium_image "$v")" >/dev/null 2>&1 && images+=("$(lab_cilium_image "$v")" "$(lab_operator_image "$v")")
   done
