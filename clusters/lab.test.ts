@@ -53,6 +53,24 @@ describe("the offline lab as an image source", () => {
     expect(labProfile(lab, v).load).toEqual([]);
   });
 
+  it("every node mounts the images lab.sh unpacked once, read-only, where its node image's links point", () => {
+    const v = lab.ciliumVersions[0] as string;
+    const nodes = () =>
+      (makeProfile({ provider: "kind", mode: "kpr", cilium: v, lab }).kindConfig as { nodes: object[] })
+        .nodes;
+    // a node image of the earlier layout holds its images itself: nothing to mount
+    expect(labProfile(lab, v).store).toBeNull();
+    expect(nodes()).toEqual([{ role: "control-plane" }, { role: "worker" }, { role: "worker" }]);
+    const store = join(cache, "out", "node-store");
+    mkdirSync(join(store, "root"), { recursive: true });
+    expect(labProfile(lab, v).store).toBe(store);
+    const mount = { hostPath: store, containerPath: "/kind/lab-store", readOnly: true };
+    expect(nodes()).toEqual(
+      ["control-plane", "worker", "worker"].map((role) => ({ role, extraMounts: [mount] })),
+    );
+    rmSync(store, { recursive: true });
+  });
+
   it("a version versions.env does not name: its images, loaded into the nodes, built when asked; an older minor refused; kind only", () => {
     const lp = labProfile(lab, "1.19.8");
     expect(lp).toMatchObject({ declared: false, patch: null, deps: [] });

@@ -71,6 +71,11 @@ export interface LabProfile {
   deps: CiliumDep[];
   /** Whether versions.env names the version (built without being asked); else the run asked for it. */
   declared: boolean;
+  /**
+   * Where lab.sh unpacked the node image's images once, for every node to mount (`kindConfig`); null for a node
+   * image built before that layout, whose nodes hold their images themselves.
+   */
+  store: string | null;
 }
 
 /** One line of clusters/lab/cilium-deps.tsv: a module version the proxy refuses, and what the lab builds with. */
@@ -120,6 +125,12 @@ export function nodeImages(lab: Lab): string[] {
   return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
 }
 
+/** The directory the node image's images are unpacked in (lab.sh image_node), once that layout is built. */
+export function nodeStore(lab: Lab): string | null {
+  const store = join(lab.cache, "out", "node-store");
+  return existsSync(join(store, "root")) ? store : null;
+}
+
 /** The lab's build of a minor: the version versions.env names for it. */
 function labVersionFor(lab: Lab, minor: string): string | undefined {
   return lab.ciliumVersions.find((v) => v.startsWith(`${minor}.`));
@@ -151,6 +162,7 @@ export function labProfile(lab: Lab, ciliumVersion: string): LabProfile {
     patch: existsSync(patchFile) ? readFileSync(patchFile, "utf8").trim().split("\n").join("; ") : null,
     deps: ciliumDeps(ciliumVersion),
     declared: lab.ciliumVersions.includes(ciliumVersion),
+    store: nodeStore(lab),
   };
 }
 

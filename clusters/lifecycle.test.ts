@@ -173,6 +173,8 @@ function fakeHost(
       }
       // the gates' restart of Pods still waiting for a network: none here
       if (cmd === "kubectl get pods -A -o json") return json({ items: [] });
+      // CoreDNS's readiness probe every second (coredns.ts)
+      if (cmd.startsWith("kubectl -n kube-system patch deployment coredns --type=json")) return ok();
       if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
       if (cmd === "agent cilium-dbg status")
         return ok(
@@ -506,6 +508,7 @@ describe("provisioning an existing cluster", () => {
         }
         // the gates' restart of Pods still waiting for a network: none here
         if (cmd === "kubectl get pods -A -o json") return json({ items: [] });
+        if (cmd.startsWith("kubectl -n kube-system patch deployment coredns --type=json")) return ok();
         if (cmd === "agent cilium-dbg status --brief") return ok("OK\n");
         if (req.target.kind === "api" && req.argv[0] === "watch" && req.watch) {
           // the api target's contract on a fake clock: every answer in turn until the condition holds, else

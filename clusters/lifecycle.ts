@@ -8,6 +8,7 @@ import { allOrFirstFailure, serialized } from "../helpers/concurrent.ts";
 import { UserError } from "../helpers/errors.ts";
 import { portableUpgrade } from "../helpers/exec/portable.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
+import { coreDnsProbeEverySecond } from "./coredns.ts";
 import { formatOverridden } from "./datapath-profiles.ts";
 import { provisionExisting } from "./existing.ts";
 import {
@@ -242,7 +243,11 @@ async function provisionLocal(o: ProvisionOptions, plain: Host): Promise<Provisi
     if (load) await timed(phases, "load images", log, () => sh(h, load));
     await timed(phases, "install Cilium", log, () => installCilium(h, p, dir));
     const g = gateContext(h, p, log);
-    const ready = await timed(phases, "Cilium ready", log, () => ciliumReady(g, p.cilium.version));
+    const ready = await timed(phases, "Cilium ready", log, async () => {
+      // its new Pods wait for the agents like the others, and are restarted with them (coredns.ts)
+      await coreDnsProbeEverySecond(g);
+      return ciliumReady(g, p.cilium.version);
+    });
     const nodes = ready.nodes;
     // the reference "Cilium ready" is read against, measured in the same run (npm run bench)
     if (ready.agentsOwnStartMax !== null) phases["agents' own start (max)"] = ready.agentsOwnStartMax;

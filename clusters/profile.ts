@@ -1,9 +1,11 @@
 // One file over 450 lines: a run's profile and its plan: provider, mode, versions and datapath profile combine in one place
+
 import { release } from "node:os";
 import { stringify } from "yaml";
 import { UserError } from "../helpers/errors.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { IMAGES } from "../manifests/images.ts";
+import { COREDNS_PATCH } from "./coredns.ts";
 import {
   type DatapathProfileName,
   datapathProfile,
@@ -128,12 +130,25 @@ export function helmValues(
   };
 }
 
-export function kindConfig(mode: Mode, cluster: string, lab = false): Record<string, unknown> {
+/**
+ * The kind cluster's configuration. On the lab (`lab`), `store` is the directory where lab.sh unpacked every image
+ * once (clusters/lab/lab.sh image_node): each node mounts it read-only where its node image's links point, so no
+ * node copies or unpacks an image of its own.
+ */
+export function kindConfig(
+  mode: Mode,
+  cluster: string,
+  lab = false,
+  store?: string,
+): Record<string, unknown> {
+  const mounts = store
+    ? { extraMounts: [{ hostPath: store, containerPath: "/kind/lab-store", readOnly: true }] }
+    : {};
   return {
     kind: "Cluster",
     apiVersion: "kind.x-k8s.io/v1alpha4",
     name: cluster,
-    nodes: [{ role: "control-plane" }, { role: "worker" }, { role: "worker" }],
+    nodes: (["control-plane", "worker", "worker"] as const).map((role) => ({ role, ...mounts })),
     ...(lab ? { kubeadmConfigPatches: LAB_KUBEADM_PATCHES } : {}),
     networking: {
       disableDefaultCNI: true,
@@ -234,7 +249,7 @@ export function makeProfile(o: ProfileOptions): Profile {
       const lab = o.lab ? labProfile(o.lab, cilium.version) : undefined;
       const base = helmValues("kind", o.mode, cluster, o.preload ?? false, o.noBackendResponse);
       const dp = applyDatapath(o, lab ? mergeValues(base, labHelmValues(lab)) : base);
-      const kc = kindConfig(o.mode, cluster, lab !== undefined);
+      const kc = kindConfig(o.mode, cluster, lab !== undefined, lab?.store ?? undefined);
       return {
         provider: "kind",
         mode: o.mode,
@@ -404,6 +419,21 @@ export function plan(p: Profile): PlannedStep[] {
       ]
     : [];
   const gates: PlannedStep[] = [
+    {
+      phase: "readiness",
+      argv: [
+        "kubectl",
+        "-n",
+        "kube-system",
+        "patch",
+        "deployment",
+        "coredns",
+        "--type=json",
+        "-p",
+        COREDNS_PATCH,
+      ],
+      note: "CoreDNS's readiness probe every second where kubeadm's asks every 10 s (clusters/coredns.ts): kube-dns gets its backends as soon as CoreDNS answers; a CoreDNS of another layout is left as it is",
+    },
     {
       phase: "readiness",
       argv: null,

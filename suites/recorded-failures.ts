@@ -18,12 +18,6 @@ export const RECORDED_FAILURES: Record<string, Record<string, string>> = {
     "upgrade.rollback.client-kept-time":
       "the same run: during the rollback the loop's own process was not running across three requests' timeouts (its measured stall), so the rollback leg is inconclusive on them, never Cilium's",
   },
-  "upgrade-1.19-1.20/kpr-7": {
-    "upgrade.no-failed-requests":
-      "run up3-kpr (2026-12-07), the kpr recording of this path with the operator's restart as a topic of its own: during the upgrade to 1.20.2, 34 requests to the address with externalTrafficPolicy Local (target local) were each handed to the backend Pod on one worker and acknowledged at once, and no answer left the backend within the client's 2 s (the gate and the README's generated part quote the captures). The datapath delivered them, so the gate calls the leg the backend's, INCONCLUSIVE, never BROKEN — as in kpr-3's restart leg, a backend on a node whose agent was starting on two cores; check fails the property, which counts every failed request",
-    "upgrade.longest-outage":
-      "the same run and the same requests: target local went 2038 ms without a success (less the 685 ms the loop measured itself stalled); the same evidence, INCONCLUSIVE in the gate",
-  },
   "upgrade-1.18-1.19/kpr": {
     "upgrade.connections-survive":
       "run up-118-119-kpr (2026-12-06): during the upgrade 1.18.11 → 1.19.7 the long-lived connection to the address with externalTrafficPolicy Local (conn-local) broke and reconnected to the same backend (its times and node: the bundle README's generated part). Its holder did not yet measure its own lag and the leg had no capture of data packets on every node, so check fails the property and the upgrade gate calls it INCONCLUSIVE, naming what is missing",

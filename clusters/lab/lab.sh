@@ -377,27 +377,64 @@ DOCKERFILE
 
 # kind's node-image contract: the kubeadm/kubelet/kubectl binaries, /kind/version, and every image kubeadm
 # lists already in containerd's k8s.io namespace (kind never pulls them). The suite's workload images too.
+#
+# Where the images live: kind mounts a fresh volume at every node's /var, and docker fills it with the image's
+# /var, so whatever containerd holds there is copied per node per cluster (2.8 GB a node here: 10 s alone, three
+# at once in every `create cluster`), and a layer imported unpacked is unpacked on every node at its first
+# container (the agent image's 1 GB: 16-29 s of the agents' start, the three nodes at once). So the images are
+# unpacked once, here, into $OUT/node-store on the host (overlayfs layers need a real filesystem: the build
+# container's own root is overlay), which every lab node mounts read-only at /kind/lab-store (clusters/profile.ts
+# kindConfig); the node image's /var holds only containerd's databases, the images' manifests and configs (their
+# layer blobs are dropped once unpacked, as kind's own containerd does for what it pulls:
+# discard_unpacked_layers), and for each unpacked layer a directory whose fs is a link into the store. A layer is
+# only ever a lower (read-only) directory of a container's overlay; what a container writes, and any image
+# `kind load`ed later, is in the node's own /var as before.
 image_node() {
-  local c=lab-node-build
+  local c=lab-node-build store="$OUT/node-store"
   docker rm -f "$c" >/dev/null 2>&1 || true
-  docker run -d --name "$c" --privileged --entrypoint sleep "localhost/lab/node-base:$DEBIAN_SUITE" infinity
+  rm -rf "$store"; mkdir -p "$store"
+  docker run -d --name "$c" --privileged -v "$store:/kind/lab-store" --entrypoint sleep "localhost/lab/node-base:$DEBIAN_SUITE" infinity
   trap 'docker rm -f lab-node-build >/dev/null 2>&1 || true' RETURN
   local b; for b in kubeadm kubelet kubectl; do docker cp "$OUT/k8s/$b" "$c:/usr/bin/$b"; done
   docker exec "$c" sh -c "mkdir -p /kind && echo $K8S_VERSION >/kind/version"
-  docker exec -d "$c" sh -c 'containerd >/var/log/containerd-build.log 2>&1'
+  docker exec -d "$c" sh -c 'containerd --root /kind/lab-store/root >/var/log/containerd-build.log 2>&1'
   local i; for i in $(seq 1 30); do docker exec "$c" ctr version >/dev/null 2>&1 && break; sleep 1; done
   local images=()
   for b in kube-apiserver kube-controller-manager kube-scheduler kube-proxy; do images+=("registry.k8s.io/$b:$K8S_VERSION"); done
   images+=("registry.k8s.io/etcd:$ETCD_VERSION" "registry.k8s.io/coredns/coredns:$COREDNS_VERSION"
     "registry.k8s.io/pause:$PAUSE_VERSION" "$LAB_AGNHOST_IMAGE" "$LAB_TOOLS_IMAGE")
-  # the Cilium images built so far are in the node image too: kind nodes share its layers, so a cluster
-  # starts with them and nothing is `kind load`ed (that copied ~1 GB per node per cluster: 150-370 s here)
-  local v; for v in $CILIUM_VERSIONS; do
+  # versions.env's Cilium builds and any this build was asked for (EXTRA_CILIUM): a run `kind load`s only another
+  local v; for v in $(cilium_versions); do
     docker image inspect "$(lab_cilium_image "$v")" >/dev/null 2>&1 && images+=("$(lab_cilium_image "$v")" "$(lab_operator_image "$v")")
   done
-  docker save "${images[@]}" | docker exec -i "$c" ctr -n k8s.io images import --all-platforms --no-unpack --digests -
-  docker exec "$c" sh -c 'for i in $(ctr -n k8s.io images ls -q); do ctr -n k8s.io images label "$i" io.cri-containerd.pinned=pinned >/dev/null; done; ctr -n k8s.io images ls -q'
-  docker exec "$c" sh -c 'pkill containerd; sleep 2; rm -f /var/log/containerd-build.log'
+  docker save "${images[@]}" | docker exec -i "$c" ctr -n k8s.io images import --all-platforms --digests -
+  docker exec "$c" sh -ec '
+    for i in $(ctr -n k8s.io images ls -q); do ctr -n k8s.io images label "$i" io.cri-containerd.pinned=pinned >/dev/null; done
+    # the layer blobs, now unpacked: every manifest of every image (an index lists its manifests)
+    layers() { ctr -n k8s.io content get "$1" | jq -r "if .manifests then .manifests[].digest else empty end, if .layers then \"L \" + .layers[].digest else empty end"; }
+    todo=$(ctr -n k8s.io images ls | awk "NR > 1 { print \$3 }" | sort -u)
+    while [ -n "$todo" ]; do
+      next=""
+      for d in $todo; do for x in $(layers "$d" | tr " " "_"); do case $x in L_*) echo "${x#L_}" ;; *) next="$next $x" ;; esac; done; done >>/tmp/layers
+      todo=$next
+    done
+    sort -u /tmp/layers | xargs -r ctr -n k8s.io content rm >/dev/null
+    ctr -n k8s.io images ls -q
+    ctr -n k8s.io content ls -q | sed "s/^sha256://" | sort >/tmp/kept
+    pkill containerd; sleep 2; rm -f /var/log/containerd-build.log
+    # a removed blob'"'"'s file goes only at a garbage collection of the same daemon'"'"'s run: removed here
+    b=/kind/lab-store/root/io.containerd.content.v1.content/blobs/sha256
+    ls "$b" | sort | comm -23 - /tmp/kept | (cd "$b" && xargs -r rm -f)
+    # the node image'"'"'s /var/lib/containerd: the store'"'"'s databases and small content, each layer a link into it
+    r=/kind/lab-store/root o=io.containerd.snapshotter.v1.overlayfs
+    rm -rf /var/lib/containerd; mkdir -p /var/lib/containerd/$o/snapshots
+    for d in "$r"/*; do case ${d##*/} in "$o") ;; *) cp -a "$d" /var/lib/containerd/ ;; esac; done
+    cp -a "$r/$o/metadata.db" /var/lib/containerd/$o/
+    for d in "$r/$o/snapshots"/*; do
+      n=${d##*/}; mkdir -p /var/lib/containerd/$o/snapshots/$n
+      ln -s "/kind/lab-store/root/$o/snapshots/$n/fs" /var/lib/containerd/$o/snapshots/$n/fs
+    done
+    du -sh /var/lib/containerd "$r"'
   docker commit --change 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]' --change 'CMD []' "$c" "$LAB_NODE_IMAGE"
   printf '%s\n' "${images[@]}" >"$OUT/node-images.txt"
 }
@@ -715,7 +752,9 @@ cmd_images() {
   for b in "registry.k8s.io/etcd:$ETCD_VERSION" "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" "registry.k8s.io/pause:$PAUSE_VERSION" "$LAB_AGNHOST_IMAGE" "$LAB_TOOLS_IMAGE"; do
     node_inputs+=" $(img_id "$b")"
   done
-  for v in $CILIUM_VERSIONS; do node_inputs+=" $(img_id "$(lab_cilium_image "$v")") $(img_id "$(lab_operator_image "$v")")"; done
+  # the layout (image_node): the images unpacked in $OUT/node-store, which a rebuild of the node image rewrites
+  node_inputs+=" layout=node-store"
+  for v in $(cilium_versions); do node_inputs+=" $(img_id "$(lab_cilium_image "$v")") $(img_id "$(lab_operator_image "$v")")"; done
   wanted image-node && STEP_INPUTS=$node_inputs image_step image-node "$LAB_NODE_IMAGE" image_node
   say "images: finished in $(((SECONDS - t0) / 60)) min $(((SECONDS - t0) % 60)) s; cache $(du -sh "$LAB_CACHE" 2>/dev/null | cut -f1) in $LAB_CACHE"
 }

@@ -326,8 +326,23 @@ export async function observeLoadBalancer(ctx: RunContext): Promise<RecordSet> {
   const onFar = { kind: "pod" as const, namespace: ctx.namespace, pod: edge.client.name };
   const onNode = { kind: "node" as const, node: far };
   const url = (ip: string | null) => `http://${ip}/hostname`;
+  // the wait above reads the far node; the backends' node may program the address seconds later (a lab run beside
+  // kube-proxy, not shipped: the near Pod's request 3.5 s after the far node served met "No route to host", its
+  // node's kube-proxy had not written the rule yet), so the near Pod asks again until it answers, for up to 10 s,
+  // and the last answer is judged
+  const nearSettled = async () =>
+    (
+      await waitSettled(ctx, {
+        what: "edge-lb's address answering a Pod on the backends' node",
+        deadlineMs: 10_000,
+        intervalMs: 1000,
+        probe: () => probeFrom(ctx, onNear, "pod near", url(lb.ip)),
+        done: (p) => p.probe.verdict === "HTTP 200",
+        show: (p) => p.probe.verdict,
+      })
+    ).value;
   const [fromNear, fromFar, fromNode, proxyFromPod] = await Promise.all([
-    probeFrom(ctx, onNear, "pod near", url(lb.ip)),
+    nearSettled(),
     probeFrom(ctx, onFar, "pod far", url(lb.ip)),
     probeFrom(ctx, onNode, `node ${far}`, url(lb.ip)),
     probeFrom(ctx, onFar, "pod far", url(proxyVip.ip)),

@@ -1,7 +1,7 @@
 /**
  * Topic "lifecycle-agents" — when every agent restarts while backends are replaced: a Deployment rolled and a
- * host-network DaemonSet (internalTrafficPolicy Local, as Cilium's own hubble-peer) rolled while one of its backends
- * is terminating, then each node's backends and a Pod on every node.
+ * host-network DaemonSet (internalTrafficPolicy Local, as Cilium's own hubble-peer) rolled, each all at once, while
+ * the DaemonSet's backends are terminating, then each node's backends and a Pod on every node.
  *
  * Read top to bottom: what it deploys, the commands it runs, the records it builds, then each property with its
  * claim, source, expectation per mode and per Cilium version, and how it is judged. The observation code follows.

@@ -45,7 +45,11 @@ export const topic = defineTopic({
       run: "-n <ns> scale deployment lc-cut",
       for: "a backend deleted while the far node is cut",
     },
-    { on: "agent", run: "cilium-dbg bpf lb list", for: "lc-cut's slots on the far node, during and after" },
+    {
+      on: "agent",
+      run: "cilium-dbg bpf lb list",
+      for: "lc-cut's slots on the far node: both Pods before the cut, then during and after it",
+    },
     { on: "pod", run: "curl -sS -v --max-time 3", for: "lc-cut from the far node's Pod" },
   ],
   records,
@@ -69,6 +73,12 @@ export const topic = defineTopic({
         const v = r.get("lifecycleControl");
         if (v.cut_node === null)
           return { value: null, evidence: [], skip: "no node could be cut from the API server" };
+        // the scenario itself: the map held the deleted backend while cut (else nothing was held back)
+        if (v.cut_deleted === null || !v.cut_slots_during.includes(v.cut_deleted))
+          return {
+            value: `not held back: the cut node's map did not list the deleted ${v.cut_deleted ?? "backend"} during the cut (slots [${v.cut_slots_during.join(", ")}])`,
+            evidence: r.evidence("lifecycleControl", "cut_slots_after"),
+          };
         const stale = v.cut_slots_after.filter((s) => !v.cut_remaining.includes(s));
         return {
           value:
@@ -117,12 +127,16 @@ const CUT_READ_MS = 8000;
 /**
  * How long the far node stays cut. The backend is deleted at its start, and its EndpointSlice changes within a
  * second or two, so the change is held back for most of the cut (the readings during it show the deleted backend
- * still in the map). 15 s, as the 30 s before it, is short of the agent's own reconnect: its heartbeat asks the API
- * server only after 30 s without a successful call and gives up on it 30 s later, then closes every connection
- * (pkg/k8s/client/cell.go `runHeartbeat`, `k8s-heartbeat-timeout` 30 s). So either length tests the watch held
- * back and resumed, not the re-list; a cut long enough for the re-list would take over a minute of every run.
+ * still in the map). 10 s, as the 15 s and 30 s before it, is short of the agent's own reconnect: its heartbeat asks
+ * the API server only after 30 s without a successful call and gives up on it 30 s later, then closes every
+ * connection (pkg/k8s/client/cell.go `runHeartbeat`, `k8s-heartbeat-timeout` 30 s). So each length tests the watch
+ * held back and resumed, not the re-list; a cut long enough for the re-list would take over a minute of every run.
+ * The watch resumes at its connection's next TCP retransmission, whose interval doubles while the cut drops them:
+ * after a 15 s cut the agent dropped the deleted backend 11.5–13.8 s after the cut ended (the 12 runs of
+ * 2026-12-07, every minor and mode), at its retransmission about 25 s after the first lost segment; after a 10 s cut
+ * the one about 12.6 s after it comes first.
  */
-const CUT_MS = 15_000;
+const CUT_MS = 10_000;
 
 async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleControlRecord>) {
   const none = {
@@ -163,6 +177,17 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
   const slotsOf = (l: Awaited<ReturnType<typeof tryLb>>) =>
     "error" in l ? null : slotAddresses(l.parsed, frontend);
   const before = await pods(ctx, ctx.namespace, "app=lc-cut");
+  const both = before.map((p) => formatEndpoint(p.ip, 8080)).sort();
+  // the far node's agent lists both Pods before it is cut: a Pod ready a moment ago may not be in its map yet, and
+  // a backend it never had cannot be held back (a lab run cut it 0.2 s after the second Pod was ready: not shipped)
+  await waitSettled(ctx, {
+    what: `${far} listing lc-cut's two Pods [${both.join(", ")}] before the cut`,
+    deadlineMs: 30_000,
+    intervalMs: 1000,
+    probe: tryLb,
+    done: (l) => slotsOf(l)?.slice().sort().join() === both.join(),
+    show: (l) => ("error" in l ? `unreadable: ${l.error}` : `[${slotsOf(l)?.join(", ")}]`),
+  });
   for (const r of rules) await onNode(ctx, far, ["iptables", "-w", "-I", ...r]);
   let during: string[] = [];
   try {
