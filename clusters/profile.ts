@@ -1,5 +1,4 @@
 // One file over 450 lines: a run's profile and its plan: provider, mode, versions and datapath profile combine in one place
-
 import { release } from "node:os";
 import { stringify } from "yaml";
 import { UserError } from "../helpers/errors.ts";
@@ -139,7 +138,7 @@ export function kindConfig(
   mode: Mode,
   cluster: string,
   lab = false,
-  store?: string,
+  store: string | null = null,
 ): Record<string, unknown> {
   const mounts = store
     ? { extraMounts: [{ hostPath: store, containerPath: "/kind/lab-store", readOnly: true }] }
@@ -249,7 +248,7 @@ export function makeProfile(o: ProfileOptions): Profile {
       const lab = o.lab ? labProfile(o.lab, cilium.version) : undefined;
       const base = helmValues("kind", o.mode, cluster, o.preload ?? false, o.noBackendResponse);
       const dp = applyDatapath(o, lab ? mergeValues(base, labHelmValues(lab)) : base);
-      const kc = kindConfig(o.mode, cluster, lab !== undefined, lab?.store ?? undefined);
+      const kc = kindConfig(o.mode, cluster, lab !== undefined, lab?.store ?? null);
       return {
         provider: "kind",
         mode: o.mode,

@@ -752,8 +752,10 @@ cmd_images() {
   for b in "registry.k8s.io/etcd:$ETCD_VERSION" "registry.k8s.io/coredns/coredns:$COREDNS_VERSION" "registry.k8s.io/pause:$PAUSE_VERSION" "$LAB_AGNHOST_IMAGE" "$LAB_TOOLS_IMAGE"; do
     node_inputs+=" $(img_id "$b")"
   done
-  # the layout (image_node): the images unpacked in $OUT/node-store, which a rebuild of the node image rewrites
+  # the layout (image_node): the images unpacked in $OUT/node-store, which a rebuild of the node image rewrites; a
+  # node image whose store is gone (out/ wiped, the image kept) links nowhere, so it is built again
   node_inputs+=" layout=node-store"
+  [ -d "$OUT/node-store/root" ] || rm -f "$STAMPS/image-node"
   for v in $(cilium_versions); do node_inputs+=" $(img_id "$(lab_cilium_image "$v")") $(img_id "$(lab_operator_image "$v")")"; done
   wanted image-node && STEP_INPUTS=$node_inputs image_step image-node "$LAB_NODE_IMAGE" image_node
   say "images: finished in $(((SECONDS - t0) / 60)) min $(((SECONDS - t0) % 60)) s; cache $(du -sh "$LAB_CACHE" 2>/dev/null | cut -f1) in $LAB_CACHE"

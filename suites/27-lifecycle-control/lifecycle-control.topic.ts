@@ -176,6 +176,8 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
     }));
   const slotsOf = (l: Awaited<ReturnType<typeof tryLb>>) =>
     "error" in l ? null : slotAddresses(l.parsed, frontend);
+  const showLb = (l: Awaited<ReturnType<typeof tryLb>>) =>
+    "error" in l ? `unreadable: ${l.error}` : `[${slotsOf(l)?.join(", ")}]`;
   const before = await pods(ctx, ctx.namespace, "app=lc-cut");
   const both = before.map((p) => formatEndpoint(p.ip, 8080)).sort();
   // the far node's agent lists both Pods before it is cut: a Pod ready a moment ago may not be in its map yet, and
@@ -186,7 +188,7 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
     intervalMs: 1000,
     probe: tryLb,
     done: (l) => slotsOf(l)?.slice().sort().join() === both.join(),
-    show: (l) => ("error" in l ? `unreadable: ${l.error}` : `[${slotsOf(l)?.join(", ")}]`),
+    show: showLb,
   });
   for (const r of rules) await onNode(ctx, far, ["iptables", "-w", "-I", ...r]);
   let during: string[] = [];
@@ -199,7 +201,7 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
       intervalMs: 3000,
       probe: tryLb,
       done: () => ctx.now() - t0 >= CUT_MS,
-      show: (l) => ("error" in l ? `unreadable: ${l.error}` : `[${slotsOf(l)?.join(", ")}]`),
+      show: showLb,
     });
     during = slotsOf(value) ?? [];
   } finally {
@@ -213,7 +215,7 @@ async function apiCut(ctx: RunContext, edge: Edge, evidence: Evidence<LifecycleC
     intervalMs: 2000,
     probe: tryLb,
     done: (l) => slotsOf(l)?.join() === remaining.join(),
-    show: (l) => ("error" in l ? `unreadable: ${l.error}` : `[${slotsOf(l)?.join(", ")}]`),
+    show: showLb,
   });
   const probes = [];
   for (let i = 0; i < 4; i++)
