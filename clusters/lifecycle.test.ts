@@ -92,6 +92,8 @@ function fakeHost(
   let mostExporting = 0;
   let creating = 0;
   let mostCreating = 0;
+  /** the configuration each `kind create cluster` read: its path and text at that moment */
+  const kindConfigs: { path: string; text: string }[] = [];
   const local: string[] = [];
   const cluster: string[] = [];
   const exec: Executor = {
@@ -114,6 +116,8 @@ function fakeHost(
           durationMs: 1,
         };
       if (cmd.startsWith("kind create cluster")) {
+        const path = req.argv[req.argv.indexOf("--config") + 1] ?? "";
+        kindConfigs.push({ path, text: readFileSync(path, "utf8") });
         mostCreating = Math.max(mostCreating, ++creating);
         if (opts.createMs) await new Promise((r) => setTimeout(r, opts.createMs));
         creating--;
@@ -207,6 +211,7 @@ function fakeHost(
     cluster,
     mostExporting: () => mostExporting,
     mostCreating: () => mostCreating,
+    kindConfigs,
     holders,
   };
 }
@@ -259,6 +264,10 @@ describe("provisioning kind", () => {
       }),
     ]);
     expect(f.cluster).toContain("agent cilium-dbg status --brief");
+    // kind read its configuration from a folder of its own; the bundle keeps the same text (no lab store here)
+    const [read] = f.kindConfigs;
+    expect(read?.path.startsWith(join(results, "r1"))).toBe(false);
+    expect(readFileSync(join(results, "r1", "kpr", "kind-config.yaml"), "utf8")).toBe(read?.text);
     const meta = JSON.parse(readFileSync(join(results, "r1", "kpr", "bundle.json"), "utf8"));
     expect(meta).toMatchObject({
       mode: "kpr",

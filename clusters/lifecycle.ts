@@ -6,7 +6,7 @@ import { readMeta } from "../helpers/bundle/read.ts";
 import { writeMeta } from "../helpers/bundle/write.ts";
 import { allOrFirstFailure, serialized } from "../helpers/concurrent.ts";
 import { UserError } from "../helpers/errors.ts";
-import { portableUpgrade } from "../helpers/exec/portable.ts";
+import { labCacheDir, portableText, portableUpgrade } from "../helpers/exec/portable.ts";
 import type { Mode } from "../helpers/properties/expectation.ts";
 import { coreDnsProbeEverySecond } from "./coredns.ts";
 import { formatOverridden } from "./datapath-profiles.ts";
@@ -107,18 +107,30 @@ async function createCluster(
   created(true);
   try {
     if (p.provider === "kind") {
-      const cfg = join(dir, "kind-config.yaml");
-      writeFileSync(cfg, stringify(p.kindConfig));
-      if (inTurn) {
-        // its own kubeconfig (credentials: never in the bundle), then exported into yours in turn
-        const own = mkdtempSync(join(tmpdir(), "dpc-kind-kubeconfig-"));
-        try {
-          await sh(h, [...kindCreateArgv(p, cfg), "--kubeconfig", join(own, "config")]);
-          await inTurn(() => sh(h, ["kind", "export", "kubeconfig", "--name", p.cluster]));
-        } finally {
-          rmSync(own, { recursive: true, force: true });
-        }
-      } else await sh(h, kindCreateArgv(p, cfg));
+      // kind reads the configuration from a folder of its own; the bundle's copy names no folder of this machine
+      // (the lab's node store as $LAB_CACHE/…, helpers/exec/portable.ts)
+      const conf = mkdtempSync(join(tmpdir(), "dpc-kind-config-"));
+      try {
+        const text = stringify(p.kindConfig);
+        const cfg = join(conf, "kind-config.yaml");
+        writeFileSync(cfg, text);
+        writeFileSync(
+          join(dir, "kind-config.yaml"),
+          portableText(text, { bundle: dir, labCache: labCacheDir() }),
+        );
+        if (inTurn) {
+          // its own kubeconfig (credentials: never in the bundle), then exported into yours in turn
+          const own = mkdtempSync(join(tmpdir(), "dpc-kind-kubeconfig-"));
+          try {
+            await sh(h, [...kindCreateArgv(p, cfg), "--kubeconfig", join(own, "config")]);
+            await inTurn(() => sh(h, ["kind", "export", "kubeconfig", "--name", p.cluster]));
+          } finally {
+            rmSync(own, { recursive: true, force: true });
+          }
+        } else await sh(h, kindCreateArgv(p, cfg));
+      } finally {
+        rmSync(conf, { recursive: true, force: true });
+      }
     } else if (inTurn) await inTurn(() => sh(h, ["k3d", ...(p.k3dArgs ?? [])]));
     else await sh(h, ["k3d", ...(p.k3dArgs ?? [])]);
   } catch (err) {
